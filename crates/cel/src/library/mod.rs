@@ -1,0 +1,137 @@
+//! Function declarations (for the checker) and implementations (for the evaluator).
+//!
+//! A function has typed overload declarations, used only at check time, and one runtime
+//! implementation per call style and arity that dispatches on the runtime kinds of its
+//! arguments. Arguments are passed by value so an implementation can reuse owned data.
+
+use std::collections::HashMap;
+
+use crate::error::EvalResult;
+use crate::types::Type;
+use crate::value::Value;
+
+pub type Unary = for<'a> fn(Value<'a>) -> EvalResult<'a>;
+pub type Binary = for<'a> fn(Value<'a>, Value<'a>) -> EvalResult<'a>;
+pub type Ternary = for<'a> fn(Value<'a>, Value<'a>, Value<'a>) -> EvalResult<'a>;
+pub type Nary = for<'a> fn(Vec<Value<'a>>) -> EvalResult<'a>;
+
+/// A runtime implementation; the receiver, when there is one, is the first argument.
+#[derive(Clone, Copy)]
+pub enum Impl {
+    Unary(Unary),
+    Binary(Binary),
+    Ternary(Ternary),
+    Nary(Nary),
+}
+
+impl Impl {
+    pub fn arity(&self) -> Option<usize> {
+        match self {
+            Impl::Unary(_) => Some(1),
+            Impl::Binary(_) => Some(2),
+            Impl::Ternary(_) => Some(3),
+            Impl::Nary(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Impl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.arity() {
+            Some(n) => write!(f, "Impl/{n}"),
+            None => f.write_str("Impl/n"),
+        }
+    }
+}
+
+/// One typed signature of a function, as cel-go declares it.
+#[derive(Debug, Clone)]
+pub struct Overload {
+    /// cel-go's overload id, e.g. `add_int64` or `string_contains_string`.
+    pub id: &'static str,
+    /// True for `target.f(args)` style; the receiver's type is `params[0]`.
+    pub receiver: bool,
+    pub params: Vec<Type>,
+    pub result: Type,
+}
+
+/// A function: its overload declarations and runtime implementations.
+#[derive(Debug, Clone, Default)]
+pub struct Function {
+    pub overloads: Vec<Overload>,
+    /// Keyed by (receiver style, arity including the receiver).
+    pub impls: HashMap<(bool, usize), Impl>,
+}
+
+/// All functions an environment knows, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    functions: HashMap<String, Function>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// Declares an overload and its implementation for that call style and arity.
+    ///
+    /// Several overloads of one style and arity share one implementation that dispatches on
+    /// the runtime values; registering a second implementation for the same (style, arity)
+    /// replaces the first, so register it once with all its overloads via [`Registry::add`].
+    pub fn add(&mut self, name: &str, overloads: Vec<Overload>, imp: Impl) {
+        let f = self.functions.entry(name.to_string()).or_default();
+        for o in &overloads {
+            let key = (o.receiver, o.params.len());
+            f.impls.insert(key, imp);
+        }
+        f.overloads.extend(overloads);
+    }
+
+    /// Declares overloads without an implementation (for functions the compiler expands
+    /// itself, such as operators and macros' helpers).
+    pub fn declare(&mut self, name: &str, overloads: Vec<Overload>) {
+        self.functions
+            .entry(name.to_string())
+            .or_default()
+            .overloads
+            .extend(overloads);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Function> {
+        self.functions.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.functions.keys().map(String::as_str)
+    }
+}
+
+/// Shorthand for building overload declarations.
+pub fn global(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
+    Overload {
+        id,
+        receiver: false,
+        params,
+        result,
+    }
+}
+
+/// Shorthand for a receiver-style overload; `params[0]` is the receiver.
+pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
+    Overload {
+        id,
+        receiver: true,
+        params,
+        result,
+    }
+}
+
+/// The standard library: everything cel-spec defines that is not an operator the compiler
+/// handles itself.
+pub fn standard() -> Registry {
+    let mut r = Registry::new();
+    // Each submodule registers its functions here.
+    let _ = &mut r;
+    r
+}

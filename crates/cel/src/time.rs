@@ -1,0 +1,32 @@
+//! Timestamps and durations with CEL's ranges and formats.
+//!
+//! Timestamps run from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z; durations
+//! are bounded by about +-10,000 years (the protobuf limit of 315,576,000,000 seconds).
+
+/// Seconds and nanoseconds since the Unix epoch, UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp {
+    pub secs: i64,
+    /// Always in `0..1_000_000_000`.
+    pub nanos: u32,
+}
+
+/// A signed span of time. `secs` and `nanos` carry the same sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Duration {
+    pub secs: i64,
+    /// In `-999_999_999..=999_999_999`, same sign as `secs`.
+    pub nanos: i32,
+}
+
+impl Duration {
+    pub fn total_nanos(&self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
+}
+
+impl Timestamp {
+    pub fn total_nanos(&self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
+}

@@ -1,0 +1,549 @@
+//! Runtime values that borrow from one parse of the input JSON.
+//!
+//! `Value<'a>` is cheap to clone: scalars are inline, strings are either `&'a str` into the
+//! input or a shared `Arc<str>`, and lists and maps are either views of parsed JSON nodes or
+//! shared owned collections. Nothing is converted up front; a JSON node becomes a `Value`
+//! only when an expression reads it.
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use crate::time::{Duration, Timestamp};
+
+/// A JSON document node, as parsed by sonic-rs. Variables bound to JSON are read through it.
+pub type Json = sonic_rs::Value;
+pub type JsonArray = sonic_rs::Array;
+pub type JsonObject = sonic_rs::Object;
+
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+/// A string that borrows from the input where it can.
+#[derive(Clone)]
+pub enum Str<'a> {
+    Borrowed(&'a str),
+    Owned(Arc<str>),
+}
+
+impl<'a> Str<'a> {
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Str::Borrowed(s) => s,
+            Str::Owned(s) => s,
+        }
+    }
+}
+
+impl From<String> for Str<'_> {
+    fn from(s: String) -> Self {
+        Str::Owned(Arc::from(s))
+    }
+}
+
+impl<'a> From<&'a str> for Str<'a> {
+    fn from(s: &'a str) -> Self {
+        Str::Borrowed(s)
+    }
+}
+
+impl PartialEq for Str<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+impl Eq for Str<'_> {}
+
+impl std::hash::Hash for Str<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl fmt::Debug for Str<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+/// The runtime kinds of CEL values; `type(x)` returns one of these.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeValue {
+    Null,
+    Bool,
+    Int,
+    Uint,
+    Double,
+    String,
+    Bytes,
+    List,
+    Map,
+    Type,
+    Timestamp,
+    Duration,
+    Optional,
+    /// A named type that is not one of the above (a message or an abstract type).
+    Named(Arc<str>),
+}
+
+impl TypeValue {
+    /// The name CEL gives this type (`type(1) == int` prints `int`).
+    pub fn name(&self) -> &str {
+        match self {
+            TypeValue::Null => "null_type",
+            TypeValue::Bool => "bool",
+            TypeValue::Int => "int",
+            TypeValue::Uint => "uint",
+            TypeValue::Double => "double",
+            TypeValue::String => "string",
+            TypeValue::Bytes => "bytes",
+            TypeValue::List => "list",
+            TypeValue::Map => "map",
+            TypeValue::Type => "type",
+            TypeValue::Timestamp => "google.protobuf.Timestamp",
+            TypeValue::Duration => "google.protobuf.Duration",
+            TypeValue::Optional => "optional_type",
+            TypeValue::Named(n) => n,
+        }
+    }
+}
+
+/// A CEL value.
+#[derive(Clone, Debug)]
+pub enum Value<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    String(Str<'a>),
+    Bytes(Arc<[u8]>),
+    List(List<'a>),
+    Map(Map<'a>),
+    Type(TypeValue),
+    Timestamp(Timestamp),
+    Duration(Duration),
+    /// `optional.of(v)` is `Some`, `optional.none()` is `None`.
+    Optional(Option<Arc<Value<'a>>>),
+}
+
+/// A list: a view of a JSON array or an owned vector.
+#[derive(Clone)]
+pub enum List<'a> {
+    Json(&'a JsonArray),
+    Owned(Arc<Vec<Value<'a>>>),
+}
+
+/// A map: a view of a JSON object or an owned map.
+#[derive(Clone)]
+pub enum Map<'a> {
+    Json(&'a JsonObject),
+    Owned(Arc<OwnedMap<'a>>),
+}
+
+/// A map key. CEL allows bool, int, uint and string keys.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Key<'a> {
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    String(Str<'a>),
+}
+
+impl<'a> Key<'a> {
+    pub fn into_value(self) -> Value<'a> {
+        match self {
+            Key::Bool(b) => Value::Bool(b),
+            Key::Int(i) => Value::Int(i),
+            Key::Uint(u) => Value::Uint(u),
+            Key::String(s) => Value::String(s),
+        }
+    }
+
+    /// A key from a value, or `None` when the value's type cannot be a map key.
+    pub fn from_value(v: &Value<'a>) -> Option<Key<'a>> {
+        match v {
+            Value::Bool(b) => Some(Key::Bool(*b)),
+            Value::Int(i) => Some(Key::Int(*i)),
+            Value::Uint(u) => Some(Key::Uint(*u)),
+            Value::String(s) => Some(Key::String(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// Insertion-ordered map with a hash index once it grows past a few entries.
+#[derive(Clone, Default)]
+pub struct OwnedMap<'a> {
+    entries: Vec<(Key<'a>, Value<'a>)>,
+    /// Positions in `entries`, hashed by key; built once the map outgrows a linear scan.
+    index: Option<hashbrown::HashTable<usize>>,
+}
+
+const MAP_INDEX_THRESHOLD: usize = 12;
+
+fn key_hash(key: &Key<'_>) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = hashbrown::DefaultHashBuilder::default().build_hasher();
+    match key {
+        Key::Bool(b) => (0u8, b).hash(&mut h),
+        Key::Int(i) => (1u8, i).hash(&mut h),
+        Key::Uint(u) => (2u8, u).hash(&mut h),
+        Key::String(s) => (3u8, s.as_str()).hash(&mut h),
+    }
+    h.finish()
+}
+
+fn same_key(a: &Key<'_>, b: &Key<'_>) -> bool {
+    match (a, b) {
+        (Key::Bool(x), Key::Bool(y)) => x == y,
+        (Key::Int(x), Key::Int(y)) => x == y,
+        (Key::Uint(x), Key::Uint(y)) => x == y,
+        (Key::String(x), Key::String(y)) => x.as_str() == y.as_str(),
+        _ => false,
+    }
+}
+
+impl<'a> OwnedMap<'a> {
+    pub fn new() -> Self {
+        OwnedMap::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Self {
+        OwnedMap {
+            entries: Vec::with_capacity(n),
+            index: None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn position(&self, key: &Key<'_>) -> Option<usize> {
+        match &self.index {
+            Some(index) => index
+                .find(key_hash(key), |&i| {
+                    self.entries.get(i).is_some_and(|(k, _)| same_key(k, key))
+                })
+                .copied(),
+            None => self.entries.iter().position(|(k, _)| same_key(k, key)),
+        }
+    }
+
+    /// Exact-key lookup (no numeric cross-type matching).
+    pub fn get_exact(&self, key: &Key<'_>) -> Option<&Value<'a>> {
+        self.position(key).and_then(|i| self.entries.get(i)).map(|(_, v)| v)
+    }
+
+    /// Inserts a key; returns false (and leaves the map unchanged) if the key was present.
+    pub fn insert_new(&mut self, key: Key<'a>, value: Value<'a>) -> bool {
+        if self.position(&key).is_some() {
+            return false;
+        }
+        let at = self.entries.len();
+        let hash = key_hash(&key);
+        self.entries.push((key, value));
+        match &mut self.index {
+            Some(index) => {
+                let entries = &self.entries;
+                index.insert_unique(hash, at, |&i| {
+                    entries.get(i).map_or(0, |(k, _)| key_hash(k))
+                });
+            }
+            None if self.entries.len() > MAP_INDEX_THRESHOLD => {
+                let mut index = hashbrown::HashTable::with_capacity(self.entries.len() * 2);
+                for (i, (k, _)) in self.entries.iter().enumerate() {
+                    index.insert_unique(key_hash(k), i, |&j| {
+                        self.entries.get(j).map_or(0, |(k, _)| key_hash(k))
+                    });
+                }
+                self.index = Some(index);
+            }
+            None => {}
+        }
+        true
+    }
+
+    /// Inserts or replaces.
+    pub fn insert(&mut self, key: Key<'a>, value: Value<'a>) {
+        match self.position(&key) {
+            Some(i) => {
+                if let Some(slot) = self.entries.get_mut(i) {
+                    slot.1 = value;
+                }
+            }
+            None => {
+                self.insert_new(key, value);
+            }
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Key<'a>, &Value<'a>)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl fmt::Debug for OwnedMap<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> Value<'a> {
+    /// Wraps a JSON node without copying it. JSON integers are CEL ints (as in Kubernetes);
+    /// integers outside int64 become doubles.
+    pub fn from_json(json: &'a Json) -> Value<'a> {
+        if let Some(s) = json.as_str() {
+            return Value::String(Str::Borrowed(s));
+        }
+        if let Some(o) = json.as_object() {
+            return Value::Map(Map::Json(o));
+        }
+        if let Some(a) = json.as_array() {
+            return Value::List(List::Json(a));
+        }
+        if let Some(b) = json.as_bool() {
+            return Value::Bool(b);
+        }
+        if let Some(i) = json.as_i64() {
+            return Value::Int(i);
+        }
+        if let Some(f) = json.as_f64() {
+            return Value::Double(f);
+        }
+        Value::Null
+    }
+
+    pub fn string(s: impl Into<String>) -> Value<'a> {
+        Value::String(Str::from(s.into()))
+    }
+
+    pub fn list(items: Vec<Value<'a>>) -> Value<'a> {
+        Value::List(List::Owned(Arc::new(items)))
+    }
+
+    pub fn map(m: OwnedMap<'a>) -> Value<'a> {
+        Value::Map(Map::Owned(Arc::new(m)))
+    }
+
+    pub fn bytes(b: impl Into<Arc<[u8]>>) -> Value<'a> {
+        Value::Bytes(b.into())
+    }
+
+    /// The runtime type of this value.
+    pub fn type_of(&self) -> TypeValue {
+        match self {
+            Value::Null => TypeValue::Null,
+            Value::Bool(_) => TypeValue::Bool,
+            Value::Int(_) => TypeValue::Int,
+            Value::Uint(_) => TypeValue::Uint,
+            Value::Double(_) => TypeValue::Double,
+            Value::String(_) => TypeValue::String,
+            Value::Bytes(_) => TypeValue::Bytes,
+            Value::List(_) => TypeValue::List,
+            Value::Map(_) => TypeValue::Map,
+            Value::Type(_) => TypeValue::Type,
+            Value::Timestamp(_) => TypeValue::Timestamp,
+            Value::Duration(_) => TypeValue::Duration,
+            Value::Optional(_) => TypeValue::Optional,
+        }
+    }
+
+    /// The type name used in error messages (`no matching overload ... (int, string)`).
+    pub fn type_name(&self) -> &str {
+        match self {
+            Value::Type(_) => "type",
+            Value::Optional(_) => "optional_type",
+            other => match other.type_of() {
+                TypeValue::Named(_) => "unknown",
+                t => static_type_name(&t),
+            },
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+}
+
+fn static_type_name(t: &TypeValue) -> &'static str {
+    match t {
+        TypeValue::Null => "null_type",
+        TypeValue::Bool => "bool",
+        TypeValue::Int => "int",
+        TypeValue::Uint => "uint",
+        TypeValue::Double => "double",
+        TypeValue::String => "string",
+        TypeValue::Bytes => "bytes",
+        TypeValue::List => "list",
+        TypeValue::Map => "map",
+        TypeValue::Type => "type",
+        TypeValue::Timestamp => "google.protobuf.Timestamp",
+        TypeValue::Duration => "google.protobuf.Duration",
+        TypeValue::Optional => "optional_type",
+        TypeValue::Named(_) => "unknown",
+    }
+}
+
+impl<'a> List<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            List::Json(a) => a.len(),
+            List::Owned(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<Value<'a>> {
+        match self {
+            List::Json(a) => a.as_slice().get(i).map(Value::from_json),
+            List::Owned(v) => v.get(i).cloned(),
+        }
+    }
+
+    pub fn iter(&self) -> ListIter<'_, 'a> {
+        ListIter { list: self, at: 0 }
+    }
+}
+
+/// Iterates a list; JSON elements are wrapped as they are reached.
+pub struct ListIter<'l, 'a> {
+    list: &'l List<'a>,
+    at: usize,
+}
+
+impl<'a> Iterator for ListIter<'_, 'a> {
+    type Item = Value<'a>;
+    fn next(&mut self) -> Option<Value<'a>> {
+        let v = self.list.get(self.at)?;
+        self.at += 1;
+        Some(v)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.list.len().saturating_sub(self.at);
+        (n, Some(n))
+    }
+}
+
+impl<'a> Map<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            Map::Json(o) => o.len(),
+            Map::Owned(m) => m.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Looks a string key up; the common case for JSON objects.
+    pub fn get_str(&self, key: &str) -> Option<Value<'a>> {
+        match self {
+            Map::Json(o) => o.get(&key).map(Value::from_json),
+            Map::Owned(m) => m.get_exact(&Key::String(Str::Borrowed(key))).cloned(),
+        }
+    }
+
+    /// Looks a key up with CEL's numeric key equivalence: `{1u: x}[1]` and `{1: x}[1.0]` find `x`.
+    pub fn get(&self, key: &Value<'_>) -> Option<Value<'a>> {
+        match key {
+            Value::String(s) => self.get_str(s.as_str()),
+            Value::Bool(b) => self.get_key(&Key::Bool(*b)),
+            Value::Int(i) => self.get_key(&Key::Int(*i)).or_else(|| {
+                u64::try_from(*i)
+                    .ok()
+                    .and_then(|u| self.get_key(&Key::Uint(u)))
+            }),
+            Value::Uint(u) => self.get_key(&Key::Uint(*u)).or_else(|| {
+                i64::try_from(*u)
+                    .ok()
+                    .and_then(|i| self.get_key(&Key::Int(i)))
+            }),
+            Value::Double(d) => {
+                let d = *d;
+                if d.fract() != 0.0 || !d.is_finite() {
+                    return None;
+                }
+                let as_int = if d >= -9.223_372_036_854_776e18 && d < 9.223_372_036_854_776e18 {
+                    self.get_key(&Key::Int(d as i64))
+                } else {
+                    None
+                };
+                as_int.or_else(|| {
+                    if d >= 0.0 && d < 1.844_674_407_370_955_2e19 {
+                        self.get_key(&Key::Uint(d as u64))
+                    } else {
+                        None
+                    }
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn get_key(&self, key: &Key<'_>) -> Option<Value<'a>> {
+        match self {
+            Map::Json(o) => match key {
+                Key::String(s) => o.get(&s.as_str()).map(Value::from_json),
+                _ => None,
+            },
+            Map::Owned(m) => m.get_exact(key).cloned(),
+        }
+    }
+
+    /// Iterates entries in their stored order.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (Key<'a>, Value<'a>)> + '_> {
+        match self {
+            Map::Json(o) => Box::new(
+                o.iter()
+                    .map(|(k, v)| (Key::String(Str::Borrowed(k)), Value::from_json(v))),
+            ),
+            Map::Owned(m) => Box::new(m.iter().map(|(k, v)| (k.clone(), v.clone()))),
+        }
+    }
+
+    /// Iterates keys only, as values (what comprehensions over maps see).
+    pub fn keys(&self) -> Box<dyn Iterator<Item = Value<'a>> + '_> {
+        match self {
+            Map::Json(o) => Box::new(o.iter().map(|(k, _)| Value::String(Str::Borrowed(k)))),
+            Map::Owned(m) => Box::new(m.iter().map(|(k, _)| k.clone().into_value())),
+        }
+    }
+}
+
+impl fmt::Debug for List<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl fmt::Debug for Map<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what building and testing celer needs: the pinned Rust toolchain with rustfmt and
+# clippy (from rust-toolchain.toml). Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  else
+    echo "error: cargo not found; install rustup (https://rustup.rs) first" >&2
+    exit 1
+  fi
+fi
+# rustup reads rust-toolchain.toml and installs the pinned channel and components on first use.
+rustup show active-toolchain >/dev/null
+cargo --version
