@@ -30,3 +30,17 @@ impl Timestamp {
         i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
     }
 }
+
+/// RFC 3339 in UTC with as many fractional digits as needed (0, 3, 6 or 9), as cel-go prints
+/// timestamps: `2023-01-02T03:04:05Z`, `2023-01-02T03:04:05.500Z`.
+pub fn format_timestamp(ts: Timestamp) -> String {
+    // Placeholder until the time library lands; callers rely only on the signature.
+    format!("{}.{:09}s-since-epoch", ts.secs, ts.nanos)
+}
+
+/// Seconds with a fractional part as needed and an `s` suffix, as cel-go prints durations:
+/// `1.5s`, `-3600s`, `0.000000001s`.
+pub fn format_duration(d: Duration) -> String {
+    // Placeholder until the time library lands; callers rely only on the signature.
+    format!("{}.{:09}s", d.secs, d.nanos.unsigned_abs())
+}

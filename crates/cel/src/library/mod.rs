@@ -98,6 +98,15 @@ impl Registry {
             .extend(overloads);
     }
 
+    /// Sets the runtime implementation for one call style and arity of a declared function.
+    pub fn implement(&mut self, name: &str, receiver: bool, arity: usize, imp: Impl) {
+        self.functions
+            .entry(name.to_string())
+            .or_default()
+            .impls
+            .insert((receiver, arity), imp);
+    }
+
     pub fn get(&self, name: &str) -> Option<&Function> {
         self.functions.get(name)
     }
