@@ -16,6 +16,7 @@ pub mod check;
 pub mod compile;
 pub mod env;
 pub mod error;
+pub mod format;
 pub mod library;
 pub mod program;
 pub mod syntax;
