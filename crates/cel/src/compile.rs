@@ -65,12 +65,12 @@ impl<'e> Compiler<'e> {
                 test_only,
                 optional,
             } => {
-                if !*test_only && !*optional {
-                    if let Some(parts) = qualified_name(e) {
-                        if let Some(n) = self.resolve_parts(&parts) {
-                            return n;
-                        }
-                    }
+                if !*test_only
+                    && !*optional
+                    && let Some(parts) = qualified_name(e)
+                    && let Some(n) = self.resolve_parts(&parts)
+                {
+                    return n;
                 }
                 let operand = boxed(self.lower(operand));
                 let field: Box<str> = field.as_str().into();
@@ -166,10 +166,10 @@ impl<'e> Compiler<'e> {
     /// unresolved part may name a type.
     fn resolve_parts(&self, parts: &[&'e str]) -> Option<Node> {
         let first = *parts.first()?;
-        if !first.starts_with('.') {
-            if let Some(local) = self.local(first) {
-                return Some(selects(local, parts.get(1..).unwrap_or(&[])));
-            }
+        if !first.starts_with('.')
+            && let Some(local) = self.local(first)
+        {
+            return Some(selects(local, parts.get(1..).unwrap_or(&[])));
         }
         let vars = self.env.variables();
         for k in (1..=parts.len()).rev() {
@@ -194,30 +194,28 @@ impl<'e> Compiler<'e> {
         function: &'e str,
         args: &'e [Expr],
     ) -> Node {
-        if target.is_none() {
-            if let Some(n) = self.lower_operator(function, args) {
-                return n;
-            }
+        if target.is_none()
+            && let Some(n) = self.lower_operator(function, args)
+        {
+            return n;
         }
         // `ns.f(x)`: a namespaced global function, unless `ns` is a variable.
-        if let Some(t) = target {
-            if let Some(parts) = qualified_name(t) {
-                if self
-                    .resolve_parts(&parts)
-                    .is_none_or(|n| matches!(n, Node::Const(_)))
-                {
-                    let full = format!("{}.{function}", parts.join(".").trim_start_matches('.'));
-                    if self.env.registry().get(&full).is_some() {
-                        let nodes: Vec<Node> = args.iter().map(|a| self.lower(a)).collect();
-                        return self.call(&full, false, nodes);
-                    }
-                }
+        if let Some(t) = target
+            && let Some(parts) = qualified_name(t)
+            && self
+                .resolve_parts(&parts)
+                .is_none_or(|n| matches!(n, Node::Const(_)))
+        {
+            let full = format!("{}.{function}", parts.join(".").trim_start_matches('.'));
+            if self.env.registry().get(&full).is_some() {
+                let nodes: Vec<Node> = args.iter().map(|a| self.lower(a)).collect();
+                return self.call(&full, false, nodes);
             }
         }
-        if function == "matches" {
-            if let Some(n) = self.lower_matches(target, args) {
-                return n;
-            }
+        if function == "matches"
+            && let Some(n) = self.lower_matches(target, args)
+        {
+            return n;
         }
         let mut nodes = Vec::with_capacity(args.len() + 1);
         if let Some(t) = target {
@@ -322,10 +320,10 @@ impl<'e> Compiler<'e> {
                 .iter()
                 .map(|v| v.as_str().map(Box::<str>::from))
                 .collect();
-            if let Some(set) = strings {
-                if !set.is_empty() {
-                    return Node::InStrings(elem, Arc::new(set), boxed(container));
-                }
+            if let Some(set) = strings
+                && !set.is_empty()
+            {
+                return Node::InStrings(elem, Arc::new(set), boxed(container));
             }
         }
         Node::In(elem, boxed(container))
@@ -379,16 +377,12 @@ impl<'e> Compiler<'e> {
                 function,
                 args,
             } = &step.kind
+                && function == ops::CONDITIONAL
+                && let [c, t, f] = args.as_slice()
+                && is_ident(f, accu)
+                && let Some(elem) = append_of(t, accu)
             {
-                if function == ops::CONDITIONAL {
-                    if let [c, t, f] = args.as_slice() {
-                        if is_ident(f, accu) {
-                            if let Some(elem) = append_of(t, accu) {
-                                return Step::AppendIf(self.lower(c), self.lower(elem));
-                            }
-                        }
-                    }
-                }
+                return Step::AppendIf(self.lower(c), self.lower(elem));
             }
         }
         Step::Generic(self.lower(step))

@@ -415,10 +415,10 @@ impl Comprehension {
                 iter2,
                 accu,
             };
-            if let Some(cond) = &self.loop_condition {
-                if let Ok(Value::Bool(false)) = cond.run(ctx, Some(&inner)) {
-                    return false;
-                }
+            if let Some(cond) = &self.loop_condition
+                && let Ok(Value::Bool(false)) = cond.run(ctx, Some(&inner))
+            {
+                return false;
             }
             match &self.step {
                 Step::Generic(step) => Some(step.run(ctx, Some(&inner))),
