@@ -1,15 +1,13 @@
 //! Reading JSON and YAML documents into the JSON tree CEL values borrow from.
 //!
-//! JSON is parsed by sonic-rs. YAML is read by serde_yaml_ng through a visitor that builds the
-//! same sonic-rs tree directly (sonic-rs's own `Deserialize` only works with its own parser).
-//! Nesting is bounded for both: sonic-rs parses recursively, and a deeply nested document
-//! would otherwise overflow the stack.
+//! JSON is parsed by sonic-rs. YAML is read by serde_yaml_ng and written out as JSON text,
+//! keys in document order, which sonic-rs then parses. Nesting is bounded for both: sonic-rs
+//! parses recursively, and a deeply nested document would otherwise overflow the stack.
 
 use std::fmt;
 
 use celer_cel::Json;
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use sonic_rs::JsonValueTrait as _;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Documents nested deeper than this are rejected; serde_yaml_ng applies the same limit.
 pub const MAX_DEPTH: usize = 128;
@@ -118,25 +116,30 @@ fn parse_yaml(text: &str) -> Result<Json, DocumentError> {
     }
     // Documents that are empty (a stray `---`, as in many Kubernetes manifests) are skipped;
     // exactly one other document must remain. A document that is only `null` is that value.
-    let mut found: Option<Json> = None;
+    let mut found: Option<String> = None;
     let mut count = 0usize;
     for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let value = JsonFromYaml::deserialize(document)
-            .map_err(|e| DocumentError::Yaml(e.to_string()))?
-            .0;
-        if value.is_null() && found.is_some() {
+        let mut json = String::new();
+        JsonWriter::new(&mut json)
+            .deserialize(document)
+            .map_err(|e| DocumentError::Yaml(e.to_string()))?;
+        let is_null = json == "null";
+        if is_null && found.is_some() {
             continue;
         }
-        if found.as_ref().is_some_and(|f| f.is_null()) {
-            found = Some(value);
+        if found.as_deref() == Some("null") {
+            found = Some(json);
             continue;
         }
         count += 1;
-        found = Some(value);
+        found = Some(json);
     }
     match found {
         Some(_) if count > 1 => Err(DocumentError::MultipleDocuments(count)),
-        Some(value) => Ok(value),
+        Some(json) => parse_json(&json).map_err(|e| match e {
+            JsonError::TooDeep => DocumentError::TooDeep,
+            JsonError::Syntax(e) => DocumentError::Yaml(format!("no JSON form: {e}")),
+        }),
         None => Err(DocumentError::Empty),
     }
 }
@@ -149,73 +152,129 @@ fn has_content(text: &str) -> bool {
     })
 }
 
-/// A JSON tree built from any serde data format (here: YAML).
-struct JsonFromYaml(Json);
+/// Writes any serde data (here: one YAML document) as JSON text, keeping the order of
+/// mapping keys. sonic-rs then parses that text: its own `Deserialize` only works with its own
+/// parser, and objects built through its mutation API do not keep insertion order.
+struct JsonWriter<'o> {
+    out: &'o mut String,
+    /// Write a `,` first: this value follows another in an array.
+    comma: bool,
+}
 
-impl<'de> Deserialize<'de> for JsonFromYaml {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(JsonVisitor).map(JsonFromYaml)
+impl<'o> JsonWriter<'o> {
+    fn new(out: &'o mut String) -> Self {
+        JsonWriter { out, comma: false }
+    }
+
+    fn start(&mut self) {
+        if self.comma {
+            self.out.push(',');
+        }
+    }
+
+    fn string<E: de::Error>(&mut self, v: &str) -> Result<(), E> {
+        let quoted = sonic_rs::to_string(v).map_err(|e| E::custom(e.to_string()))?;
+        self.out.push_str(&quoted);
+        Ok(())
     }
 }
 
-struct JsonVisitor;
+impl<'de> DeserializeSeed<'de> for JsonWriter<'_> {
+    type Value = ();
 
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for JsonWriter<'_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a value JSON can represent")
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Json, E> {
-        Ok(Json::new_null())
+    fn visit_unit<E: de::Error>(mut self) -> Result<(), E> {
+        self.start();
+        self.out.push_str("null");
+        Ok(())
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Json, E> {
-        Ok(Json::new_null())
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Json, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Json, E> {
-        Ok(Json::from(v))
+    fn visit_bool<E: de::Error>(mut self, v: bool) -> Result<(), E> {
+        self.start();
+        self.out.push_str(if v { "true" } else { "false" });
+        Ok(())
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::from(v))
+    fn visit_i64<E: de::Error>(mut self, v: i64) -> Result<(), E> {
+        self.start();
+        self.out.push_str(&v.to_string());
+        Ok(())
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Json, E> {
-        Ok(Json::from(v))
+    fn visit_u64<E: de::Error>(mut self, v: u64) -> Result<(), E> {
+        self.start();
+        self.out.push_str(&v.to_string());
+        Ok(())
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Json, E> {
-        Json::try_from(v).map_err(|_| E::custom(format!("{v} is not a number JSON can hold")))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::from(v))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-        let mut array = sonic_rs::Array::new();
-        while let Some(item) = seq.next_element::<JsonFromYaml>()? {
-            array.push(item.0);
+    fn visit_f64<E: de::Error>(mut self, v: f64) -> Result<(), E> {
+        if !v.is_finite() {
+            return Err(E::custom(format!("{v} is not a number JSON can hold")));
         }
-        Ok(Json::from(array))
+        self.start();
+        // `{:?}` is the shortest text that reads back as the same f64, with a `.` or exponent.
+        self.out.push_str(&format!("{v:?}"));
+        Ok(())
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let mut object = sonic_rs::Object::new();
+    fn visit_str<E: de::Error>(mut self, v: &str) -> Result<(), E> {
+        self.start();
+        self.string(v)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.start();
+        self.out.push('[');
+        let mut first = true;
+        while seq
+            .next_element_seed(JsonWriter {
+                out: &mut *self.out,
+                comma: !first,
+            })?
+            .is_some()
+        {
+            first = false;
+        }
+        self.out.push(']');
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.start();
+        self.out.push('{');
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key_seed(KeyText)? {
-            let value = map.next_value::<JsonFromYaml>()?;
-            if object.insert(&key, value.0).is_some() {
+            if !seen.is_empty() {
+                self.out.push(',');
+            }
+            self.string::<A::Error>(&key)?;
+            self.out.push(':');
+            map.next_value_seed(JsonWriter::new(&mut *self.out))?;
+            if !seen.insert(key.clone()) {
                 return Err(de::Error::custom(format!("duplicate key \"{key}\"")));
             }
         }
-        Ok(Json::from(object))
+        self.out.push('}');
+        Ok(())
     }
 }
 
@@ -288,6 +347,28 @@ mod tests {
         assert_eq!(doc, expected);
         // Not JSON, so the fallback reads it as YAML.
         assert_eq!(parse_document(text, Syntax::JsonOrYaml).unwrap(), expected);
+    }
+
+    #[test]
+    fn yaml_keeps_key_order() {
+        let doc =
+            parse_document("z: 1\nm: {y: 2, b: 3}\na: [{q: 1, c: 2}]\n", Syntax::Yaml).unwrap();
+        assert_eq!(
+            sonic_rs::to_string(&doc).unwrap(),
+            r#"{"z":1,"m":{"y":2,"b":3},"a":[{"q":1,"c":2}]}"#
+        );
+    }
+
+    #[test]
+    fn yaml_scalars_and_escapes() {
+        let doc = parse_document(
+            "s: \"quote\\\" and \\u00e9 \\t\"\nf: -1.5e-7\nn: ~\nl: []\no: {}\n",
+            Syntax::Yaml,
+        );
+        assert_eq!(
+            doc.unwrap(),
+            json(r#"{"s": "quote\" and é \t", "f": -1.5e-7, "n": null, "l": [], "o": {}}"#)
+        );
     }
 
     #[test]

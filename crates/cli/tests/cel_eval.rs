@@ -204,6 +204,20 @@ fn variables_from_json_and_yaml_files() {
 }
 
 #[test]
+fn documents_keep_their_key_order() {
+    let dir = TempDir::new();
+    let yaml = dir.file("o.yaml", "z: 1\nm:\n  y: true\n  b: null\na: x\n");
+    let json = dir.file(
+        "o.json",
+        r#"{"z": 1, "m": {"y": true, "b": null}, "a": "x"}"#,
+    );
+    let expected =
+        "{\n  \"z\": 1,\n  \"m\": {\n    \"y\": true,\n    \"b\": null\n  },\n  \"a\": \"x\"\n}\n";
+    assert_eq!(ok(&["o", "--var", &format!("o=@{yaml}")]), expected);
+    assert_eq!(ok(&["o", "--var", &format!("o=@{json}")]), expected);
+}
+
+#[test]
 fn kubernetes_pod_policy() {
     let pod = example("pod.yaml");
     let expr = "object.spec.containers.all(c, has(c.securityContext) && c.securityContext.privileged == false)";
