@@ -148,6 +148,24 @@ fn prints_cel_literals() {
 }
 
 #[test]
+fn cel_output_evaluates_back_to_the_same_value() {
+    for expr in [
+        "[1, -2, 3u, 2.5, -0.0, 1e300, 1.0 / 3.0, -9223372036854775807 - 1, 18446744073709551615u]",
+        r#"["", "a\"b'c\\d\n\t\r\u0001\u007f", "é 日本 ✓"]"#,
+        r#"[b"", b"\x00\xff\"\\abc", bytes("é")]"#,
+        r#"{"b": [null], 1: true, false: 1u, 2u: {"x": {}}, -1: []}"#,
+        r#"[double("NaN"), double("Infinity"), -double("Infinity")]"#,
+        r#"[timestamp("2023-01-02T03:04:05.123456789Z"), duration("-1.5s"), duration("0s")]"#,
+        "[int, uint, double, string, bytes, bool, list, map, null_type, type]",
+        "[optional.of([1]), optional.none()]",
+    ] {
+        let first = ok(&["--output", "cel", expr]);
+        let second = ok(&["--output", "cel", first.trim_end()]);
+        assert_eq!(first, second, "{expr}");
+    }
+}
+
+#[test]
 fn expression_starting_with_a_dash_after_double_dash() {
     assert_eq!(ok(&["--", "-1 + 2"]), "1\n");
 }
