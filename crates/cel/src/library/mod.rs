@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+pub mod operators;
+
 use crate::error::EvalResult;
 use crate::types::Type;
 use crate::value::Value;
@@ -141,6 +143,6 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 pub fn standard() -> Registry {
     let mut r = Registry::new();
     // Each submodule registers its functions here.
-    let _ = &mut r;
+    operators::declare(&mut r);
     r
 }
