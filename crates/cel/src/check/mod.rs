@@ -210,16 +210,16 @@ impl Checker<'_> {
     // ----- identifiers and selection -----
 
     fn check_ident(&mut self, e: &Expr, name: &str) -> Type {
-        if !name.starts_with('.') {
-            if let Some(t) = self.lookup_local(name).cloned() {
-                self.references.insert(
-                    e.id,
-                    Reference::Local {
-                        name: name.to_string(),
-                    },
-                );
-                return t;
-            }
+        if !name.starts_with('.')
+            && let Some(t) = self.lookup_local(name).cloned()
+        {
+            self.references.insert(
+                e.id,
+                Reference::Local {
+                    name: name.to_string(),
+                },
+            );
+            return t;
         }
         if let Some(r) = resolve_name(self.env, name) {
             let t = r.ty().clone();
@@ -345,25 +345,26 @@ impl Checker<'_> {
         all_types.extend(arg_types);
 
         // cel-go checks the logical operators argument by argument.
-        if !receiver && (name == ops::LOGICAL_AND || name == ops::LOGICAL_OR) {
-            if let Some(o) = function.overloads.iter().find(|o| !o.receiver) {
-                let mut ok = true;
-                for (arg, t) in args.iter().zip(&all_types) {
-                    if !self.is_assignable(t, &Type::Bool) {
-                        self.type_mismatch(arg, &Type::Bool, t);
-                        ok = false;
-                    }
+        if !receiver
+            && (name == ops::LOGICAL_AND || name == ops::LOGICAL_OR)
+            && let Some(o) = function.overloads.iter().find(|o| !o.receiver)
+        {
+            let mut ok = true;
+            for (arg, t) in args.iter().zip(&all_types) {
+                if !self.is_assignable(t, &Type::Bool) {
+                    self.type_mismatch(arg, &Type::Bool, t);
+                    ok = false;
                 }
-                self.references.insert(
-                    call.id,
-                    Reference::Function {
-                        name: name.to_string(),
-                        receiver,
-                        overloads: vec![o.id],
-                    },
-                );
-                return if ok { Type::Bool } else { Type::Error };
             }
+            self.references.insert(
+                call.id,
+                Reference::Function {
+                    name: name.to_string(),
+                    receiver,
+                    overloads: vec![o.id],
+                },
+            );
+            return if ok { Type::Bool } else { Type::Error };
         }
 
         let mut result: Option<Type> = None;
@@ -508,12 +509,11 @@ impl Checker<'_> {
             }
         }
         // A declared name of type `type(T)` names T; otherwise the container-qualified name.
-        if let Some(r) = resolve_name(self.env, type_name) {
-            if let Type::Type(inner) = r.ty() {
-                if let Type::Message(_) = **inner {
-                    return (**inner).clone();
-                }
-            }
+        if let Some(r) = resolve_name(self.env, type_name)
+            && let Type::Type(inner) = r.ty()
+            && let Type::Message(_) = **inner
+        {
+            return (**inner).clone();
         }
         let name = match type_name.strip_prefix('.') {
             Some(absolute) => absolute.to_string(),
