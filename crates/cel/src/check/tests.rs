@@ -1311,3 +1311,20 @@ fn standard_registry_declares_operators() {
             .all(|id| ordering.contains(id))
     );
 }
+
+#[test]
+fn large_expressions_check_quickly() {
+    let mut env = env();
+    env.declare("l", Type::list(Type::Int));
+    env.declare("m", Type::map(Type::String, Type::Dyn));
+    // 400 generic calls (`_[_]`, `_==_`, `@in`) chained with `&&`, as policies do.
+    let mut e = b(true);
+    for i in 0..200 {
+        let eq = bin(ops::EQUALS, index(id("l"), int(i)), int(i));
+        let inn = bin(ops::IN, s("k"), sel(id("m"), "f"));
+        e = bin(ops::LOGICAL_AND, e, bin(ops::LOGICAL_OR, eq, inn));
+    }
+    let start = std::time::Instant::now();
+    assert_eq!(ty(&env, &e), Type::Bool);
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+}
