@@ -491,13 +491,13 @@ impl<'a> Map<'a> {
                 if d.fract() != 0.0 || !d.is_finite() {
                     return None;
                 }
-                let as_int = if d >= -9.223_372_036_854_776e18 && d < 9.223_372_036_854_776e18 {
+                let as_int = if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
                     self.get_key(&Key::Int(d as i64))
                 } else {
                     None
                 };
                 as_int.or_else(|| {
-                    if d >= 0.0 && d < 1.844_674_407_370_955_2e19 {
+                    if (0.0..1.844_674_407_370_955_2e19).contains(&d) {
                         self.get_key(&Key::Uint(d as u64))
                     } else {
                         None

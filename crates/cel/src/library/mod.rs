@@ -6,6 +6,11 @@
 
 use std::collections::HashMap;
 
+pub mod conversions;
+mod re2;
+pub mod strings;
+pub mod time;
+
 use crate::error::EvalResult;
 use crate::types::Type;
 use crate::value::Value;
@@ -140,7 +145,8 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 /// handles itself.
 pub fn standard() -> Registry {
     let mut r = Registry::new();
-    // Each submodule registers its functions here.
-    let _ = &mut r;
+    conversions::register(&mut r);
+    strings::register(&mut r);
+    time::register(&mut r);
     r
 }
