@@ -8,6 +8,11 @@ pub mod optional;
 
 use std::collections::HashMap;
 
+pub mod conversions;
+mod re2;
+pub mod strings;
+pub mod time;
+
 use crate::error::EvalResult;
 use crate::types::Type;
 use crate::value::Value;
@@ -143,5 +148,8 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 pub fn standard() -> Registry {
     let mut r = Registry::new();
     optional::register(&mut r);
+    conversions::register(&mut r);
+    strings::register(&mut r);
+    time::register(&mut r);
     r
 }
