@@ -12,6 +12,8 @@ mod resolve;
 mod unify;
 
 #[cfg(test)]
+mod source_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;

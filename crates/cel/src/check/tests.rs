@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::*;
-use crate::library::{global, member};
+use crate::library::global;
 use crate::syntax::ast::{ACCUMULATOR, Span};
 
 // ----- AST builders (the parser is built elsewhere) -----
@@ -225,63 +225,9 @@ fn filter(range: Expr, var: &str, p: Expr) -> Expr {
 
 // ----- environments -----
 
-/// The standard environment plus the few functions other engineers declare for real
-/// (conversions, strings), so the tests can use them.
+/// The standard environment.
 fn env() -> Env {
-    let mut env = Env::standard();
-    let r = env.registry_mut();
-    let a = Type::param("A");
-    r.declare("dyn", vec![global("to_dyn", vec![a.clone()], Type::Dyn)]);
-    r.declare(
-        "type",
-        vec![global("type", vec![a.clone()], Type::type_of(a.clone()))],
-    );
-    r.declare(
-        "size",
-        vec![
-            global("size_string", vec![Type::String], Type::Int),
-            global("size_list", vec![Type::list(a.clone())], Type::Int),
-            member("list_size", vec![Type::list(a.clone())], Type::Int),
-            global(
-                "size_map",
-                vec![Type::map(a.clone(), Type::param("B"))],
-                Type::Int,
-            ),
-        ],
-    );
-    r.declare(
-        "startsWith",
-        vec![member(
-            "starts_with_string",
-            vec![Type::String, Type::String],
-            Type::Bool,
-        )],
-    );
-    r.declare(
-        "int",
-        vec![
-            global("int64_to_int64", vec![Type::Int], Type::Int),
-            global("uint64_to_int64", vec![Type::Uint], Type::Int),
-            global("string_to_int64", vec![Type::String], Type::Int),
-        ],
-    );
-    r.declare(
-        "timestamp",
-        vec![global(
-            "string_to_timestamp",
-            vec![Type::String],
-            Type::Timestamp,
-        )],
-    );
-    r.declare(
-        "duration",
-        vec![global(
-            "string_to_duration",
-            vec![Type::String],
-            Type::Duration,
-        )],
-    );
-    env
+    Env::standard()
 }
 
 fn ty(env: &Env, e: &Expr) -> Type {

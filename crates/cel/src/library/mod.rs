@@ -4,9 +4,15 @@
 //! implementation per call style and arity that dispatches on the runtime kinds of its
 //! arguments. Arguments are passed by value so an implementation can reuse owned data.
 
+pub mod optional;
+
 use std::collections::HashMap;
 
+pub mod conversions;
 pub mod operators;
+mod re2;
+pub mod strings;
+pub mod time;
 
 use crate::error::EvalResult;
 use crate::types::Type;
@@ -142,7 +148,10 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 /// handles itself.
 pub fn standard() -> Registry {
     let mut r = Registry::new();
-    // Each submodule registers its functions here.
     operators::declare(&mut r);
+    optional::register(&mut r);
+    conversions::register(&mut r);
+    strings::register(&mut r);
+    time::register(&mut r);
     r
 }
