@@ -312,7 +312,9 @@ impl Checker<'_> {
             };
         };
         // `a.b.f(x)` where `a.b.f` is a global function: call it without a receiver.
-        if let Some((name, f)) = namespaced_function(env, target, function) {
+        let scopes = &self.scopes;
+        let is_local = |n: &str| scopes.iter().any(|s| s.contains_key(n));
+        if let Some((name, f)) = namespaced_function(env, target, function, &is_local) {
             return self.resolve_overload(e, &name, f, None, args, arg_types);
         }
         let target_type = self.check(target);

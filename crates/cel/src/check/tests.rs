@@ -1044,11 +1044,21 @@ fn optional_functions() {
         ),
         Type::list(Type::Int)
     );
-    // A variable named `optional` does not hide the namespaced function (cel-go's order).
+    // A variable named `optional` hides the namespaced function (cel-go would call
+    // `optional.of`; celer's compiler evaluates the variable, so the checker does too).
     let mut env2 = env.clone();
     env2.declare("optional", Type::map(Type::String, Type::Int));
-    assert_eq!(ty(&env2, &opt_of(int(1))), Type::optional(Type::Int));
+    assert_eq!(
+        err1(&env2, &opt_of(int(1))),
+        "undeclared reference to 'of' (in container '')"
+    );
     assert_eq!(ty(&env2, &sel(id("optional"), "of")), Type::Int);
+    // So does a comprehension variable.
+    let e = map_macro(list(vec![int(1)]), "optional", opt_of(int(1)));
+    assert_eq!(
+        err1(&env, &e),
+        "undeclared reference to 'of' (in container '')"
+    );
 }
 
 #[test]
