@@ -4,8 +4,11 @@
 //! Choices where celer differs from, or has less than, cel-go:
 //! - **Messages** are not modelled. `Name{...}` is accepted for any name and has type
 //!   `Type::Message` of the name qualified by the container (or of the type a declared
-//!   `type(...)`-typed name refers to); selecting a field of a message gives `dyn`.
-//! - There are no protobuf wrapper types, enums or `google.protobuf.Any`.
+//!   `type(...)`-typed name refers to); selecting a field of a message gives `dyn`. The
+//!   well-known types build their CEL types (`google.protobuf.Int64Value{...}` is an `int`,
+//!   `google.protobuf.Struct{...}` a `map(string, dyn)`, ...).
+//! - There are no protobuf wrapper types (a wrapper is its primitive, so it does not accept
+//!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
 
 mod resolve;
@@ -512,7 +515,13 @@ impl Checker<'_> {
                 self.unwrap_optional_element(&f.value, t);
             }
         }
-        // A declared name of type `type(T)` names T; otherwise the container-qualified name.
+        // A well-known protobuf type, then a declared name of type `type(T)` naming a message;
+        // otherwise the container-qualified name.
+        for candidate in candidate_names(self.env.container(), type_name) {
+            if let Some(t) = well_known_struct(&candidate) {
+                return t;
+            }
+        }
         if let Some(r) = resolve_name(self.env, type_name)
             && let Type::Type(inner) = r.ty()
             && let Type::Message(_) = **inner
@@ -576,6 +585,25 @@ impl Checker<'_> {
         self.scopes.pop();
         self.substitute(&result)
     }
+}
+
+/// The CEL type of a well-known protobuf message built with `Name{...}`. Wrappers are their
+/// primitive (celer has no wrapper types), JSON types are their CEL shapes.
+fn well_known_struct(name: &str) -> Option<Type> {
+    Some(match name {
+        "google.protobuf.BoolValue" => Type::Bool,
+        "google.protobuf.BytesValue" => Type::Bytes,
+        "google.protobuf.DoubleValue" | "google.protobuf.FloatValue" => Type::Double,
+        "google.protobuf.Int32Value" | "google.protobuf.Int64Value" => Type::Int,
+        "google.protobuf.UInt32Value" | "google.protobuf.UInt64Value" => Type::Uint,
+        "google.protobuf.StringValue" => Type::String,
+        "google.protobuf.Timestamp" => Type::Timestamp,
+        "google.protobuf.Duration" => Type::Duration,
+        "google.protobuf.Value" | "google.protobuf.Any" => Type::Dyn,
+        "google.protobuf.Struct" => Type::map(Type::String, Type::Dyn),
+        "google.protobuf.ListValue" => Type::list(Type::Dyn),
+        _ => return None,
+    })
 }
 
 fn literal_type(lit: &Literal) -> Type {

@@ -139,6 +139,20 @@ fn type_deduction_suite() {
 }
 
 #[test]
+fn well_known_struct_construction() {
+    let mut env = Env::standard();
+    assert_eq!(
+        ok(&env, "google.protobuf.Int64Value{value: 1} == 1"),
+        "bool"
+    );
+    assert_eq!(ok(&env, "google.protobuf.FloatValue{}"), "double");
+    assert_eq!(ok(&env, "google.protobuf.Struct{}"), "map(string, dyn)");
+    env.set_container("google.protobuf");
+    assert_eq!(ok(&env, "StringValue{value: 'a'} + 'b'"), "string");
+    assert_eq!(ok(&env, "Value{}"), "dyn");
+}
+
+#[test]
 fn macros_from_source() {
     let mut env = Env::standard();
     env.declare("l", Type::list(Type::Int));
