@@ -1284,3 +1284,34 @@ fn large_expressions_check_quickly() {
     assert_eq!(ty(&env, &e), Type::Bool);
     assert!(start.elapsed() < std::time::Duration::from_secs(2));
 }
+
+/// Runs `f` on a thread with a small stack, as a guard against deep recursion.
+fn with_stack(bytes: usize, f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(bytes)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn deepest_parser_trees_check_in_a_small_stack() {
+    // The parser limits nesting to 250; check such trees on a 1 MiB stack.
+    with_stack(1 << 20, || {
+        let env = env();
+        let deep_list = (0..250).fold(int(1), |acc, _| list(vec![acc]));
+        let t = ty(&env, &deep_list);
+        assert!(matches!(t, Type::List(_)));
+        let deep_neg = (0..250).fold(int(1), |acc, _| call(ops::NEGATE, vec![acc]));
+        assert_eq!(ty(&env, &deep_neg), Type::Int);
+        let deep_add = (0..250).fold(int(1), |acc, i| bin(ops::ADD, acc, int(i)));
+        assert_eq!(ty(&env, &deep_add), Type::Int);
+        let mut env2 = env.clone();
+        env2.declare("m", Type::Dyn);
+        let deep_sel = (0..250).fold(id("m"), |acc, _| sel(acc, "f"));
+        assert_eq!(ty(&env2, &deep_sel), Type::Dyn);
+        let deep_map = (0..80).fold(int(1), |acc, _| map_macro(list(vec![int(1)]), "x", acc));
+        assert!(matches!(ty(&env, &deep_map), Type::List(_)));
+    });
+}
