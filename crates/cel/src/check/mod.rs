@@ -11,6 +11,7 @@
 //!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
 
+mod homogeneous;
 mod resolve;
 mod unify;
 
@@ -47,9 +48,14 @@ pub struct CheckOptions {
     /// Offer the ordering overloads across numeric kinds (`1 < 2.0`). On by default, as in
     /// Kubernetes (from 1.28) and the cel-spec conformance suite; cel-go's own default is off.
     pub cross_type_numeric_comparisons: bool,
-    /// Require list and map literal elements to share one type (Kubernetes sets this);
-    /// otherwise mixed elements give `dyn`, cel-go's default.
+    /// Reject list and map literals whose elements (keys, values) do not all have exactly the
+    /// same type once checked, as cel-go's `HomogeneousAggregateLiterals` validator does
+    /// (Kubernetes sets it). Without it mixed elements give `dyn`, cel-go's default. Either
+    /// way `dyn` is not the same type as `int`: `[1, dyn(2)]` is rejected.
     pub homogeneous_aggregate_literals: bool,
+    /// Calls whose arguments, at any depth, are exempt from the homogeneity check (cel-go's
+    /// string extension exempts `format`, the block extension `cel.@block`).
+    pub homogeneous_exempt_functions: Vec<String>,
 }
 
 impl Default for CheckOptions {
@@ -57,6 +63,7 @@ impl Default for CheckOptions {
         CheckOptions {
             cross_type_numeric_comparisons: true,
             homogeneous_aggregate_literals: false,
+            homogeneous_exempt_functions: vec!["format".into(), "cel.@block".into()],
         }
     }
 }
@@ -107,17 +114,25 @@ pub fn check_ast(env: &Env, source: &str, expr: &Expr) -> Result<Checked, Compil
         references: HashMap::new(),
     };
     let root = c.check(expr);
-    if !c.diagnostics.is_empty() {
-        let mut diags = c.diagnostics;
+    let mut diags = c.diagnostics;
+    let mut types = HashMap::new();
+    if diags.is_empty() {
+        types = c
+            .types
+            .iter()
+            .map(|(id, t)| (*id, unify::substitute(&c.mapping, t, true)))
+            .collect();
+        // Like cel-go's validators, this runs only on a successfully checked expression.
+        let options = env.check_options();
+        if options.homogeneous_aggregate_literals {
+            homogeneous::validate(expr, &types, options, &mut diags);
+        }
+    }
+    if !diags.is_empty() {
         diags.sort_by_key(|d| d.span.start);
         diags.truncate(MAX_ERRORS);
         return Err(CompileError::new(CompileErrorKind::Check, source, diags));
     }
-    let types = c
-        .types
-        .iter()
-        .map(|(id, t)| (*id, unify::substitute(&c.mapping, t, true)))
-        .collect();
     Ok(Checked {
         result_type: unify::substitute(&c.mapping, &root, true),
         types,
@@ -447,18 +462,15 @@ impl Checker<'_> {
     // ----- aggregate literals -----
 
     /// The common type of aggregate literal elements so far and the next one.
-    fn join_types(&mut self, e: &Expr, previous: Option<Type>, current: Type) -> Type {
+    fn join_types(&mut self, previous: Option<Type>, current: Type) -> Type {
         let Some(previous) = previous else {
             return current;
         };
         if self.is_assignable(&previous, &current) {
             return unify::most_general(&previous, &current);
         }
-        if !self.env.check_options().homogeneous_aggregate_literals {
-            return Type::Dyn;
-        }
-        self.type_mismatch(e, &previous, &current);
-        Type::Error
+        // Mixed elements are dyn; homogeneity is checked afterwards, when asked for.
+        Type::Dyn
     }
 
     /// For `?x` elements and entries: the type `T` of an `optional_type(T)` value.
@@ -477,7 +489,7 @@ impl Checker<'_> {
             if optional_indices.iter().any(|&o| o as usize == i) {
                 t = self.unwrap_optional_element(el, t);
             }
-            elem = Some(self.join_types(el, elem, t));
+            elem = Some(self.join_types(elem, t));
         }
         let elem = match elem {
             Some(t) => t,
@@ -491,12 +503,12 @@ impl Checker<'_> {
         let mut value: Option<Type> = None;
         for entry in entries {
             let kt = self.check(&entry.key);
-            key = Some(self.join_types(&entry.key, key, kt));
+            key = Some(self.join_types(key, kt));
             let mut vt = self.check(&entry.value);
             if entry.optional {
                 vt = self.unwrap_optional_element(&entry.value, vt);
             }
-            value = Some(self.join_types(&entry.value, value, vt));
+            value = Some(self.join_types(value, vt));
         }
         match (key, value) {
             (Some(k), Some(v)) => Type::map(k, v),

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::*;
-use crate::library::global;
+use crate::library::{global, member};
 use crate::syntax::ast::{ACCUMULATOR, Span};
 
 // ----- AST builders (the parser is built elsewhere) -----
@@ -321,10 +321,52 @@ fn homogeneous_aggregate_literals() {
         err1(&env, &list(vec![int(1), s("a")])),
         "expected type 'int' but found 'string'"
     );
+    // dyn is not int: cel-go's validator compares the checked types exactly.
     assert_eq!(
-        ty(&env, &list(vec![int(1), dyn_(s("a"))])),
-        Type::list(Type::Dyn)
+        err1(&env, &list(vec![int(1), dyn_(s("a"))])),
+        "expected type 'int' but found 'dyn'"
     );
+    assert_eq!(
+        err1(&env, &map(vec![(s("a"), int(1)), (s("b"), null())])),
+        "expected type 'int' but found 'null'"
+    );
+    assert_eq!(
+        errs(&env, &map(vec![(s("a"), int(1)), (int(2), s("b"))])),
+        vec![
+            "expected type 'string' but found 'int'",
+            "expected type 'int' but found 'string'"
+        ]
+    );
+    // Empty lists take the element type they are joined with.
+    assert_eq!(
+        ty(&env, &list(vec![list(vec![]), list(vec![int(1)])])),
+        Type::list(Type::list(Type::Int))
+    );
+    assert_eq!(
+        ty(&env, &list(vec![opt_none(), opt_of(int(1))])),
+        Type::list(Type::optional(Type::Int))
+    );
+    // Optional elements are compared by their value type.
+    assert_eq!(
+        ty(&env, &opt_list(vec![int(1), opt_of(int(2))], vec![1])),
+        Type::list(Type::Int)
+    );
+    // Nested literals are checked too, except inside exempt calls.
+    assert_eq!(
+        err1(&env, &list(vec![list(vec![int(1), s("a")])])),
+        "expected type 'int' but found 'string'"
+    );
+    let mut env2 = env.clone();
+    env2.registry_mut().declare(
+        "format",
+        vec![member(
+            "string_format",
+            vec![Type::String, Type::list(Type::Dyn)],
+            Type::String,
+        )],
+    );
+    let e = mcall(s("%d %s"), "format", vec![list(vec![int(1), s("a")])]);
+    assert_eq!(ty(&env2, &e), Type::String);
 }
 
 #[test]
