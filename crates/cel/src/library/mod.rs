@@ -12,6 +12,7 @@ pub mod conversions;
 mod re2;
 pub mod strings;
 pub mod time;
+pub mod operators;
 
 use crate::error::EvalResult;
 use crate::types::Type;
@@ -151,5 +152,6 @@ pub fn standard() -> Registry {
     conversions::register(&mut r);
     strings::register(&mut r);
     time::register(&mut r);
+    operators::declare(&mut r);
     r
 }
