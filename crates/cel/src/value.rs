@@ -243,7 +243,9 @@ impl<'a> OwnedMap<'a> {
 
     /// Exact-key lookup (no numeric cross-type matching).
     pub fn get_exact(&self, key: &Key<'_>) -> Option<&Value<'a>> {
-        self.position(key).and_then(|i| self.entries.get(i)).map(|(_, v)| v)
+        self.position(key)
+            .and_then(|i| self.entries.get(i))
+            .map(|(_, v)| v)
     }
 
     /// Inserts a key; returns false (and leaves the map unchanged) if the key was present.
@@ -489,13 +491,13 @@ impl<'a> Map<'a> {
                 if d.fract() != 0.0 || !d.is_finite() {
                     return None;
                 }
-                let as_int = if d >= -9.223_372_036_854_776e18 && d < 9.223_372_036_854_776e18 {
+                let as_int = if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
                     self.get_key(&Key::Int(d as i64))
                 } else {
                     None
                 };
                 as_int.or_else(|| {
-                    if d >= 0.0 && d < 1.844_674_407_370_955_2e19 {
+                    if (0.0..1.844_674_407_370_955_2e19).contains(&d) {
                         self.get_key(&Key::Uint(d as u64))
                     } else {
                         None
