@@ -120,6 +120,8 @@ struct Report {
     seen: BTreeSet<String>,
     /// Skip reasons by rule (`rule-id` or `individual`), with counts.
     skip_reasons: BTreeMap<String, usize>,
+    /// Skipped ids with their full reason.
+    skipped: Vec<(String, String)>,
     problems: Vec<String>,
 }
 
@@ -150,7 +152,7 @@ fn cel_spec_conformance() {
     };
     print_table(&report, &known);
     if options.verbose {
-        print_failures(&report);
+        print_details(&report);
     }
     finish(&report, &known, &options);
 }
@@ -170,6 +172,7 @@ fn read_known_failures() -> KnownFailures {
 }
 
 fn run_suite(dir: &Path, filter: Option<&str>, individual: &skips::Individual) -> Report {
+    let watchdog = run::Watchdog::start();
     let mut report = Report::default();
     for name in IN_SCOPE {
         let path = dir.join(format!("{name}.textproto"));
@@ -186,11 +189,13 @@ fn run_suite(dir: &Path, filter: Option<&str>, individual: &skips::Individual) -
             if filter.is_some_and(|f| !id.contains(f)) {
                 continue;
             }
+            watchdog.entering(&id);
             let outcome = outcome(&id, test, individual);
             record(&mut report, &mut tally, id, outcome);
         }
         report.files.push((name.to_string(), tally));
     }
+    watchdog.stop();
     report
 }
 
@@ -289,6 +294,7 @@ fn record(report: &mut Report, tally: &mut Tally, id: String, outcome: Outcome) 
             tally.skipped += 1;
             let rule = reason.split(':').next().unwrap_or_default().to_string();
             *report.skip_reasons.entry(rule).or_default() += 1;
+            report.skipped.push((id, reason));
         }
     }
 }
@@ -302,6 +308,9 @@ fn print_table(report: &Report, known: &KnownFailures) {
     );
     let mut total = Tally::default();
     for (name, tally) in &report.files {
+        if tally.passed + tally.failed + tally.skipped == 0 {
+            continue; // filtered out
+        }
         let known_here = report
             .failures
             .keys()
@@ -350,7 +359,10 @@ fn print_table(report: &Report, known: &KnownFailures) {
     print!("{out}");
 }
 
-fn print_failures(report: &Report) {
+fn print_details(report: &Report) {
+    for (id, reason) in &report.skipped {
+        println!("SKIP {id}: {reason}");
+    }
     for (id, (_, detail)) in &report.failures {
         println!("FAIL {id}\n  {detail}");
     }

@@ -2,6 +2,9 @@
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use celer_cel::{Activation, CompileError, Env, EvalError, Type, Value};
 
@@ -29,8 +32,12 @@ impl Verdict {
 
 /// Runs a case, turning a panic in the engine into a failure.
 pub fn run_guarded(case: &Case) -> Verdict {
+    guarded(|| run(case))
+}
+
+fn guarded(f: impl FnOnce() -> Verdict) -> Verdict {
     IN_CASE.with(|c| c.set(true));
-    let result = panic::catch_unwind(AssertUnwindSafe(|| run(case)));
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
     IN_CASE.with(|c| c.set(false));
     result.unwrap_or_else(|payload| {
         let message = payload
@@ -55,6 +62,47 @@ pub fn quiet_panics_in_cases() {
             previous(info);
         }
     }));
+}
+
+/// Names a case that runs too long: a hang cannot be interrupted, but it can be identified.
+pub struct Watchdog {
+    current: Arc<Mutex<(String, Instant)>>,
+    done: Arc<AtomicBool>,
+}
+
+/// How long a case may run before the watchdog names it on stderr.
+const SLOW_CASE: Duration = Duration::from_secs(10);
+
+impl Watchdog {
+    pub fn start() -> Watchdog {
+        let current = Arc::new(Mutex::new((String::new(), Instant::now())));
+        let done = Arc::new(AtomicBool::new(false));
+        let (watched, finished) = (Arc::clone(&current), Arc::clone(&done));
+        std::thread::spawn(move || {
+            let mut reported = String::new();
+            while !finished.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(500));
+                let (id, since) = watched
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                if !id.is_empty() && id != reported && since.elapsed() > SLOW_CASE {
+                    eprintln!("conformance: {id} has been running for {SLOW_CASE:?}; a hang?");
+                    reported = id;
+                }
+            }
+        });
+        Watchdog { current, done }
+    }
+
+    pub fn entering(&self, id: &str) {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        *current = (id.to_string(), Instant::now());
+    }
+
+    pub fn stop(&self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
 }
 
 fn run(case: &Case) -> Verdict {
@@ -213,4 +261,100 @@ pub fn printable(s: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn case(expect: Expect) -> Case {
+        Case {
+            expr: "x".into(),
+            container: String::new(),
+            disable_check: false,
+            disable_macros: false,
+            check_only: false,
+            idents: Vec::new(),
+            functions: Vec::new(),
+            bindings: Vec::new(),
+            expect,
+        }
+    }
+
+    fn passes(v: &Verdict) -> bool {
+        matches!(v, Verdict::Pass { .. })
+    }
+
+    #[test]
+    fn values_are_judged_strictly() {
+        let c = case(Expect::Value(Value::Int(1)));
+        assert!(passes(&judge(&c, Ok(Value::Int(1)))));
+        let v = judge(&c, Ok(Value::Uint(1)));
+        let Verdict::Fail { reason, .. } = v else {
+            panic!("1u must not match 1")
+        };
+        assert_eq!(reason, "1u, want 1");
+        let v = judge(&c, Err(EvalError::new("no such key: a")));
+        let Verdict::Fail { reason, .. } = v else {
+            panic!("an error must not match a value")
+        };
+        assert_eq!(reason, "error 'no such key: a', want 1");
+    }
+
+    #[test]
+    fn errors_pass_and_record_whether_the_message_matched() {
+        let c = case(Expect::Error(vec!["division by zero".into()]));
+        let v = judge(&c, Err(EvalError::new("division by zero")));
+        assert!(matches!(
+            v,
+            Verdict::Pass {
+                error_matched: Some(true)
+            }
+        ));
+        let v = judge(&c, Err(EvalError::new("something else")));
+        assert!(matches!(
+            v,
+            Verdict::Pass {
+                error_matched: Some(false)
+            }
+        ));
+        assert!(!passes(&judge(&c, Ok(Value::Int(0)))));
+    }
+
+    #[test]
+    fn typed_results_compare_the_value_when_given() {
+        let c = case(Expect::Typed {
+            ty: Some(Type::Int),
+            value: Some(Value::Int(2)),
+        });
+        assert!(passes(&judge(&c, Ok(Value::Int(2)))));
+        assert!(!passes(&judge(&c, Ok(Value::Int(3)))));
+        let c = case(Expect::Typed {
+            ty: Some(Type::Int),
+            value: None,
+        });
+        assert!(passes(&judge(&c, Ok(Value::Int(3)))));
+    }
+
+    #[test]
+    fn panics_become_failures() {
+        quiet_panics_in_cases();
+        let v = guarded(|| panic!("boom at {}", 42));
+        let Verdict::Fail { reason, .. } = v else {
+            panic!("a panic must fail the case")
+        };
+        assert_eq!(reason, "panic: boom at 42");
+        assert!(passes(&guarded(|| Verdict::Pass {
+            error_matched: None
+        })));
+    }
+
+    #[test]
+    fn one_line_reasons() {
+        assert_eq!(one_line("a\tb\nc"), "a\\tb");
+        assert_eq!(one_line("nul\u{0}"), "nul\\u{0}");
+        assert_eq!(one_line(&"x".repeat(200)).chars().count(), 100);
+    }
 }
