@@ -5,6 +5,7 @@
 //! CELER_CONFORMANCE_FILTER=string/ ...                          # tests whose id contains this
 //! CELER_CONFORMANCE_VERBOSE=1 ...                               # every failure in detail
 //! CELER_CONFORMANCE_BLESS=1 ...                                 # rewrite known_failures.txt
+//! CELER_CONFORMANCE_BLESS=keep ...                              # ... keeping existing reasons
 //! ```
 //!
 //! Test ids are `file/section/test`. Skips are documented in `conformance/skips.md`; the
@@ -72,7 +73,8 @@ fn known_failures_path() -> PathBuf {
 struct Options {
     filter: Option<String>,
     verbose: bool,
-    bless: bool,
+    /// `CELER_CONFORMANCE_BLESS=1` (fresh reasons) or `=keep` (keep existing reasons).
+    bless: Option<ratchet::Reasons>,
 }
 
 impl Options {
@@ -83,7 +85,11 @@ impl Options {
                 .ok()
                 .filter(|f| !f.is_empty()),
             verbose: flag("CELER_CONFORMANCE_VERBOSE"),
-            bless: flag("CELER_CONFORMANCE_BLESS"),
+            bless: match std::env::var("CELER_CONFORMANCE_BLESS").as_deref() {
+                Ok("keep") => Some(ratchet::Reasons::Keep),
+                Ok(v) if !v.is_empty() && v != "0" => Some(ratchet::Reasons::Fresh),
+                _ => None,
+            },
         }
     }
 }
@@ -375,8 +381,8 @@ fn finish(report: &Report, known: &KnownFailures, options: &Options) {
     if whole_suite {
         problems.extend(stale_individual_skips(report));
     }
-    if options.bless {
-        let text = known.blessed(&report.ran, &report.failures, whole_suite);
+    if let Some(reasons) = options.bless {
+        let text = known.blessed(&report.ran, &report.failures, whole_suite, reasons);
         if let Err(e) = std::fs::write(known_failures_path(), text) {
             problems.push(format!("cannot write known_failures.txt: {e}"));
         }

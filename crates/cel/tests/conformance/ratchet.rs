@@ -1,6 +1,7 @@
 //! `known_failures.txt`: the tests allowed to fail, one `file/section/test<TAB>reason` a line.
 //! A failure not listed is a regression; a listed test that passes must be removed. So the
-//! list can only shrink, except by blessing (`CELER_CONFORMANCE_BLESS=1`).
+//! list can only shrink, except by blessing (`CELER_CONFORMANCE_BLESS=1`, which writes fresh
+//! reasons, or `=keep`, which keeps the reasons already written for tests that still fail).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,8 +9,18 @@ const HEADER: &str = "\
 # Conformance tests celer still fails: file/section/test<TAB>reason.
 # The conformance test fails when a test not listed here fails, or a listed one passes.
 # Regenerate with CELER_CONFORMANCE_BLESS=1 cargo test -p celer-cel --test conformance,
-# then edit the reasons by hand.
+# then edit the reasons by hand; CELER_CONFORMANCE_BLESS=keep keeps the reasons of tests
+# that still fail.
 ";
+
+/// How blessing treats the reasons already in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reasons {
+    /// Every reason describes this run's failure.
+    Fresh,
+    /// Tests that were listed and still fail keep their (possibly hand-written) reason.
+    Keep,
+}
 
 #[derive(Debug, Default)]
 pub struct KnownFailures {
@@ -86,6 +97,7 @@ impl KnownFailures {
         ran: &BTreeSet<String>,
         failures: &BTreeMap<String, (String, String)>,
         whole_suite: bool,
+        reasons: Reasons,
     ) -> String {
         let mut tests: BTreeMap<&str, &str> = BTreeMap::new();
         if !whole_suite {
@@ -96,7 +108,11 @@ impl KnownFailures {
             }
         }
         for (id, (reason, _)) in failures {
-            tests.insert(id, reason);
+            let kept = match reasons {
+                Reasons::Keep => self.tests.get(id).filter(|r| !r.is_empty()),
+                Reasons::Fresh => None,
+            };
+            tests.insert(id, kept.unwrap_or(reason));
         }
         let mut out = String::from(HEADER);
         for (id, reason) in tests {
@@ -137,13 +153,19 @@ mod tests {
         assert_eq!(drift.stale, ["a/b/gone"]);
         assert!(known.drift(&ran, &failed, false).stale.is_empty());
 
-        let blessed = known.blessed(&ran, &failed, true);
+        let blessed = known.blessed(&ran, &failed, true, Reasons::Fresh);
         let again = KnownFailures::parse(&blessed).unwrap();
         assert_eq!(again.tests.keys().collect::<Vec<_>>(), ["a/b/c", "a/b/e"]);
         assert_eq!(again.tests["a/b/c"], "why");
         // A filtered run keeps entries it did not run.
-        let partial = KnownFailures::parse(&known.blessed(&ran, &failed, false)).unwrap();
+        let partial =
+            KnownFailures::parse(&known.blessed(&ran, &failed, false, Reasons::Fresh)).unwrap();
         assert!(partial.tests.contains_key("a/b/gone"));
+        // Keeping reasons: a listed test keeps its reason, a new one gets this run's.
+        let kept =
+            KnownFailures::parse(&known.blessed(&ran, &failed, true, Reasons::Keep)).unwrap();
+        assert_eq!(kept.tests["a/b/c"], "old");
+        assert_eq!(kept.tests["a/b/e"], "why");
     }
 
     #[test]

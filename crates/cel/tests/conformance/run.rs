@@ -182,7 +182,11 @@ fn compile_failure(e: &CompileError) -> Verdict {
         .first()
         .map_or_else(|| one_line(&rendered), |d| d.message.clone());
     Verdict::fail(
-        format!("{:?} error: {}", e.kind, one_line(&first)).to_lowercase(),
+        format!(
+            "{} error: {}",
+            format!("{:?}", e.kind).to_lowercase(),
+            one_line(&first)
+        ),
         rendered,
     )
 }
