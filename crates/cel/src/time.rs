@@ -44,3 +44,27 @@ pub fn format_duration(d: Duration) -> String {
     // Placeholder until the time library lands; callers rely only on the signature.
     format!("{}.{:09}s", d.secs, d.nanos.unsigned_abs())
 }
+
+// Arithmetic used by the operators; bodies are placeholders until the time library lands.
+use crate::error::EvalError;
+
+pub fn add_timestamp_duration(t: Timestamp, d: Duration) -> Result<Timestamp, EvalError> {
+    let _ = (t, d);
+    Err(EvalError::new("timestamp arithmetic not implemented"))
+}
+pub fn sub_timestamp_duration(t: Timestamp, d: Duration) -> Result<Timestamp, EvalError> {
+    let _ = (t, d);
+    Err(EvalError::new("timestamp arithmetic not implemented"))
+}
+pub fn sub_timestamps(a: Timestamp, b: Timestamp) -> Result<Duration, EvalError> {
+    let _ = (a, b);
+    Err(EvalError::new("timestamp arithmetic not implemented"))
+}
+pub fn add_durations(a: Duration, b: Duration) -> Result<Duration, EvalError> {
+    let _ = (a, b);
+    Err(EvalError::new("duration arithmetic not implemented"))
+}
+pub fn sub_durations(a: Duration, b: Duration) -> Result<Duration, EvalError> {
+    let _ = (a, b);
+    Err(EvalError::new("duration arithmetic not implemented"))
+}

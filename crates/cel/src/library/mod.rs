@@ -4,6 +4,8 @@
 //! implementation per call style and arity that dispatches on the runtime kinds of its
 //! arguments. Arguments are passed by value so an implementation can reuse owned data.
 
+pub mod optional;
+
 use std::collections::HashMap;
 
 use crate::error::EvalResult;
@@ -140,7 +142,6 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 /// handles itself.
 pub fn standard() -> Registry {
     let mut r = Registry::new();
-    // Each submodule registers its functions here.
-    let _ = &mut r;
+    optional::register(&mut r);
     r
 }
