@@ -9,7 +9,7 @@ pub mod optional;
 use std::collections::HashMap;
 
 pub mod conversions;
-mod re2;
+pub(crate) mod re2;
 pub mod strings;
 pub mod time;
 pub mod operators;
