@@ -235,7 +235,7 @@ impl<'e> Compiler<'e> {
         let ExprKind::Literal(Literal::String(pattern)) = &pattern.kind else {
             return None;
         };
-        match regex::Regex::new(pattern) {
+        match crate::library::re2::compile_regex(pattern) {
             Ok(re) => Some(Node::Matches(boxed(self.lower(subject)), Arc::new(re))),
             Err(_) => None,
         }
@@ -488,7 +488,6 @@ pub fn type_constant(name: &str) -> Option<TypeValue> {
         "google.protobuf.Timestamp" => TypeValue::Timestamp,
         "google.protobuf.Duration" => TypeValue::Duration,
         "optional_type" => TypeValue::Optional,
-        "dyn" => TypeValue::Named(Arc::from("dyn")),
         _ => return None,
     })
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 pub mod conversions;
 pub mod operators;
-mod re2;
+pub(crate) mod re2;
 pub mod strings;
 pub mod time;
 
@@ -148,10 +148,10 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 /// handles itself.
 pub fn standard() -> Registry {
     let mut r = Registry::new();
-    operators::declare(&mut r);
     optional::register(&mut r);
     conversions::register(&mut r);
     strings::register(&mut r);
     time::register(&mut r);
+    operators::declare(&mut r);
     r
 }
