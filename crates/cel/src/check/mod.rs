@@ -10,6 +10,15 @@
 //! - There are no protobuf wrapper types (a wrapper is its primitive, so it does not accept
 //!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
+//! - In a receiver call `ns.f(x)`, a variable `ns` wins over a global function `ns.f`
+//!   (cel-go prefers the function); see [`resolve`](self::resolve_function) and
+//!   [`namespaced_function`].
+//! - Joining `null` with a nullable type gives the nullable type in either order
+//!   (cel-spec's `legacy_nullable_types` tests; cel-go skips them).
+//!
+//! Name resolution lives in small public functions ([`resolve_select_chain`],
+//! [`resolve_name`], [`namespaced_function`], ...) so that the compiler resolves exactly
+//! as the checker does; [`check_ast`] also returns what every node resolved to.
 
 mod homogeneous;
 mod resolve;
