@@ -11,7 +11,7 @@
 //!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
 //! - In a receiver call `ns.f(x)`, a variable `ns` wins over a global function `ns.f`
-//!   (cel-go prefers the function); see [`resolve`](self::resolve_function) and
+//!   (cel-go prefers the function); see
 //!   [`namespaced_function`].
 //! - Joining `null` with a nullable type gives the nullable type in either order
 //!   (cel-spec's `legacy_nullable_types` tests; cel-go skips them).
