@@ -21,7 +21,7 @@
 //! as the checker does; [`check_ast`] also returns what every node resolved to.
 
 mod homogeneous;
-mod resolve;
+pub mod resolve;
 mod unify;
 
 #[cfg(test)]
