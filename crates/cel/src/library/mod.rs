@@ -4,6 +4,8 @@
 //! implementation per call style and arity that dispatches on the runtime kinds of its
 //! arguments. Arguments are passed by value so an implementation can reuse owned data.
 
+pub mod optional;
+
 use std::collections::HashMap;
 
 pub mod conversions;
@@ -148,5 +150,6 @@ pub fn standard() -> Registry {
     conversions::register(&mut r);
     strings::register(&mut r);
     time::register(&mut r);
+    optional::register(&mut r);
     r
 }
