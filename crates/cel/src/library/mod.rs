@@ -9,6 +9,7 @@ pub mod optional;
 use std::collections::HashMap;
 
 pub mod conversions;
+mod gofloat;
 mod re2;
 pub mod strings;
 pub mod time;
