@@ -408,6 +408,20 @@ fn daylight_saving_time() {
     assert_eq!(civil_in("2023-11-05T09:00:00Z", la).hour, 1);
     assert_eq!(civil_in("2023-11-05T10:00:00Z", la).hour, 2);
     assert_eq!(civil_in("2023-07-14T10:30:45.123Z", la).hour, 3);
+    // Far in the future the zone's last rule still applies, as in Go.
+    assert_eq!(civil_in("2100-07-01T12:00:00Z", la).hour, 5);
+    assert_eq!(civil_in("3000-07-01T12:00:00Z", la).hour, 5);
+    assert_eq!(civil_in("3000-01-01T12:00:00Z", la).hour, 4);
+    let c = civil_in("9999-12-31T23:59:59Z", la);
+    assert_eq!((c.year, c.month0, c.day, c.hour), (9999, 11, 31, 15));
+    let c = civil_in("2400-01-01T03:00:00Z", la);
+    assert_eq!((c.year, c.day_of_year0, c.day, c.hour), (2399, 364, 31, 19));
+    assert_eq!(civil_in("2400-02-29T12:00:00Z", "UTC").day, 29);
+    assert_eq!(civil_in("2400-02-29T12:00:00Z", la).day, 29);
+    assert_eq!(
+        civil_in("5000-12-25T12:00:00Z", "Australia/Sydney").hour,
+        23
+    );
     // Europe/Berlin: 2023-03-26 01:00Z jumps from 02:00 CET to 03:00 CEST.
     assert_eq!(civil_in("2023-03-26T00:59:00Z", "Europe/Berlin").hour, 1);
     assert_eq!(civil_in("2023-03-26T01:00:00Z", "Europe/Berlin").hour, 3);
