@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 pub mod conversions;
 mod gofloat;
-mod re2;
+pub mod operators;
+pub(crate) mod re2;
 pub mod strings;
 pub mod time;
 
@@ -148,9 +149,10 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 /// handles itself.
 pub fn standard() -> Registry {
     let mut r = Registry::new();
+    optional::register(&mut r);
     conversions::register(&mut r);
     strings::register(&mut r);
     time::register(&mut r);
-    optional::register(&mut r);
+    operators::declare(&mut r);
     r
 }
