@@ -462,3 +462,48 @@ fn bad_time_zones() {
     );
     assert_eq!(civil_in("2009-02-13T00:00:00Z", "+30:00").day, 14);
 }
+
+mod round_trips {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn timestamps_print_and_parse_back(secs in MIN_UNIX_SECS..=MAX_UNIX_SECS, nanos in 0u32..1_000_000_000) {
+            let t = Timestamp::new(secs, nanos).unwrap();
+            let text = format_timestamp(t);
+            prop_assert_eq!(parse_timestamp(&text).unwrap(), t, "{}", text);
+        }
+
+        #[test]
+        fn short_durations_print_and_parse_back(nanos in -(1i64 << 52)..(1i64 << 52)) {
+            // Below 2^52 ns the seconds as a double are exact to the nanosecond.
+            let d = Duration::from_nanos(nanos);
+            let text = format_duration(d);
+            prop_assert_eq!(parse_duration(&text).unwrap(), d, "{}", text);
+        }
+
+        #[test]
+        fn arithmetic_agrees_with_wide_integers(
+            secs in MIN_UNIX_SECS..=MAX_UNIX_SECS,
+            nanos in 0u32..1_000_000_000,
+            d in any::<i64>(),
+        ) {
+            let t = Timestamp::new(secs, nanos).unwrap();
+            let dur = Duration::from_nanos(d);
+            let want = t.total_nanos() + i128::from(d);
+            match add_timestamp_duration(t, dur) {
+                Ok(r) => prop_assert_eq!(r.total_nanos(), want),
+                Err(e) => {
+                    prop_assert_eq!(e.message(), "timestamp overflow");
+                    let secs = want.div_euclid(1_000_000_000);
+                    prop_assert!(secs < i128::from(MIN_UNIX_SECS) || secs > i128::from(MAX_UNIX_SECS));
+                }
+            }
+            if let Ok(r) = add_timestamp_duration(t, dur) {
+                prop_assert_eq!(sub_timestamps(r, t).unwrap(), dur);
+                prop_assert_eq!(sub_timestamp_duration(r, dur).unwrap(), t);
+            }
+        }
+    }
+}

@@ -398,3 +398,19 @@ fn registry_declarations() {
         );
     }
 }
+
+mod round_trips {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn doubles_print_and_parse_back(bits in any::<u64>()) {
+            let d = f64::from_bits(bits);
+            prop_assume!(!d.is_nan());
+            let text = format_double(d);
+            let back = parse_double(&text).unwrap();
+            prop_assert_eq!(back.to_bits(), d.to_bits(), "{}", text);
+        }
+    }
+}
