@@ -196,6 +196,9 @@ pub fn negate_duration(d: Duration) -> Result<Duration, EvalError> {
 /// Go's `time.RFC3339Nano` in UTC, as cel-go prints timestamps: the fraction appears only
 /// when it is not zero, without trailing zeros: `2023-01-02T03:04:05Z`,
 /// `2023-01-02T03:04:05.5Z`, `9999-12-31T23:59:59.999999999Z`.
+///
+/// One difference from cel-go: a timestamp parsed with an offset (`..T10:00:00+01:00`) keeps
+/// that offset in Go and prints with it; here timestamps are instants only and print in UTC.
 pub fn format_timestamp(ts: Timestamp) -> String {
     let Some(dt) = DateTime::from_timestamp(ts.secs, 0) else {
         // Unreachable for timestamps in CEL's range; print something rather than fail.
