@@ -108,3 +108,16 @@ fn a_cost_limit_stops_evaluation_and_cannot_be_absorbed() {
         started.elapsed()
     );
 }
+
+#[test]
+fn string_functions_cost_traversals() {
+    let long = format!(r#""{}""#, "x".repeat(500));
+    // 500 code points: a traversal is 50.
+    assert_eq!(cost("input.startsWith('x')", &long), 1 + 50);
+    assert_eq!(cost("input.endsWith('x')", &long), 1 + 50);
+    assert_eq!(cost("input.contains('xxxxxxxxxxx')", &long), 1 + 50 * 2);
+    assert_eq!(cost("bytes(input).size() > 0", &long), 1 + 50 + 1 + 1);
+    // matches: ceil(501 * 0.1) * ceil(len('[0-9]') * 0.25) = 51 * 2.
+    assert_eq!(cost("input.matches('[0-9]')", &long), 1 + 102);
+    assert_eq!(cost("string(1)", "{}"), 1);
+}

@@ -90,6 +90,9 @@ pub fn register(r: &mut Registry) {
         vec![global("type", vec![a()], Type::type_of(a()))],
         Impl::Unary(type_of),
     );
+    // Converting between strings and bytes traverses the input (cel-go's tracker).
+    r.set_cost("string", false, 1, bytes_traversal);
+    r.set_cost("bytes", false, 1, string_traversal);
 }
 
 fn int_overflow() -> EvalError {
@@ -244,3 +247,19 @@ pub fn type_of<'a>(v: Value<'a>) -> EvalResult<'a> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #[path = "conversions_tests.rs"]
 mod tests;
+
+/// `string(bytes)` traverses the bytes; other conversions to string cost 1.
+fn bytes_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args.first() {
+        Some(v @ Value::Bytes(_)) => super::cost::traversal(super::cost::actual_size(v)),
+        _ => 1,
+    }
+}
+
+/// `bytes(string)` traverses the string; `bytes(bytes)` costs 1.
+fn string_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args.first() {
+        Some(v @ Value::String(_)) => super::cost::traversal(super::cost::actual_size(v)),
+        _ => 1,
+    }
+}

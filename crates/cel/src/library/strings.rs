@@ -9,7 +9,8 @@ use crate::library::{Impl, Registry, global, member};
 use crate::types::Type;
 use crate::value::Value;
 
-pub use super::re2::compile_regex;
+pub use super::cost;
+use super::re2::compile_regex;
 
 pub fn register(r: &mut Registry) {
     let list_a = || Type::list(Type::param("A"));
@@ -79,6 +80,33 @@ pub fn register(r: &mut Registry) {
         )],
         Impl::Binary(matches),
     );
+    // Runtime costs as cel-go's tracker: traversals of the receiver, and for `contains` the
+    // product of both traversals; `matches` is charged by its own rule.
+    r.set_cost("contains", true, 2, contains_cost);
+    r.set_cost("startsWith", true, 2, receiver_traversal_cost);
+    r.set_cost("endsWith", true, 2, receiver_traversal_cost);
+    r.set_cost("matches", true, 2, matches_cost);
+    r.set_cost("matches", false, 2, matches_cost);
+}
+
+fn receiver_traversal_cost(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    args.first()
+        .map_or(1, |s| cost::traversal(cost::actual_size(s)))
+}
+
+fn contains_cost(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args {
+        [s, sub] => cost::traversal(cost::actual_size(s))
+            .saturating_mul(cost::traversal(cost::actual_size(sub))),
+        _ => 1,
+    }
+}
+
+fn matches_cost(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args {
+        [s, re] => cost::matches(s, cost::actual_size(re)),
+        _ => 1,
+    }
 }
 
 fn len_value(n: usize) -> Value<'static> {
