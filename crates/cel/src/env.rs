@@ -86,6 +86,17 @@ impl Env {
         }
     }
 
+    /// The environment of Kubernetes admission policies: the standard library plus the
+    /// extensions and Kubernetes libraries, homogeneous aggregate literals, and free
+    /// presence tests, as kube-apiserver's base environment configures them.
+    pub fn kubernetes() -> Env {
+        let mut env = Env::standard();
+        env.registry = Arc::new(crate::library::kubernetes());
+        env.check_options.homogeneous_aggregate_literals = true;
+        env.presence_test_has_cost = false;
+        env
+    }
+
     /// Declares a variable (or redeclares it with a new type) and returns its slot.
     pub fn declare(&mut self, name: &str, ty: Type) -> usize {
         let vars = Arc::make_mut(&mut self.variables);

@@ -27,6 +27,7 @@ pub fn equals(a: &Value<'_>, b: &Value<'_>) -> bool {
         (Value::Type(x), Value::Type(y)) => x.name() == y.name(),
         (Value::Timestamp(x), Value::Timestamp(y)) => x == y,
         (Value::Duration(x), Value::Duration(y)) => x == y,
+        (Value::Opaque(x), Value::Opaque(y)) => x.equals(y.as_ref()),
         (Value::Optional(x), Value::Optional(y)) => match (x, y) {
             (None, None) => true,
             (Some(p), Some(q)) => equals(p, q),

@@ -131,6 +131,20 @@ pub enum Value<'a> {
     Duration(Duration),
     /// `optional.of(v)` is `Some`, `optional.none()` is `None`.
     Optional(Option<Arc<Value<'a>>>),
+    /// A value of an extension type (IP, CIDR, quantity, URL, semver, ...).
+    Opaque(Arc<dyn Opaque>),
+}
+
+/// An extension type's value. Libraries define these; the core only compares and names them.
+pub trait Opaque: fmt::Debug + Send + Sync + 'static {
+    /// The CEL type name, e.g. `net.IP` or `kubernetes.Quantity`.
+    fn type_name(&self) -> &'static str;
+
+    /// CEL equality with another opaque value (false for values of other types).
+    fn equals(&self, other: &dyn Opaque) -> bool;
+
+    /// For downcasting in the library that owns the type.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// A list: a view of a JSON array or an owned vector.
@@ -387,6 +401,7 @@ impl<'a> Value<'a> {
             Value::Timestamp(_) => TypeValue::Timestamp,
             Value::Duration(_) => TypeValue::Duration,
             Value::Optional(_) => TypeValue::Optional,
+            Value::Opaque(o) => TypeValue::Named(Arc::from(o.type_name())),
         }
     }
 
@@ -395,6 +410,7 @@ impl<'a> Value<'a> {
         match self {
             Value::Type(_) => "type",
             Value::Optional(_) => "optional_type",
+            Value::Opaque(o) => o.type_name(),
             other => match other.type_of() {
                 TypeValue::Named(_) => "unknown",
                 t => static_type_name(&t),
@@ -405,6 +421,14 @@ impl<'a> Value<'a> {
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The opaque value of type `T`, if this is one.
+    pub fn downcast<T: Opaque>(&self) -> Option<&T> {
+        match self {
+            Value::Opaque(o) => o.as_any().downcast_ref::<T>(),
             _ => None,
         }
     }

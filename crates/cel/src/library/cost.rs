@@ -16,6 +16,13 @@ pub const STRING_TRAVERSAL_FACTOR: f64 = 0.1;
 /// Multiplied by a regex pattern's length for its cost per character matched.
 pub const REGEX_LENGTH_FACTOR: f64 = 0.25;
 
+/// Kubernetes' per-expression cost limit (`PerCallLimit`).
+pub const PER_CALL_LIMIT: u64 = 1_000_000;
+/// Kubernetes' budget per policy, binding and param (`RuntimeCELCostBudget`).
+pub const RUNTIME_BUDGET: u64 = 10_000_000;
+/// Kubernetes' budget shared by all match conditions of one evaluation.
+pub const MATCH_CONDITIONS_BUDGET: u64 = 2_500_000;
+
 /// The error cel-go reports when an evaluation exceeds its cost limit.
 pub const LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 

@@ -5,6 +5,8 @@
 //! arguments. Arguments are passed by value so an implementation can reuse owned data.
 
 pub mod cost;
+pub mod ext;
+pub mod k8s;
 pub mod optional;
 
 use std::collections::HashMap;
@@ -170,5 +172,14 @@ pub fn standard() -> Registry {
     strings::register(&mut r);
     time::register(&mut r);
     operators::declare(&mut r);
+    r
+}
+
+/// The Kubernetes environment's functions: the standard library, cel-go's extensions that
+/// Kubernetes enables, and the Kubernetes libraries.
+pub fn kubernetes() -> Registry {
+    let mut r = standard();
+    ext::register(&mut r);
+    k8s::register(&mut r);
     r
 }

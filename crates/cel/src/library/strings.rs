@@ -9,8 +9,8 @@ use crate::library::{Impl, Registry, global, member};
 use crate::types::Type;
 use crate::value::Value;
 
-pub use super::cost;
-use super::re2::compile_regex;
+use super::cost;
+pub use super::re2::compile_regex;
 
 pub fn register(r: &mut Registry) {
     let list_a = || Type::list(Type::param("A"));
