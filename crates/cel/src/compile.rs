@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::check::resolve::{self, Resolution};
 use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
 use crate::eval::{Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step};
@@ -30,7 +31,11 @@ pub fn compile(
         scopes: Vec::new(),
     };
     let root = c.lower(expr);
-    Ok(Program { root, result_type })
+    Ok(Program {
+        root,
+        result_type,
+        presence_test_cost: u64::from(env.presence_test_has_cost),
+    })
 }
 
 /// Names visible inside one comprehension.
@@ -67,8 +72,7 @@ impl<'e> Compiler<'e> {
             } => {
                 if !*test_only
                     && !*optional
-                    && let Some(parts) = qualified_name(e)
-                    && let Some(n) = self.resolve_parts(&parts)
+                    && let Some(n) = self.resolve_global_chain(e)
                 {
                     return n;
                 }
@@ -124,15 +128,49 @@ impl<'e> Compiler<'e> {
 
     /// A bare identifier: a comprehension variable, a declared variable, or a type name.
     fn lower_name(&mut self, e: &'e Expr, name: &'e str) -> Node {
-        if let Some(n) = self.resolve_parts(&[name]) {
+        if !name.starts_with('.')
+            && let Some(local) = self.local(name)
+        {
+            return local;
+        }
+        if let Some(n) = self.resolve_global_chain(e) {
             return n;
         }
-        let _ = e;
         Node::Fail(EvalError::new(format!(
             "undeclared reference to '{}' (in container '{}')",
             name.trim_start_matches('.'),
             self.env.container()
         )))
+    }
+
+    /// Resolves an identifier or plain select chain whose longest prefix is a global name
+    /// (the checker's rules, `check::resolve`), applying the remaining fields as selections.
+    fn resolve_global_chain(&self, e: &Expr) -> Option<Node> {
+        let is_local = |n: &str| self.local(n).is_some();
+        let (resolution, remaining) = resolve::resolve_select_chain(self.env, e, &is_local)?;
+        let mut fields = Vec::with_capacity(remaining);
+        let mut node = e;
+        for _ in 0..remaining {
+            match &node.kind {
+                ExprKind::Select { operand, field, .. } => {
+                    fields.push(field.as_str());
+                    node = operand;
+                }
+                _ => return None,
+            }
+        }
+        fields.reverse();
+        let base = match resolution {
+            Resolution::Variable { name, slot, .. } => Node::Var {
+                slot,
+                name: name.into(),
+            },
+            Resolution::TypeName { name, .. } => match type_constant(&name) {
+                Some(t) => Node::Const(Value::Type(t)),
+                None => Node::Fail(EvalError::new(format!("unknown variable: {name}"))),
+            },
+        };
+        Some(selects(base, &fields))
     }
 
     fn local(&self, name: &str) -> Option<Node> {
@@ -160,34 +198,6 @@ impl<'e> Compiler<'e> {
         None
     }
 
-    /// Resolves a qualified name `a.b.c` (as parts): the first part may be a comprehension
-    /// variable; otherwise the longest declared variable name, tried in the container's
-    /// scopes from the innermost out, followed by field selections of the rest. A single
-    /// unresolved part may name a type.
-    fn resolve_parts(&self, parts: &[&'e str]) -> Option<Node> {
-        let first = *parts.first()?;
-        if !first.starts_with('.')
-            && let Some(local) = self.local(first)
-        {
-            return Some(selects(local, parts.get(1..).unwrap_or(&[])));
-        }
-        let vars = self.env.variables();
-        for k in (1..=parts.len()).rev() {
-            let head = parts.get(..k).unwrap_or(&[]).join(".");
-            for candidate in container_candidates(self.env.container(), &head) {
-                if let Some(slot) = vars.slot(&candidate) {
-                    let node = Node::Var {
-                        slot,
-                        name: candidate.into(),
-                    };
-                    return Some(selects(node, parts.get(k..).unwrap_or(&[])));
-                }
-            }
-        }
-        let joined = parts.join(".");
-        type_constant(joined.trim_start_matches('.')).map(|t| Node::Const(Value::Type(t)))
-    }
-
     fn lower_call(
         &mut self,
         target: Option<&'e Expr>,
@@ -200,14 +210,10 @@ impl<'e> Compiler<'e> {
             return n;
         }
         // `ns.f(x)`: a namespaced global function, unless `ns` is a variable.
-        if let Some(t) = target
-            && let Some(parts) = qualified_name(t)
-            && self
-                .resolve_parts(&parts)
-                .is_none_or(|n| matches!(n, Node::Const(_)))
-        {
-            let full = format!("{}.{function}", parts.join(".").trim_start_matches('.'));
-            if self.env.registry().get(&full).is_some() {
+        if let Some(t) = target {
+            let is_local = |n: &str| self.local(n).is_some();
+            if let Some((full, _)) = resolve::namespaced_function(self.env, t, function, &is_local)
+            {
                 let nodes: Vec<Node> = args.iter().map(|a| self.lower(a)).collect();
                 return self.call(&full, false, nodes);
             }
@@ -222,6 +228,11 @@ impl<'e> Compiler<'e> {
             nodes.push(self.lower(t));
         }
         nodes.extend(args.iter().map(|a| self.lower(a)));
+        if target.is_none()
+            && let Some((full, _)) = resolve::resolve_function(self.env, function)
+        {
+            return self.call(&full, false, nodes);
+        }
         self.call(function, target.is_some(), nodes)
     }
 
@@ -235,18 +246,24 @@ impl<'e> Compiler<'e> {
         let ExprKind::Literal(Literal::String(pattern)) = &pattern.kind else {
             return None;
         };
-        match regex::Regex::new(pattern) {
-            Ok(re) => Some(Node::Matches(boxed(self.lower(subject)), Arc::new(re))),
+        match crate::library::re2::compile_regex(pattern) {
+            Ok(re) => {
+                let pattern_len = u64::try_from(pattern.chars().count()).unwrap_or(u64::MAX);
+                Some(Node::Matches(
+                    boxed(self.lower(subject)),
+                    Arc::new(re),
+                    pattern_len,
+                ))
+            }
             Err(_) => None,
         }
     }
 
     fn call(&self, function: &str, receiver: bool, mut args: Vec<Node>) -> Node {
-        let imp = self
-            .env
-            .registry()
-            .get(function)
-            .and_then(|f| f.impls.get(&(receiver, args.len())).copied());
+        let key = (receiver, args.len());
+        let declared = self.env.registry().get(function);
+        let imp = declared.and_then(|f| f.impls.get(&key).copied());
+        let cost = declared.and_then(|f| f.costs.get(&key).copied());
         let Some(imp) = imp else {
             return Node::Fail(EvalError::new(format!(
                 "no such overload: {function}/{}{}",
@@ -256,18 +273,18 @@ impl<'e> Compiler<'e> {
         };
         match (imp, args.len()) {
             (Impl::Unary(f), 1) => match args.pop() {
-                Some(a) => Node::Call1(f, boxed(a)),
+                Some(a) => Node::Call1(f, cost, boxed(a)),
                 None => Node::Fail(EvalError::new("internal error: arity")),
             },
             (Impl::Binary(f), 2) => match <[Node; 2]>::try_from(args) {
-                Ok(a) => Node::Call2(f, Box::new(a)),
+                Ok(a) => Node::Call2(f, cost, Box::new(a)),
                 Err(_) => Node::Fail(EvalError::new("internal error: arity")),
             },
             (Impl::Ternary(f), 3) => match <[Node; 3]>::try_from(args) {
-                Ok(a) => Node::Call3(f, Box::new(a)),
+                Ok(a) => Node::Call3(f, cost, Box::new(a)),
                 Err(_) => Node::Fail(EvalError::new("internal error: arity")),
             },
-            (Impl::Nary(f), _) => Node::CallN(f, args),
+            (Impl::Nary(f), _) => Node::CallN(f, cost, args),
             _ => Node::Fail(EvalError::new(format!(
                 "no such overload: {function}/{}",
                 args.len()
@@ -434,44 +451,6 @@ fn selects(mut node: Node, fields: &[&str]) -> Node {
     node
 }
 
-/// `a.b.c` as `["a", "b", "c"]` when `e` is a chain of plain selections on an identifier.
-fn qualified_name(e: &Expr) -> Option<Vec<&str>> {
-    match &e.kind {
-        ExprKind::Ident(n) => Some(vec![n.as_str()]),
-        ExprKind::Select {
-            operand,
-            field,
-            test_only: false,
-            optional: false,
-        } => {
-            let mut parts = qualified_name(operand)?;
-            parts.push(field.as_str());
-            Some(parts)
-        }
-        _ => None,
-    }
-}
-
-/// The names `name` may refer to from inside `container`, innermost first, as cel-go
-/// resolves them: in container `a.b`, `x` is tried as `a.b.x`, `a.x`, then `x`. A leading
-/// dot makes the name absolute.
-pub fn container_candidates(container: &str, name: &str) -> Vec<String> {
-    if let Some(abs) = name.strip_prefix('.') {
-        return vec![abs.to_string()];
-    }
-    let mut out = Vec::new();
-    let mut prefix = container;
-    while !prefix.is_empty() {
-        out.push(format!("{prefix}.{name}"));
-        prefix = match prefix.rfind('.') {
-            Some(i) => prefix.get(..i).unwrap_or(""),
-            None => "",
-        };
-    }
-    out.push(name.to_string());
-    out
-}
-
 /// Type names usable as values (`type(1) == int`).
 pub fn type_constant(name: &str) -> Option<TypeValue> {
     Some(match name {
@@ -488,7 +467,6 @@ pub fn type_constant(name: &str) -> Option<TypeValue> {
         "google.protobuf.Timestamp" => TypeValue::Timestamp,
         "google.protobuf.Duration" => TypeValue::Duration,
         "optional_type" => TypeValue::Optional,
-        "dyn" => TypeValue::Named(Arc::from("dyn")),
         _ => return None,
     })
 }
@@ -510,11 +488,15 @@ fn literal(l: &Literal) -> Value<'static> {
 /// `&&`, `||` and `?:` may still absorb it.
 fn fold(node: Node) -> Node {
     let foldable = match &node {
-        Node::Const(_) | Node::Var { .. } | Node::Local { .. } | Node::Fail(_) => false,
+        Node::Const(_)
+        | Node::Folded { .. }
+        | Node::Var { .. }
+        | Node::Local { .. }
+        | Node::Fail(_) => false,
         Node::Comprehension(_) | Node::InStrings(..) => false,
-        Node::Select { operand, .. }
-        | Node::OptSelect { operand, .. }
-        | Node::Has { operand, .. } => is_const(operand),
+        // `has()` is left alone: its cost depends on the environment's presence-test setting.
+        Node::Has { .. } => false,
+        Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
         Node::Index(a, b)
         | Node::OptIndex(a, b)
         | Node::And(a, b)
@@ -524,12 +506,14 @@ fn fold(node: Node) -> Node {
         | Node::Rel(_, a, b)
         | Node::Arith(_, a, b)
         | Node::In(a, b) => is_const(a) && is_const(b),
-        Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, a) => is_const(a),
-        Node::Matches(a, _) => is_const(a),
+        Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, _, a) => {
+            is_const(a)
+        }
+        Node::Matches(a, ..) => is_const(a),
         Node::Cond(p) => p.iter().all(is_const),
-        Node::Call2(_, p) => p.iter().all(is_const),
-        Node::Call3(_, p) => p.iter().all(is_const),
-        Node::CallN(_, args) | Node::List { elements: args, .. } => args.iter().all(is_const),
+        Node::Call2(_, _, p) => p.iter().all(is_const),
+        Node::Call3(_, _, p) => p.iter().all(is_const),
+        Node::CallN(_, _, args) | Node::List { elements: args, .. } => args.iter().all(is_const),
         Node::Map(entries) => entries
             .iter()
             .all(|e| is_const(&e.key) && is_const(&e.value)),
@@ -538,13 +522,16 @@ fn fold(node: Node) -> Node {
         return node;
     }
     let act: Activation<'static> = Activation::empty();
-    let ctx = Ctx { activation: &act };
+    let ctx = Ctx::new(&act, u64::MAX, 1);
     match node.eval(&ctx) {
-        Ok(v) => Node::Const(v),
+        Ok(value) => match ctx.cost.get() {
+            0 => Node::Const(value),
+            cost => Node::Folded { value, cost },
+        },
         Err(_) => node,
     }
 }
 
 fn is_const(n: &Node) -> bool {
-    matches!(n, Node::Const(_))
+    matches!(n, Node::Const(_) | Node::Folded { .. })
 }
