@@ -12,6 +12,7 @@
 //! | `google.protobuf.Duration` | a string: seconds with an `s` suffix (`"1.5s"`) |
 //! | a type | a string: its name (`"int"`, `"google.protobuf.Timestamp"`) |
 //! | an optional | its value, or `null` when empty |
+//! | an extension type's value (IP, quantity, ...) | a string: its text ([`Opaque::to_text`](crate::value::Opaque::to_text)); a [`FormatError`] when it has none |
 //! | `list` | an array |
 //! | `map` | an object, entries in the map's order; JSON keys must be strings, so `int`, `uint` and `bool` keys are written as their text (`1`, `true`) |
 //!
@@ -23,7 +24,9 @@
 //! The output is an expression that evaluates to an equal value: `1`, `1u`, `1.0`, `"a\n"`,
 //! `b"\x00"`, `[1, 2]`, `{"a": 1}` with map keys sorted (bools, then ints, then uints, then
 //! strings, each in ascending order), `timestamp("...")`, `duration("...")`,
-//! `optional.of(x)`, `optional.none()`, and types by name.
+//! `optional.of(x)`, `optional.none()`, and types by name. An extension type's value prints
+//! as its [`Opaque::to_cel`](crate::value::Opaque::to_cel) expression, or, lacking one, as a
+//! `<type name>` placeholder, the one output that does not evaluate.
 //!
 //! Both printers walk the value with an explicit stack, so deeply nested input cannot
 //! overflow the call stack.
@@ -40,6 +43,9 @@ pub enum FormatError {
     /// Two keys of one map are written as the same JSON object key (`1` and `"1"`).
     #[error("map keys collide as JSON object key \"{0}\" (JSON keys are strings)")]
     DuplicateKey(String),
+    /// An extension type's value without a text form ([`crate::value::Opaque::to_text`]).
+    #[error("a value of type {0} has no JSON form")]
+    Opaque(&'static str),
 }
 
 /// Compact JSON: no whitespace between tokens.
@@ -90,6 +96,12 @@ pub fn to_cel(value: &Value<'_>) -> String {
                 cel_string(&mut out, &format_duration(d));
                 out.push(')');
             }
+            Value::Opaque(o) => match o.to_cel() {
+                Some(text) => out.push_str(&text),
+                None => {
+                    let _ = write!(out, "<{}>", o.type_name());
+                }
+            },
             Value::Optional(None) => out.push_str("optional.none()"),
             Value::Optional(Some(inner)) => {
                 out.push_str("optional.of(");
@@ -287,6 +299,10 @@ fn write_json(value: &Value<'_>, indent: Option<usize>) -> Result<String, Format
             Value::Type(t) => json_string(&mut out, t.name()),
             Value::Timestamp(ts) => json_string(&mut out, &format_timestamp(ts)),
             Value::Duration(d) => json_string(&mut out, &format_duration(d)),
+            Value::Opaque(o) => match o.to_text() {
+                Some(text) => json_string(&mut out, &text),
+                None => return Err(FormatError::Opaque(o.type_name())),
+            },
             Value::Optional(Some(inner)) => {
                 stack.push(JsonWork::Value((*inner).clone(), depth));
             }

@@ -145,6 +145,18 @@ pub trait Opaque: fmt::Debug + Send + Sync + 'static {
 
     /// For downcasting in the library that owns the type.
     fn as_any(&self) -> &dyn std::any::Any;
+
+    /// The value's canonical text (`10.0.0.1`, `1Gi`), which `format::to_json` prints as a
+    /// JSON string. `None`: the value has no JSON form.
+    fn to_text(&self) -> Option<String> {
+        None
+    }
+
+    /// A CEL expression that rebuilds the value (`ip("10.0.0.1")`, `quantity("1Gi")`), which
+    /// `format::to_cel` prints. `None`: it prints a `<type name>` placeholder instead.
+    fn to_cel(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A list: a view of a JSON array or an owned vector.

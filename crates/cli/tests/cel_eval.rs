@@ -101,7 +101,7 @@ fn json_mapping_of_special_values() {
     assert_eq!(ok(&["b'hi'"]), "\"aGk=\"\n");
     assert_eq!(ok(&["type(1)"]), "\"int\"\n");
     assert_eq!(ok(&[r#"double("NaN")"#]), "\"NaN\"\n");
-    assert_eq!(ok(&[r#"-double("Infinity")"#]), "\"-Infinity\"\n");
+    assert_eq!(ok(&["--", r#"-double("Infinity")"#]), "\"-Infinity\"\n");
     assert_eq!(
         ok(&["{1: 'a', true: 'b'}"]),
         "{\n  \"1\": \"a\",\n  \"true\": \"b\"\n}\n"

@@ -394,3 +394,58 @@ fn json_output_parses_back() {
         assert_eq!(back, doc);
     }
 }
+
+// ---- extension types ----
+
+#[derive(Debug)]
+struct Ip(&'static str);
+
+impl crate::value::Opaque for Ip {
+    fn type_name(&self) -> &'static str {
+        "net.IP"
+    }
+    fn equals(&self, other: &dyn crate::value::Opaque) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<Ip>()
+            .is_some_and(|o| o.0 == self.0)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn to_text(&self) -> Option<String> {
+        Some(self.0.to_string())
+    }
+    fn to_cel(&self) -> Option<String> {
+        let mut out = String::from("ip(");
+        cel_string(&mut out, self.0);
+        out.push(')');
+        Some(out)
+    }
+}
+
+#[derive(Debug)]
+struct Mute;
+
+impl crate::value::Opaque for Mute {
+    fn type_name(&self) -> &'static str {
+        "test.Mute"
+    }
+    fn equals(&self, _: &dyn crate::value::Opaque) -> bool {
+        false
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn opaque_values_print_their_own_forms() {
+    let v = Value::list(vec![Value::Opaque(Arc::new(Ip("10.0.0.1")))]);
+    assert_eq!(to_cel(&v), r#"[ip("10.0.0.1")]"#);
+    assert_eq!(to_json(&v).unwrap(), r#"["10.0.0.1"]"#);
+
+    let v = Value::list(vec![Value::Opaque(Arc::new(Mute))]);
+    assert_eq!(to_cel(&v), "[<test.Mute>]");
+    assert_eq!(to_json(&v), Err(FormatError::Opaque("test.Mute")));
+}
