@@ -75,6 +75,11 @@ fn example(name: &str) -> String {
         .to_string()
 }
 
+/// `ok` in the standard environment, which allows list and map literals that mix types.
+fn ok_std(args: &[&str]) -> String {
+    ok(&[&["--env", "standard"], args].concat())
+}
+
 // ---- output formats ----
 
 #[test]
@@ -89,7 +94,7 @@ fn prints_json_by_default() {
 
 #[test]
 fn json_output_is_pretty_and_keeps_map_order() {
-    let out = ok(&[r#"{"b": [1, 2u], "a": {"x": null}, "e": []}"#]);
+    let out = ok_std(&[r#"{"b": [1, 2u], "a": {"x": null}, "e": []}"#]);
     assert_eq!(
         out,
         "{\n  \"b\": [\n    1,\n    2\n  ],\n  \"a\": {\n    \"x\": null\n  },\n  \"e\": []\n}\n"
@@ -103,7 +108,7 @@ fn json_mapping_of_special_values() {
     assert_eq!(ok(&[r#"double("NaN")"#]), "\"NaN\"\n");
     assert_eq!(ok(&["--", r#"-double("Infinity")"#]), "\"-Infinity\"\n");
     assert_eq!(
-        ok(&["{1: 'a', true: 'b'}"]),
+        ok_std(&["{1: 'a', true: 'b'}"]),
         "{\n  \"1\": \"a\",\n  \"true\": \"b\"\n}\n"
     );
     assert_eq!(
@@ -115,13 +120,13 @@ fn json_mapping_of_special_values() {
 
 #[test]
 fn colliding_json_keys_fail_and_cel_output_still_works() {
-    let run = eval(&["{1: 'a', '1': 'b'}"]);
+    let run = eval(&["--env", "standard", "{1: 'a', '1': 'b'}"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
     assert!(run.stderr.contains("\"1\""), "{}", run.stderr);
     assert!(run.stderr.contains("--output cel"), "{}", run.stderr);
     assert_eq!(
-        ok(&["--output", "cel", "{1: 'a', '1': 'b'}"]),
+        ok_std(&["--output", "cel", "{1: 'a', '1': 'b'}"]),
         "{1: \"a\", \"1\": \"b\"}\n"
     );
 }
@@ -137,7 +142,7 @@ fn prints_cel_literals() {
     );
     assert_eq!(ok(&["--output", "cel", r#"b"\x00a""#]), "b\"\\x00a\"\n");
     assert_eq!(
-        ok(&["--output", "cel", r#"{"b": 1u, "a": [true, null], 2: 'x'}"#]),
+        ok_std(&["--output", "cel", r#"{"b": 1u, "a": [true, null], 2: 'x'}"#]),
         "{2: \"x\", \"a\": [true, null], \"b\": 1u}\n"
     );
     assert_eq!(ok(&["--output", "cel", "type(1u)"]), "uint\n");
@@ -159,10 +164,30 @@ fn cel_output_evaluates_back_to_the_same_value() {
         "[int, uint, double, string, bytes, bool, list, map, null_type, type]",
         "[optional.of([1]), optional.none()]",
     ] {
-        let first = ok(&["--output", "cel", expr]);
-        let second = ok(&["--output", "cel", first.trim_end()]);
+        let first = ok_std(&["--output", "cel", expr]);
+        let second = ok_std(&["--output", "cel", first.trim_end()]);
         assert_eq!(first, second, "{expr}");
     }
+}
+
+#[test]
+fn kubernetes_environment_by_default() {
+    // Kubernetes rejects literals that mix types; the standard environment allows them.
+    let run = eval(&["[1, 'a']"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("ERROR: <input>:1:"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(ok_std(&["--output", "cel", "[1, 'a']"]), "[1, \"a\"]\n");
+    // JSON data may mix types freely in either.
+    assert_eq!(
+        ok(&["--output", "cel", "x", "--var", r#"x=[1, "a"]"#]),
+        "[1, \"a\"]\n"
+    );
+    let run = eval(&["1", "--env", "go"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
 }
 
 #[test]

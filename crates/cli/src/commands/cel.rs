@@ -28,7 +28,8 @@ Examples:
   celer cel eval 'x.items.map(i, i * 2)' --var 'x={\"items\": [1, 2, 3]}'
   celer cel eval 'object.spec.containers.all(c, c.image.startsWith(\"registry.example/\"))' \\
       --var object=@examples/pod.yaml
-  celer cel eval --output cel '{\"b\": 1u, \"a\": b\"\\x00\"}'
+  celer cel eval --output cel '{\"b\": 1u, \"a\": 2u}'
+  celer cel eval --env standard '[1, \"mixed\", true]'
   celer cel eval -- '-1 + 2'        (an expression starting with '-' goes after --)
 
 Exit status: 0 a value was printed; 1 evaluation failed (e.g. 1/0); 2 bad flags or
@@ -49,6 +50,19 @@ pub struct EvalArgs {
     /// How to print the value.
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Json)]
     pub output: OutputFormat,
+
+    /// The CEL environment: functions available and checking rules.
+    #[arg(long, value_enum, default_value_t = Environment::Kubernetes)]
+    pub env: Environment,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Environment {
+    /// As in Kubernetes admission policies: the standard library plus the CEL extension and
+    /// Kubernetes libraries; list and map literals must not mix element types.
+    Kubernetes,
+    /// The CEL standard library only.
+    Standard,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -142,7 +156,10 @@ fn eval(args: &EvalArgs) -> ExitCode {
         Err(message) => return fail(EXIT_USAGE, &message),
     };
 
-    let mut env = Env::standard();
+    let mut env = match args.env {
+        Environment::Kubernetes => Env::kubernetes(),
+        Environment::Standard => Env::standard(),
+    };
     for (name, _) in &documents {
         env.declare(name, Type::Dyn);
     }
