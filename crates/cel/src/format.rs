@@ -21,7 +21,9 @@
 //!
 //! # CEL literals ([`to_cel`])
 //!
-//! The output is an expression that evaluates to an equal value: `1`, `1u`, `1.0`, `"a\n"`,
+//! The output is an expression that evaluates, in [`Env::standard`](crate::Env::standard), to
+//! an equal value (the Kubernetes environment rejects literals that mix element types, as JSON
+//! data often does): `1`, `1u`, `1.0`, `"a\n"`,
 //! `b"\x00"`, `[1, 2]`, `{"a": 1}` with map keys sorted (bools, then ints, then uints, then
 //! strings, each in ascending order), `timestamp("...")`, `duration("...")`,
 //! `optional.of(x)`, `optional.none()`, and types by name. An extension type's value prints

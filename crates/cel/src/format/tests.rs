@@ -449,3 +449,111 @@ fn opaque_values_print_their_own_forms() {
     assert_eq!(to_cel(&v), "[<test.Mute>]");
     assert_eq!(to_json(&v), Err(FormatError::Opaque("test.Mute")));
 }
+
+// ---- round trips through the parser and evaluator ----
+
+/// Evaluates `to_cel(v)` in the standard environment and prints the result again.
+fn reprint(v: &Value<'_>) -> String {
+    let text = to_cel(v);
+    let env = crate::Env::standard();
+    let program = env.compile(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+    let act = crate::Activation::new(&env);
+    let back = program.eval(&act).unwrap_or_else(|e| panic!("{text}: {e}"));
+    to_cel(&back)
+}
+
+#[test]
+fn cel_literals_evaluate_back() {
+    let values = vec![
+        Value::Int(i64::MIN),
+        Value::Int(i64::MAX),
+        Value::Uint(u64::MAX),
+        Value::Double(-0.0),
+        Value::Double(f64::NAN),
+        Value::Double(f64::NEG_INFINITY),
+        Value::Double(5e-324),
+        s("\u{0}\u{7}\u{8}\u{b}\u{c}\u{1b}\u{7f}\u{85}\"'\\ é 日本 \u{10ffff}"),
+        Value::bytes((0..=255u8).collect::<Vec<_>>()),
+        Value::Type(TypeValue::Timestamp),
+        Value::Timestamp(Timestamp {
+            secs: -62_135_596_800,
+            nanos: 1,
+        }),
+        Value::Duration(Duration {
+            secs: -1,
+            nanos: -500_000_000,
+        }),
+        some(Value::Optional(None)),
+        map(vec![
+            (key("z"), Value::list(vec![])),
+            (Key::Uint(7), map(vec![])),
+            (Key::Bool(false), Value::Null),
+            (Key::Int(-7), some(s("x"))),
+        ]),
+    ];
+    for v in values {
+        assert_eq!(reprint(&v), to_cel(&v));
+    }
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn scalar() -> impl Strategy<Value = Value<'static>> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            any::<u64>().prop_map(Value::Uint),
+            any::<f64>().prop_map(Value::Double),
+            any::<String>().prop_map(Value::string),
+            proptest::collection::vec(any::<u8>(), 0..8).prop_map(Value::bytes),
+        ]
+    }
+
+    fn key_strategy() -> impl Strategy<Value = Key<'static>> {
+        prop_oneof![
+            any::<bool>().prop_map(Key::Bool),
+            any::<i64>().prop_map(Key::Int),
+            any::<u64>().prop_map(Key::Uint),
+            "[a-z0-9\"\\\\]{0,4}".prop_map(|k| Key::String(Str::from(k))),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value<'static>> {
+        scalar().prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::list),
+                proptest::collection::vec((key_strategy(), inner.clone()), 0..4).prop_map(
+                    |entries| {
+                        let mut m = OwnedMap::new();
+                        for (k, v) in entries {
+                            m.insert(k, v);
+                        }
+                        Value::map(m)
+                    }
+                ),
+                inner.prop_map(|v| Value::Optional(Some(Arc::new(v)))),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn to_cel_evaluates_back(v in value()) {
+            prop_assert_eq!(reprint(&v), to_cel(&v));
+        }
+
+        #[test]
+        fn to_json_is_json(v in value()) {
+            for text in [to_json(&v), to_json_pretty(&v)].into_iter().flatten() {
+                let parsed: Result<Json, _> = sonic_rs::from_str(&text);
+                prop_assert!(parsed.is_ok(), "{}", text);
+            }
+        }
+    }
+}
