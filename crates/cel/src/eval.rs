@@ -595,6 +595,12 @@ fn push<'a>(accu: &mut EvalResult<'a>, v: EvalResult<'a>) {
             return;
         }
     };
+    if let Ok(Value::List(l)) = accu
+        && let Err(e) = crate::limits::check_elements(l.len().saturating_add(1))
+    {
+        *accu = Err(e);
+        return;
+    }
     match accu {
         Ok(Value::List(List::Owned(items))) => Arc::make_mut(items).push(v),
         Ok(Value::List(List::Json(json))) => {
