@@ -1,6 +1,23 @@
 //! Lexing, parsing and macro expansion.
+//!
+//! [`parse_with`] turns CEL source into an [`ast::Expr`] with macros expanded, or a
+//! [`CompileError`] of kind `Parse` listing every problem found (with byte spans rendered as
+//! `line:column` like cel-go). Ids are unique, 1-based and increase in parse order; a node's
+//! `span.start` is where cel-go reports that node (the operator of an operator call, the `(`
+//! of a call, the `.` of a selection, ...), `span.end` the end of the node's text.
+//!
+//! Limits ([`ParseOptions`]): input longer than `max_code_points` code points is rejected
+//! before lexing; sub-expression nesting and the height of the tree are bounded by
+//! `max_depth` (see `parser.rs` for how this relates to cel-go's limits), so accepted trees
+//! can be walked recursively and dropped without overflowing the stack.
 
 pub mod ast;
+mod lexer;
+mod macros;
+mod parser;
+mod print;
+#[cfg(test)]
+mod tests;
 
 use crate::env::ParseOptions;
 use crate::error::{CompileError, CompileErrorKind, Diagnostic};
@@ -12,13 +29,32 @@ pub fn parse(source: &str) -> Result<Expr, CompileError> {
 }
 
 /// Parses `source` into an AST with macros expanded.
-pub fn parse_with(source: &str, _options: &ParseOptions) -> Result<Expr, CompileError> {
-    Err(CompileError::new(
-        CompileErrorKind::Parse,
-        source,
-        vec![Diagnostic {
+pub fn parse_with(source: &str, options: &ParseOptions) -> Result<Expr, CompileError> {
+    let size = source.chars().count();
+    if size > options.max_code_points {
+        let diag = Diagnostic {
             span: Span::default(),
-            message: "parser not implemented".into(),
-        }],
-    ))
+            message: format!(
+                "expression code point size exceeds limit: size: {size}, limit {}",
+                options.max_code_points
+            ),
+        };
+        return Err(CompileError::new(CompileErrorKind::Parse, source, vec![diag]));
+    }
+    let mut p = parser::Parser::new(source, options);
+    let expr = p.parse_all();
+    match expr {
+        Some(expr) if p.diags.is_empty() => Ok(expr),
+        _ => {
+            let mut diags = std::mem::take(&mut p.diags);
+            diags.sort_by_key(|d| d.span.start);
+            if diags.is_empty() {
+                diags.push(Diagnostic {
+                    span: Span::default(),
+                    message: "Syntax error: unparseable expression".into(),
+                });
+            }
+            Err(CompileError::new(CompileErrorKind::Parse, source, diags))
+        }
+    }
 }
