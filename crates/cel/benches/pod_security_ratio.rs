@@ -15,6 +15,9 @@
 //!
 //! `-- --dump-pods DIR` writes the generated Pods (the exact bytes measured) into DIR instead.
 //!
+//! `-- --loop celer|handwritten|celer-e2e|handwritten-e2e N` runs one path N times on the
+//! large Pod and exits: a steady loop for `perf record` or `valgrind --tool=callgrind`.
+//!
 //! Run without `--bench` (as `cargo test --all-targets` does) it checks agreement and runs a
 //! single short round: a smoke test, not a measurement.
 
@@ -443,6 +446,42 @@ fn dump_pods(dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `--loop WHAT N`: run one path N times on the large Pod and exit, for profilers
+/// (`perf record`, `valgrind --tool=callgrind`). WHAT is `celer`, `handwritten`,
+/// `celer-e2e` or `handwritten-e2e`.
+fn loop_args() -> Option<(String, u64)> {
+    let mut args = std::env::args().skip_while(|a| a != "--loop");
+    args.next()?;
+    let what = args.next()?;
+    let n = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    Some((what, n))
+}
+
+#[inline(never)]
+fn run_loop(pods: &Pods, what: &str, n: u64) -> Result<(), String> {
+    let pod = &pods.large;
+    let suite = Suite::compile()?;
+    let act = suite.activation(&pod.json)?;
+    for _ in 0..n {
+        match what {
+            "celer" => {
+                black_box(suite.eval_all(black_box(&act))?);
+            }
+            "handwritten" => {
+                black_box(check_all(black_box(&pod.json)));
+            }
+            "celer-e2e" => {
+                black_box(suite.end_to_end(black_box(&pod.bytes))?);
+            }
+            "handwritten-e2e" => {
+                black_box(support::handwritten_end_to_end(black_box(&pod.bytes))?);
+            }
+            other => return Err(format!("unknown --loop target '{other}'")),
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let opts = Options::from_args();
     let pods = match (BenchPod::small(), BenchPod::large()) {
@@ -454,6 +493,15 @@ fn main() -> ExitCode {
     };
     if let Some(dir) = dump_dir() {
         return match dump_pods(&dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Some((what, n)) = loop_args() {
+        return match run_loop(&pods, &what, n) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
