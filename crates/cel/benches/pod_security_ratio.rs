@@ -253,7 +253,7 @@ struct Pods {
 fn report(opts: Options, pods: &Pods, suite: Result<&Suite, &str>) -> Result<(), String> {
     let sizes = [("small", &pods.small), ("large", &pods.large)];
     println!(
-        "## Pod Security checks: celer vs hand-written Rust ({} rounds{})\n",
+        "## Pod Security checks: celer vs hand-written Rust (rounds: {}{})\n",
         opts.rounds,
         if opts.quick {
             ", quick: not for the record"
@@ -403,7 +403,7 @@ fn per_check(opts: Options, suite: &Suite, pod: &BenchPod) -> Result<(), String>
         batch: opts.batch / 2,
         ..opts
     };
-    println!("\n## Per check, large Pod ({} rounds)\n", per_opts.rounds);
+    println!("\n## Per check, large Pod (rounds: {})\n", per_opts.rounds);
     println!("| check | celer µs | hand-written µs | ratio | celer allocations |");
     println!("|---|---:|---:|---:|---:|");
     for ((name, program), (_, check)) in suite.programs.iter().zip(CHECKS) {
