@@ -4,13 +4,28 @@
 //! Choices where celer differs from, or has less than, cel-go:
 //! - **Messages** are not modelled. `Name{...}` is accepted for any name and has type
 //!   `Type::Message` of the name qualified by the container (or of the type a declared
-//!   `type(...)`-typed name refers to); selecting a field of a message gives `dyn`.
-//! - There are no protobuf wrapper types, enums or `google.protobuf.Any`.
+//!   `type(...)`-typed name refers to); selecting a field of a message gives `dyn`. The
+//!   well-known types build their CEL types (`google.protobuf.Int64Value{...}` is an `int`,
+//!   `google.protobuf.Struct{...}` a `map(string, dyn)`, ...).
+//! - There are no protobuf wrapper types (a wrapper is its primitive, so it does not accept
+//!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
+//! - In a receiver call `ns.f(x)`, a variable `ns` wins over a global function `ns.f`
+//!   (cel-go prefers the function); see
+//!   [`namespaced_function`].
+//! - Joining `null` with a nullable type gives the nullable type in either order
+//!   (cel-spec's `legacy_nullable_types` tests; cel-go skips them).
+//!
+//! Name resolution lives in small public functions ([`resolve_select_chain`],
+//! [`resolve_name`], [`namespaced_function`], ...) so that the compiler resolves exactly
+//! as the checker does; [`check_ast`] also returns what every node resolved to.
 
-mod resolve;
+mod homogeneous;
+pub mod resolve;
 mod unify;
 
+#[cfg(test)]
+mod source_tests;
 #[cfg(test)]
 mod tests;
 
@@ -42,9 +57,14 @@ pub struct CheckOptions {
     /// Offer the ordering overloads across numeric kinds (`1 < 2.0`). On by default, as in
     /// Kubernetes (from 1.28) and the cel-spec conformance suite; cel-go's own default is off.
     pub cross_type_numeric_comparisons: bool,
-    /// Require list and map literal elements to share one type (Kubernetes sets this);
-    /// otherwise mixed elements give `dyn`, cel-go's default.
+    /// Reject list and map literals whose elements (keys, values) do not all have exactly the
+    /// same type once checked, as cel-go's `HomogeneousAggregateLiterals` validator does
+    /// (Kubernetes sets it). Without it mixed elements give `dyn`, cel-go's default. Either
+    /// way `dyn` is not the same type as `int`: `[1, dyn(2)]` is rejected.
     pub homogeneous_aggregate_literals: bool,
+    /// Calls whose arguments, at any depth, are exempt from the homogeneity check (cel-go's
+    /// string extension exempts `format`, the block extension `cel.@block`).
+    pub homogeneous_exempt_functions: Vec<String>,
 }
 
 impl Default for CheckOptions {
@@ -52,6 +72,7 @@ impl Default for CheckOptions {
         CheckOptions {
             cross_type_numeric_comparisons: true,
             homogeneous_aggregate_literals: false,
+            homogeneous_exempt_functions: vec!["format".into(), "cel.@block".into()],
         }
     }
 }
@@ -102,17 +123,25 @@ pub fn check_ast(env: &Env, source: &str, expr: &Expr) -> Result<Checked, Compil
         references: HashMap::new(),
     };
     let root = c.check(expr);
-    if !c.diagnostics.is_empty() {
-        let mut diags = c.diagnostics;
+    let mut diags = c.diagnostics;
+    let mut types = HashMap::new();
+    if diags.is_empty() {
+        types = c
+            .types
+            .iter()
+            .map(|(id, t)| (*id, unify::substitute(&c.mapping, t, true)))
+            .collect();
+        // Like cel-go's validators, this runs only on a successfully checked expression.
+        let options = env.check_options();
+        if options.homogeneous_aggregate_literals {
+            homogeneous::validate(expr, &types, options, &mut diags);
+        }
+    }
+    if !diags.is_empty() {
         diags.sort_by_key(|d| d.span.start);
         diags.truncate(MAX_ERRORS);
         return Err(CompileError::new(CompileErrorKind::Check, source, diags));
     }
-    let types = c
-        .types
-        .iter()
-        .map(|(id, t)| (*id, unify::substitute(&c.mapping, t, true)))
-        .collect();
     Ok(Checked {
         result_type: unify::substitute(&c.mapping, &root, true),
         types,
@@ -310,7 +339,9 @@ impl Checker<'_> {
             };
         };
         // `a.b.f(x)` where `a.b.f` is a global function: call it without a receiver.
-        if let Some((name, f)) = namespaced_function(env, target, function) {
+        let scopes = &self.scopes;
+        let is_local = |n: &str| scopes.iter().any(|s| s.contains_key(n));
+        if let Some((name, f)) = namespaced_function(env, target, function, &is_local) {
             return self.resolve_overload(e, &name, f, None, args, arg_types);
         }
         let target_type = self.check(target);
@@ -440,18 +471,15 @@ impl Checker<'_> {
     // ----- aggregate literals -----
 
     /// The common type of aggregate literal elements so far and the next one.
-    fn join_types(&mut self, e: &Expr, previous: Option<Type>, current: Type) -> Type {
+    fn join_types(&mut self, previous: Option<Type>, current: Type) -> Type {
         let Some(previous) = previous else {
             return current;
         };
         if self.is_assignable(&previous, &current) {
             return unify::most_general(&previous, &current);
         }
-        if !self.env.check_options().homogeneous_aggregate_literals {
-            return Type::Dyn;
-        }
-        self.type_mismatch(e, &previous, &current);
-        Type::Error
+        // Mixed elements are dyn; homogeneity is checked afterwards, when asked for.
+        Type::Dyn
     }
 
     /// For `?x` elements and entries: the type `T` of an `optional_type(T)` value.
@@ -470,7 +498,7 @@ impl Checker<'_> {
             if optional_indices.iter().any(|&o| o as usize == i) {
                 t = self.unwrap_optional_element(el, t);
             }
-            elem = Some(self.join_types(el, elem, t));
+            elem = Some(self.join_types(elem, t));
         }
         let elem = match elem {
             Some(t) => t,
@@ -484,12 +512,12 @@ impl Checker<'_> {
         let mut value: Option<Type> = None;
         for entry in entries {
             let kt = self.check(&entry.key);
-            key = Some(self.join_types(&entry.key, key, kt));
+            key = Some(self.join_types(key, kt));
             let mut vt = self.check(&entry.value);
             if entry.optional {
                 vt = self.unwrap_optional_element(&entry.value, vt);
             }
-            value = Some(self.join_types(&entry.value, value, vt));
+            value = Some(self.join_types(value, vt));
         }
         match (key, value) {
             (Some(k), Some(v)) => Type::map(k, v),
@@ -508,7 +536,13 @@ impl Checker<'_> {
                 self.unwrap_optional_element(&f.value, t);
             }
         }
-        // A declared name of type `type(T)` names T; otherwise the container-qualified name.
+        // A well-known protobuf type, then a declared name of type `type(T)` naming a message;
+        // otherwise the container-qualified name.
+        for candidate in candidate_names(self.env.container(), type_name) {
+            if let Some(t) = well_known_struct(&candidate) {
+                return t;
+            }
+        }
         if let Some(r) = resolve_name(self.env, type_name)
             && let Type::Type(inner) = r.ty()
             && let Type::Message(_) = **inner
@@ -572,6 +606,25 @@ impl Checker<'_> {
         self.scopes.pop();
         self.substitute(&result)
     }
+}
+
+/// The CEL type of a well-known protobuf message built with `Name{...}`. Wrappers are their
+/// primitive (celer has no wrapper types), JSON types are their CEL shapes.
+fn well_known_struct(name: &str) -> Option<Type> {
+    Some(match name {
+        "google.protobuf.BoolValue" => Type::Bool,
+        "google.protobuf.BytesValue" => Type::Bytes,
+        "google.protobuf.DoubleValue" | "google.protobuf.FloatValue" => Type::Double,
+        "google.protobuf.Int32Value" | "google.protobuf.Int64Value" => Type::Int,
+        "google.protobuf.UInt32Value" | "google.protobuf.UInt64Value" => Type::Uint,
+        "google.protobuf.StringValue" => Type::String,
+        "google.protobuf.Timestamp" => Type::Timestamp,
+        "google.protobuf.Duration" => Type::Duration,
+        "google.protobuf.Value" | "google.protobuf.Any" => Type::Dyn,
+        "google.protobuf.Struct" => Type::map(Type::String, Type::Dyn),
+        "google.protobuf.ListValue" => Type::list(Type::Dyn),
+        _ => return None,
+    })
 }
 
 fn literal_type(lit: &Literal) -> Type {

@@ -17,10 +17,12 @@
 //!   ([`type_identifier`]: `int`, `list`, `google.protobuf.Timestamp`, ...), checked in that
 //!   order for each candidate.
 //! - **Functions.** Function names go through the container the same way
-//!   ([`resolve_function`]). For a receiver call `a.b.f(x)`, if `a.b.f` names a global
-//!   function (e.g. `optional.of`), the call is that global function with the arguments only
-//!   and the target is never evaluated; this is tested before the target is resolved as a
-//!   variable, exactly as cel-go does ([`namespaced_function`]).
+//!   ([`resolve_function`]). For a receiver call `a.b.f(x)` whose target `a.b` is not a
+//!   variable (neither a local nor a declared variable, by the rules above), if `a.b.f` names
+//!   a global function (e.g. `optional.of`), the call is that global function with the
+//!   arguments only and the target is never evaluated ([`namespaced_function`]). cel-go
+//!   tries the namespaced function even when `a` is a variable; celer lets the variable win,
+//!   as its compiler does.
 
 use crate::env::Env;
 use crate::library::Function;
@@ -196,13 +198,22 @@ pub fn resolve_function<'e>(env: &'e Env, name: &str) -> Option<(String, &'e Fun
         })
 }
 
-/// For a receiver call `target.function(...)`: if `target` spells a qualified name `q` and
-/// `q.function` is a declared global function (like `optional.of`), returns that function.
+/// For a receiver call `target.function(...)`: if `target` spells a qualified name `q` that
+/// is not a variable (no local is its root and no prefix of it is a declared variable; a type
+/// name does not count) and `q.function` is a declared global function (like
+/// `optional.of`), returns that function.
 pub fn namespaced_function<'e>(
     env: &'e Env,
     target: &Expr,
     function: &str,
+    is_local: &dyn Fn(&str) -> bool,
 ) -> Option<(String, &'e Function)> {
     let prefix = qualified_name(target)?;
+    if !prefix.starts_with('.') && is_local(root_part(&prefix)) {
+        return None;
+    }
+    if let Some((Resolution::Variable { .. }, _)) = resolve_select_chain(env, target, is_local) {
+        return None;
+    }
     resolve_function(env, &format!("{prefix}.{function}"))
 }

@@ -225,63 +225,9 @@ fn filter(range: Expr, var: &str, p: Expr) -> Expr {
 
 // ----- environments -----
 
-/// The standard environment plus the few functions other engineers declare for real
-/// (conversions, strings), so the tests can use them.
+/// The standard environment.
 fn env() -> Env {
-    let mut env = Env::standard();
-    let r = env.registry_mut();
-    let a = Type::param("A");
-    r.declare("dyn", vec![global("to_dyn", vec![a.clone()], Type::Dyn)]);
-    r.declare(
-        "type",
-        vec![global("type", vec![a.clone()], Type::type_of(a.clone()))],
-    );
-    r.declare(
-        "size",
-        vec![
-            global("size_string", vec![Type::String], Type::Int),
-            global("size_list", vec![Type::list(a.clone())], Type::Int),
-            member("list_size", vec![Type::list(a.clone())], Type::Int),
-            global(
-                "size_map",
-                vec![Type::map(a.clone(), Type::param("B"))],
-                Type::Int,
-            ),
-        ],
-    );
-    r.declare(
-        "startsWith",
-        vec![member(
-            "starts_with_string",
-            vec![Type::String, Type::String],
-            Type::Bool,
-        )],
-    );
-    r.declare(
-        "int",
-        vec![
-            global("int64_to_int64", vec![Type::Int], Type::Int),
-            global("uint64_to_int64", vec![Type::Uint], Type::Int),
-            global("string_to_int64", vec![Type::String], Type::Int),
-        ],
-    );
-    r.declare(
-        "timestamp",
-        vec![global(
-            "string_to_timestamp",
-            vec![Type::String],
-            Type::Timestamp,
-        )],
-    );
-    r.declare(
-        "duration",
-        vec![global(
-            "string_to_duration",
-            vec![Type::String],
-            Type::Duration,
-        )],
-    );
-    env
+    Env::standard()
 }
 
 fn ty(env: &Env, e: &Expr) -> Type {
@@ -375,10 +321,52 @@ fn homogeneous_aggregate_literals() {
         err1(&env, &list(vec![int(1), s("a")])),
         "expected type 'int' but found 'string'"
     );
+    // dyn is not int: cel-go's validator compares the checked types exactly.
     assert_eq!(
-        ty(&env, &list(vec![int(1), dyn_(s("a"))])),
-        Type::list(Type::Dyn)
+        err1(&env, &list(vec![int(1), dyn_(s("a"))])),
+        "expected type 'int' but found 'dyn'"
     );
+    assert_eq!(
+        err1(&env, &map(vec![(s("a"), int(1)), (s("b"), null())])),
+        "expected type 'int' but found 'null'"
+    );
+    assert_eq!(
+        errs(&env, &map(vec![(s("a"), int(1)), (int(2), s("b"))])),
+        vec![
+            "expected type 'string' but found 'int'",
+            "expected type 'int' but found 'string'"
+        ]
+    );
+    // Empty lists take the element type they are joined with.
+    assert_eq!(
+        ty(&env, &list(vec![list(vec![]), list(vec![int(1)])])),
+        Type::list(Type::list(Type::Int))
+    );
+    assert_eq!(
+        ty(&env, &list(vec![opt_none(), opt_of(int(1))])),
+        Type::list(Type::optional(Type::Int))
+    );
+    // Optional elements are compared by their value type.
+    assert_eq!(
+        ty(&env, &opt_list(vec![int(1), opt_of(int(2))], vec![1])),
+        Type::list(Type::Int)
+    );
+    // Nested literals are checked too, except inside exempt calls.
+    assert_eq!(
+        err1(&env, &list(vec![list(vec![int(1), s("a")])])),
+        "expected type 'int' but found 'string'"
+    );
+    let mut env2 = env.clone();
+    env2.registry_mut().declare(
+        "format",
+        vec![member(
+            "string_format",
+            vec![Type::String, Type::list(Type::Dyn)],
+            Type::String,
+        )],
+    );
+    let e = mcall(s("%d %s"), "format", vec![list(vec![int(1), s("a")])]);
+    assert_eq!(ty(&env2, &e), Type::String);
 }
 
 #[test]
@@ -1098,11 +1086,21 @@ fn optional_functions() {
         ),
         Type::list(Type::Int)
     );
-    // A variable named `optional` does not hide the namespaced function (cel-go's order).
+    // A variable named `optional` hides the namespaced function (cel-go would call
+    // `optional.of`; celer's compiler evaluates the variable, so the checker does too).
     let mut env2 = env.clone();
     env2.declare("optional", Type::map(Type::String, Type::Int));
-    assert_eq!(ty(&env2, &opt_of(int(1))), Type::optional(Type::Int));
+    assert_eq!(
+        err1(&env2, &opt_of(int(1))),
+        "undeclared reference to 'of' (in container '')"
+    );
     assert_eq!(ty(&env2, &sel(id("optional"), "of")), Type::Int);
+    // So does a comprehension variable.
+    let e = map_macro(list(vec![int(1)]), "optional", opt_of(int(1)));
+    assert_eq!(
+        err1(&env, &e),
+        "undeclared reference to 'of' (in container '')"
+    );
 }
 
 #[test]
@@ -1310,4 +1308,52 @@ fn standard_registry_declares_operators() {
             .iter()
             .all(|id| ordering.contains(id))
     );
+}
+
+#[test]
+fn large_expressions_check_quickly() {
+    let mut env = env();
+    env.declare("l", Type::list(Type::Int));
+    env.declare("m", Type::map(Type::String, Type::Dyn));
+    // 400 generic calls (`_[_]`, `_==_`, `@in`) chained with `&&`, as policies do.
+    let mut e = b(true);
+    for i in 0..200 {
+        let eq = bin(ops::EQUALS, index(id("l"), int(i)), int(i));
+        let inn = bin(ops::IN, s("k"), sel(id("m"), "f"));
+        e = bin(ops::LOGICAL_AND, e, bin(ops::LOGICAL_OR, eq, inn));
+    }
+    let start = std::time::Instant::now();
+    assert_eq!(ty(&env, &e), Type::Bool);
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+}
+
+/// Runs `f` on a thread with a small stack, as a guard against deep recursion.
+fn with_stack(bytes: usize, f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(bytes)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn deepest_parser_trees_check_in_a_small_stack() {
+    // The parser limits nesting to 250; check such trees on a 1 MiB stack.
+    with_stack(1 << 20, || {
+        let env = env();
+        let deep_list = (0..250).fold(int(1), |acc, _| list(vec![acc]));
+        let t = ty(&env, &deep_list);
+        assert!(matches!(t, Type::List(_)));
+        let deep_neg = (0..250).fold(int(1), |acc, _| call(ops::NEGATE, vec![acc]));
+        assert_eq!(ty(&env, &deep_neg), Type::Int);
+        let deep_add = (0..250).fold(int(1), |acc, i| bin(ops::ADD, acc, int(i)));
+        assert_eq!(ty(&env, &deep_add), Type::Int);
+        let mut env2 = env.clone();
+        env2.declare("m", Type::Dyn);
+        let deep_sel = (0..250).fold(id("m"), |acc, _| sel(acc, "f"));
+        assert_eq!(ty(&env2, &deep_sel), Type::Dyn);
+        let deep_map = (0..80).fold(int(1), |acc, _| map_macro(list(vec![int(1)]), "x", acc));
+        assert!(matches!(ty(&env, &deep_map), Type::List(_)));
+    });
 }

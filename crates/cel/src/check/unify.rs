@@ -256,9 +256,24 @@ fn subst(m: &Mapping, t: &Type, to_dyn: bool, depth: usize) -> Type {
     }
 }
 
+/// Whether `t` mentions a type parameter; without one, assignability never binds anything.
+fn has_params(t: &Type) -> bool {
+    match t {
+        Type::Param(_) => true,
+        Type::List(a) | Type::Optional(a) | Type::Type(a) => has_params(a),
+        Type::Map(k, v) => has_params(k) || has_params(v),
+        Type::Abstract(_, ps) => ps.iter().any(has_params),
+        _ => false,
+    }
+}
+
 /// Whether `t1` is assignable to `t2`; on success `m` takes the new bindings, on failure it is
 /// left as it was.
 pub fn is_assignable(m: &mut Mapping, t1: &Type, t2: &Type) -> bool {
+    if !has_params(t1) && !has_params(t2) {
+        // Nothing can be bound: no copy of the mapping to roll back to is needed.
+        return assignable(m, t1, t2, 0);
+    }
     let mut copy = m.clone();
     if assignable(&mut copy, t1, t2, 0) {
         *m = copy;
@@ -270,6 +285,9 @@ pub fn is_assignable(m: &mut Mapping, t1: &Type, t2: &Type) -> bool {
 
 /// [`is_assignable`] element-wise; the lists must have the same length.
 pub fn is_assignable_list(m: &mut Mapping, l1: &[Type], l2: &[Type]) -> bool {
+    if !l1.iter().chain(l2).any(has_params) {
+        return assignable_list(m, l1, l2, 0);
+    }
     let mut copy = m.clone();
     if assignable_list(&mut copy, l1, l2, 0) {
         *m = copy;

@@ -9,10 +9,10 @@ pub mod optional;
 use std::collections::HashMap;
 
 pub mod conversions;
-mod re2;
+pub mod operators;
+pub(crate) mod re2;
 pub mod strings;
 pub mod time;
-pub mod operators;
 
 use crate::error::EvalResult;
 use crate::types::Type;

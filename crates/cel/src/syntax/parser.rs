@@ -265,7 +265,13 @@ impl<'a> Parser<'a> {
         self.expect(Tok::Colon, "':'")?;
         let if_false = self.expr()?;
         let span = Span::new(q.start, self.prev_end());
-        self.call(id, span, ops::CONDITIONAL, None, vec![cond, if_true, if_false])
+        self.call(
+            id,
+            span,
+            ops::CONDITIONAL,
+            None,
+            vec![cond, if_true, if_false],
+        )
     }
 
     /// `||` chains (of `&&` chains), balanced like cel-go's.
@@ -335,7 +341,13 @@ impl<'a> Parser<'a> {
         let start = ctx.op_starts.get(mid).copied().unwrap_or(ctx.start);
         let end = (right.expr.span.end as usize).max(start);
         let _ = ctx.end;
-        self.call(id, Span::new(start, end), ctx.function, None, vec![left, right])
+        self.call(
+            id,
+            Span::new(start, end),
+            ctx.function,
+            None,
+            vec![left, right],
+        )
     }
 
     /// Precedence climbing over relations (level 0), additions (1), multiplications (2).
