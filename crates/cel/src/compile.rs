@@ -31,7 +31,11 @@ pub fn compile(
         scopes: Vec::new(),
     };
     let root = c.lower(expr);
-    Ok(Program { root, result_type })
+    Ok(Program {
+        root,
+        result_type,
+        presence_test_cost: u64::from(env.presence_test_has_cost),
+    })
 }
 
 /// Names visible inside one comprehension.
@@ -243,17 +247,23 @@ impl<'e> Compiler<'e> {
             return None;
         };
         match crate::library::re2::compile_regex(pattern) {
-            Ok(re) => Some(Node::Matches(boxed(self.lower(subject)), Arc::new(re))),
+            Ok(re) => {
+                let pattern_len = u64::try_from(pattern.chars().count()).unwrap_or(u64::MAX);
+                Some(Node::Matches(
+                    boxed(self.lower(subject)),
+                    Arc::new(re),
+                    pattern_len,
+                ))
+            }
             Err(_) => None,
         }
     }
 
     fn call(&self, function: &str, receiver: bool, mut args: Vec<Node>) -> Node {
-        let imp = self
-            .env
-            .registry()
-            .get(function)
-            .and_then(|f| f.impls.get(&(receiver, args.len())).copied());
+        let key = (receiver, args.len());
+        let declared = self.env.registry().get(function);
+        let imp = declared.and_then(|f| f.impls.get(&key).copied());
+        let cost = declared.and_then(|f| f.costs.get(&key).copied());
         let Some(imp) = imp else {
             return Node::Fail(EvalError::new(format!(
                 "no such overload: {function}/{}{}",
@@ -263,18 +273,18 @@ impl<'e> Compiler<'e> {
         };
         match (imp, args.len()) {
             (Impl::Unary(f), 1) => match args.pop() {
-                Some(a) => Node::Call1(f, boxed(a)),
+                Some(a) => Node::Call1(f, cost, boxed(a)),
                 None => Node::Fail(EvalError::new("internal error: arity")),
             },
             (Impl::Binary(f), 2) => match <[Node; 2]>::try_from(args) {
-                Ok(a) => Node::Call2(f, Box::new(a)),
+                Ok(a) => Node::Call2(f, cost, Box::new(a)),
                 Err(_) => Node::Fail(EvalError::new("internal error: arity")),
             },
             (Impl::Ternary(f), 3) => match <[Node; 3]>::try_from(args) {
-                Ok(a) => Node::Call3(f, Box::new(a)),
+                Ok(a) => Node::Call3(f, cost, Box::new(a)),
                 Err(_) => Node::Fail(EvalError::new("internal error: arity")),
             },
-            (Impl::Nary(f), _) => Node::CallN(f, args),
+            (Impl::Nary(f), _) => Node::CallN(f, cost, args),
             _ => Node::Fail(EvalError::new(format!(
                 "no such overload: {function}/{}",
                 args.len()
@@ -478,11 +488,15 @@ fn literal(l: &Literal) -> Value<'static> {
 /// `&&`, `||` and `?:` may still absorb it.
 fn fold(node: Node) -> Node {
     let foldable = match &node {
-        Node::Const(_) | Node::Var { .. } | Node::Local { .. } | Node::Fail(_) => false,
+        Node::Const(_)
+        | Node::Folded { .. }
+        | Node::Var { .. }
+        | Node::Local { .. }
+        | Node::Fail(_) => false,
         Node::Comprehension(_) | Node::InStrings(..) => false,
-        Node::Select { operand, .. }
-        | Node::OptSelect { operand, .. }
-        | Node::Has { operand, .. } => is_const(operand),
+        // `has()` is left alone: its cost depends on the environment's presence-test setting.
+        Node::Has { .. } => false,
+        Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
         Node::Index(a, b)
         | Node::OptIndex(a, b)
         | Node::And(a, b)
@@ -492,12 +506,14 @@ fn fold(node: Node) -> Node {
         | Node::Rel(_, a, b)
         | Node::Arith(_, a, b)
         | Node::In(a, b) => is_const(a) && is_const(b),
-        Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, a) => is_const(a),
-        Node::Matches(a, _) => is_const(a),
+        Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, _, a) => {
+            is_const(a)
+        }
+        Node::Matches(a, ..) => is_const(a),
         Node::Cond(p) => p.iter().all(is_const),
-        Node::Call2(_, p) => p.iter().all(is_const),
-        Node::Call3(_, p) => p.iter().all(is_const),
-        Node::CallN(_, args) | Node::List { elements: args, .. } => args.iter().all(is_const),
+        Node::Call2(_, _, p) => p.iter().all(is_const),
+        Node::Call3(_, _, p) => p.iter().all(is_const),
+        Node::CallN(_, _, args) | Node::List { elements: args, .. } => args.iter().all(is_const),
         Node::Map(entries) => entries
             .iter()
             .all(|e| is_const(&e.key) && is_const(&e.value)),
@@ -506,13 +522,16 @@ fn fold(node: Node) -> Node {
         return node;
     }
     let act: Activation<'static> = Activation::empty();
-    let ctx = Ctx { activation: &act };
+    let ctx = Ctx::new(&act, u64::MAX, 1);
     match node.eval(&ctx) {
-        Ok(v) => Node::Const(v),
+        Ok(value) => match ctx.cost.get() {
+            0 => Node::Const(value),
+            cost => Node::Folded { value, cost },
+        },
         Err(_) => node,
     }
 }
 
 fn is_const(n: &Node) -> bool {
-    matches!(n, Node::Const(_))
+    matches!(n, Node::Const(_) | Node::Folded { .. })
 }

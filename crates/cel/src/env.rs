@@ -69,6 +69,8 @@ pub struct Env {
     pub(crate) container: String,
     pub(crate) parse_options: ParseOptions,
     pub(crate) check_options: crate::check::CheckOptions,
+    /// Whether `has()` costs 1 (cel-go's default) or 0 (as Kubernetes configures it).
+    pub(crate) presence_test_has_cost: bool,
 }
 
 impl Env {
@@ -80,6 +82,7 @@ impl Env {
             container: String::new(),
             parse_options: ParseOptions::default(),
             check_options: crate::check::CheckOptions::default(),
+            presence_test_has_cost: true,
         }
     }
 
@@ -122,6 +125,11 @@ impl Env {
 
     pub fn parse_options_mut(&mut self) -> &mut ParseOptions {
         &mut self.parse_options
+    }
+
+    /// Whether `has()` adds to the runtime cost (cel-go: yes; Kubernetes: no).
+    pub fn set_presence_test_has_cost(&mut self, has_cost: bool) {
+        self.presence_test_has_cost = has_cost;
     }
 
     pub fn check_options(&self) -> &crate::check::CheckOptions {

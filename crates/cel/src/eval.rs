@@ -4,12 +4,14 @@
 //! comprehension scopes, borrowing everything it can from the input. Errors are values:
 //! `&&`, `||`, `?:` and comprehensions absorb them as the CEL specification says.
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::env::Activation;
 use crate::error::{EvalError, EvalResult};
-use crate::library::{Binary, Nary, Ternary, Unary};
+use crate::library::cost;
+use crate::library::{Binary, CostFn, Nary, Ternary, Unary};
 use crate::ops::{self, Relation};
 use crate::value::{Key, List, Map, OwnedMap, Value};
 
@@ -33,6 +35,12 @@ pub enum LocalVar {
 #[derive(Debug)]
 pub enum Node {
     Const(Value<'static>),
+    /// A subexpression folded at compile time, still charged what evaluating it costs, so
+    /// that costs match an engine that does not fold.
+    Folded {
+        value: Value<'static>,
+        cost: u64,
+    },
     /// A declared variable, by activation slot.
     Var {
         slot: usize,
@@ -76,12 +84,13 @@ pub enum Node {
         optional: Vec<bool>,
     },
     Map(Vec<MapEntryNode>),
-    Call1(Unary, Box<Node>),
-    Call2(Binary, Box<[Node; 2]>),
-    Call3(Ternary, Box<[Node; 3]>),
-    CallN(Nary, Vec<Node>),
-    /// `s.matches(re)` with a constant pattern compiled once.
-    Matches(Box<Node>, Arc<regex::Regex>),
+    Call1(Unary, Option<CostFn>, Box<Node>),
+    Call2(Binary, Option<CostFn>, Box<[Node; 2]>),
+    Call3(Ternary, Option<CostFn>, Box<[Node; 3]>),
+    CallN(Nary, Option<CostFn>, Vec<Node>),
+    /// `s.matches(re)` with a constant pattern compiled once; the pattern's length in code
+    /// points is kept for the cost.
+    Matches(Box<Node>, Arc<regex::Regex>, u64),
     Comprehension(Box<Comprehension>),
     /// An error known at compile time that CEL reports at run time (unbound names in
     /// unchecked programs, unknown functions).
@@ -126,6 +135,61 @@ struct Scope<'s, 'a> {
 
 pub(crate) struct Ctx<'c, 'a> {
     pub activation: &'c Activation<'a>,
+    /// Cost so far, as cel-go's runtime cost tracker counts it.
+    pub cost: Cell<u64>,
+    /// Evaluation stops with an error once `cost` exceeds this.
+    pub limit: u64,
+    /// What `has()` costs: cel-go charges 1, Kubernetes configures 0.
+    pub presence_cost: u64,
+}
+
+impl<'c, 'a> Ctx<'c, 'a> {
+    pub fn new(activation: &'c Activation<'a>, limit: u64, presence_cost: u64) -> Self {
+        Ctx {
+            activation,
+            cost: Cell::new(0),
+            limit,
+            presence_cost,
+        }
+    }
+
+    /// Adds to the cost; an error once the limit is passed.
+    #[inline]
+    fn charge(&self, n: u64) -> Result<(), EvalError> {
+        let total = self.cost.get().saturating_add(n);
+        self.cost.set(total);
+        if total > self.limit {
+            Err(EvalError::new(cost::LIMIT_EXCEEDED))
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn exceeded(&self) -> bool {
+        self.cost.get() > self.limit
+    }
+}
+
+/// Runs a call and charges its cost (1 unless the function declares otherwise).
+#[inline]
+fn charge_call<'a, const N: usize>(
+    ctx: &Ctx<'_, 'a>,
+    cost: Option<CostFn>,
+    args: [Value<'a>; N],
+    call: impl FnOnce([Value<'a>; N]) -> EvalResult<'a>,
+) -> EvalResult<'a> {
+    match cost {
+        None => {
+            ctx.charge(1)?;
+            call(args)
+        }
+        Some(cost_of) => {
+            let kept = args.clone();
+            let result = call(args)?;
+            ctx.charge(cost_of(&kept, &result))?;
+            Ok(result)
+        }
+    }
 }
 
 fn bool_overload(function: &str, v: &Value<'_>) -> EvalError {
@@ -140,11 +204,19 @@ impl Node {
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
         match self {
             Node::Const(v) => Ok(v.clone()),
-            Node::Var { slot, name } => match ctx.activation.get(*slot) {
-                Some(v) => Ok(v.clone()),
-                None => Err(EvalError::new(format!("no such attribute: {name}"))),
-            },
+            Node::Folded { value, cost } => {
+                ctx.charge(*cost)?;
+                Ok(value.clone())
+            }
+            Node::Var { slot, name } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
+                match ctx.activation.get(*slot) {
+                    Some(v) => Ok(v.clone()),
+                    None => Err(EvalError::new(format!("no such attribute: {name}"))),
+                }
+            }
             Node::Local { up, var } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
                 let mut s = scope;
                 for _ in 0..*up {
                     s = s.and_then(|s| s.parent);
@@ -162,19 +234,23 @@ impl Node {
             }
             Node::Select { operand, field } => {
                 let v = operand.run(ctx, scope)?;
+                ctx.charge(cost::SELECT_AND_IDENT)?;
                 ops::select(&v, field)
             }
             Node::OptSelect { operand, field } => {
                 let v = operand.run(ctx, scope)?;
+                ctx.charge(cost::SELECT_AND_IDENT)?;
                 ops::optional_select(&v, field)
             }
             Node::Has { operand, field } => {
                 let v = operand.run(ctx, scope)?;
+                ctx.charge(ctx.presence_cost)?;
                 ops::has_field(&v, field)
             }
             Node::Index(c, i) => {
                 let c = c.run(ctx, scope)?;
                 let i = i.run(ctx, scope)?;
+                ctx.charge(1)?;
                 match &c {
                     Value::Optional(None) => Ok(Value::Optional(None)),
                     Value::Optional(Some(inner)) => ops::optional_index(inner, &i),
@@ -184,15 +260,24 @@ impl Node {
             Node::OptIndex(c, i) => {
                 let c = c.run(ctx, scope)?;
                 let i = i.run(ctx, scope)?;
+                ctx.charge(1)?;
                 ops::optional_index(&c, &i)
             }
             Node::And(a, b) => logic(true, a, b, ctx, scope),
             Node::Or(a, b) => logic(false, a, b, ctx, scope),
-            Node::Not(a) => ops::not(a.run(ctx, scope)?),
-            Node::NotStrictlyFalse(a) => match a.run(ctx, scope) {
-                Ok(Value::Bool(false)) => Ok(Value::Bool(false)),
-                _ => Ok(Value::Bool(true)),
-            },
+            Node::Not(a) => {
+                let v = a.run(ctx, scope)?;
+                ctx.charge(1)?;
+                ops::not(v)
+            }
+            Node::NotStrictlyFalse(a) => {
+                let v = a.run(ctx, scope);
+                ctx.charge(1)?;
+                match v {
+                    Ok(Value::Bool(false)) => Ok(Value::Bool(false)),
+                    _ => Ok(Value::Bool(true)),
+                }
+            }
             Node::Cond(parts) => {
                 let [c, t, f] = &**parts;
                 match c.run(ctx, scope)? {
@@ -201,24 +286,39 @@ impl Node {
                     other => Err(bool_overload("_?_:_", &other)),
                 }
             }
-            Node::Eq(a, b) => {
+            Node::Eq(a, b) | Node::Ne(a, b) => {
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
-                Ok(Value::Bool(ops::equals(&a, &b)))
-            }
-            Node::Ne(a, b) => {
-                let a = a.run(ctx, scope)?;
-                let b = b.run(ctx, scope)?;
-                Ok(Value::Bool(!ops::equals(&a, &b)))
+                ctx.charge(cost::compare(&a, &b))?;
+                let eq = ops::equals(&a, &b);
+                Ok(Value::Bool(if matches!(self, Node::Eq(..)) {
+                    eq
+                } else {
+                    !eq
+                }))
             }
             Node::Rel(rel, a, b) => {
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
+                let c = match (&a, &b) {
+                    (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+                        cost::compare(&a, &b)
+                    }
+                    _ => 1,
+                };
+                ctx.charge(c)?;
                 ops::relation(*rel, &a, &b)
             }
             Node::Arith(op, a, b) => {
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
+                let c = match (&a, &b) {
+                    (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+                        cost::traversal(cost::actual_size(&a).saturating_add(cost::actual_size(&b)))
+                    }
+                    _ => 1,
+                };
+                ctx.charge(c)?;
                 match op {
                     Arith::Add => ops::add(a, b),
                     Arith::Subtract => ops::subtract(a, b),
@@ -227,20 +327,28 @@ impl Node {
                     Arith::Modulo => ops::modulo(a, b),
                 }
             }
-            Node::Neg(a) => ops::negate(a.run(ctx, scope)?),
+            Node::Neg(a) => {
+                let v = a.run(ctx, scope)?;
+                ctx.charge(1)?;
+                ops::negate(v)
+            }
             Node::In(e, c) => {
                 let e = e.run(ctx, scope)?;
                 let c = c.run(ctx, scope)?;
+                ctx.charge(match &c {
+                    Value::List(l) => u64::try_from(l.len()).unwrap_or(u64::MAX),
+                    _ => 1,
+                })?;
                 ops::contains(&e, &c)
             }
             Node::InStrings(e, set, list) => {
                 let e = e.run(ctx, scope)?;
+                // Charged as the list literal and a linear search, as if not optimised.
+                let c = list.run(ctx, scope)?;
+                ctx.charge(cost::actual_size(&c))?;
                 match &e {
                     Value::String(s) => Ok(Value::Bool(set.contains(s.as_str()))),
-                    _ => {
-                        let c = list.run(ctx, scope)?;
-                        ops::contains(&e, &c)
-                    }
+                    _ => ops::contains(&e, &c),
                 }
             }
             Node::List { elements, optional } => {
@@ -262,6 +370,7 @@ impl Node {
                         items.push(v);
                     }
                 }
+                ctx.charge(cost::LIST_CREATE_BASE)?;
                 Ok(Value::list(items))
             }
             Node::Map(entries) => {
@@ -293,31 +402,52 @@ impl Node {
                         )));
                     }
                 }
+                ctx.charge(cost::MAP_CREATE_BASE)?;
                 Ok(Value::map(map))
             }
-            Node::Call1(f, a) => f(a.run(ctx, scope)?),
-            Node::Call2(f, args) => {
+            Node::Call1(f, c, a) => {
+                let a = a.run(ctx, scope)?;
+                charge_call(ctx, *c, [a], |[a]| f(a))
+            }
+            Node::Call2(f, c, args) => {
                 let [a, b] = &**args;
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
-                f(a, b)
+                charge_call(ctx, *c, [a, b], |[a, b]| f(a, b))
             }
-            Node::Call3(f, args) => {
-                let [a, b, c] = &**args;
+            Node::Call3(f, c, args) => {
+                let [a, b, x] = &**args;
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
-                let c = c.run(ctx, scope)?;
-                f(a, b, c)
+                let x = x.run(ctx, scope)?;
+                charge_call(ctx, *c, [a, b, x], |[a, b, x]| f(a, b, x))
             }
-            Node::CallN(f, args) => {
+            Node::CallN(f, c, args) => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
                     values.push(a.run(ctx, scope)?);
                 }
-                f(values)
+                match c {
+                    None => {
+                        ctx.charge(1)?;
+                        f(values)
+                    }
+                    Some(cost_of) => {
+                        let kept = values.clone();
+                        let result = f(values)?;
+                        ctx.charge(cost_of(&kept, &result))?;
+                        Ok(result)
+                    }
+                }
             }
-            Node::Matches(s, re) => match s.run(ctx, scope)? {
-                Value::String(s) => Ok(Value::Bool(re.is_match(&s))),
+            Node::Matches(s, re, pattern_len) => match s.run(ctx, scope)? {
+                Value::String(s) => {
+                    let subject = Value::String(s);
+                    ctx.charge(cost::matches(&subject, *pattern_len))?;
+                    Ok(Value::Bool(
+                        subject.as_str().is_some_and(|s| re.is_match(s)),
+                    ))
+                }
                 other => Err(ops::overload("matches", &[&other])),
             },
             Node::Comprehension(c) => c.run(ctx, scope),
@@ -343,6 +473,9 @@ fn logic<'a>(
         Ok(other) => Some(bool_overload(name, &other)),
         Err(e) => Some(e),
     };
+    if ctx.exceeded() {
+        return Err(EvalError::new(cost::LIMIT_EXCEEDED));
+    }
     match b.run(ctx, scope) {
         Ok(Value::Bool(x)) if x == decisive => Ok(Value::Bool(decisive)),
         Ok(Value::Bool(x)) => match left {
@@ -408,6 +541,11 @@ impl Comprehension {
         iter2: Value<'a>,
         accu: &mut EvalResult<'a>,
     ) -> bool {
+        // A hostile nest of comprehensions stops as soon as the budget is spent.
+        if ctx.exceeded() {
+            *accu = Err(EvalError::new(cost::LIMIT_EXCEEDED));
+            return false;
+        }
         let next = {
             let inner = Scope {
                 parent: scope,

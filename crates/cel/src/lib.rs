@@ -27,6 +27,6 @@ pub mod value;
 
 pub use env::{Activation, Env, ParseOptions};
 pub use error::{CompileError, CompileErrorKind, EvalError, EvalResult};
-pub use program::Program;
+pub use program::{Evaluation, Program};
 pub use types::Type;
 pub use value::{Json, Value};
