@@ -75,7 +75,7 @@ fn deep_nesting_is_a_parse_error() {
         );
     }
     expect(
-        format!("{}1{}", "f(".repeat(n), ")".repeat(n)),
+        format!("{}1{}", "f(".repeat(n / 2), ")".repeat(n / 2)),
         "compile:",
         "recursion",
     );
