@@ -123,6 +123,10 @@ pub enum Step {
     Append(Node),
     /// `c ? @result + [e] : @result`
     AppendIf(Node, Node),
+    /// The fold of `all(x, p)`: `@result && p` while `@result` is not false.
+    All(Node),
+    /// The fold of `exists(x, p)`: `@result || p` while `@result` is not true.
+    Exists(Node),
 }
 
 /// The values of one comprehension's variables.
@@ -490,6 +494,9 @@ fn logic<'a>(
 impl Comprehension {
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
         let range = self.iter_range.run(ctx, scope)?;
+        if let Step::All(p) | Step::Exists(p) = &self.step {
+            return self.quantify(ctx, scope, &range, p, matches!(self.step, Step::All(_)));
+        }
         let mut accu = self.accu_init.run(ctx, scope);
         match &range {
             Value::List(list) => {
@@ -532,6 +539,112 @@ impl Comprehension {
         self.result.run(ctx, Some(&inner))
     }
 
+    /// `all` (`is_all`) and `exists` without materialising the fold: the same result as
+    /// the fold (errors absorbed by a decisive element, the first error kept otherwise) and
+    /// the same cost, charged as cel-go charges the fold's condition, step and result.
+    fn quantify<'a>(
+        &self,
+        ctx: &Ctx<'_, 'a>,
+        scope: Option<&Scope<'_, 'a>>,
+        range: &Value<'a>,
+        predicate: &Node,
+        is_all: bool,
+    ) -> EvalResult<'a> {
+        // all: @not_strictly_false(@result) = ident + call; exists adds the `!_` call.
+        let condition_cost = if is_all { 2 } else { 3 };
+        let decisive = !is_all;
+        let name = if is_all { "_&&_" } else { "_||_" };
+        let mut error: Option<EvalError> = None;
+        let placeholder: EvalResult<'a> = Ok(Value::Bool(!decisive));
+        let mut visit = |iter: Value<'a>, iter2: Value<'a>| -> Option<bool> {
+            if ctx.exceeded() {
+                return None;
+            }
+            ctx.charge(condition_cost).ok()?;
+            // The step reads @result once.
+            ctx.charge(cost::SELECT_AND_IDENT).ok()?;
+            let inner = Scope {
+                parent: scope,
+                iter,
+                iter2,
+                accu: &placeholder,
+            };
+            match predicate.run(ctx, Some(&inner)) {
+                Ok(Value::Bool(b)) if b == decisive => return Some(true),
+                Ok(Value::Bool(_)) => {}
+                Ok(other) => {
+                    error.get_or_insert_with(|| bool_overload(name, &other));
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+            Some(false)
+        };
+        let mut found = false;
+        let mut stopped = false;
+        match range {
+            Value::List(list) => {
+                for (i, item) in list.iter().enumerate() {
+                    let (a, b) = if self.two_vars {
+                        (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), item)
+                    } else {
+                        (item, Value::Null)
+                    };
+                    match visit(a, b) {
+                        Some(true) => {
+                            found = true;
+                            break;
+                        }
+                        Some(false) => {}
+                        None => {
+                            stopped = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            Value::Map(map) => {
+                for (k, v) in map_entries(map) {
+                    let b = if self.two_vars { v } else { Value::Null };
+                    match visit(k.into_value(), b) {
+                        Some(true) => {
+                            found = true;
+                            break;
+                        }
+                        Some(false) => {}
+                        None => {
+                            stopped = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            other => {
+                return Err(EvalError::new(format!(
+                    "expression of type '{}' cannot be range of a comprehension (must be list, map, or dynamic)",
+                    other.type_name()
+                )));
+            }
+        }
+        if stopped {
+            return Err(EvalError::new(cost::LIMIT_EXCEEDED));
+        }
+        if found {
+            // The fold checks its condition once more, sees a decisive @result, and stops.
+            ctx.charge(condition_cost)?;
+        }
+        // The result reads @result.
+        ctx.charge(cost::SELECT_AND_IDENT)?;
+        if found {
+            return Ok(Value::Bool(decisive));
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(Value::Bool(!decisive)),
+        }
+    }
+
     /// Runs the condition and one step; false when the loop should stop.
     fn step_once<'a>(
         &self,
@@ -566,6 +679,7 @@ impl Comprehension {
                     push(accu, v);
                     None
                 }
+                Step::All(_) | Step::Exists(_) => None,
                 Step::AppendIf(cond, elem) => match cond.run(ctx, Some(&inner)) {
                     Ok(Value::Bool(true)) => {
                         let v = elem.run(ctx, Some(&inner));
@@ -616,6 +730,6 @@ fn push<'a>(accu: &mut EvalResult<'a>, v: EvalResult<'a>) {
     }
 }
 
-fn map_entries<'m, 'a>(map: &'m Map<'a>) -> Box<dyn Iterator<Item = (Key<'a>, Value<'a>)> + 'm> {
+fn map_entries<'m, 'a>(map: &'m Map<'a>) -> crate::value::MapIter<'m, 'a> {
     map.iter()
 }
