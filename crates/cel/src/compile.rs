@@ -76,7 +76,11 @@ impl<'e> Compiler<'e> {
                 {
                     return n;
                 }
-                let operand = boxed(self.lower(operand));
+                let operand = self.lower(operand);
+                if !*test_only && !*optional {
+                    return selects(operand, &[field.as_str()]);
+                }
+                let operand = boxed(operand);
                 let field: Box<str> = field.as_str().into();
                 if *test_only {
                     Node::Has { operand, field }
@@ -503,14 +507,35 @@ fn append_of<'x>(e: &'x Expr, accu: &str) -> Option<&'x Expr> {
     }
 }
 
-fn selects(mut node: Node, fields: &[&str]) -> Node {
-    for f in fields {
-        node = Node::Select {
-            operand: boxed(node),
-            field: (*f).into(),
-        };
+/// Field selections on `node`: one path node over a variable (extending an existing path),
+/// or plain selections on anything else.
+fn selects(node: Node, fields: &[&str]) -> Node {
+    if fields.is_empty() {
+        return node;
     }
-    node
+    match node {
+        Node::Var { .. } | Node::Local { .. } => Node::Path {
+            base: boxed(node),
+            fields: fields.iter().map(|f| Box::<str>::from(*f)).collect(),
+        },
+        Node::Path { base, fields: head } => Node::Path {
+            base,
+            fields: head
+                .iter()
+                .cloned()
+                .chain(fields.iter().map(|f| Box::<str>::from(*f)))
+                .collect(),
+        },
+        mut node => {
+            for f in fields {
+                node = Node::Select {
+                    operand: boxed(node),
+                    field: (*f).into(),
+                };
+            }
+            node
+        }
+    }
 }
 
 /// Type names usable as values (`type(1) == int`).
@@ -559,6 +584,7 @@ fn fold(node: Node) -> Node {
         // `has()` is left alone: its cost depends on the environment's presence-test setting.
         Node::Has { .. } => false,
         Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
+        Node::Path { .. } => false,
         Node::Index(a, b)
         | Node::OptIndex(a, b)
         | Node::And(a, b)

@@ -5,6 +5,8 @@
 //! `&&`, `||`, `?:` and comprehensions absorb them as the CEL specification says.
 
 use std::cell::Cell;
+
+use sonic_rs::JsonContainerTrait;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -54,6 +56,12 @@ pub enum Node {
     Select {
         operand: Box<Node>,
         field: Box<str>,
+    },
+    /// Field selections on a variable (`c.securityContext.privileged`), walked directly over
+    /// the JSON without building intermediate values.
+    Path {
+        base: Box<Node>,
+        fields: Box<[Box<str>]>,
     },
     OptSelect {
         operand: Box<Node>,
@@ -174,6 +182,64 @@ impl<'c, 'a> Ctx<'c, 'a> {
     }
 }
 
+/// An operand that is borrowed where it can be (constants, variables, comprehension
+/// variables) so that reading it copies nothing and touches no reference counts.
+enum Operand<'r, 'a> {
+    Ref(&'r Value<'a>),
+    Val(Value<'a>),
+}
+
+impl<'a> std::ops::Deref for Operand<'_, 'a> {
+    type Target = Value<'a>;
+    #[inline]
+    fn deref(&self) -> &Value<'a> {
+        match self {
+            Operand::Ref(v) => v,
+            Operand::Val(v) => v,
+        }
+    }
+}
+
+/// Where a path walk stands: inside the JSON document, or on a computed value.
+enum Cursor<'a> {
+    Json(&'a crate::value::Json),
+    Val(Value<'a>),
+}
+
+/// Applies field selections, borrowing JSON nodes until the last one.
+fn walk<'a>(root: &Value<'a>, fields: &[Box<str>]) -> EvalResult<'a> {
+    let Some((first, rest)) = fields.split_first() else {
+        return Ok(root.clone());
+    };
+    let mut at = match root {
+        Value::Map(Map::Json(o)) => match o.get(&first.as_ref()) {
+            Some(j) => Cursor::Json(j),
+            None => return Err(EvalError::no_such_key(first)),
+        },
+        other => Cursor::Val(ops::select(other, first)?),
+    };
+    for f in rest {
+        at = match at {
+            Cursor::Json(j) => match j.as_object() {
+                Some(o) => match o.get(&f.as_ref()) {
+                    Some(next) => Cursor::Json(next),
+                    None => return Err(EvalError::no_such_key(f)),
+                },
+                None => Cursor::Val(ops::select(&Value::from_json(j), f)?),
+            },
+            Cursor::Val(Value::Map(Map::Json(o))) => match o.get(&f.as_ref()) {
+                Some(next) => Cursor::Json(next),
+                None => return Err(EvalError::no_such_key(f)),
+            },
+            Cursor::Val(v) => Cursor::Val(ops::select(&v, f)?),
+        };
+    }
+    Ok(match at {
+        Cursor::Json(j) => Value::from_json(j),
+        Cursor::Val(v) => v,
+    })
+}
+
 /// Runs a call and charges its cost (1 unless the function declares otherwise).
 #[inline]
 fn charge_call<'a, const N: usize>(
@@ -203,6 +269,50 @@ fn bool_overload(function: &str, v: &Value<'_>) -> EvalError {
 impl Node {
     pub(crate) fn eval<'a>(&self, ctx: &Ctx<'_, 'a>) -> EvalResult<'a> {
         self.run(ctx, None)
+    }
+
+    /// Evaluates, borrowing the value where it already exists.
+    #[inline]
+    fn operand<'r, 'a>(
+        &'r self,
+        ctx: &Ctx<'r, 'a>,
+        scope: Option<&'r Scope<'r, 'a>>,
+    ) -> Result<Operand<'r, 'a>, EvalError> {
+        match self {
+            Node::Const(v) => Ok(Operand::Ref(v)),
+            Node::Folded { value, cost } => {
+                ctx.charge(*cost)?;
+                Ok(Operand::Ref(value))
+            }
+            Node::Var { slot, name } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
+                match ctx.activation.get(*slot) {
+                    Some(v) => Ok(Operand::Ref(v)),
+                    None => Err(EvalError::new(format!("no such attribute: {name}"))),
+                }
+            }
+            Node::Local { up, var } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
+                let mut s = scope;
+                for _ in 0..*up {
+                    s = s.and_then(|s| s.parent);
+                }
+                match s {
+                    Some(s) => match var {
+                        LocalVar::Iter => Ok(Operand::Ref(&s.iter)),
+                        LocalVar::Iter2 => Ok(Operand::Ref(&s.iter2)),
+                        LocalVar::Accu => match s.accu {
+                            Ok(v) => Ok(Operand::Ref(v)),
+                            Err(e) => Err(e.clone()),
+                        },
+                    },
+                    None => Err(EvalError::new(
+                        "internal error: unbound comprehension variable",
+                    )),
+                }
+            }
+            _ => self.run(ctx, scope).map(Operand::Val),
+        }
     }
 
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
@@ -237,9 +347,14 @@ impl Node {
                 }
             }
             Node::Select { operand, field } => {
-                let v = operand.run(ctx, scope)?;
+                let v = operand.operand(ctx, scope)?;
                 ctx.charge(cost::SELECT_AND_IDENT)?;
                 ops::select(&v, field)
+            }
+            Node::Path { base, fields } => {
+                let root = base.operand(ctx, scope)?;
+                ctx.charge(u64::try_from(fields.len()).unwrap_or(u64::MAX))?;
+                walk(&root, fields)
             }
             Node::OptSelect { operand, field } => {
                 let v = operand.run(ctx, scope)?;
@@ -247,7 +362,7 @@ impl Node {
                 ops::optional_select(&v, field)
             }
             Node::Has { operand, field } => {
-                let v = operand.run(ctx, scope)?;
+                let v = operand.operand(ctx, scope)?;
                 ctx.charge(ctx.presence_cost)?;
                 ops::has_field(&v, field)
             }
@@ -270,9 +385,12 @@ impl Node {
             Node::And(a, b) => logic(true, a, b, ctx, scope),
             Node::Or(a, b) => logic(false, a, b, ctx, scope),
             Node::Not(a) => {
-                let v = a.run(ctx, scope)?;
+                let v = a.operand(ctx, scope)?;
                 ctx.charge(1)?;
-                ops::not(v)
+                match &*v {
+                    Value::Bool(b) => Ok(Value::Bool(!b)),
+                    other => Err(ops::overload("!_", &[other])),
+                }
             }
             Node::NotStrictlyFalse(a) => {
                 let v = a.run(ctx, scope);
@@ -291,8 +409,8 @@ impl Node {
                 }
             }
             Node::Eq(a, b) | Node::Ne(a, b) => {
-                let a = a.run(ctx, scope)?;
-                let b = b.run(ctx, scope)?;
+                let a = a.operand(ctx, scope)?;
+                let b = b.operand(ctx, scope)?;
                 ctx.charge(cost::compare(&a, &b))?;
                 let eq = ops::equals(&a, &b);
                 Ok(Value::Bool(if matches!(self, Node::Eq(..)) {
@@ -302,9 +420,9 @@ impl Node {
                 }))
             }
             Node::Rel(rel, a, b) => {
-                let a = a.run(ctx, scope)?;
-                let b = b.run(ctx, scope)?;
-                let c = match (&a, &b) {
+                let a = a.operand(ctx, scope)?;
+                let b = b.operand(ctx, scope)?;
+                let c = match (&*a, &*b) {
                     (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
                         cost::compare(&a, &b)
                     }
@@ -337,20 +455,20 @@ impl Node {
                 ops::negate(v)
             }
             Node::In(e, c) => {
-                let e = e.run(ctx, scope)?;
-                let c = c.run(ctx, scope)?;
-                ctx.charge(match &c {
+                let e = e.operand(ctx, scope)?;
+                let c = c.operand(ctx, scope)?;
+                ctx.charge(match &*c {
                     Value::List(l) => u64::try_from(l.len()).unwrap_or(u64::MAX),
                     _ => 1,
                 })?;
                 ops::contains(&e, &c)
             }
             Node::InStrings(e, set, list) => {
-                let e = e.run(ctx, scope)?;
+                let e = e.operand(ctx, scope)?;
                 // Charged as the list literal and a linear search, as if not optimised.
-                let c = list.run(ctx, scope)?;
+                let c = list.operand(ctx, scope)?;
                 ctx.charge(cost::actual_size(&c))?;
-                match &e {
+                match &*e {
                     Value::String(s) => Ok(Value::Bool(set.contains(s.as_str()))),
                     _ => ops::contains(&e, &c),
                 }
@@ -444,16 +562,16 @@ impl Node {
                     }
                 }
             }
-            Node::Matches(s, re, pattern_len) => match s.run(ctx, scope)? {
-                Value::String(s) => {
-                    let subject = Value::String(s);
-                    ctx.charge(cost::matches(&subject, *pattern_len))?;
-                    Ok(Value::Bool(
-                        subject.as_str().is_some_and(|s| re.is_match(s)),
-                    ))
+            Node::Matches(s, re, pattern_len) => {
+                let subject = s.operand(ctx, scope)?;
+                match &*subject {
+                    Value::String(text) => {
+                        ctx.charge(cost::matches(&subject, *pattern_len))?;
+                        Ok(Value::Bool(re.is_match(text)))
+                    }
+                    other => Err(ops::overload("matches", &[other])),
                 }
-                other => Err(ops::overload("matches", &[&other])),
-            },
+            }
             Node::Comprehension(c) => c.run(ctx, scope),
             Node::Fail(e) => Err(e.clone()),
         }
