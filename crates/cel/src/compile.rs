@@ -5,13 +5,14 @@
 //! subexpressions are folded, constant string lists on the right of `in` become hash sets,
 //! and constant `matches` patterns are compiled.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::check::resolve::{self, Resolution};
 use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
-use crate::eval::{Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step};
+use crate::eval::{
+    Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step, StrTest, StringSet,
+};
 use crate::library::Impl;
 use crate::ops::Relation;
 use crate::program::Program;
@@ -222,6 +223,9 @@ impl<'e> Compiler<'e> {
                 return self.call(&full, false, nodes);
             }
         }
+        if let Some(n) = self.lower_string_test(target, function, args) {
+            return n;
+        }
         if function == "matches"
             && let Some(n) = self.lower_matches(target, args)
         {
@@ -238,6 +242,32 @@ impl<'e> Compiler<'e> {
             return self.call(&full, false, nodes);
         }
         self.call(function, target.is_some(), nodes)
+    }
+
+    /// `s.startsWith('lit')` and friends: borrowed operands, no call overhead.
+    fn lower_string_test(
+        &mut self,
+        target: Option<&'e Expr>,
+        function: &str,
+        args: &'e [Expr],
+    ) -> Option<Node> {
+        let test = match function {
+            "startsWith" => StrTest::StartsWith,
+            "endsWith" => StrTest::EndsWith,
+            "contains" => StrTest::Contains,
+            _ => return None,
+        };
+        let (Some(subject), [arg]) = (target, args) else {
+            return None;
+        };
+        let ExprKind::Literal(Literal::String(literal)) = &arg.kind else {
+            return None;
+        };
+        Some(Node::StrTest(
+            test,
+            boxed(self.lower(subject)),
+            literal.as_str().into(),
+        ))
     }
 
     /// `s.matches('lit')` or `matches(s, 'lit')`: compile the pattern now.
@@ -336,12 +366,13 @@ impl<'e> Compiler<'e> {
     fn lower_in(&mut self, a: &'e Expr, b: &'e Expr) -> Node {
         let elem = boxed(self.lower(a));
         let container = self.lower(b);
-        if let Node::Const(Value::List(list)) | Node::Folded {
+        if let Node::Const(Value::List(list))
+        | Node::Folded {
             value: Value::List(list),
             ..
         } = &container
         {
-            let strings: Option<HashSet<Box<str>>> = list
+            let strings: Option<StringSet> = list
                 .iter()
                 .map(|v| v.as_str().map(Box::<str>::from))
                 .collect();
@@ -405,7 +436,8 @@ impl<'e> Compiler<'e> {
     /// short-circuiting loops with the same results and costs.
     fn lower_quantifier(&mut self, c: &'e ast::Comprehension) -> Option<Step> {
         let accu = c.accu_var.as_str();
-        if c.iter_var == accu || c.iter_var2.as_deref() == Some(accu) || !is_ident(&c.result, accu) {
+        if c.iter_var == accu || c.iter_var2.as_deref() == Some(accu) || !is_ident(&c.result, accu)
+        {
             return None;
         }
         let (init, op) = match &c.accu_init.kind {
@@ -414,7 +446,12 @@ impl<'e> Compiler<'e> {
             _ => return None,
         };
         // all: @not_strictly_false(@result); exists: @not_strictly_false(!@result).
-        let ExprKind::Call { target: None, function, args } = &c.loop_condition.kind else {
+        let ExprKind::Call {
+            target: None,
+            function,
+            args,
+        } = &c.loop_condition.kind
+        else {
             return None;
         };
         let [cond_arg] = args.as_slice() else {
@@ -431,7 +468,12 @@ impl<'e> Compiler<'e> {
         if !cond_ok {
             return None;
         }
-        let ExprKind::Call { target: None, function, args } = &c.loop_step.kind else {
+        let ExprKind::Call {
+            target: None,
+            function,
+            args,
+        } = &c.loop_step.kind
+        else {
             return None;
         };
         let [left, predicate] = args.as_slice() else {
@@ -597,7 +639,7 @@ fn fold(node: Node) -> Node {
         Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, _, a) => {
             is_const(a)
         }
-        Node::Matches(a, ..) => is_const(a),
+        Node::Matches(a, ..) | Node::StrTest(_, a, _) => is_const(a),
         Node::Cond(p) => p.iter().all(is_const),
         Node::Call2(_, _, p) => p.iter().all(is_const),
         Node::Call3(_, _, p) => p.iter().all(is_const),
