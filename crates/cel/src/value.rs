@@ -243,7 +243,9 @@ impl<'a> OwnedMap<'a> {
 
     /// Exact-key lookup (no numeric cross-type matching).
     pub fn get_exact(&self, key: &Key<'_>) -> Option<&Value<'a>> {
-        self.position(key).and_then(|i| self.entries.get(i)).map(|(_, v)| v)
+        self.position(key)
+            .and_then(|i| self.entries.get(i))
+            .map(|(_, v)| v)
     }
 
     /// Inserts a key; returns false (and leaves the map unchanged) if the key was present.

@@ -4,7 +4,11 @@
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(name = "celer", version, about = "A Kubernetes policy engine for CEL policies")]
+#[command(
+    name = "celer",
+    version,
+    about = "A Kubernetes policy engine for CEL policies"
+)]
 struct Cli {}
 
 fn main() -> anyhow::Result<()> {

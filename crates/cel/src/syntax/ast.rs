@@ -53,7 +53,9 @@ pub enum ExprKind {
         optional_indices: Vec<u32>,
     },
     /// `{k: v, ?k2: v2}`.
-    Map { entries: Vec<MapEntry> },
+    Map {
+        entries: Vec<MapEntry>,
+    },
     /// `Name{field: value}`: message construction; `type_name` as written (may start with `.`).
     Struct {
         type_name: String,

@@ -165,7 +165,11 @@ impl Lexer<'_, '_> {
             }
             None => {
                 // Skip one whole character, never part of one.
-                let width = self.src.get(start..).and_then(|s| s.chars().next()).map_or(1, char::len_utf8);
+                let width = self
+                    .src
+                    .get(start..)
+                    .and_then(|s| s.chars().next())
+                    .map_or(1, char::len_utf8);
                 self.pos = start + width;
                 self.error(start, self.pos);
             }
@@ -401,7 +405,11 @@ enum Piece {
 /// Walks the body of a quoted literal, `text` starting at an optional `r`/`R` then the quote.
 fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), DecodeError> {
     let raw = text.starts_with(['r', 'R']);
-    let quoted = if raw { text.get(1..).unwrap_or("") } else { text };
+    let quoted = if raw {
+        text.get(1..).unwrap_or("")
+    } else {
+        text
+    };
     let prefix = text.len() - quoted.len();
     let delim = if quoted.starts_with("'''") || quoted.starts_with("\"\"\"") {
         3
@@ -448,7 +456,9 @@ fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), De
         let (count, radix) = match e {
             'x' | 'X' => (2, 16),
             'u' | 'U' if bytes => {
-                return Err(bad("invalid escape sequence: \\u and \\U are not allowed in bytes literals"));
+                return Err(bad(
+                    "invalid escape sequence: \\u and \\U are not allowed in bytes literals",
+                ));
             }
             'u' => (4, 16),
             'U' => (8, 16),
@@ -491,9 +501,10 @@ mod tests {
     #[test]
     fn numbers() {
         use Tok::*;
-        assert_eq!(kinds("1 0x1F 1u 0x1fU 1.5 .5 1e10 1.5e-3 0e+0"), vec![
-            Int, Int, Uint, Uint, Float, Float, Float, Float, Float, Eof
-        ]);
+        assert_eq!(
+            kinds("1 0x1F 1u 0x1fU 1.5 .5 1e10 1.5e-3 0e+0"),
+            vec![Int, Int, Uint, Uint, Float, Float, Float, Float, Float, Eof]
+        );
         // `1.` is not a float, `1e` is not an exponent, `0x` needs a digit.
         assert_eq!(kinds("1.e"), vec![Int, Dot, Ident, Eof]);
         assert_eq!(kinds("0x"), vec![Int, Ident, Eof]);
@@ -511,12 +522,14 @@ mod tests {
     #[test]
     fn identifiers_keywords_prefixes() {
         use Tok::*;
-        assert_eq!(kinds("truex true in int null"), vec![
-            Ident, True, In, Ident, Null, Eof
-        ]);
-        assert_eq!(kinds("r'a' R\"a\" b'a' B'a' br'a' BR'a'"), vec![
-            Str, Str, Bytes, Bytes, Bytes, Bytes, Eof
-        ]);
+        assert_eq!(
+            kinds("truex true in int null"),
+            vec![Ident, True, In, Ident, Null, Eof]
+        );
+        assert_eq!(
+            kinds("r'a' R\"a\" b'a' B'a' br'a' BR'a'"),
+            vec![Str, Str, Bytes, Bytes, Bytes, Bytes, Eof]
+        );
         // `rb` is not a prefix (cel-go's lexer has only b, r and br).
         assert_eq!(kinds("rb'a'"), vec![Ident, Str, Eof]);
         assert_eq!(kinds("a.`b-c/d e`"), vec![Ident, Dot, EscIdent, Eof]);
@@ -526,10 +539,13 @@ mod tests {
     #[test]
     fn operators() {
         use Tok::*;
-        assert_eq!(kinds("== != <= >= < > && || ! - ? : + * / % . ,"), vec![
-            EqEq, NotEq, LessEq, GreaterEq, Less, Greater, AndAnd, OrOr, Bang, Minus, Question,
-            Colon, Plus, Star, Slash, Percent, Dot, Comma, Eof
-        ]);
+        assert_eq!(
+            kinds("== != <= >= < > && || ! - ? : + * / % . ,"),
+            vec![
+                EqEq, NotEq, LessEq, GreaterEq, Less, Greater, AndAnd, OrOr, Bang, Minus, Question,
+                Colon, Plus, Star, Slash, Percent, Dot, Comma, Eof
+            ]
+        );
     }
 
     #[test]
@@ -546,10 +562,22 @@ mod tests {
     fn strings() {
         assert_eq!(string_value("'abc'").unwrap(), "abc");
         assert_eq!(string_value("'''a'b'''").unwrap(), "a'b");
-        assert_eq!(string_value(r#"" \\ \? \" \' \` ""#).unwrap(), " \\ ? \" ' ` ");
-        assert_eq!(string_value(r"'\a\b\f\n\r\t\v'").unwrap(), "\u{7}\u{8}\u{c}\n\r\t\u{b}");
-        assert_eq!(string_value(r"'\000\012\177\377'").unwrap(), "\0\n\u{7f}\u{ff}");
-        assert_eq!(string_value(r"'\x4a\X4B\u01aB\U0001F62C'").unwrap(), "JK\u{1ab}\u{1f62c}");
+        assert_eq!(
+            string_value(r#"" \\ \? \" \' \` ""#).unwrap(),
+            " \\ ? \" ' ` "
+        );
+        assert_eq!(
+            string_value(r"'\a\b\f\n\r\t\v'").unwrap(),
+            "\u{7}\u{8}\u{c}\n\r\t\u{b}"
+        );
+        assert_eq!(
+            string_value(r"'\000\012\177\377'").unwrap(),
+            "\0\n\u{7f}\u{ff}"
+        );
+        assert_eq!(
+            string_value(r"'\x4a\X4B\u01aB\U0001F62C'").unwrap(),
+            "JK\u{1ab}\u{1f62c}"
+        );
         assert_eq!(string_value(r"r'\n\x'").unwrap(), r"\n\x");
         assert_eq!(string_value("'''a\r\nb\rc'''").unwrap(), "a\nb\nc");
         assert!(string_value(r"'\s'").is_err());

@@ -39,7 +39,11 @@ pub fn parse_with(source: &str, options: &ParseOptions) -> Result<Expr, CompileE
                 options.max_code_points
             ),
         };
-        return Err(CompileError::new(CompileErrorKind::Parse, source, vec![diag]));
+        return Err(CompileError::new(
+            CompileErrorKind::Parse,
+            source,
+            vec![diag],
+        ));
     }
     let mut p = parser::Parser::new(source, options);
     let expr = p.parse_all();
