@@ -1,23 +1,550 @@
-//! Lowers a checked AST into an executable tree of nodes.
+//! Lowers a parsed (and checked) AST into the executable [`Node`] tree.
+//!
+//! Work that does not depend on the input happens here, once: names are resolved to
+//! activation slots or comprehension locals, functions to their implementations, constant
+//! subexpressions are folded, constant string lists on the right of `in` become hash sets,
+//! and constant `matches` patterns are compiled.
+
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::env::{Activation, Env};
-use crate::error::{CompileError, EvalError, EvalResult};
+use crate::error::{CompileError, EvalError};
+use crate::eval::{Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step};
+use crate::library::Impl;
+use crate::ops::Relation;
 use crate::program::Program;
-use crate::syntax::ast::Expr;
+use crate::syntax::ast::{self, Expr, ExprKind, Literal, ops};
 use crate::types::Type;
+use crate::value::{TypeValue, Value};
 
-#[derive(Debug)]
-pub enum Node {
-    Unimplemented,
+/// Compiles a parsed expression. `result_type` is what the checker deduced (or `dyn`).
+pub fn compile(
+    env: &Env,
+    _source: &str,
+    expr: &Expr,
+    result_type: Type,
+) -> Result<Program, CompileError> {
+    let mut c = Compiler {
+        env,
+        scopes: Vec::new(),
+    };
+    let root = c.lower(expr);
+    Ok(Program { root, result_type })
 }
 
-pub fn compile(_env: &Env, _source: &str, _expr: &Expr, ty: Type) -> Result<Program, CompileError> {
-    Ok(Program {
-        root: Node::Unimplemented,
-        result_type: ty,
+/// Names visible inside one comprehension.
+struct Frame<'e> {
+    iter: Option<&'e str>,
+    iter2: Option<&'e str>,
+    accu: &'e str,
+}
+
+struct Compiler<'e> {
+    env: &'e Env,
+    scopes: Vec<Frame<'e>>,
+}
+
+fn boxed(n: Node) -> Box<Node> {
+    Box::new(n)
+}
+
+impl<'e> Compiler<'e> {
+    fn lower(&mut self, e: &'e Expr) -> Node {
+        let node = self.lower_inner(e);
+        fold(node)
+    }
+
+    fn lower_inner(&mut self, e: &'e Expr) -> Node {
+        match &e.kind {
+            ExprKind::Literal(l) => Node::Const(literal(l)),
+            ExprKind::Ident(name) => self.lower_name(e, name),
+            ExprKind::Select {
+                operand,
+                field,
+                test_only,
+                optional,
+            } => {
+                if !*test_only
+                    && !*optional
+                    && let Some(parts) = qualified_name(e)
+                    && let Some(n) = self.resolve_parts(&parts)
+                {
+                    return n;
+                }
+                let operand = boxed(self.lower(operand));
+                let field: Box<str> = field.as_str().into();
+                if *test_only {
+                    Node::Has { operand, field }
+                } else if *optional {
+                    Node::OptSelect { operand, field }
+                } else {
+                    Node::Select { operand, field }
+                }
+            }
+            ExprKind::Call {
+                target,
+                function,
+                args,
+            } => self.lower_call(target.as_deref(), function, args),
+            ExprKind::List {
+                elements,
+                optional_indices,
+            } => {
+                let elements: Vec<Node> = elements.iter().map(|x| self.lower(x)).collect();
+                let optional = if optional_indices.is_empty() {
+                    Vec::new()
+                } else {
+                    let mut mask = vec![false; elements.len()];
+                    for &i in optional_indices {
+                        if let Some(m) = mask.get_mut(i as usize) {
+                            *m = true;
+                        }
+                    }
+                    mask
+                };
+                Node::List { elements, optional }
+            }
+            ExprKind::Map { entries } => Node::Map(
+                entries
+                    .iter()
+                    .map(|en| MapEntryNode {
+                        key: self.lower(&en.key),
+                        value: self.lower(&en.value),
+                        optional: en.optional,
+                    })
+                    .collect(),
+            ),
+            ExprKind::Struct { type_name, .. } => Node::Fail(EvalError::new(format!(
+                "unknown type: {type_name} (message construction is not supported)"
+            ))),
+            ExprKind::Comprehension(c) => self.lower_comprehension(c),
+        }
+    }
+
+    /// A bare identifier: a comprehension variable, a declared variable, or a type name.
+    fn lower_name(&mut self, e: &'e Expr, name: &'e str) -> Node {
+        if let Some(n) = self.resolve_parts(&[name]) {
+            return n;
+        }
+        let _ = e;
+        Node::Fail(EvalError::new(format!(
+            "undeclared reference to '{}' (in container '{}')",
+            name.trim_start_matches('.'),
+            self.env.container()
+        )))
+    }
+
+    fn local(&self, name: &str) -> Option<Node> {
+        for (up, frame) in self.scopes.iter().rev().enumerate() {
+            let up = u32::try_from(up).unwrap_or(u32::MAX);
+            if frame.iter == Some(name) {
+                return Some(Node::Local {
+                    up,
+                    var: LocalVar::Iter,
+                });
+            }
+            if frame.iter2 == Some(name) {
+                return Some(Node::Local {
+                    up,
+                    var: LocalVar::Iter2,
+                });
+            }
+            if frame.accu == name {
+                return Some(Node::Local {
+                    up,
+                    var: LocalVar::Accu,
+                });
+            }
+        }
+        None
+    }
+
+    /// Resolves a qualified name `a.b.c` (as parts): the first part may be a comprehension
+    /// variable; otherwise the longest declared variable name, tried in the container's
+    /// scopes from the innermost out, followed by field selections of the rest. A single
+    /// unresolved part may name a type.
+    fn resolve_parts(&self, parts: &[&'e str]) -> Option<Node> {
+        let first = *parts.first()?;
+        if !first.starts_with('.')
+            && let Some(local) = self.local(first)
+        {
+            return Some(selects(local, parts.get(1..).unwrap_or(&[])));
+        }
+        let vars = self.env.variables();
+        for k in (1..=parts.len()).rev() {
+            let head = parts.get(..k).unwrap_or(&[]).join(".");
+            for candidate in container_candidates(self.env.container(), &head) {
+                if let Some(slot) = vars.slot(&candidate) {
+                    let node = Node::Var {
+                        slot,
+                        name: candidate.into(),
+                    };
+                    return Some(selects(node, parts.get(k..).unwrap_or(&[])));
+                }
+            }
+        }
+        let joined = parts.join(".");
+        type_constant(joined.trim_start_matches('.')).map(|t| Node::Const(Value::Type(t)))
+    }
+
+    fn lower_call(
+        &mut self,
+        target: Option<&'e Expr>,
+        function: &'e str,
+        args: &'e [Expr],
+    ) -> Node {
+        if target.is_none()
+            && let Some(n) = self.lower_operator(function, args)
+        {
+            return n;
+        }
+        // `ns.f(x)`: a namespaced global function, unless `ns` is a variable.
+        if let Some(t) = target
+            && let Some(parts) = qualified_name(t)
+            && self
+                .resolve_parts(&parts)
+                .is_none_or(|n| matches!(n, Node::Const(_)))
+        {
+            let full = format!("{}.{function}", parts.join(".").trim_start_matches('.'));
+            if self.env.registry().get(&full).is_some() {
+                let nodes: Vec<Node> = args.iter().map(|a| self.lower(a)).collect();
+                return self.call(&full, false, nodes);
+            }
+        }
+        if function == "matches"
+            && let Some(n) = self.lower_matches(target, args)
+        {
+            return n;
+        }
+        let mut nodes = Vec::with_capacity(args.len() + 1);
+        if let Some(t) = target {
+            nodes.push(self.lower(t));
+        }
+        nodes.extend(args.iter().map(|a| self.lower(a)));
+        self.call(function, target.is_some(), nodes)
+    }
+
+    /// `s.matches('lit')` or `matches(s, 'lit')`: compile the pattern now.
+    fn lower_matches(&mut self, target: Option<&'e Expr>, args: &'e [Expr]) -> Option<Node> {
+        let (subject, pattern) = match (target, args) {
+            (Some(t), [p]) => (t, p),
+            (None, [s, p]) => (s, p),
+            _ => return None,
+        };
+        let ExprKind::Literal(Literal::String(pattern)) = &pattern.kind else {
+            return None;
+        };
+        match regex::Regex::new(pattern) {
+            Ok(re) => Some(Node::Matches(boxed(self.lower(subject)), Arc::new(re))),
+            Err(_) => None,
+        }
+    }
+
+    fn call(&self, function: &str, receiver: bool, mut args: Vec<Node>) -> Node {
+        let imp = self
+            .env
+            .registry()
+            .get(function)
+            .and_then(|f| f.impls.get(&(receiver, args.len())).copied());
+        let Some(imp) = imp else {
+            return Node::Fail(EvalError::new(format!(
+                "no such overload: {function}/{}{}",
+                if receiver { "receiver/" } else { "" },
+                args.len()
+            )));
+        };
+        match (imp, args.len()) {
+            (Impl::Unary(f), 1) => match args.pop() {
+                Some(a) => Node::Call1(f, boxed(a)),
+                None => Node::Fail(EvalError::new("internal error: arity")),
+            },
+            (Impl::Binary(f), 2) => match <[Node; 2]>::try_from(args) {
+                Ok(a) => Node::Call2(f, Box::new(a)),
+                Err(_) => Node::Fail(EvalError::new("internal error: arity")),
+            },
+            (Impl::Ternary(f), 3) => match <[Node; 3]>::try_from(args) {
+                Ok(a) => Node::Call3(f, Box::new(a)),
+                Err(_) => Node::Fail(EvalError::new("internal error: arity")),
+            },
+            (Impl::Nary(f), _) => Node::CallN(f, args),
+            _ => Node::Fail(EvalError::new(format!(
+                "no such overload: {function}/{}",
+                args.len()
+            ))),
+        }
+    }
+
+    fn lower_operator(&mut self, function: &str, args: &'e [Expr]) -> Option<Node> {
+        let n = match (function, args) {
+            (ops::LOGICAL_AND, [a, b]) => Node::And(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::LOGICAL_OR, [a, b]) => Node::Or(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::LOGICAL_NOT, [a]) => Node::Not(boxed(self.lower(a))),
+            (ops::NOT_STRICTLY_FALSE, [a]) => Node::NotStrictlyFalse(boxed(self.lower(a))),
+            (ops::CONDITIONAL, [c, t, f]) => {
+                Node::Cond(Box::new([self.lower(c), self.lower(t), self.lower(f)]))
+            }
+            (ops::EQUALS, [a, b]) => Node::Eq(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::NOT_EQUALS, [a, b]) => Node::Ne(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::LESS, [a, b]) => self.rel(Relation::Less, a, b),
+            (ops::LESS_EQUALS, [a, b]) => self.rel(Relation::LessEquals, a, b),
+            (ops::GREATER, [a, b]) => self.rel(Relation::Greater, a, b),
+            (ops::GREATER_EQUALS, [a, b]) => self.rel(Relation::GreaterEquals, a, b),
+            (ops::ADD, [a, b]) => self.arith(Arith::Add, a, b),
+            (ops::SUBTRACT, [a, b]) => self.arith(Arith::Subtract, a, b),
+            (ops::MULTIPLY, [a, b]) => self.arith(Arith::Multiply, a, b),
+            (ops::DIVIDE, [a, b]) => self.arith(Arith::Divide, a, b),
+            (ops::MODULO, [a, b]) => self.arith(Arith::Modulo, a, b),
+            (ops::NEGATE, [a]) => Node::Neg(boxed(self.lower(a))),
+            (ops::INDEX, [a, b]) => Node::Index(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::OPT_INDEX, [a, b]) => Node::OptIndex(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::IN, [a, b]) => self.lower_in(a, b),
+            _ => return None,
+        };
+        Some(n)
+    }
+
+    fn rel(&mut self, r: Relation, a: &'e Expr, b: &'e Expr) -> Node {
+        Node::Rel(r, boxed(self.lower(a)), boxed(self.lower(b)))
+    }
+
+    fn arith(&mut self, op: Arith, a: &'e Expr, b: &'e Expr) -> Node {
+        Node::Arith(op, boxed(self.lower(a)), boxed(self.lower(b)))
+    }
+
+    fn lower_in(&mut self, a: &'e Expr, b: &'e Expr) -> Node {
+        let elem = boxed(self.lower(a));
+        let container = self.lower(b);
+        if let Node::Const(Value::List(list)) = &container {
+            let strings: Option<HashSet<Box<str>>> = list
+                .iter()
+                .map(|v| v.as_str().map(Box::<str>::from))
+                .collect();
+            if let Some(set) = strings
+                && !set.is_empty()
+            {
+                return Node::InStrings(elem, Arc::new(set), boxed(container));
+            }
+        }
+        Node::In(elem, boxed(container))
+    }
+
+    fn lower_comprehension(&mut self, c: &'e ast::Comprehension) -> Node {
+        let iter_range = self.lower(&c.iter_range);
+        let accu_init = self.lower(&c.accu_init);
+        self.scopes.push(Frame {
+            iter: Some(c.iter_var.as_str()),
+            iter2: c.iter_var2.as_deref(),
+            accu: c.accu_var.as_str(),
+        });
+        let loop_condition = match &c.loop_condition.kind {
+            ExprKind::Literal(Literal::Bool(true)) => None,
+            _ => Some(self.lower(&c.loop_condition)),
+        };
+        let step = self.lower_step(
+            &c.loop_step,
+            &c.accu_var,
+            &c.iter_var,
+            c.iter_var2.as_deref(),
+        );
+        self.scopes.pop();
+        self.scopes.push(Frame {
+            iter: None,
+            iter2: None,
+            accu: c.accu_var.as_str(),
+        });
+        let result = self.lower(&c.result);
+        self.scopes.pop();
+        Node::Comprehension(Box::new(CompNode {
+            iter_range,
+            two_vars: c.iter_var2.is_some(),
+            accu_init,
+            loop_condition,
+            step,
+            result,
+        }))
+    }
+
+    /// Recognises `@result + [e]` and `c ? @result + [e] : @result`.
+    fn lower_step(&mut self, step: &'e Expr, accu: &str, iter: &str, iter2: Option<&str>) -> Step {
+        let shadowed = iter == accu || iter2 == Some(accu);
+        if !shadowed {
+            if let Some(elem) = append_of(step, accu) {
+                return Step::Append(self.lower(elem));
+            }
+            if let ExprKind::Call {
+                target: None,
+                function,
+                args,
+            } = &step.kind
+                && function == ops::CONDITIONAL
+                && let [c, t, f] = args.as_slice()
+                && is_ident(f, accu)
+                && let Some(elem) = append_of(t, accu)
+            {
+                return Step::AppendIf(self.lower(c), self.lower(elem));
+            }
+        }
+        Step::Generic(self.lower(step))
+    }
+}
+
+fn is_ident(e: &Expr, name: &str) -> bool {
+    matches!(&e.kind, ExprKind::Ident(n) if n == name)
+}
+
+/// `accu + [elem]` → `elem`.
+fn append_of<'x>(e: &'x Expr, accu: &str) -> Option<&'x Expr> {
+    let ExprKind::Call {
+        target: None,
+        function,
+        args,
+    } = &e.kind
+    else {
+        return None;
+    };
+    if function != ops::ADD {
+        return None;
+    }
+    let [a, b] = args.as_slice() else {
+        return None;
+    };
+    if !is_ident(a, accu) {
+        return None;
+    }
+    match &b.kind {
+        ExprKind::List {
+            elements,
+            optional_indices,
+        } if optional_indices.is_empty() => match elements.as_slice() {
+            [elem] => Some(elem),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn selects(mut node: Node, fields: &[&str]) -> Node {
+    for f in fields {
+        node = Node::Select {
+            operand: boxed(node),
+            field: (*f).into(),
+        };
+    }
+    node
+}
+
+/// `a.b.c` as `["a", "b", "c"]` when `e` is a chain of plain selections on an identifier.
+fn qualified_name(e: &Expr) -> Option<Vec<&str>> {
+    match &e.kind {
+        ExprKind::Ident(n) => Some(vec![n.as_str()]),
+        ExprKind::Select {
+            operand,
+            field,
+            test_only: false,
+            optional: false,
+        } => {
+            let mut parts = qualified_name(operand)?;
+            parts.push(field.as_str());
+            Some(parts)
+        }
+        _ => None,
+    }
+}
+
+/// The names `name` may refer to from inside `container`, innermost first, as cel-go
+/// resolves them: in container `a.b`, `x` is tried as `a.b.x`, `a.x`, then `x`. A leading
+/// dot makes the name absolute.
+pub fn container_candidates(container: &str, name: &str) -> Vec<String> {
+    if let Some(abs) = name.strip_prefix('.') {
+        return vec![abs.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut prefix = container;
+    while !prefix.is_empty() {
+        out.push(format!("{prefix}.{name}"));
+        prefix = match prefix.rfind('.') {
+            Some(i) => prefix.get(..i).unwrap_or(""),
+            None => "",
+        };
+    }
+    out.push(name.to_string());
+    out
+}
+
+/// Type names usable as values (`type(1) == int`).
+pub fn type_constant(name: &str) -> Option<TypeValue> {
+    Some(match name {
+        "int" => TypeValue::Int,
+        "uint" => TypeValue::Uint,
+        "double" => TypeValue::Double,
+        "bool" => TypeValue::Bool,
+        "string" => TypeValue::String,
+        "bytes" => TypeValue::Bytes,
+        "list" => TypeValue::List,
+        "map" => TypeValue::Map,
+        "null_type" => TypeValue::Null,
+        "type" => TypeValue::Type,
+        "google.protobuf.Timestamp" => TypeValue::Timestamp,
+        "google.protobuf.Duration" => TypeValue::Duration,
+        "optional_type" => TypeValue::Optional,
+        "dyn" => TypeValue::Named(Arc::from("dyn")),
+        _ => return None,
     })
 }
 
-pub fn eval<'a>(_node: &Node, _act: &Activation<'a>) -> EvalResult<'a> {
-    Err(EvalError::new("evaluator not implemented"))
+fn literal(l: &Literal) -> Value<'static> {
+    match l {
+        Literal::Null => Value::Null,
+        Literal::Bool(b) => Value::Bool(*b),
+        Literal::Int(i) => Value::Int(*i),
+        Literal::Uint(u) => Value::Uint(*u),
+        Literal::Double(d) => Value::Double(*d),
+        Literal::String(s) => Value::string(s.clone()),
+        Literal::Bytes(b) => Value::bytes(b.clone()),
+    }
+}
+
+/// Replaces a node whose inputs are all constants by its value, when evaluating it cannot
+/// fail. Failing subexpressions stay as they are so the error surfaces at run time, where
+/// `&&`, `||` and `?:` may still absorb it.
+fn fold(node: Node) -> Node {
+    let foldable = match &node {
+        Node::Const(_) | Node::Var { .. } | Node::Local { .. } | Node::Fail(_) => false,
+        Node::Comprehension(_) | Node::InStrings(..) => false,
+        Node::Select { operand, .. }
+        | Node::OptSelect { operand, .. }
+        | Node::Has { operand, .. } => is_const(operand),
+        Node::Index(a, b)
+        | Node::OptIndex(a, b)
+        | Node::And(a, b)
+        | Node::Or(a, b)
+        | Node::Eq(a, b)
+        | Node::Ne(a, b)
+        | Node::Rel(_, a, b)
+        | Node::Arith(_, a, b)
+        | Node::In(a, b) => is_const(a) && is_const(b),
+        Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, a) => is_const(a),
+        Node::Matches(a, _) => is_const(a),
+        Node::Cond(p) => p.iter().all(is_const),
+        Node::Call2(_, p) => p.iter().all(is_const),
+        Node::Call3(_, p) => p.iter().all(is_const),
+        Node::CallN(_, args) | Node::List { elements: args, .. } => args.iter().all(is_const),
+        Node::Map(entries) => entries
+            .iter()
+            .all(|e| is_const(&e.key) && is_const(&e.value)),
+    };
+    if !foldable {
+        return node;
+    }
+    let act: Activation<'static> = Activation::empty();
+    let ctx = Ctx { activation: &act };
+    match node.eval(&ctx) {
+        Ok(v) => Node::Const(v),
+        Err(_) => node,
+    }
+}
+
+fn is_const(n: &Node) -> bool {
+    matches!(n, Node::Const(_))
 }

@@ -168,6 +168,14 @@ impl<'a> Activation<'a> {
         }
     }
 
+    /// An activation with no variables (for constant expressions).
+    pub fn empty() -> Activation<'a> {
+        Activation {
+            variables: Arc::new(Variables::default()),
+            values: Vec::new(),
+        }
+    }
+
     pub fn bind(&mut self, name: &str, value: Value<'a>) -> Result<(), UndeclaredVariable> {
         let slot = self
             .variables

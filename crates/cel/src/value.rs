@@ -15,7 +15,7 @@ pub type Json = sonic_rs::Value;
 pub type JsonArray = sonic_rs::Array;
 pub type JsonObject = sonic_rs::Object;
 
-use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+use sonic_rs::{JsonContainerTrait, JsonType, JsonValueTrait};
 
 /// A string that borrows from the input where it can.
 #[derive(Clone)]
@@ -306,25 +306,23 @@ impl<'a> Value<'a> {
     /// Wraps a JSON node without copying it. JSON integers are CEL ints (as in Kubernetes);
     /// integers outside int64 become doubles.
     pub fn from_json(json: &'a Json) -> Value<'a> {
-        if let Some(s) = json.as_str() {
-            return Value::String(Str::Borrowed(s));
+        match json.get_type() {
+            JsonType::String => json
+                .as_str()
+                .map_or(Value::Null, |s| Value::String(Str::Borrowed(s))),
+            JsonType::Object => json
+                .as_object()
+                .map_or(Value::Null, |o| Value::Map(Map::Json(o))),
+            JsonType::Array => json
+                .as_array()
+                .map_or(Value::Null, |a| Value::List(List::Json(a))),
+            JsonType::Boolean => Value::Bool(json.is_true()),
+            JsonType::Number => match json.as_i64() {
+                Some(i) => Value::Int(i),
+                None => json.as_f64().map_or(Value::Null, Value::Double),
+            },
+            JsonType::Null => Value::Null,
         }
-        if let Some(o) = json.as_object() {
-            return Value::Map(Map::Json(o));
-        }
-        if let Some(a) = json.as_array() {
-            return Value::List(List::Json(a));
-        }
-        if let Some(b) = json.as_bool() {
-            return Value::Bool(b);
-        }
-        if let Some(i) = json.as_i64() {
-            return Value::Int(i);
-        }
-        if let Some(f) = json.as_f64() {
-            return Value::Double(f);
-        }
-        Value::Null
     }
 
     pub fn string(s: impl Into<String>) -> Value<'a> {
@@ -491,13 +489,13 @@ impl<'a> Map<'a> {
                 if d.fract() != 0.0 || !d.is_finite() {
                     return None;
                 }
-                let as_int = if d >= -9.223_372_036_854_776e18 && d < 9.223_372_036_854_776e18 {
+                let as_int = if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
                     self.get_key(&Key::Int(d as i64))
                 } else {
                     None
                 };
                 as_int.or_else(|| {
-                    if d >= 0.0 && d < 1.844_674_407_370_955_2e19 {
+                    if (0.0..1.844_674_407_370_955_2e19).contains(&d) {
                         self.get_key(&Key::Uint(d as u64))
                     } else {
                         None

@@ -4,7 +4,14 @@
 //! implementation per call style and arity that dispatches on the runtime kinds of its
 //! arguments. Arguments are passed by value so an implementation can reuse owned data.
 
+pub mod optional;
+
 use std::collections::HashMap;
+
+pub mod conversions;
+mod re2;
+pub mod strings;
+pub mod time;
 
 use crate::error::EvalResult;
 use crate::types::Type;
@@ -140,7 +147,9 @@ pub fn member(id: &'static str, params: Vec<Type>, result: Type) -> Overload {
 /// handles itself.
 pub fn standard() -> Registry {
     let mut r = Registry::new();
-    // Each submodule registers its functions here.
-    let _ = &mut r;
+    optional::register(&mut r);
+    conversions::register(&mut r);
+    strings::register(&mut r);
+    time::register(&mut r);
     r
 }

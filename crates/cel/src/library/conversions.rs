@@ -1,0 +1,364 @@
+//! Type conversions: `int`, `uint`, `double`, `string`, `bytes`, `bool`, `dyn` and `type`,
+//! with cel-go's range rules and error texts.
+//!
+//! Errors: `integer overflow` / `unsigned integer overflow` for values out of range,
+//! `type conversion error from 'string' to 'int'` (and so on) for text that does not parse,
+//! `invalid UTF-8 in bytes, cannot convert to string` for bad bytes, and
+//! `no matching overload ..` for argument kinds a conversion does not take.
+
+use std::sync::Arc;
+
+use crate::error::{EvalError, EvalResult};
+use crate::library::{Impl, Registry, global};
+use crate::time::{format_duration, format_timestamp};
+use crate::types::Type;
+use crate::value::Value;
+
+pub fn register(r: &mut Registry) {
+    let a = || Type::param("A");
+    r.add(
+        "int",
+        vec![
+            global("int64_to_int64", vec![Type::Int], Type::Int),
+            global("uint64_to_int64", vec![Type::Uint], Type::Int),
+            global("double_to_int64", vec![Type::Double], Type::Int),
+            global("string_to_int64", vec![Type::String], Type::Int),
+            global("timestamp_to_int64", vec![Type::Timestamp], Type::Int),
+            global("duration_to_int64", vec![Type::Duration], Type::Int),
+        ],
+        Impl::Unary(to_int),
+    );
+    r.add(
+        "uint",
+        vec![
+            global("uint64_to_uint64", vec![Type::Uint], Type::Uint),
+            global("int64_to_uint64", vec![Type::Int], Type::Uint),
+            global("double_to_uint64", vec![Type::Double], Type::Uint),
+            global("string_to_uint64", vec![Type::String], Type::Uint),
+        ],
+        Impl::Unary(to_uint),
+    );
+    r.add(
+        "double",
+        vec![
+            global("double_to_double", vec![Type::Double], Type::Double),
+            global("int64_to_double", vec![Type::Int], Type::Double),
+            global("uint64_to_double", vec![Type::Uint], Type::Double),
+            global("string_to_double", vec![Type::String], Type::Double),
+        ],
+        Impl::Unary(to_double),
+    );
+    r.add(
+        "string",
+        vec![
+            global("string_to_string", vec![Type::String], Type::String),
+            global("bool_to_string", vec![Type::Bool], Type::String),
+            global("int64_to_string", vec![Type::Int], Type::String),
+            global("uint64_to_string", vec![Type::Uint], Type::String),
+            global("double_to_string", vec![Type::Double], Type::String),
+            global("bytes_to_string", vec![Type::Bytes], Type::String),
+            global("timestamp_to_string", vec![Type::Timestamp], Type::String),
+            global("duration_to_string", vec![Type::Duration], Type::String),
+        ],
+        Impl::Unary(to_string),
+    );
+    r.add(
+        "bytes",
+        vec![
+            global("bytes_to_bytes", vec![Type::Bytes], Type::Bytes),
+            global("string_to_bytes", vec![Type::String], Type::Bytes),
+        ],
+        Impl::Unary(to_bytes),
+    );
+    r.add(
+        "bool",
+        vec![
+            global("bool_to_bool", vec![Type::Bool], Type::Bool),
+            global("string_to_bool", vec![Type::String], Type::Bool),
+        ],
+        Impl::Unary(to_bool),
+    );
+    r.add(
+        "dyn",
+        vec![global("to_dyn", vec![a()], Type::Dyn)],
+        Impl::Unary(to_dyn),
+    );
+    r.add(
+        "type",
+        vec![global("type", vec![a()], Type::type_of(a()))],
+        Impl::Unary(type_of),
+    );
+}
+
+fn int_overflow() -> EvalError {
+    EvalError::new("integer overflow")
+}
+
+fn uint_overflow() -> EvalError {
+    EvalError::new("unsigned integer overflow")
+}
+
+fn conversion_error(to: &str) -> EvalError {
+    EvalError::new(format!("type conversion error from 'string' to '{to}'"))
+}
+
+/// `int(x)`: ints as is; uints up to 2^63-1; doubles truncated toward zero when strictly
+/// inside (-2^63, 2^63); decimal strings (`strconv.ParseInt(s, 10, 64)`); timestamps as Unix
+/// seconds; durations as nanoseconds.
+pub fn to_int<'a>(v: Value<'a>) -> EvalResult<'a> {
+    match v {
+        Value::Int(_) => Ok(v),
+        Value::Uint(u) => i64::try_from(u).map(Value::Int).map_err(|_| int_overflow()),
+        Value::Double(d) => double_to_int(d).map(Value::Int),
+        Value::String(s) => parse_int(&s)
+            .map(Value::Int)
+            .ok_or_else(|| conversion_error("int")),
+        Value::Timestamp(ts) => Ok(Value::Int(ts.secs)),
+        Value::Duration(d) => d.nanos().map(Value::Int),
+        other => Err(EvalError::no_such_overload("int", &[other.type_name()])),
+    }
+}
+
+/// cel-go's `doubleToInt64Checked`: NaN, infinities and anything at or beyond +-2^63 fail.
+pub fn double_to_int(d: f64) -> Result<i64, EvalError> {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if d.is_nan() || d <= -TWO_POW_63 || d >= TWO_POW_63 {
+        return Err(int_overflow());
+    }
+    Ok(d as i64)
+}
+
+/// cel-go's `doubleToUint64Checked`: NaN, infinities, negatives and anything at or beyond 2^64
+/// fail.
+pub fn double_to_uint(d: f64) -> Result<u64, EvalError> {
+    const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+    if !(0.0..TWO_POW_64).contains(&d) {
+        return Err(uint_overflow());
+    }
+    Ok(d as u64)
+}
+
+/// Go's `strconv.ParseInt(s, 10, 64)`: an optional sign and decimal digits.
+fn parse_int(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Go's `strconv.ParseUint(s, 10, 64)`: decimal digits only, no sign.
+fn parse_uint(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// `uint(x)`: uints as is; non-negative ints; doubles truncated when in [0, 2^64); decimal
+/// strings without a sign.
+pub fn to_uint<'a>(v: Value<'a>) -> EvalResult<'a> {
+    match v {
+        Value::Uint(_) => Ok(v),
+        Value::Int(i) => u64::try_from(i)
+            .map(Value::Uint)
+            .map_err(|_| uint_overflow()),
+        Value::Double(d) => double_to_uint(d).map(Value::Uint),
+        Value::String(s) => parse_uint(&s)
+            .map(Value::Uint)
+            .ok_or_else(|| conversion_error("uint")),
+        other => Err(EvalError::no_such_overload("uint", &[other.type_name()])),
+    }
+}
+
+/// `double(x)`: ints and uints rounded to the nearest double; strings as Go's
+/// `strconv.ParseFloat(s, 64)` reads them (a string out of the double range is an error).
+pub fn to_double<'a>(v: Value<'a>) -> EvalResult<'a> {
+    match v {
+        Value::Double(_) => Ok(v),
+        Value::Int(i) => Ok(Value::Double(i as f64)),
+        Value::Uint(u) => Ok(Value::Double(u as f64)),
+        Value::String(s) => parse_double(&s)
+            .map(Value::Double)
+            .ok_or_else(|| conversion_error("double")),
+        other => Err(EvalError::no_such_overload("double", &[other.type_name()])),
+    }
+}
+
+/// Go's `strconv.ParseFloat(s, 64)` for decimal input: `[+-]digits[.digits][(e|E)[+-]digits]`
+/// with at least one mantissa digit, or `inf`/`infinity` (any case, optionally signed), or
+/// `nan` (any case, unsigned). A finite number that rounds to infinity is a range error in Go,
+/// so `None` here. Hexadecimal floats and underscores are not accepted (Go accepts them).
+pub fn parse_double(s: &str) -> Option<f64> {
+    let (neg, body) = match s.as_bytes().first() {
+        Some(b'+') => (false, s.get(1..)?),
+        Some(b'-') => (true, s.get(1..)?),
+        _ => (false, s),
+    };
+    if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
+        return Some(if neg {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
+    }
+    if body.eq_ignore_ascii_case("nan") {
+        return (body.len() == s.len()).then_some(f64::NAN);
+    }
+    let b = body.as_bytes();
+    let mut i = 0;
+    let mut mantissa_digits = 0;
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+        mantissa_digits += 1;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+            mantissa_digits += 1;
+        }
+    }
+    if mantissa_digits == 0 {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    let v: f64 = s.parse().ok()?;
+    v.is_finite().then_some(v)
+}
+
+/// `string(x)`.
+pub fn to_string<'a>(v: Value<'a>) -> EvalResult<'a> {
+    match v {
+        Value::String(_) => Ok(v),
+        Value::Bool(b) => Ok(Value::string(if b { "true" } else { "false" })),
+        Value::Int(i) => Ok(Value::string(i.to_string())),
+        Value::Uint(u) => Ok(Value::string(u.to_string())),
+        Value::Double(d) => Ok(Value::string(format_double(d))),
+        Value::Bytes(b) => match std::str::from_utf8(&b) {
+            Ok(s) => Ok(Value::string(s)),
+            Err(_) => Err(EvalError::new(
+                "invalid UTF-8 in bytes, cannot convert to string",
+            )),
+        },
+        Value::Timestamp(ts) => Ok(Value::string(format_timestamp(ts))),
+        Value::Duration(d) => Ok(Value::string(format_duration(d))),
+        other => Err(EvalError::no_such_overload("string", &[other.type_name()])),
+    }
+}
+
+/// A double as cel-go prints it: Go's `fmt.Sprintf("%g", d)`, the shortest digits that read
+/// back as the same double, in plain notation when the decimal exponent is in [-4, 6) and in
+/// `d.ddde±XX` notation otherwise: `1`, `0.1`, `123456`, `1.234567e+06`, `1e-05`, `-0`,
+/// `+Inf`, `-Inf`, `NaN`.
+pub fn format_double(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".to_string();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "+Inf" } else { "-Inf" }.to_string();
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: "1.2345e-5", "0e0".
+    let sci = format!("{:e}", d.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let mut out = String::with_capacity(digits.len() + 8);
+    if d.is_sign_negative() {
+        out.push('-');
+    }
+    let digit = |i: i64| -> char {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| digits.get(i))
+            .map_or('0', |&c| char::from(c))
+    };
+    let nd = digits.len() as i64;
+    if !(-4..6).contains(&exp) {
+        out.push(digit(0));
+        if nd > 1 {
+            out.push('.');
+            for i in 1..nd {
+                out.push(digit(i));
+            }
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let e = exp.unsigned_abs();
+        if e < 10 {
+            out.push('0');
+        }
+        out.push_str(&e.to_string());
+    } else {
+        // Position of the decimal point within the digits.
+        let dp = i64::from(exp) + 1;
+        if dp > 0 {
+            for i in 0..dp {
+                out.push(digit(i));
+            }
+        } else {
+            out.push('0');
+        }
+        let frac = nd - dp;
+        if frac > 0 {
+            out.push('.');
+            for i in 0..frac {
+                out.push(digit(dp + i));
+            }
+        }
+    }
+    out
+}
+
+/// `bytes(x)`: strings as their UTF-8 bytes.
+pub fn to_bytes<'a>(v: Value<'a>) -> EvalResult<'a> {
+    match v {
+        Value::Bytes(_) => Ok(v),
+        Value::String(s) => Ok(Value::Bytes(Arc::from(s.as_bytes()))),
+        other => Err(EvalError::no_such_overload("bytes", &[other.type_name()])),
+    }
+}
+
+/// `bool(x)`: strings as Go's `strconv.ParseBool` reads them: `1`, `t`, `T`, `TRUE`, `true`,
+/// `True`, `0`, `f`, `F`, `FALSE`, `false`, `False`.
+pub fn to_bool<'a>(v: Value<'a>) -> EvalResult<'a> {
+    match v {
+        Value::Bool(_) => Ok(v),
+        Value::String(s) => match s.as_str() {
+            "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(Value::Bool(true)),
+            "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(Value::Bool(false)),
+            _ => Err(conversion_error("bool")),
+        },
+        other => Err(EvalError::no_such_overload("bool", &[other.type_name()])),
+    }
+}
+
+/// `dyn(x)`: the value itself; only the checker treats it differently.
+pub fn to_dyn<'a>(v: Value<'a>) -> EvalResult<'a> {
+    Ok(v)
+}
+
+/// `type(x)`: the runtime type of the value.
+pub fn type_of<'a>(v: Value<'a>) -> EvalResult<'a> {
+    Ok(Value::Type(v.type_of()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "conversions_tests.rs"]
+mod tests;

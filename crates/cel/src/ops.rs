@@ -1,0 +1,430 @@
+//! The operators: equality, ordering, arithmetic, membership and indexing.
+//!
+//! Equality is heterogeneous as in cel-go: numbers compare by value across int, uint and
+//! double; values of different kinds are simply unequal. Ordering is defined within a kind
+//! and across the numeric kinds; anything else is a "no matching overload" error.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::error::{EvalError, EvalResult};
+use crate::value::{List, Map, Value};
+
+/// CEL equality. Never an error: mismatched kinds are unequal.
+pub fn equals(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x.as_str() == y.as_str(),
+        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+        (Value::Int(_) | Value::Uint(_) | Value::Double(_), _) => {
+            numeric_cmp(a, b).is_some_and(|o| o == Ordering::Equal)
+        }
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equals(&p, &q))
+        }
+        (Value::Map(x), Value::Map(y)) => maps_equal(x, y),
+        (Value::Type(x), Value::Type(y)) => x.name() == y.name(),
+        (Value::Timestamp(x), Value::Timestamp(y)) => x == y,
+        (Value::Duration(x), Value::Duration(y)) => x == y,
+        (Value::Optional(x), Value::Optional(y)) => match (x, y) {
+            (None, None) => true,
+            (Some(p), Some(q)) => equals(p, q),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn maps_equal(x: &Map<'_>, y: &Map<'_>) -> bool {
+    if x.len() != y.len() {
+        return false;
+    }
+    x.iter().all(|(k, v)| {
+        let key = k.into_value();
+        y.get(&key).is_some_and(|w| equals(&v, &w))
+    })
+}
+
+/// Compares two numbers of any numeric kinds exactly (no lossy casts); `None` when either
+/// is not a number or a NaN is involved.
+pub fn numeric_cmp(a: &Value<'_>, b: &Value<'_>) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Uint(x), Value::Uint(y)) => Some(x.cmp(y)),
+        (Value::Double(x), Value::Double(y)) => x.partial_cmp(y),
+        (Value::Int(x), Value::Uint(y)) => Some(cmp_int_uint(*x, *y)),
+        (Value::Uint(x), Value::Int(y)) => Some(cmp_int_uint(*y, *x).reverse()),
+        (Value::Int(x), Value::Double(y)) => cmp_int_double(*x, *y),
+        (Value::Double(x), Value::Int(y)) => cmp_int_double(*y, *x).map(Ordering::reverse),
+        (Value::Uint(x), Value::Double(y)) => cmp_uint_double(*x, *y),
+        (Value::Double(x), Value::Uint(y)) => cmp_uint_double(*y, *x).map(Ordering::reverse),
+        _ => None,
+    }
+}
+
+fn cmp_int_uint(i: i64, u: u64) -> Ordering {
+    match u64::try_from(i) {
+        Ok(i) => i.cmp(&u),
+        Err(_) => Ordering::Less,
+    }
+}
+
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+
+fn cmp_int_double(i: i64, d: f64) -> Option<Ordering> {
+    if d.is_nan() {
+        return None;
+    }
+    if d >= TWO_POW_63 {
+        return Some(Ordering::Less);
+    }
+    if d < -TWO_POW_63 {
+        return Some(Ordering::Greater);
+    }
+    // d is within i64 range: compare integer parts exactly, then the fraction.
+    let t = d.trunc();
+    let ti = t as i64;
+    match i.cmp(&ti) {
+        Ordering::Equal => 0.0f64.partial_cmp(&(d - t)),
+        o => Some(o),
+    }
+}
+
+fn cmp_uint_double(u: u64, d: f64) -> Option<Ordering> {
+    if d.is_nan() {
+        return None;
+    }
+    if d >= TWO_POW_64 {
+        return Some(Ordering::Less);
+    }
+    if d < 0.0 {
+        return Some(Ordering::Greater);
+    }
+    let t = d.trunc();
+    let tu = t as u64;
+    match u.cmp(&tu) {
+        Ordering::Equal => 0.0f64.partial_cmp(&(d - t)),
+        o => Some(o),
+    }
+}
+
+/// Which ordering operator; used to pick the result and the error text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    Less,
+    LessEquals,
+    Greater,
+    GreaterEquals,
+}
+
+impl Relation {
+    pub fn function(self) -> &'static str {
+        match self {
+            Relation::Less => "_<_",
+            Relation::LessEquals => "_<=_",
+            Relation::Greater => "_>_",
+            Relation::GreaterEquals => "_>=_",
+        }
+    }
+
+    fn holds(self, o: Ordering) -> bool {
+        match self {
+            Relation::Less => o == Ordering::Less,
+            Relation::LessEquals => o != Ordering::Greater,
+            Relation::Greater => o == Ordering::Greater,
+            Relation::GreaterEquals => o != Ordering::Less,
+        }
+    }
+}
+
+/// `a < b` and friends.
+pub fn relation<'a>(rel: Relation, a: &Value<'_>, b: &Value<'_>) -> EvalResult<'a> {
+    let ordering = match (a, b) {
+        (
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+        ) => {
+            match numeric_cmp(a, b) {
+                Some(o) => o,
+                // NaN: every ordering is false.
+                None => return Ok(Value::Bool(false)),
+            }
+        }
+        (Value::String(x), Value::String(y)) => x.as_str().cmp(y.as_str()),
+        (Value::Bytes(x), Value::Bytes(y)) => x.as_ref().cmp(y.as_ref()),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Timestamp(x), Value::Timestamp(y)) => x.cmp(y),
+        (Value::Duration(x), Value::Duration(y)) => x.cmp(y),
+        _ => return Err(overload(rel.function(), &[a, b])),
+    };
+    Ok(Value::Bool(rel.holds(ordering)))
+}
+
+pub fn overload(function: &str, args: &[&Value<'_>]) -> EvalError {
+    let names: Vec<&str> = args.iter().map(|v| v.type_name()).collect();
+    EvalError::no_such_overload(function, &names)
+}
+
+fn int_overflow() -> EvalError {
+    EvalError::new("integer overflow")
+}
+
+fn uint_overflow() -> EvalError {
+    EvalError::new("unsigned integer overflow")
+}
+
+pub fn add<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.checked_add(y).map(Value::Int).ok_or_else(int_overflow),
+        (Value::Uint(x), Value::Uint(y)) => {
+            x.checked_add(y).map(Value::Uint).ok_or_else(uint_overflow)
+        }
+        (Value::Double(x), Value::Double(y)) => Ok(Value::Double(x + y)),
+        (Value::String(x), Value::String(y)) => {
+            if y.is_empty() {
+                return Ok(Value::String(x));
+            }
+            if x.is_empty() {
+                return Ok(Value::String(y));
+            }
+            let mut s = String::with_capacity(x.len() + y.len());
+            s.push_str(&x);
+            s.push_str(&y);
+            Ok(Value::string(s))
+        }
+        (Value::Bytes(x), Value::Bytes(y)) => {
+            let mut v = Vec::with_capacity(x.len() + y.len());
+            v.extend_from_slice(&x);
+            v.extend_from_slice(&y);
+            Ok(Value::bytes(v))
+        }
+        (Value::List(x), Value::List(y)) => Ok(Value::List(concat_lists(x, y))),
+        (Value::Timestamp(t), Value::Duration(d)) | (Value::Duration(d), Value::Timestamp(t)) => {
+            crate::time::add_timestamp_duration(t, d).map(Value::Timestamp)
+        }
+        (Value::Duration(x), Value::Duration(y)) => {
+            crate::time::add_durations(x, y).map(Value::Duration)
+        }
+        (a, b) => Err(overload("_+_", &[&a, &b])),
+    }
+}
+
+fn concat_lists<'a>(x: List<'a>, y: List<'a>) -> List<'a> {
+    if y.is_empty() {
+        return x;
+    }
+    if x.is_empty() {
+        return y;
+    }
+    match x {
+        List::Owned(mut v) => {
+            // Reuse the left list when nobody else holds it (the fold in `map` and `filter`).
+            let items = Arc::make_mut(&mut v);
+            items.extend(y.iter());
+            List::Owned(v)
+        }
+        List::Json(_) => {
+            let mut items = Vec::with_capacity(x.len() + y.len());
+            items.extend(x.iter());
+            items.extend(y.iter());
+            List::Owned(Arc::new(items))
+        }
+    }
+}
+
+pub fn subtract<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.checked_sub(y).map(Value::Int).ok_or_else(int_overflow),
+        (Value::Uint(x), Value::Uint(y)) => {
+            x.checked_sub(y).map(Value::Uint).ok_or_else(uint_overflow)
+        }
+        (Value::Double(x), Value::Double(y)) => Ok(Value::Double(x - y)),
+        (Value::Timestamp(x), Value::Timestamp(y)) => {
+            crate::time::sub_timestamps(x, y).map(Value::Duration)
+        }
+        (Value::Timestamp(t), Value::Duration(d)) => {
+            crate::time::sub_timestamp_duration(t, d).map(Value::Timestamp)
+        }
+        (Value::Duration(x), Value::Duration(y)) => {
+            crate::time::sub_durations(x, y).map(Value::Duration)
+        }
+        (a, b) => Err(overload("_-_", &[&a, &b])),
+    }
+}
+
+pub fn multiply<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.checked_mul(y).map(Value::Int).ok_or_else(int_overflow),
+        (Value::Uint(x), Value::Uint(y)) => {
+            x.checked_mul(y).map(Value::Uint).ok_or_else(uint_overflow)
+        }
+        (Value::Double(x), Value::Double(y)) => Ok(Value::Double(x * y)),
+        (a, b) => Err(overload("_*_", &[&a, &b])),
+    }
+}
+
+pub fn divide<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    match (a, b) {
+        (Value::Int(_), Value::Int(0)) | (Value::Uint(_), Value::Uint(0)) => {
+            Err(EvalError::division_by_zero())
+        }
+        (Value::Int(x), Value::Int(y)) => x.checked_div(y).map(Value::Int).ok_or_else(int_overflow),
+        (Value::Uint(x), Value::Uint(y)) => {
+            x.checked_div(y).map(Value::Uint).ok_or_else(uint_overflow)
+        }
+        (Value::Double(x), Value::Double(y)) => Ok(Value::Double(x / y)),
+        (a, b) => Err(overload("_/_", &[&a, &b])),
+    }
+}
+
+pub fn modulo<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    match (a, b) {
+        (Value::Int(_), Value::Int(0)) | (Value::Uint(_), Value::Uint(0)) => {
+            Err(EvalError::modulus_by_zero())
+        }
+        (Value::Int(x), Value::Int(y)) => x.checked_rem(y).map(Value::Int).ok_or_else(int_overflow),
+        (Value::Uint(x), Value::Uint(y)) => {
+            x.checked_rem(y).map(Value::Uint).ok_or_else(uint_overflow)
+        }
+        (a, b) => Err(overload("_%_", &[&a, &b])),
+    }
+}
+
+pub fn negate(a: Value<'_>) -> EvalResult<'_> {
+    match a {
+        Value::Int(x) => x.checked_neg().map(Value::Int).ok_or_else(int_overflow),
+        Value::Double(x) => Ok(Value::Double(-x)),
+        a => Err(overload("-_", &[&a])),
+    }
+}
+
+pub fn not(a: Value<'_>) -> EvalResult<'_> {
+    match a {
+        Value::Bool(b) => Ok(Value::Bool(!b)),
+        a => Err(overload("!_", &[&a])),
+    }
+}
+
+/// `elem in container`.
+pub fn contains<'a>(elem: &Value<'_>, container: &Value<'a>) -> EvalResult<'a> {
+    match container {
+        Value::List(l) => Ok(Value::Bool(l.iter().any(|v| equals(elem, &v)))),
+        Value::Map(m) => Ok(Value::Bool(m.get(elem).is_some())),
+        other => Err(overload("@in", &[elem, other])),
+    }
+}
+
+/// `container[index]`.
+pub fn index<'a>(container: &Value<'a>, idx: &Value<'_>) -> EvalResult<'a> {
+    match container {
+        Value::List(l) => {
+            let i = list_index(idx).ok_or_else(|| overload("_[_]", &[container, idx]))?;
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| l.get(i))
+                .ok_or_else(|| EvalError::new(format!("index out of bounds: {i}",)))
+        }
+        Value::Map(m) => match m.get(idx) {
+            Some(v) => Ok(v),
+            None if matches!(
+                idx,
+                Value::String(_)
+                    | Value::Int(_)
+                    | Value::Uint(_)
+                    | Value::Bool(_)
+                    | Value::Double(_)
+            ) =>
+            {
+                Err(EvalError::no_such_key(key_text(idx)))
+            }
+            None => Err(overload("_[_]", &[container, idx])),
+        },
+        _ => Err(overload("_[_]", &[container, idx])),
+    }
+}
+
+/// A list index from an int, a uint, or an integral double.
+fn list_index(idx: &Value<'_>) -> Option<i64> {
+    match idx {
+        Value::Int(i) => Some(*i),
+        Value::Uint(u) => Some(i64::try_from(*u).unwrap_or(i64::MAX)),
+        Value::Double(d) if d.fract() == 0.0 && d.is_finite() => {
+            if *d >= -TWO_POW_63 && *d < TWO_POW_63 {
+                Some(*d as i64)
+            } else {
+                Some(i64::MAX)
+            }
+        }
+        _ => None,
+    }
+}
+
+pub fn key_text(v: &Value<'_>) -> String {
+    match v {
+        Value::String(s) => s.as_str().to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Uint(u) => u.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Double(d) => d.to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// `container[?index]`: an optional that is empty when the element is absent.
+pub fn optional_index<'a>(container: &Value<'a>, idx: &Value<'_>) -> EvalResult<'a> {
+    match container {
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => optional_index(inner, idx),
+        Value::List(l) => {
+            let i = list_index(idx).ok_or_else(|| overload("_[?_]", &[container, idx]))?;
+            Ok(Value::Optional(
+                usize::try_from(i).ok().and_then(|i| l.get(i)).map(Arc::new),
+            ))
+        }
+        Value::Map(m) => Ok(Value::Optional(m.get(idx).map(Arc::new))),
+        _ => Err(overload("_[?_]", &[container, idx])),
+    }
+}
+
+/// `operand.field`.
+pub fn select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
+    match operand {
+        Value::Map(m) => m
+            .get_str(field)
+            .ok_or_else(|| EvalError::no_such_key(field)),
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => optional_select(inner, field),
+        other => Err(EvalError::new(format!(
+            "type '{}' does not support field selection",
+            other.type_name()
+        ))),
+    }
+}
+
+/// `operand.?field`.
+pub fn optional_select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
+    match operand {
+        Value::Map(m) => Ok(Value::Optional(m.get_str(field).map(Arc::new))),
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => optional_select(inner, field),
+        other => Err(EvalError::new(format!(
+            "type '{}' does not support field selection",
+            other.type_name()
+        ))),
+    }
+}
+
+/// `has(operand.field)`.
+pub fn has_field<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
+    match operand {
+        Value::Map(m) => Ok(Value::Bool(m.get_str(field).is_some())),
+        Value::Optional(None) => Ok(Value::Bool(false)),
+        Value::Optional(Some(inner)) => has_field(inner, field),
+        other => Err(EvalError::new(format!(
+            "invalid type for field selection: '{}'",
+            other.type_name()
+        ))),
+    }
+}
