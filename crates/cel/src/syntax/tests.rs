@@ -426,3 +426,45 @@ fn deep_accepted_trees_drop_in_a_small_stack() {
         .unwrap();
     handle.join().unwrap();
 }
+
+#[test]
+fn two_variable_macros() {
+    assert_eq!(
+        p("m.all(k, v, k < v)"),
+        "(fold k,v m @result true (@not_strictly_false @result) (_&&_ @result (_<_ k v)) @result)"
+    );
+    assert_eq!(
+        p("m.exists(k, v, p)"),
+        "(fold k,v m @result false (@not_strictly_false (!_ @result)) (_||_ @result p) @result)"
+    );
+    assert_eq!(p("m.existsOne(k, v, p)"), p("m.exists_one(k, v, p)"));
+    assert_eq!(
+        p("l.transformList(i, v, i * v)"),
+        "(fold i,v l @result [] true (_+_ @result [(_*_ i v)]) @result)"
+    );
+    assert_eq!(
+        p("l.transformList(i, v, p, f)"),
+        "(fold i,v l @result [] true (_?_:_ p (_+_ @result [f]) @result) @result)"
+    );
+    assert_eq!(
+        p("m.transformMap(k, v, f)"),
+        "(fold k,v m @result {} true (cel.@mapInsert @result k f) @result)"
+    );
+    assert_eq!(
+        p("m.transformMap(k, v, p, f)"),
+        "(fold k,v m @result {} true (_?_:_ p (cel.@mapInsert @result k f) @result) @result)"
+    );
+    assert_eq!(
+        p("m.transformMapEntry(k, v, {v: k})"),
+        "(fold k,v m @result {} true (cel.@mapInsert @result {v: k}) @result)"
+    );
+    assert!(err("m.all(k, k, true)").contains("1:10: duplicate variable name: k"));
+    assert!(err("m.all(k.a, v, true)").contains("1:8: argument must be a simple name"));
+    assert!(err("m.transformList(k, 1, true)").contains("argument must be a simple name"));
+    assert!(err("m.exists(__result__, v, true)").contains("overwrites accumulator"));
+    assert_eq!(p("m.transformList(k, v)"), "(.transformList m k v)");
+    assert_eq!(
+        p("m.transformMap(a, b, c, d, e)"),
+        "(.transformMap m a b c d e)"
+    );
+}

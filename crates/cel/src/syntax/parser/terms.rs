@@ -326,6 +326,15 @@ impl Parser<'_> {
         self.leaf(span, kind)
     }
 
+    /// A fresh empty map.
+    pub(crate) fn new_map(&mut self, span: Span) -> PResult {
+        let id = self.new_id();
+        let kind = ExprKind::Map {
+            entries: Vec::new(),
+        };
+        self.node(id, span, kind, 0)
+    }
+
     /// A fresh list of `elements`.
     pub(crate) fn new_list(&mut self, span: Span, elements: Vec<Node>) -> PResult {
         let id = self.new_id();
