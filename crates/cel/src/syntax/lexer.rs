@@ -369,7 +369,7 @@ pub(crate) fn double_value(text: &str, negative: bool) -> Option<f64> {
     Some(if negative { -v } else { v })
 }
 
-/// A literal decoding problem: byte offset (relative to the token) and message.
+/// A literal decoding problem: byte offset of the escape (relative to the token) and message.
 pub(crate) type DecodeError = (usize, String);
 
 /// Decodes a string token (`'...'`, `"""..."""`, `r'...'`, ...).
@@ -436,7 +436,9 @@ fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), De
         let at = body_start + i;
         let bad = |msg: &str| (at, msg.to_string());
         let Some((_, e)) = chars.next() else {
-            return Err(bad("invalid escape sequence: '\\' at end of literal"));
+            return Err(bad(
+                "invalid escape sequence: '\\' at the end of the literal",
+            ));
         };
         let simple = match e {
             'a' => Some('\u{7}'),
@@ -467,10 +469,18 @@ fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), De
         };
         let mut value: u32 = if radix == 8 { e as u32 - '0' as u32 } else { 0 };
         for _ in 0..count {
-            let digit = chars.next().and_then(|(_, d)| d.to_digit(radix));
+            let digit = chars.peek().and_then(|&(_, d)| d.to_digit(radix));
             match digit {
-                Some(d) => value = value * radix + d,
-                None => return Err((at, format!("invalid escape sequence: '\\{e}...'"))),
+                Some(d) => {
+                    chars.next();
+                    value = value * radix + d;
+                }
+                None => {
+                    // Show the escape up to and including the offending character.
+                    let end = chars.nth(0).map_or(body.len(), |(j, c)| j + c.len_utf8());
+                    let shown = body.get(i..end).unwrap_or("\\");
+                    return Err((at, format!("invalid escape sequence: '{shown}'")));
+                }
             }
         }
         let byte_escape = matches!(e, 'x' | 'X' | '0'..='3');

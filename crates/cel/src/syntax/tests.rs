@@ -73,7 +73,9 @@ fn literal_errors() {
     assert!(err("0xFFFFFFFFFFFFFFFFFu").contains("invalid uint literal"));
     assert!(err("18446744073709551616u").contains("invalid uint literal"));
     assert!(err("1.99e90000009").contains("invalid double literal"));
-    assert!(err(r"'\s'").contains("1:2: invalid escape sequence"));
+    assert!(err(r"'\s'").contains(r"1:1: invalid escape sequence: '\s'"));
+    assert!(err(r#"x + "\xFh""#).contains(r"1:5: invalid escape sequence: '\xFh'"));
+    assert!(err(r"'\1'").contains(r"invalid escape sequence: '\1'"));
     assert!(err(r"'\uD83D'").contains("invalid unicode code point"));
     assert!(err(r"b'\u00ff'").contains("not allowed in bytes"));
     assert!(err("'abc").contains("token recognition error at: ''abc'"));

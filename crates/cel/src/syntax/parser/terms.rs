@@ -7,7 +7,8 @@ use crate::syntax::lexer::{self, Tok, Token};
 use crate::syntax::macros;
 
 impl Parser<'_> {
-    /// Literals, with the sign of `-1` / `-1.5` folded in as the grammar does.
+    /// Literals, with the sign of `-1` / `-1.5` folded in as the grammar does. A bad escape
+    /// is reported at the start of its literal, where cel-go reports it.
     pub(super) fn literal(&mut self) -> PResult {
         let t = self.tok();
         let literal = match t.kind {
@@ -24,13 +25,13 @@ impl Parser<'_> {
                 self.bump();
                 lexer::string_value(self.text(t))
                     .map(Literal::String)
-                    .map_err(|(off, msg)| (Span::new(t.start + off, t.start + off + 1), msg))
+                    .map_err(|(_, msg)| (Span::new(t.start, t.end), msg))
             }
             Tok::Bytes => {
                 self.bump();
                 lexer::bytes_value(self.text(t))
                     .map(Literal::Bytes)
-                    .map_err(|(off, msg)| (Span::new(t.start + off, t.start + off + 1), msg))
+                    .map_err(|(_, msg)| (Span::new(t.start, t.end), msg))
             }
             Tok::True | Tok::False | Tok::Null => {
                 self.bump();
