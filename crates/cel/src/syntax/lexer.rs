@@ -477,7 +477,7 @@ fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), De
                 }
                 None => {
                     // Show the escape up to and including the offending character.
-                    let end = chars.nth(0).map_or(body.len(), |(j, c)| j + c.len_utf8());
+                    let end = chars.next().map_or(body.len(), |(j, c)| j + c.len_utf8());
                     let shown = body.get(i..end).unwrap_or("\\");
                     return Err((at, format!("invalid escape sequence: '{shown}'")));
                 }
