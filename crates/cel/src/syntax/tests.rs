@@ -164,7 +164,17 @@ fn syntax_errors() {
     assert!(err("").contains("1:1: Syntax error: mismatched input '<EOF>' expecting {'['"));
     assert!(err("1 + +").contains("1:5: Syntax error: mismatched input '+'"));
     assert!(err("1 + $").contains("1:5: Syntax error: token recognition error at: '$'"));
-    assert!(err("1 + 2\n3 +").contains("2:1: Syntax error: extraneous input '3' expecting <EOF>"));
+    assert!(err("1 + 2\n3 +").contains("2:1: Syntax error: mismatched input '3' expecting <EOF>"));
+    let e = err("a | b");
+    assert!(
+        e.contains("1:3: Syntax error: token recognition error at: '|'"),
+        "{e}"
+    );
+    assert!(
+        e.contains("1:5: Syntax error: extraneous input 'b' expecting <EOF>"),
+        "{e}"
+    );
+    assert!(err("*a").contains("1:1: Syntax error: extraneous input '*' expecting {'['"));
     assert!(err("TestAllTypes(){}").contains("1:15:"));
     assert!(
         err("self.true == 1")
@@ -469,4 +479,25 @@ fn two_variable_macros() {
         p("m.transformMap(a, b, c, d, e)"),
         "(.transformMap m a b c d e)"
     );
+}
+
+#[test]
+fn cel_go_locations() {
+    // `a.b(c)`: a at 0, the call at its `(` (3), c at 4.
+    let e = parse("a.b(c)").unwrap();
+    let ExprKind::Call { target, args, .. } = &e.kind else {
+        panic!()
+    };
+    assert_eq!(e.span.start, 3);
+    assert_eq!(target.as_ref().unwrap().span.start, 0);
+    assert_eq!(args[0].span.start, 4);
+    // `has(m.f)`: the presence test at the call's `(` (3), m at 4.
+    let e = parse("has(m.f)").unwrap();
+    let ExprKind::Select { operand, .. } = &e.kind else {
+        panic!()
+    };
+    assert_eq!((e.span.start, operand.span.start), (3, 4));
+    // Comprehension nodes take the call's position.
+    let e = parse("xs.all(x, x)").unwrap();
+    assert_eq!(e.span.start, 6);
 }

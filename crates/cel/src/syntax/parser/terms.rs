@@ -1,7 +1,9 @@
 //! Primary expressions: literals, identifiers and global calls, message construction,
 //! parenthesized argument lists, list and map literals; and the node builders macros use.
 
-use super::{ComprehensionParts, EXPECTING_EXPR, Node, PResult, Parser, RESERVED, Stop};
+use super::{
+    ComprehensionParts, EXPECTING_EXPR, Node, PResult, Parser, RESERVED, Stop, starts_expr,
+};
 use crate::syntax::ast::{Comprehension, ExprId, ExprKind, Literal, MapEntry, Span, StructField};
 use crate::syntax::lexer::{self, Tok, Token};
 use crate::syntax::macros;
@@ -42,7 +44,8 @@ impl Parser<'_> {
                 })
             }
             _ => {
-                self.syntax_error(t, "mismatched input", EXPECTING_EXPR);
+                let what = self.unexpected(1, starts_expr);
+                self.syntax_error(t, what, EXPECTING_EXPR);
                 return Err(Stop);
             }
         };
