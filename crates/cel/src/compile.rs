@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::check::resolve::{self, Resolution};
 use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
 use crate::eval::{Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step};
@@ -67,8 +68,7 @@ impl<'e> Compiler<'e> {
             } => {
                 if !*test_only
                     && !*optional
-                    && let Some(parts) = qualified_name(e)
-                    && let Some(n) = self.resolve_parts(&parts)
+                    && let Some(n) = self.resolve_global_chain(e)
                 {
                     return n;
                 }
@@ -124,15 +124,49 @@ impl<'e> Compiler<'e> {
 
     /// A bare identifier: a comprehension variable, a declared variable, or a type name.
     fn lower_name(&mut self, e: &'e Expr, name: &'e str) -> Node {
-        if let Some(n) = self.resolve_parts(&[name]) {
+        if !name.starts_with('.')
+            && let Some(local) = self.local(name)
+        {
+            return local;
+        }
+        if let Some(n) = self.resolve_global_chain(e) {
             return n;
         }
-        let _ = e;
         Node::Fail(EvalError::new(format!(
             "undeclared reference to '{}' (in container '{}')",
             name.trim_start_matches('.'),
             self.env.container()
         )))
+    }
+
+    /// Resolves an identifier or plain select chain whose longest prefix is a global name
+    /// (the checker's rules, `check::resolve`), applying the remaining fields as selections.
+    fn resolve_global_chain(&self, e: &Expr) -> Option<Node> {
+        let is_local = |n: &str| self.local(n).is_some();
+        let (resolution, remaining) = resolve::resolve_select_chain(self.env, e, &is_local)?;
+        let mut fields = Vec::with_capacity(remaining);
+        let mut node = e;
+        for _ in 0..remaining {
+            match &node.kind {
+                ExprKind::Select { operand, field, .. } => {
+                    fields.push(field.as_str());
+                    node = operand;
+                }
+                _ => return None,
+            }
+        }
+        fields.reverse();
+        let base = match resolution {
+            Resolution::Variable { name, slot, .. } => Node::Var {
+                slot,
+                name: name.into(),
+            },
+            Resolution::TypeName { name, .. } => match type_constant(&name) {
+                Some(t) => Node::Const(Value::Type(t)),
+                None => Node::Fail(EvalError::new(format!("unknown variable: {name}"))),
+            },
+        };
+        Some(selects(base, &fields))
     }
 
     fn local(&self, name: &str) -> Option<Node> {
@@ -160,34 +194,6 @@ impl<'e> Compiler<'e> {
         None
     }
 
-    /// Resolves a qualified name `a.b.c` (as parts): the first part may be a comprehension
-    /// variable; otherwise the longest declared variable name, tried in the container's
-    /// scopes from the innermost out, followed by field selections of the rest. A single
-    /// unresolved part may name a type.
-    fn resolve_parts(&self, parts: &[&'e str]) -> Option<Node> {
-        let first = *parts.first()?;
-        if !first.starts_with('.')
-            && let Some(local) = self.local(first)
-        {
-            return Some(selects(local, parts.get(1..).unwrap_or(&[])));
-        }
-        let vars = self.env.variables();
-        for k in (1..=parts.len()).rev() {
-            let head = parts.get(..k).unwrap_or(&[]).join(".");
-            for candidate in container_candidates(self.env.container(), &head) {
-                if let Some(slot) = vars.slot(&candidate) {
-                    let node = Node::Var {
-                        slot,
-                        name: candidate.into(),
-                    };
-                    return Some(selects(node, parts.get(k..).unwrap_or(&[])));
-                }
-            }
-        }
-        let joined = parts.join(".");
-        type_constant(joined.trim_start_matches('.')).map(|t| Node::Const(Value::Type(t)))
-    }
-
     fn lower_call(
         &mut self,
         target: Option<&'e Expr>,
@@ -200,14 +206,10 @@ impl<'e> Compiler<'e> {
             return n;
         }
         // `ns.f(x)`: a namespaced global function, unless `ns` is a variable.
-        if let Some(t) = target
-            && let Some(parts) = qualified_name(t)
-            && self
-                .resolve_parts(&parts)
-                .is_none_or(|n| matches!(n, Node::Const(_)))
-        {
-            let full = format!("{}.{function}", parts.join(".").trim_start_matches('.'));
-            if self.env.registry().get(&full).is_some() {
+        if let Some(t) = target {
+            let is_local = |n: &str| self.local(n).is_some();
+            if let Some((full, _)) = resolve::namespaced_function(self.env, t, function, &is_local)
+            {
                 let nodes: Vec<Node> = args.iter().map(|a| self.lower(a)).collect();
                 return self.call(&full, false, nodes);
             }
@@ -222,6 +224,11 @@ impl<'e> Compiler<'e> {
             nodes.push(self.lower(t));
         }
         nodes.extend(args.iter().map(|a| self.lower(a)));
+        if target.is_none()
+            && let Some((full, _)) = resolve::resolve_function(self.env, function)
+        {
+            return self.call(&full, false, nodes);
+        }
         self.call(function, target.is_some(), nodes)
     }
 
@@ -235,7 +242,7 @@ impl<'e> Compiler<'e> {
         let ExprKind::Literal(Literal::String(pattern)) = &pattern.kind else {
             return None;
         };
-        match regex::Regex::new(pattern) {
+        match crate::library::re2::compile_regex(pattern) {
             Ok(re) => Some(Node::Matches(boxed(self.lower(subject)), Arc::new(re))),
             Err(_) => None,
         }
@@ -434,44 +441,6 @@ fn selects(mut node: Node, fields: &[&str]) -> Node {
     node
 }
 
-/// `a.b.c` as `["a", "b", "c"]` when `e` is a chain of plain selections on an identifier.
-fn qualified_name(e: &Expr) -> Option<Vec<&str>> {
-    match &e.kind {
-        ExprKind::Ident(n) => Some(vec![n.as_str()]),
-        ExprKind::Select {
-            operand,
-            field,
-            test_only: false,
-            optional: false,
-        } => {
-            let mut parts = qualified_name(operand)?;
-            parts.push(field.as_str());
-            Some(parts)
-        }
-        _ => None,
-    }
-}
-
-/// The names `name` may refer to from inside `container`, innermost first, as cel-go
-/// resolves them: in container `a.b`, `x` is tried as `a.b.x`, `a.x`, then `x`. A leading
-/// dot makes the name absolute.
-pub fn container_candidates(container: &str, name: &str) -> Vec<String> {
-    if let Some(abs) = name.strip_prefix('.') {
-        return vec![abs.to_string()];
-    }
-    let mut out = Vec::new();
-    let mut prefix = container;
-    while !prefix.is_empty() {
-        out.push(format!("{prefix}.{name}"));
-        prefix = match prefix.rfind('.') {
-            Some(i) => prefix.get(..i).unwrap_or(""),
-            None => "",
-        };
-    }
-    out.push(name.to_string());
-    out
-}
-
 /// Type names usable as values (`type(1) == int`).
 pub fn type_constant(name: &str) -> Option<TypeValue> {
     Some(match name {
@@ -488,7 +457,6 @@ pub fn type_constant(name: &str) -> Option<TypeValue> {
         "google.protobuf.Timestamp" => TypeValue::Timestamp,
         "google.protobuf.Duration" => TypeValue::Duration,
         "optional_type" => TypeValue::Optional,
-        "dyn" => TypeValue::Named(Arc::from("dyn")),
         _ => return None,
     })
 }

@@ -68,6 +68,7 @@ pub struct Env {
     pub(crate) registry: Arc<Registry>,
     pub(crate) container: String,
     pub(crate) parse_options: ParseOptions,
+    pub(crate) check_options: crate::check::CheckOptions,
 }
 
 impl Env {
@@ -78,6 +79,7 @@ impl Env {
             registry: Arc::new(crate::library::standard()),
             container: String::new(),
             parse_options: ParseOptions::default(),
+            check_options: crate::check::CheckOptions::default(),
         }
     }
 
@@ -120,6 +122,14 @@ impl Env {
 
     pub fn parse_options_mut(&mut self) -> &mut ParseOptions {
         &mut self.parse_options
+    }
+
+    pub fn check_options(&self) -> &crate::check::CheckOptions {
+        &self.check_options
+    }
+
+    pub fn check_options_mut(&mut self) -> &mut crate::check::CheckOptions {
+        &mut self.check_options
     }
 
     /// Parses `source` into an AST with macros expanded.

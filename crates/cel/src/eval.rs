@@ -286,7 +286,7 @@ impl Node {
                     } else {
                         v
                     };
-                    if !map.insert_new(key, v) {
+                    if map.contains_equivalent(&k) || !map.insert_new(key, v) {
                         return Err(EvalError::new(format!(
                             "Failed with repeated key: {}",
                             crate::ops::key_text(&k)

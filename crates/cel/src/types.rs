@@ -26,6 +26,9 @@ pub enum Type {
     Param(Arc<str>),
     /// A message or other named type (not otherwise modelled here).
     Message(Arc<str>),
+    /// A named, parameterised type of an extension (cel-spec's `abstract_type`, cel-go's
+    /// opaque types), e.g. `tuple(int, string)`. `optional_type` is [`Type::Optional`], not this.
+    Abstract(Arc<str>, Vec<Type>),
     /// The result of a failed check; suppresses follow-on errors.
     Error,
 }
@@ -71,6 +74,20 @@ impl fmt::Display for Type {
             Type::Optional(t) => write!(f, "optional_type({t})"),
             Type::Param(p) => f.write_str(p),
             Type::Message(m) => f.write_str(m),
+            Type::Abstract(name, params) => {
+                f.write_str(name)?;
+                if !params.is_empty() {
+                    f.write_str("(")?;
+                    for (i, p) in params.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        write!(f, "{p}")?;
+                    }
+                    f.write_str(")")?;
+                }
+                Ok(())
+            }
             Type::Error => f.write_str("*error*"),
         }
     }

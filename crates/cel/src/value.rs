@@ -183,14 +183,21 @@ impl<'a> Key<'a> {
 pub struct OwnedMap<'a> {
     entries: Vec<(Key<'a>, Value<'a>)>,
     /// Positions in `entries`, hashed by key; built once the map outgrows a linear scan.
-    index: Option<hashbrown::HashTable<usize>>,
+    index: Option<Index>,
+}
+
+/// A hash index over the entries, with its own (randomly seeded) hasher.
+#[derive(Clone, Default)]
+struct Index {
+    table: hashbrown::HashTable<usize>,
+    hasher: hashbrown::DefaultHashBuilder,
 }
 
 const MAP_INDEX_THRESHOLD: usize = 12;
 
-fn key_hash(key: &Key<'_>) -> u64 {
+fn key_hash(hasher: &hashbrown::DefaultHashBuilder, key: &Key<'_>) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = hashbrown::DefaultHashBuilder::default().build_hasher();
+    let mut h = hasher.build_hasher();
     match key {
         Key::Bool(b) => (0u8, b).hash(&mut h),
         Key::Int(i) => (1u8, i).hash(&mut h),
@@ -233,11 +240,28 @@ impl<'a> OwnedMap<'a> {
     fn position(&self, key: &Key<'_>) -> Option<usize> {
         match &self.index {
             Some(index) => index
-                .find(key_hash(key), |&i| {
+                .table
+                .find(key_hash(&index.hasher, key), |&i| {
                     self.entries.get(i).is_some_and(|(k, _)| same_key(k, key))
                 })
                 .copied(),
             None => self.entries.iter().position(|(k, _)| same_key(k, key)),
+        }
+    }
+
+    /// Whether a key equal to `key` under CEL's numeric equivalence is present
+    /// (`{0: a, 0u: b}` repeats a key).
+    pub fn contains_equivalent(&self, key: &Value<'_>) -> bool {
+        match key {
+            Value::Int(i) => {
+                self.get_exact(&Key::Int(*i)).is_some()
+                    || u64::try_from(*i).is_ok_and(|u| self.get_exact(&Key::Uint(u)).is_some())
+            }
+            Value::Uint(u) => {
+                self.get_exact(&Key::Uint(*u)).is_some()
+                    || i64::try_from(*u).is_ok_and(|i| self.get_exact(&Key::Int(i)).is_some())
+            }
+            other => Key::from_value(other).is_some_and(|k| self.get_exact(&k).is_some()),
         }
     }
 
@@ -254,20 +278,26 @@ impl<'a> OwnedMap<'a> {
             return false;
         }
         let at = self.entries.len();
-        let hash = key_hash(&key);
         self.entries.push((key, value));
+        let entries = &self.entries;
         match &mut self.index {
             Some(index) => {
-                let entries = &self.entries;
-                index.insert_unique(hash, at, |&i| {
-                    entries.get(i).map_or(0, |(k, _)| key_hash(k))
-                });
+                let hasher = &index.hasher;
+                if let Some((k, _)) = entries.get(at) {
+                    index.table.insert_unique(key_hash(hasher, k), at, |&i| {
+                        entries.get(i).map_or(0, |(k, _)| key_hash(hasher, k))
+                    });
+                }
             }
-            None if self.entries.len() > MAP_INDEX_THRESHOLD => {
-                let mut index = hashbrown::HashTable::with_capacity(self.entries.len() * 2);
-                for (i, (k, _)) in self.entries.iter().enumerate() {
-                    index.insert_unique(key_hash(k), i, |&j| {
-                        self.entries.get(j).map_or(0, |(k, _)| key_hash(k))
+            None if entries.len() > MAP_INDEX_THRESHOLD => {
+                let mut index = Index {
+                    table: hashbrown::HashTable::with_capacity(entries.len() * 2),
+                    hasher: hashbrown::DefaultHashBuilder::default(),
+                };
+                let hasher = &index.hasher;
+                for (i, (k, _)) in entries.iter().enumerate() {
+                    index.table.insert_unique(key_hash(hasher, k), i, |&j| {
+                        entries.get(j).map_or(0, |(k, _)| key_hash(hasher, k))
                     });
                 }
                 self.index = Some(index);

@@ -249,14 +249,39 @@ fn input() -> impl Strategy<Value = String> {
         })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+/// Runs generated cases through both engines; every case must agree. The outcome mix is
+/// asserted too, so the generator cannot silently degrade into comparing errors with errors.
+#[test]
+fn agrees_with_the_cel_crate() {
+    use proptest::test_runner::{Config, TestRunner};
+    use std::cell::Cell;
 
-    #[test]
-    fn agrees_with_the_cel_crate(expr in prop_oneof![bool_expr(), int_expr()], json in input()) {
+    let values = Cell::new(0usize);
+    let errors = Cell::new(0usize);
+    let mut runner = TestRunner::new(Config {
+        cases: 800,
+        ..Config::default()
+    });
+    let strategy = (prop_oneof![bool_expr(), int_expr()], input());
+    let result = runner.run(&strategy, |(expr, json)| {
         let input: sonic_rs::Value = sonic_rs::from_str(&json).unwrap();
         let a = ours(&expr, &input);
         let b = theirs(&expr, &input);
+        match &a {
+            Outcome::Value(_) => values.set(values.get() + 1),
+            Outcome::Error => errors.set(errors.get() + 1),
+        }
         prop_assert_eq!(a, b, "expr: {}\ninput: {}", expr, json);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
+    let (v, e) = (values.get(), errors.get());
+    println!("differential: {v} values, {e} errors");
+    assert!(
+        v * 2 > v + e,
+        "too few cases produced values: {v} values, {e} errors"
+    );
+    assert!(e > 0, "no case exercised error agreement");
 }

@@ -211,3 +211,16 @@ fn types_are_values() {
     ok("type(type(1))", "type");
     ok("type([]) == list && type({}) == map", "true");
 }
+
+#[test]
+fn optional_list_helpers() {
+    ok("[1, 2].first().value()", "1");
+    ok("[].first().hasValue()", "false");
+    ok("[1, 2].last().value()", "2");
+    ok(
+        "optional.unwrap([optional.of(1), optional.none(), optional.of(3)])",
+        "[1, 3]",
+    );
+    ok("[optional.none(), optional.of('a')].unwrapOpt()", "[\"a\"]");
+    err("[1].unwrapOpt()", "expected a list of optionals");
+}

@@ -9,7 +9,8 @@ pub mod optional;
 use std::collections::HashMap;
 
 pub mod conversions;
-mod re2;
+pub mod operators;
+pub(crate) mod re2;
 pub mod strings;
 pub mod time;
 
@@ -151,5 +152,6 @@ pub fn standard() -> Registry {
     conversions::register(&mut r);
     strings::register(&mut r);
     time::register(&mut r);
+    operators::declare(&mut r);
     r
 }

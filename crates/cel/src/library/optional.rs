@@ -22,6 +22,47 @@ pub fn register(r: &mut Registry) {
     r.implement("value", true, 1, Impl::Unary(value));
     r.implement("or", true, 2, Impl::Binary(or));
     r.implement("orValue", true, 2, Impl::Binary(or_value));
+    r.implement("first", true, 1, Impl::Unary(first));
+    r.implement("last", true, 1, Impl::Unary(last));
+    r.implement("optional.unwrap", false, 1, Impl::Unary(unwrap));
+    r.implement("unwrapOpt", true, 1, Impl::Unary(unwrap));
+}
+
+fn first(v: Value<'_>) -> EvalResult<'_> {
+    match v {
+        Value::List(l) => Ok(Value::Optional(l.get(0).map(Arc::new))),
+        other => Err(overload("first", &[&other])),
+    }
+}
+
+fn last(v: Value<'_>) -> EvalResult<'_> {
+    match v {
+        Value::List(l) => Ok(Value::Optional(
+            l.len().checked_sub(1).and_then(|i| l.get(i)).map(Arc::new),
+        )),
+        other => Err(overload("last", &[&other])),
+    }
+}
+
+/// The values of the list's optionals that have one, in order.
+fn unwrap(v: Value<'_>) -> EvalResult<'_> {
+    let Value::List(l) = v else {
+        return Err(overload("optional.unwrap", &[&v]));
+    };
+    let mut out = Vec::with_capacity(l.len());
+    for item in l.iter() {
+        match item {
+            Value::Optional(Some(x)) => out.push((*x).clone()),
+            Value::Optional(None) => {}
+            other => {
+                return Err(EvalError::new(format!(
+                    "optional.unwrap: expected a list of optionals, found an element of type '{}'",
+                    other.type_name()
+                )));
+            }
+        }
+    }
+    Ok(Value::list(out))
 }
 
 fn of(v: Value<'_>) -> EvalResult<'_> {
