@@ -22,6 +22,7 @@ mod tests;
 use crate::env::ParseOptions;
 use crate::error::{CompileError, CompileErrorKind, Diagnostic};
 use ast::{Expr, Span};
+pub use macros::MAP_INSERT;
 
 /// Parses with default options.
 pub fn parse(source: &str) -> Result<Expr, CompileError> {
