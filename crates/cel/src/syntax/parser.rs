@@ -543,7 +543,10 @@ impl<'a> Parser<'a> {
             self.bump();
             Ok(t)
         } else {
-            self.syntax_error(t, "mismatched input", expecting);
+            let what = self.unexpected(1, |k| {
+                matches!(k, Tok::Ident | Tok::EscIdent | Tok::RBrace | Tok::Comma)
+            });
+            self.syntax_error(t, what, expecting);
             Err(Stop)
         }
     }

@@ -8,6 +8,14 @@ use crate::syntax::ast::{Comprehension, ExprId, ExprKind, Literal, MapEntry, Spa
 use crate::syntax::lexer::{self, Tok, Token};
 use crate::syntax::macros;
 
+/// What may follow `[` (ANTLR's token order).
+const LIST_START: &str = "{'[', ']', '{', '(', '.', ',', '-', '!', '?', 'true', 'false', \
+     'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
+/// What may follow `{` (ANTLR's token order).
+const MAP_START: &str = "{'[', '{', '}', '(', '.', ',', '-', '!', '?', 'true', 'false', \
+     'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
 impl Parser<'_> {
     /// Literals, with the sign of `-1` / `-1.5` folded in as the grammar does. A bad escape
     /// is reported at the start of its literal, where cel-go reports it.
@@ -27,13 +35,13 @@ impl Parser<'_> {
                 self.bump();
                 lexer::string_value(self.text(t))
                     .map(Literal::String)
-                    .map_err(|(_, msg)| (Span::new(t.start, t.end), msg))
+                    .map_err(|msg| (Span::new(t.start, t.end), msg))
             }
             Tok::Bytes => {
                 self.bump();
                 lexer::bytes_value(self.text(t))
                     .map(Literal::Bytes)
-                    .map_err(|(_, msg)| (Span::new(t.start, t.end), msg))
+                    .map_err(|msg| (Span::new(t.start, t.end), msg))
             }
             Tok::True | Tok::False | Tok::Null => {
                 self.bump();
@@ -202,6 +210,19 @@ impl Parser<'_> {
         Err(Stop)
     }
 
+    /// After `[` or `{`: reports a token that can start neither an element nor the end with
+    /// the set of tokens that could (as ANTLR words it).
+    fn first_element(&mut self, expecting: &str) -> Result<(), Stop> {
+        let k = self.peek();
+        if starts_expr(k) || k == Tok::Question {
+            return Ok(());
+        }
+        let t = self.tok();
+        let what = self.unexpected(1, |k| starts_expr(k) || k == Tok::Question);
+        self.syntax_error(t, what, expecting);
+        Err(Stop)
+    }
+
     /// `[` elements `]`, with optional `?` elements and a trailing comma.
     pub(super) fn list(&mut self) -> PResult {
         let open = self.bump().start;
@@ -209,6 +230,7 @@ impl Parser<'_> {
         let mut elements = Vec::new();
         let mut optional_indices = Vec::new();
         if !self.eat(Tok::RBracket) {
+            self.first_element(LIST_START)?;
             loop {
                 if self.eat(Tok::Question) {
                     optional_indices.push(u32::try_from(elements.len()).unwrap_or(u32::MAX));
@@ -245,6 +267,7 @@ impl Parser<'_> {
         let mut entries = Vec::new();
         let mut h = 0;
         if !self.eat(Tok::RBrace) {
+            self.first_element(MAP_START)?;
             loop {
                 let optional = self.eat(Tok::Question);
                 let entry_id = self.new_id();
