@@ -193,8 +193,9 @@ impl Lexer<'_, '_> {
     /// making an integer a uint.
     fn number(&mut self, start: usize) {
         self.pos = start;
+        // Only a lowercase `0x` starts a hex literal (`0X1` is `0` then `X1`, as in cel-go).
         if self.at(start) == b'0'
-            && matches!(self.at(start + 1), b'x' | b'X')
+            && self.at(start + 1) == b'x'
             && self.at(start + 2).is_ascii_hexdigit()
         {
             self.pos = start + 2;
@@ -334,7 +335,7 @@ impl Lexer<'_, '_> {
 /// Value of an int token, with an optional leading minus sign (the grammar folds `-` into
 /// int literals). `None` on overflow.
 pub(crate) fn int_value(text: &str, negative: bool) -> Option<i64> {
-    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+    let (digits, radix) = match text.strip_prefix("0x") {
         Some(hex) => (hex, 16),
         None => (text, 10),
     };
@@ -353,7 +354,7 @@ pub(crate) fn int_value(text: &str, negative: bool) -> Option<i64> {
 /// Value of a uint token (text includes the `u` suffix). `None` on overflow.
 pub(crate) fn uint_value(text: &str) -> Option<u64> {
     let text = text.get(..text.len().saturating_sub(1)).unwrap_or("");
-    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+    match text.strip_prefix("0x") {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
         None => text.parse().ok(),
     }
@@ -523,6 +524,7 @@ mod tests {
         // `1.` is not a float, `1e` is not an exponent, `0x` needs a digit.
         assert_eq!(kinds("1.e"), vec![Int, Dot, Ident, Eof]);
         assert_eq!(kinds("0x"), vec![Int, Ident, Eof]);
+        assert_eq!(kinds("0X1F"), vec![Int, Ident, Eof]);
         assert_eq!(kinds("1.5u"), vec![Float, Ident, Eof]);
         assert_eq!(int_value("9223372036854775808", true), Some(i64::MIN));
         assert_eq!(int_value("9223372036854775808", false), None);
