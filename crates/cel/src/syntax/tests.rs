@@ -167,6 +167,13 @@ fn aggregates() {
     assert_eq!(p(".a.C{f: 1}"), ".a.C{f: 1}");
     assert_eq!(p("T{as: true, `x-y`: 1}"), "T{as: true, x-y: 1}");
     assert_eq!(p("Foo{}.x"), "(. Foo{} x)");
+    // The grammar allows a lone comma in an empty aggregate.
+    assert_eq!(p("[,]"), "[]");
+    assert_eq!(p("{,}"), "{}");
+    assert_eq!(p("T{,}"), "T{}");
+    assert!(err("[,,]").contains("Syntax error"));
+    assert!(err("f(,)").contains("Syntax error"));
+    assert!(err("f(a,)").contains("Syntax error"));
 }
 
 #[test]

@@ -210,6 +210,15 @@ impl Parser<'_> {
         Err(Stop)
     }
 
+    /// Consumes the end of an empty aggregate: `close`, or `,` then `close` (the grammar
+    /// allows a lone trailing comma: `[,]`, `{,}`, `T{,}`).
+    fn empty(&mut self, close: Tok) -> bool {
+        if self.peek() == Tok::Comma && self.peek_at(1) == close {
+            self.bump();
+        }
+        self.eat(close)
+    }
+
     /// After `[` or `{`: reports a token that can start neither an element nor the end with
     /// the set of tokens that could (as ANTLR words it).
     fn first_element(&mut self, expecting: &str) -> Result<(), Stop> {
@@ -229,7 +238,7 @@ impl Parser<'_> {
         let id = self.new_id();
         let mut elements = Vec::new();
         let mut optional_indices = Vec::new();
-        if !self.eat(Tok::RBracket) {
+        if !self.empty(Tok::RBracket) {
             self.first_element(LIST_START)?;
             loop {
                 if self.eat(Tok::Question) {
@@ -266,7 +275,7 @@ impl Parser<'_> {
         let id = self.new_id();
         let mut entries = Vec::new();
         let mut h = 0;
-        if !self.eat(Tok::RBrace) {
+        if !self.empty(Tok::RBrace) {
             self.first_element(MAP_START)?;
             loop {
                 let optional = self.eat(Tok::Question);
@@ -296,7 +305,7 @@ impl Parser<'_> {
         let id = self.new_id();
         let mut fields = Vec::new();
         let mut h = 0;
-        if !self.eat(Tok::RBrace) {
+        if !self.empty(Tok::RBrace) {
             loop {
                 let optional = self.eat(Tok::Question);
                 let name = self.field_name("{'}', ',', '?', IDENTIFIER, ESC_IDENTIFIER}")?;
