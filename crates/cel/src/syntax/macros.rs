@@ -19,11 +19,19 @@
 //! | `r.transformMap(i, v, [p,] f)`         | init `{}`, step `cel.@mapInsert(@result, i, f)` |
 //! | `r.transformMapEntry(i, v, [p,] e)`    | init `{}`, step `cel.@mapInsert(@result, e)` |
 //!
+//! and cel-go's optional-library macros: `o.optMap(x, f)` becomes
+//! `o.hasValue() ? optional.of(<let x = o.value() in f>) : optional.none()`, `o.optFlatMap(x, f)`
+//! the same without `optional.of`; the "let" is a comprehension over `[]` with iteration
+//! variable `#unused`, accumulator `x` initialized to `o.value()` (on a copy of `o` with fresh
+//! ids), loop condition `false`, step `x` and result `f`.
+//!
 //! A macro applies only to its call style and arity; anything else stays an ordinary call.
 //! Generated nodes get fresh ids and the span of the call (cel-go gives them the call's
 //! location). The comprehension node is numbered last, as in cel-go.
 
-use crate::syntax::ast::{ACCUMULATOR, ExprKind, Literal, Span, ops};
+use crate::syntax::ast::{
+    ACCUMULATOR, Comprehension, Expr, ExprKind, Literal, MapEntry, Span, StructField, ops,
+};
 use crate::syntax::parser::{ComprehensionParts, Node, PResult, Parser};
 
 /// cel-go's older accumulator name; an iteration variable may not take it either.
@@ -115,6 +123,9 @@ pub(crate) fn receiver_call_or_macro(
     target: Node,
     args: Vec<Node>,
 ) -> PResult {
+    if p.opts.macros && args.len() == 2 && (function == "optMap" || function == "optFlatMap") {
+        return optional_map(p, span, function == "optMap", target, args);
+    }
     match classify(function, args.len()) {
         Some(class) if p.opts.macros => expand(p, span, class, target, args),
         _ => p.call(id, span, function, Some(target), args),
@@ -264,4 +275,149 @@ fn filtered_step(p: &mut Parser<'_>, span: Span, filter: Option<Node>, step: Nod
 fn macro_error(p: &mut Parser<'_>, span: Span, at: Span, msg: &str) -> PResult {
     p.error_at(at, msg);
     p.new_leaf(span, ExprKind::Literal(Literal::Null))
+}
+
+/// The iteration variable cel-go gives the one-element "let" comprehension of `optMap`.
+const UNUSED_ITER_VAR: &str = "#unused";
+
+/// `opt.optMap(x, f)` → `opt.hasValue() ? optional.of(let x = opt.value() in f) :
+/// optional.none()` and `opt.optFlatMap(x, f)` → `opt.hasValue() ? (let x = opt.value() in f)
+/// : optional.none()`, the "let" being a comprehension over `[]` whose accumulator is `x`
+/// (cel-go's optional library macros).
+fn optional_map(
+    p: &mut Parser<'_>,
+    span: Span,
+    wrap: bool,
+    target: Node,
+    args: Vec<Node>,
+) -> PResult {
+    let mut args = args.into_iter();
+    let (Some(var), Some(body)) = (args.next(), args.next()) else {
+        return p.new_leaf(span, ExprKind::Literal(Literal::Null));
+    };
+    let name = match &var.expr.kind {
+        ExprKind::Ident(name) if !name.starts_with('.') => name.clone(),
+        _ => {
+            let f = if wrap { "optMap" } else { "optFlatMap" };
+            let msg = format!("{f}() variable name must be a simple identifier");
+            return macro_error(p, span, var.expr.span, &msg);
+        }
+    };
+    // Numbered in cel-go's order: hasValue, [], the copy, value, false, x, the fold, ...
+    let has_value_id = p.new_id();
+    let empty = p.new_list(span, Vec::new())?;
+    let copy = Node {
+        height: target.height,
+        expr: Box::new(copy_fresh(p, &target.expr)),
+    };
+    let id = p.new_id();
+    let value = p.call(id, span, "value", Some(copy), Vec::new())?;
+    let has_value = p.call(has_value_id, span, "hasValue", Some(target), Vec::new())?;
+    let never = p.new_leaf(span, ExprKind::Literal(Literal::Bool(false)))?;
+    let step = p.new_leaf(span, ExprKind::Ident(name.clone()))?;
+    let mut mapped = p.comprehension(
+        span,
+        ComprehensionParts {
+            iter_var: UNUSED_ITER_VAR.to_string(),
+            iter_var2: None,
+            iter_range: empty,
+            accu_var: name,
+            accu_init: value,
+            loop_condition: never,
+            loop_step: step,
+            result: body,
+        },
+    )?;
+    if wrap {
+        let id = p.new_id();
+        mapped = p.call(id, span, "optional.of", None, vec![mapped])?;
+    }
+    let id = p.new_id();
+    let none = p.call(id, span, "optional.none", None, Vec::new())?;
+    let id = p.new_id();
+    p.call(
+        id,
+        span,
+        ops::CONDITIONAL,
+        None,
+        vec![has_value, mapped, none],
+    )
+}
+
+/// A copy of `e` with fresh ids (spans kept), numbered as cel-go's `Copy` does. The tree was
+/// accepted by the parser, so its height is bounded.
+fn copy_fresh(p: &mut Parser<'_>, e: &Expr) -> Expr {
+    let id = p.new_id();
+    let kind = match &e.kind {
+        ExprKind::Literal(_) | ExprKind::Ident(_) => e.kind.clone(),
+        ExprKind::Select {
+            operand,
+            field,
+            test_only,
+            optional,
+        } => ExprKind::Select {
+            operand: Box::new(copy_fresh(p, operand)),
+            field: field.clone(),
+            test_only: *test_only,
+            optional: *optional,
+        },
+        ExprKind::Call {
+            target,
+            function,
+            args,
+        } => {
+            let args = args.iter().map(|a| copy_fresh(p, a)).collect();
+            let target = target.as_ref().map(|t| Box::new(copy_fresh(p, t)));
+            ExprKind::Call {
+                target,
+                function: function.clone(),
+                args,
+            }
+        }
+        ExprKind::List {
+            elements,
+            optional_indices,
+        } => ExprKind::List {
+            elements: elements.iter().map(|x| copy_fresh(p, x)).collect(),
+            optional_indices: optional_indices.clone(),
+        },
+        ExprKind::Map { entries } => ExprKind::Map {
+            entries: entries
+                .iter()
+                .map(|en| MapEntry {
+                    id: p.new_id(),
+                    key: copy_fresh(p, &en.key),
+                    value: copy_fresh(p, &en.value),
+                    optional: en.optional,
+                })
+                .collect(),
+        },
+        ExprKind::Struct { type_name, fields } => ExprKind::Struct {
+            type_name: type_name.clone(),
+            fields: fields
+                .iter()
+                .map(|f| StructField {
+                    id: p.new_id(),
+                    name: f.name.clone(),
+                    value: copy_fresh(p, &f.value),
+                    optional: f.optional,
+                })
+                .collect(),
+        },
+        ExprKind::Comprehension(c) => ExprKind::Comprehension(Box::new(Comprehension {
+            iter_var: c.iter_var.clone(),
+            iter_var2: c.iter_var2.clone(),
+            iter_range: copy_fresh(p, &c.iter_range),
+            accu_var: c.accu_var.clone(),
+            accu_init: copy_fresh(p, &c.accu_init),
+            loop_condition: copy_fresh(p, &c.loop_condition),
+            loop_step: copy_fresh(p, &c.loop_step),
+            result: copy_fresh(p, &c.result),
+        })),
+    };
+    Expr {
+        id,
+        span: e.span,
+        kind,
+    }
 }

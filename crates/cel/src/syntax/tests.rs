@@ -518,3 +518,29 @@ fn cel_go_locations() {
     let e = parse("xs.all(x, x)").unwrap();
     assert_eq!(e.span.start, 6);
 }
+
+#[test]
+fn optional_macros() {
+    assert_eq!(
+        p("o.optMap(x, x + 1)"),
+        "(_?_:_ (.hasValue o) (optional.of (fold #unused [] x (.value o) false x (_+_ x 1))) (optional.none))"
+    );
+    assert_eq!(
+        p("a.?b.optFlatMap(k, k.?c)"),
+        "(_?_:_ (.hasValue (.? a b)) (fold #unused [] k (.value (.? a b)) false k (.? k c)) (optional.none))"
+    );
+    assert!(err("o.optMap(a.b, 1)").contains("optMap() variable name must be a simple identifier"));
+    assert!(
+        err("o.optFlatMap(1, 1)")
+            .contains("optFlatMap() variable name must be a simple identifier")
+    );
+    assert_eq!(p("o.optMap(x)"), "(.optMap o x)");
+    // The target is copied with fresh ids.
+    let e = parse("{'k': [1]}.?k.optMap(x, x)").unwrap();
+    let mut ids = Vec::new();
+    collect_ids(&e, &mut ids);
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n);
+}
