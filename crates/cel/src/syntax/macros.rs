@@ -19,11 +19,15 @@
 //! | `r.transformMap(i, v, [p,] f)`         | init `{}`, step `cel.@mapInsert(@result, i, f)` |
 //! | `r.transformMapEntry(i, v, [p,] e)`    | init `{}`, step `cel.@mapInsert(@result, e)` |
 //!
-//! and cel-go's optional-library macros: `o.optMap(x, f)` becomes
+//! `cel.bind(x, init, body)` (cel-go's `ext.Bindings`, part of the Kubernetes environment)
+//! becomes a "let": a comprehension over `[]` with iteration variable `#unused`, accumulator
+//! `x` initialized to `init`, loop condition `false`, step `x` and result `body`; only on the
+//! identifier `cel`, otherwise it stays a call.
+//!
+//! And cel-go's optional-library macros: `o.optMap(x, f)` becomes
 //! `o.hasValue() ? optional.of(<let x = o.value() in f>) : optional.none()`, `o.optFlatMap(x, f)`
-//! the same without `optional.of`; the "let" is a comprehension over `[]` with iteration
-//! variable `#unused`, accumulator `x` initialized to `o.value()` (on a copy of `o` with fresh
-//! ids), loop condition `false`, step `x` and result `f`.
+//! the same without `optional.of`; the "let" binds `x` to `o.value()` (on a copy of `o` with
+//! fresh ids) as `cel.bind` does.
 //!
 //! A macro applies only to its call style and arity; anything else stays an ordinary call.
 //! Generated nodes get fresh ids and the span of the call (cel-go gives them the call's
@@ -125,6 +129,10 @@ pub(crate) fn receiver_call_or_macro(
 ) -> PResult {
     if p.opts.macros && args.len() == 2 && (function == "optMap" || function == "optFlatMap") {
         return optional_map(p, span, function == "optMap", target, args);
+    }
+    let cel_namespace = matches!(&target.expr.kind, ExprKind::Ident(n) if n == "cel");
+    if p.opts.macros && function == "bind" && args.len() == 3 && cel_namespace {
+        return bind(p, span, args);
     }
     match classify(function, args.len()) {
         Some(class) if p.opts.macros => expand(p, span, class, target, args),
@@ -277,8 +285,39 @@ fn macro_error(p: &mut Parser<'_>, span: Span, at: Span, msg: &str) -> PResult {
     p.new_leaf(span, ExprKind::Literal(Literal::Null))
 }
 
-/// The iteration variable cel-go gives the one-element "let" comprehension of `optMap`.
+/// The iteration variable cel-go gives its "let" comprehensions (`cel.bind`, `optMap`).
 const UNUSED_ITER_VAR: &str = "#unused";
+
+/// `cel.bind(x, init, body)` (cel-go's `ext.Bindings`, in the Kubernetes environment).
+fn bind(p: &mut Parser<'_>, span: Span, args: Vec<Node>) -> PResult {
+    let mut args = args.into_iter();
+    let (Some(var), Some(init), Some(body)) = (args.next(), args.next(), args.next()) else {
+        return p.new_leaf(span, ExprKind::Literal(Literal::Null));
+    };
+    let name = match &var.expr.kind {
+        ExprKind::Ident(name) if !name.starts_with('.') => name.clone(),
+        _ => {
+            let msg = "cel.bind() variable names must be simple identifiers";
+            return macro_error(p, span, var.expr.span, msg);
+        }
+    };
+    let empty = p.new_list(span, Vec::new())?;
+    let never = p.new_leaf(span, ExprKind::Literal(Literal::Bool(false)))?;
+    let step = p.new_leaf(span, ExprKind::Ident(name.clone()))?;
+    p.comprehension(
+        span,
+        ComprehensionParts {
+            iter_var: UNUSED_ITER_VAR.to_string(),
+            iter_var2: None,
+            iter_range: empty,
+            accu_var: name,
+            accu_init: init,
+            loop_condition: never,
+            loop_step: step,
+            result: body,
+        },
+    )
+}
 
 /// `opt.optMap(x, f)` → `opt.hasValue() ? optional.of(let x = opt.value() in f) :
 /// optional.none()` and `opt.optFlatMap(x, f)` → `opt.hasValue() ? (let x = opt.value() in f)

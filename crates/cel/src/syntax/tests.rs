@@ -544,3 +544,22 @@ fn optional_macros() {
     ids.dedup();
     assert_eq!(ids.len(), n);
 }
+
+#[test]
+fn bind_macro() {
+    assert_eq!(
+        p("cel.bind(x, 1, x + x)"),
+        "(fold #unused [] x 1 false x (_+_ x x))"
+    );
+    assert_eq!(
+        p("cel.bind(a, true, cel.bind(b, a, a && b))"),
+        "(fold #unused [] a true false a (fold #unused [] b a false b (_&&_ a b)))"
+    );
+    assert!(
+        err("cel.bind(a.b, 1, 2)").contains("cel.bind() variable names must be simple identifiers")
+    );
+    // Only on the `cel` namespace and with three arguments.
+    assert_eq!(p("x.bind(a, 1, 2)"), "(.bind x a 1 2)");
+    assert_eq!(p(".cel.bind(a, 1, 2)"), "(.bind .cel a 1 2)");
+    assert_eq!(p("cel.bind(a, 1)"), "(.bind cel a 1)");
+}
