@@ -246,8 +246,14 @@ fn expr_source() -> impl Strategy<Value = String> {
                 .prop_map(|(r, v, p)| format!("({r}).all({v}, {p})")),
             (inner.clone(), ident(), inner.clone())
                 .prop_map(|(r, v, p)| format!("({r}).exists_one({v}, {p})")),
-            (inner.clone(), ident(), inner.clone(), inner)
+            (inner.clone(), ident(), inner.clone(), inner.clone())
                 .prop_map(|(r, v, p, f)| format!("({r}).map({v}, {p}, {f})")),
+            (inner.clone(), ident(), ident(), inner.clone())
+                .prop_map(|(r, k, v, f)| format!("({r}).transformMap({k}, {v}, {f})")),
+            (inner.clone(), ident(), inner.clone())
+                .prop_map(|(r, v, f)| format!("({r}).optMap({v}, {f})")),
+            (ident(), inner.clone(), inner)
+                .prop_map(|(v, a, b)| format!("cel.bind({v}, {a}, {b})")),
         ]
     })
 }
@@ -502,10 +508,10 @@ proptest! {
         let e = match parse(&src) {
             Ok(e) => e,
             Err(err) => {
-                // Literal values out of range and `__result__`-like names are the only
-                // reasons a generated expression may be rejected.
+                // Two-variable macros with the same name twice are the only reason a
+                // generated expression may be rejected.
                 let msg = err.to_string();
-                prop_assert!(msg.contains("invalid double literal"), "{src}\n{msg}");
+                prop_assert!(msg.contains("duplicate variable name"), "{src}\n{msg}");
                 return Ok(());
             }
         };
