@@ -473,19 +473,22 @@ impl<'a> Parser<'a> {
 
     /// Turns `t0 op t1 op t2 ...` into cel-go's balanced tree.
     fn balance(&mut self, function: &'static str, chain: Chain) -> PResult {
-        let Chain { terms, ops } = chain;
-        if ops.is_empty() {
+        let Chain {
+            terms,
+            ops: operators,
+        } = chain;
+        if operators.is_empty() {
             return terms.into_iter().next().ok_or(Stop);
         }
         let mut terms: Vec<Option<Node>> = terms.into_iter().map(Some).collect();
-        let hi = ops.len() - 1;
-        self.balanced(function, &ops, &mut terms, 0, hi)
+        let hi = operators.len() - 1;
+        self.balanced(function, &operators, &mut terms, 0, hi)
     }
 
     fn balanced(
         &mut self,
         function: &'static str,
-        ops: &[(usize, ExprId)],
+        operators: &[(usize, ExprId)],
         terms: &mut [Option<Node>],
         lo: usize,
         hi: usize,
@@ -494,14 +497,15 @@ impl<'a> Parser<'a> {
         let left = if mid == lo {
             terms.get_mut(mid).and_then(Option::take)
         } else {
-            Some(self.balanced(function, ops, terms, lo, mid - 1)?)
+            Some(self.balanced(function, operators, terms, lo, mid - 1)?)
         };
         let right = if mid == hi {
             terms.get_mut(mid + 1).and_then(Option::take)
         } else {
-            Some(self.balanced(function, ops, terms, mid + 1, hi)?)
+            Some(self.balanced(function, operators, terms, mid + 1, hi)?)
         };
-        let (Some(left), Some(right), Some(&(start, id))) = (left, right, ops.get(mid)) else {
+        let (Some(left), Some(right), Some(&(start, id))) = (left, right, operators.get(mid))
+        else {
             return Err(Stop);
         };
         let end = (right.expr.span.end as usize).max(start);
