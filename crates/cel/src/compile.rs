@@ -31,7 +31,11 @@ pub fn compile(
         scopes: Vec::new(),
     };
     let root = c.lower(expr);
-    Ok(Program { root, result_type })
+    Ok(Program {
+        root,
+        result_type,
+        presence_test_cost: u64::from(env.presence_test_has_cost),
+    })
 }
 
 /// Names visible inside one comprehension.
@@ -72,7 +76,11 @@ impl<'e> Compiler<'e> {
                 {
                     return n;
                 }
-                let operand = boxed(self.lower(operand));
+                let operand = self.lower(operand);
+                if !*test_only && !*optional {
+                    return selects(operand, &[field.as_str()]);
+                }
+                let operand = boxed(operand);
                 let field: Box<str> = field.as_str().into();
                 if *test_only {
                     Node::Has { operand, field }
@@ -243,17 +251,23 @@ impl<'e> Compiler<'e> {
             return None;
         };
         match crate::library::re2::compile_regex(pattern) {
-            Ok(re) => Some(Node::Matches(boxed(self.lower(subject)), Arc::new(re))),
+            Ok(re) => {
+                let pattern_len = u64::try_from(pattern.chars().count()).unwrap_or(u64::MAX);
+                Some(Node::Matches(
+                    boxed(self.lower(subject)),
+                    Arc::new(re),
+                    pattern_len,
+                ))
+            }
             Err(_) => None,
         }
     }
 
     fn call(&self, function: &str, receiver: bool, mut args: Vec<Node>) -> Node {
-        let imp = self
-            .env
-            .registry()
-            .get(function)
-            .and_then(|f| f.impls.get(&(receiver, args.len())).copied());
+        let key = (receiver, args.len());
+        let declared = self.env.registry().get(function);
+        let imp = declared.and_then(|f| f.impls.get(&key).copied());
+        let cost = declared.and_then(|f| f.costs.get(&key).copied());
         let Some(imp) = imp else {
             return Node::Fail(EvalError::new(format!(
                 "no such overload: {function}/{}{}",
@@ -263,18 +277,18 @@ impl<'e> Compiler<'e> {
         };
         match (imp, args.len()) {
             (Impl::Unary(f), 1) => match args.pop() {
-                Some(a) => Node::Call1(f, boxed(a)),
+                Some(a) => Node::Call1(f, cost, boxed(a)),
                 None => Node::Fail(EvalError::new("internal error: arity")),
             },
             (Impl::Binary(f), 2) => match <[Node; 2]>::try_from(args) {
-                Ok(a) => Node::Call2(f, Box::new(a)),
+                Ok(a) => Node::Call2(f, cost, Box::new(a)),
                 Err(_) => Node::Fail(EvalError::new("internal error: arity")),
             },
             (Impl::Ternary(f), 3) => match <[Node; 3]>::try_from(args) {
-                Ok(a) => Node::Call3(f, Box::new(a)),
+                Ok(a) => Node::Call3(f, cost, Box::new(a)),
                 Err(_) => Node::Fail(EvalError::new("internal error: arity")),
             },
-            (Impl::Nary(f), _) => Node::CallN(f, args),
+            (Impl::Nary(f), _) => Node::CallN(f, cost, args),
             _ => Node::Fail(EvalError::new(format!(
                 "no such overload: {function}/{}",
                 args.len()
@@ -322,7 +336,11 @@ impl<'e> Compiler<'e> {
     fn lower_in(&mut self, a: &'e Expr, b: &'e Expr) -> Node {
         let elem = boxed(self.lower(a));
         let container = self.lower(b);
-        if let Node::Const(Value::List(list)) = &container {
+        if let Node::Const(Value::List(list)) | Node::Folded {
+            value: Value::List(list),
+            ..
+        } = &container
+        {
             let strings: Option<HashSet<Box<str>>> = list
                 .iter()
                 .map(|v| v.as_str().map(Box::<str>::from))
@@ -344,6 +362,17 @@ impl<'e> Compiler<'e> {
             iter2: c.iter_var2.as_deref(),
             accu: c.accu_var.as_str(),
         });
+        if let Some(quantifier) = self.lower_quantifier(c) {
+            self.scopes.pop();
+            return Node::Comprehension(Box::new(CompNode {
+                iter_range,
+                two_vars: c.iter_var2.is_some(),
+                accu_init,
+                loop_condition: None,
+                step: quantifier,
+                result: Node::Const(Value::Null),
+            }));
+        }
         let loop_condition = match &c.loop_condition.kind {
             ExprKind::Literal(Literal::Bool(true)) => None,
             _ => Some(self.lower(&c.loop_condition)),
@@ -370,6 +399,53 @@ impl<'e> Compiler<'e> {
             step,
             result,
         }))
+    }
+
+    /// Recognises the folds of `all` and `exists` (one or two variables), which then run as
+    /// short-circuiting loops with the same results and costs.
+    fn lower_quantifier(&mut self, c: &'e ast::Comprehension) -> Option<Step> {
+        let accu = c.accu_var.as_str();
+        if c.iter_var == accu || c.iter_var2.as_deref() == Some(accu) || !is_ident(&c.result, accu) {
+            return None;
+        }
+        let (init, op) = match &c.accu_init.kind {
+            ExprKind::Literal(Literal::Bool(true)) => (true, ops::LOGICAL_AND),
+            ExprKind::Literal(Literal::Bool(false)) => (false, ops::LOGICAL_OR),
+            _ => return None,
+        };
+        // all: @not_strictly_false(@result); exists: @not_strictly_false(!@result).
+        let ExprKind::Call { target: None, function, args } = &c.loop_condition.kind else {
+            return None;
+        };
+        let [cond_arg] = args.as_slice() else {
+            return None;
+        };
+        let cond_ok = function == ops::NOT_STRICTLY_FALSE
+            && if init {
+                is_ident(cond_arg, accu)
+            } else {
+                matches!(&cond_arg.kind, ExprKind::Call { target: None, function, args }
+                    if function == ops::LOGICAL_NOT
+                        && matches!(args.as_slice(), [a] if is_ident(a, accu)))
+            };
+        if !cond_ok {
+            return None;
+        }
+        let ExprKind::Call { target: None, function, args } = &c.loop_step.kind else {
+            return None;
+        };
+        let [left, predicate] = args.as_slice() else {
+            return None;
+        };
+        if function != op || !is_ident(left, accu) {
+            return None;
+        }
+        let predicate = self.lower(predicate);
+        Some(if init {
+            Step::All(predicate)
+        } else {
+            Step::Exists(predicate)
+        })
     }
 
     /// Recognises `@result + [e]` and `c ? @result + [e] : @result`.
@@ -431,14 +507,35 @@ fn append_of<'x>(e: &'x Expr, accu: &str) -> Option<&'x Expr> {
     }
 }
 
-fn selects(mut node: Node, fields: &[&str]) -> Node {
-    for f in fields {
-        node = Node::Select {
-            operand: boxed(node),
-            field: (*f).into(),
-        };
+/// Field selections on `node`: one path node over a variable (extending an existing path),
+/// or plain selections on anything else.
+fn selects(node: Node, fields: &[&str]) -> Node {
+    if fields.is_empty() {
+        return node;
     }
-    node
+    match node {
+        Node::Var { .. } | Node::Local { .. } => Node::Path {
+            base: boxed(node),
+            fields: fields.iter().map(|f| Box::<str>::from(*f)).collect(),
+        },
+        Node::Path { base, fields: head } => Node::Path {
+            base,
+            fields: head
+                .iter()
+                .cloned()
+                .chain(fields.iter().map(|f| Box::<str>::from(*f)))
+                .collect(),
+        },
+        mut node => {
+            for f in fields {
+                node = Node::Select {
+                    operand: boxed(node),
+                    field: (*f).into(),
+                };
+            }
+            node
+        }
+    }
 }
 
 /// Type names usable as values (`type(1) == int`).
@@ -478,11 +575,16 @@ fn literal(l: &Literal) -> Value<'static> {
 /// `&&`, `||` and `?:` may still absorb it.
 fn fold(node: Node) -> Node {
     let foldable = match &node {
-        Node::Const(_) | Node::Var { .. } | Node::Local { .. } | Node::Fail(_) => false,
+        Node::Const(_)
+        | Node::Folded { .. }
+        | Node::Var { .. }
+        | Node::Local { .. }
+        | Node::Fail(_) => false,
         Node::Comprehension(_) | Node::InStrings(..) => false,
-        Node::Select { operand, .. }
-        | Node::OptSelect { operand, .. }
-        | Node::Has { operand, .. } => is_const(operand),
+        // `has()` is left alone: its cost depends on the environment's presence-test setting.
+        Node::Has { .. } => false,
+        Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
+        Node::Path { .. } => false,
         Node::Index(a, b)
         | Node::OptIndex(a, b)
         | Node::And(a, b)
@@ -492,12 +594,14 @@ fn fold(node: Node) -> Node {
         | Node::Rel(_, a, b)
         | Node::Arith(_, a, b)
         | Node::In(a, b) => is_const(a) && is_const(b),
-        Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, a) => is_const(a),
-        Node::Matches(a, _) => is_const(a),
+        Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, _, a) => {
+            is_const(a)
+        }
+        Node::Matches(a, ..) => is_const(a),
         Node::Cond(p) => p.iter().all(is_const),
-        Node::Call2(_, p) => p.iter().all(is_const),
-        Node::Call3(_, p) => p.iter().all(is_const),
-        Node::CallN(_, args) | Node::List { elements: args, .. } => args.iter().all(is_const),
+        Node::Call2(_, _, p) => p.iter().all(is_const),
+        Node::Call3(_, _, p) => p.iter().all(is_const),
+        Node::CallN(_, _, args) | Node::List { elements: args, .. } => args.iter().all(is_const),
         Node::Map(entries) => entries
             .iter()
             .all(|e| is_const(&e.key) && is_const(&e.value)),
@@ -506,13 +610,16 @@ fn fold(node: Node) -> Node {
         return node;
     }
     let act: Activation<'static> = Activation::empty();
-    let ctx = Ctx { activation: &act };
+    let ctx = Ctx::new(&act, u64::MAX, 1);
     match node.eval(&ctx) {
-        Ok(v) => Node::Const(v),
+        Ok(value) => match ctx.cost.get() {
+            0 => Node::Const(value),
+            cost => Node::Folded { value, cost },
+        },
         Err(_) => node,
     }
 }
 
 fn is_const(n: &Node) -> bool {
-    matches!(n, Node::Const(_))
+    matches!(n, Node::Const(_) | Node::Folded { .. })
 }

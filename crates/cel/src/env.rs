@@ -69,6 +69,8 @@ pub struct Env {
     pub(crate) container: String,
     pub(crate) parse_options: ParseOptions,
     pub(crate) check_options: crate::check::CheckOptions,
+    /// Whether `has()` costs 1 (cel-go's default) or 0 (as Kubernetes configures it).
+    pub(crate) presence_test_has_cost: bool,
 }
 
 impl Env {
@@ -80,7 +82,19 @@ impl Env {
             container: String::new(),
             parse_options: ParseOptions::default(),
             check_options: crate::check::CheckOptions::default(),
+            presence_test_has_cost: true,
         }
+    }
+
+    /// The environment of Kubernetes admission policies: the standard library plus the
+    /// extensions and Kubernetes libraries, homogeneous aggregate literals, and free
+    /// presence tests, as kube-apiserver's base environment configures them.
+    pub fn kubernetes() -> Env {
+        let mut env = Env::standard();
+        env.registry = Arc::new(crate::library::kubernetes());
+        env.check_options.homogeneous_aggregate_literals = true;
+        env.presence_test_has_cost = false;
+        env
     }
 
     /// Declares a variable (or redeclares it with a new type) and returns its slot.
@@ -122,6 +136,11 @@ impl Env {
 
     pub fn parse_options_mut(&mut self) -> &mut ParseOptions {
         &mut self.parse_options
+    }
+
+    /// Whether `has()` adds to the runtime cost (cel-go: yes; Kubernetes: no).
+    pub fn set_presence_test_has_cost(&mut self, has_cost: bool) {
+        self.presence_test_has_cost = has_cost;
     }
 
     pub fn check_options(&self) -> &crate::check::CheckOptions {

@@ -4,12 +4,16 @@
 //! comprehension scopes, borrowing everything it can from the input. Errors are values:
 //! `&&`, `||`, `?:` and comprehensions absorb them as the CEL specification says.
 
+use std::cell::Cell;
+
+use sonic_rs::JsonContainerTrait;
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::env::Activation;
 use crate::error::{EvalError, EvalResult};
-use crate::library::{Binary, Nary, Ternary, Unary};
+use crate::library::cost;
+use crate::library::{Binary, CostFn, Nary, Ternary, Unary};
 use crate::ops::{self, Relation};
 use crate::value::{Key, List, Map, OwnedMap, Value};
 
@@ -33,6 +37,12 @@ pub enum LocalVar {
 #[derive(Debug)]
 pub enum Node {
     Const(Value<'static>),
+    /// A subexpression folded at compile time, still charged what evaluating it costs, so
+    /// that costs match an engine that does not fold.
+    Folded {
+        value: Value<'static>,
+        cost: u64,
+    },
     /// A declared variable, by activation slot.
     Var {
         slot: usize,
@@ -46,6 +56,12 @@ pub enum Node {
     Select {
         operand: Box<Node>,
         field: Box<str>,
+    },
+    /// Field selections on a variable (`c.securityContext.privileged`), walked directly over
+    /// the JSON without building intermediate values.
+    Path {
+        base: Box<Node>,
+        fields: Box<[Box<str>]>,
     },
     OptSelect {
         operand: Box<Node>,
@@ -76,12 +92,13 @@ pub enum Node {
         optional: Vec<bool>,
     },
     Map(Vec<MapEntryNode>),
-    Call1(Unary, Box<Node>),
-    Call2(Binary, Box<[Node; 2]>),
-    Call3(Ternary, Box<[Node; 3]>),
-    CallN(Nary, Vec<Node>),
-    /// `s.matches(re)` with a constant pattern compiled once.
-    Matches(Box<Node>, Arc<regex::Regex>),
+    Call1(Unary, Option<CostFn>, Box<Node>),
+    Call2(Binary, Option<CostFn>, Box<[Node; 2]>),
+    Call3(Ternary, Option<CostFn>, Box<[Node; 3]>),
+    CallN(Nary, Option<CostFn>, Vec<Node>),
+    /// `s.matches(re)` with a constant pattern compiled once; the pattern's length in code
+    /// points is kept for the cost.
+    Matches(Box<Node>, Arc<regex::Regex>, u64),
     Comprehension(Box<Comprehension>),
     /// An error known at compile time that CEL reports at run time (unbound names in
     /// unchecked programs, unknown functions).
@@ -114,6 +131,10 @@ pub enum Step {
     Append(Node),
     /// `c ? @result + [e] : @result`
     AppendIf(Node, Node),
+    /// The fold of `all(x, p)`: `@result && p` while `@result` is not false.
+    All(Node),
+    /// The fold of `exists(x, p)`: `@result || p` while `@result` is not true.
+    Exists(Node),
 }
 
 /// The values of one comprehension's variables.
@@ -126,6 +147,119 @@ struct Scope<'s, 'a> {
 
 pub(crate) struct Ctx<'c, 'a> {
     pub activation: &'c Activation<'a>,
+    /// Cost so far, as cel-go's runtime cost tracker counts it.
+    pub cost: Cell<u64>,
+    /// Evaluation stops with an error once `cost` exceeds this.
+    pub limit: u64,
+    /// What `has()` costs: cel-go charges 1, Kubernetes configures 0.
+    pub presence_cost: u64,
+}
+
+impl<'c, 'a> Ctx<'c, 'a> {
+    pub fn new(activation: &'c Activation<'a>, limit: u64, presence_cost: u64) -> Self {
+        Ctx {
+            activation,
+            cost: Cell::new(0),
+            limit,
+            presence_cost,
+        }
+    }
+
+    /// Adds to the cost; an error once the limit is passed.
+    #[inline]
+    fn charge(&self, n: u64) -> Result<(), EvalError> {
+        let total = self.cost.get().saturating_add(n);
+        self.cost.set(total);
+        if total > self.limit {
+            Err(EvalError::new(cost::LIMIT_EXCEEDED))
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn exceeded(&self) -> bool {
+        self.cost.get() > self.limit
+    }
+}
+
+/// An operand that is borrowed where it can be (constants, variables, comprehension
+/// variables) so that reading it copies nothing and touches no reference counts.
+enum Operand<'r, 'a> {
+    Ref(&'r Value<'a>),
+    Val(Value<'a>),
+}
+
+impl<'a> std::ops::Deref for Operand<'_, 'a> {
+    type Target = Value<'a>;
+    #[inline]
+    fn deref(&self) -> &Value<'a> {
+        match self {
+            Operand::Ref(v) => v,
+            Operand::Val(v) => v,
+        }
+    }
+}
+
+/// Where a path walk stands: inside the JSON document, or on a computed value.
+enum Cursor<'a> {
+    Json(&'a crate::value::Json),
+    Val(Value<'a>),
+}
+
+/// Applies field selections, borrowing JSON nodes until the last one.
+fn walk<'a>(root: &Value<'a>, fields: &[Box<str>]) -> EvalResult<'a> {
+    let Some((first, rest)) = fields.split_first() else {
+        return Ok(root.clone());
+    };
+    let mut at = match root {
+        Value::Map(Map::Json(o)) => match o.get(&first.as_ref()) {
+            Some(j) => Cursor::Json(j),
+            None => return Err(EvalError::no_such_key(first)),
+        },
+        other => Cursor::Val(ops::select(other, first)?),
+    };
+    for f in rest {
+        at = match at {
+            Cursor::Json(j) => match j.as_object() {
+                Some(o) => match o.get(&f.as_ref()) {
+                    Some(next) => Cursor::Json(next),
+                    None => return Err(EvalError::no_such_key(f)),
+                },
+                None => Cursor::Val(ops::select(&Value::from_json(j), f)?),
+            },
+            Cursor::Val(Value::Map(Map::Json(o))) => match o.get(&f.as_ref()) {
+                Some(next) => Cursor::Json(next),
+                None => return Err(EvalError::no_such_key(f)),
+            },
+            Cursor::Val(v) => Cursor::Val(ops::select(&v, f)?),
+        };
+    }
+    Ok(match at {
+        Cursor::Json(j) => Value::from_json(j),
+        Cursor::Val(v) => v,
+    })
+}
+
+/// Runs a call and charges its cost (1 unless the function declares otherwise).
+#[inline]
+fn charge_call<'a, const N: usize>(
+    ctx: &Ctx<'_, 'a>,
+    cost: Option<CostFn>,
+    args: [Value<'a>; N],
+    call: impl FnOnce([Value<'a>; N]) -> EvalResult<'a>,
+) -> EvalResult<'a> {
+    match cost {
+        None => {
+            ctx.charge(1)?;
+            call(args)
+        }
+        Some(cost_of) => {
+            let kept = args.clone();
+            let result = call(args)?;
+            ctx.charge(cost_of(&kept, &result))?;
+            Ok(result)
+        }
+    }
 }
 
 fn bool_overload(function: &str, v: &Value<'_>) -> EvalError {
@@ -137,14 +271,66 @@ impl Node {
         self.run(ctx, None)
     }
 
+    /// Evaluates, borrowing the value where it already exists.
+    #[inline]
+    fn operand<'r, 'a>(
+        &'r self,
+        ctx: &Ctx<'r, 'a>,
+        scope: Option<&'r Scope<'r, 'a>>,
+    ) -> Result<Operand<'r, 'a>, EvalError> {
+        match self {
+            Node::Const(v) => Ok(Operand::Ref(v)),
+            Node::Folded { value, cost } => {
+                ctx.charge(*cost)?;
+                Ok(Operand::Ref(value))
+            }
+            Node::Var { slot, name } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
+                match ctx.activation.get(*slot) {
+                    Some(v) => Ok(Operand::Ref(v)),
+                    None => Err(EvalError::new(format!("no such attribute: {name}"))),
+                }
+            }
+            Node::Local { up, var } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
+                let mut s = scope;
+                for _ in 0..*up {
+                    s = s.and_then(|s| s.parent);
+                }
+                match s {
+                    Some(s) => match var {
+                        LocalVar::Iter => Ok(Operand::Ref(&s.iter)),
+                        LocalVar::Iter2 => Ok(Operand::Ref(&s.iter2)),
+                        LocalVar::Accu => match s.accu {
+                            Ok(v) => Ok(Operand::Ref(v)),
+                            Err(e) => Err(e.clone()),
+                        },
+                    },
+                    None => Err(EvalError::new(
+                        "internal error: unbound comprehension variable",
+                    )),
+                }
+            }
+            _ => self.run(ctx, scope).map(Operand::Val),
+        }
+    }
+
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
         match self {
             Node::Const(v) => Ok(v.clone()),
-            Node::Var { slot, name } => match ctx.activation.get(*slot) {
-                Some(v) => Ok(v.clone()),
-                None => Err(EvalError::new(format!("no such attribute: {name}"))),
-            },
+            Node::Folded { value, cost } => {
+                ctx.charge(*cost)?;
+                Ok(value.clone())
+            }
+            Node::Var { slot, name } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
+                match ctx.activation.get(*slot) {
+                    Some(v) => Ok(v.clone()),
+                    None => Err(EvalError::new(format!("no such attribute: {name}"))),
+                }
+            }
             Node::Local { up, var } => {
+                ctx.charge(cost::SELECT_AND_IDENT)?;
                 let mut s = scope;
                 for _ in 0..*up {
                     s = s.and_then(|s| s.parent);
@@ -161,20 +347,29 @@ impl Node {
                 }
             }
             Node::Select { operand, field } => {
-                let v = operand.run(ctx, scope)?;
+                let v = operand.operand(ctx, scope)?;
+                ctx.charge(cost::SELECT_AND_IDENT)?;
                 ops::select(&v, field)
+            }
+            Node::Path { base, fields } => {
+                let root = base.operand(ctx, scope)?;
+                ctx.charge(u64::try_from(fields.len()).unwrap_or(u64::MAX))?;
+                walk(&root, fields)
             }
             Node::OptSelect { operand, field } => {
                 let v = operand.run(ctx, scope)?;
+                ctx.charge(cost::SELECT_AND_IDENT)?;
                 ops::optional_select(&v, field)
             }
             Node::Has { operand, field } => {
-                let v = operand.run(ctx, scope)?;
+                let v = operand.operand(ctx, scope)?;
+                ctx.charge(ctx.presence_cost)?;
                 ops::has_field(&v, field)
             }
             Node::Index(c, i) => {
                 let c = c.run(ctx, scope)?;
                 let i = i.run(ctx, scope)?;
+                ctx.charge(1)?;
                 match &c {
                     Value::Optional(None) => Ok(Value::Optional(None)),
                     Value::Optional(Some(inner)) => ops::optional_index(inner, &i),
@@ -184,15 +379,27 @@ impl Node {
             Node::OptIndex(c, i) => {
                 let c = c.run(ctx, scope)?;
                 let i = i.run(ctx, scope)?;
+                ctx.charge(1)?;
                 ops::optional_index(&c, &i)
             }
             Node::And(a, b) => logic(true, a, b, ctx, scope),
             Node::Or(a, b) => logic(false, a, b, ctx, scope),
-            Node::Not(a) => ops::not(a.run(ctx, scope)?),
-            Node::NotStrictlyFalse(a) => match a.run(ctx, scope) {
-                Ok(Value::Bool(false)) => Ok(Value::Bool(false)),
-                _ => Ok(Value::Bool(true)),
-            },
+            Node::Not(a) => {
+                let v = a.operand(ctx, scope)?;
+                ctx.charge(1)?;
+                match &*v {
+                    Value::Bool(b) => Ok(Value::Bool(!b)),
+                    other => Err(ops::overload("!_", &[other])),
+                }
+            }
+            Node::NotStrictlyFalse(a) => {
+                let v = a.run(ctx, scope);
+                ctx.charge(1)?;
+                match v {
+                    Ok(Value::Bool(false)) => Ok(Value::Bool(false)),
+                    _ => Ok(Value::Bool(true)),
+                }
+            }
             Node::Cond(parts) => {
                 let [c, t, f] = &**parts;
                 match c.run(ctx, scope)? {
@@ -201,24 +408,39 @@ impl Node {
                     other => Err(bool_overload("_?_:_", &other)),
                 }
             }
-            Node::Eq(a, b) => {
-                let a = a.run(ctx, scope)?;
-                let b = b.run(ctx, scope)?;
-                Ok(Value::Bool(ops::equals(&a, &b)))
-            }
-            Node::Ne(a, b) => {
-                let a = a.run(ctx, scope)?;
-                let b = b.run(ctx, scope)?;
-                Ok(Value::Bool(!ops::equals(&a, &b)))
+            Node::Eq(a, b) | Node::Ne(a, b) => {
+                let a = a.operand(ctx, scope)?;
+                let b = b.operand(ctx, scope)?;
+                ctx.charge(cost::compare(&a, &b))?;
+                let eq = ops::equals(&a, &b);
+                Ok(Value::Bool(if matches!(self, Node::Eq(..)) {
+                    eq
+                } else {
+                    !eq
+                }))
             }
             Node::Rel(rel, a, b) => {
-                let a = a.run(ctx, scope)?;
-                let b = b.run(ctx, scope)?;
+                let a = a.operand(ctx, scope)?;
+                let b = b.operand(ctx, scope)?;
+                let c = match (&*a, &*b) {
+                    (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+                        cost::compare(&a, &b)
+                    }
+                    _ => 1,
+                };
+                ctx.charge(c)?;
                 ops::relation(*rel, &a, &b)
             }
             Node::Arith(op, a, b) => {
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
+                let c = match (&a, &b) {
+                    (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+                        cost::traversal(cost::actual_size(&a).saturating_add(cost::actual_size(&b)))
+                    }
+                    _ => 1,
+                };
+                ctx.charge(c)?;
                 match op {
                     Arith::Add => ops::add(a, b),
                     Arith::Subtract => ops::subtract(a, b),
@@ -227,20 +449,28 @@ impl Node {
                     Arith::Modulo => ops::modulo(a, b),
                 }
             }
-            Node::Neg(a) => ops::negate(a.run(ctx, scope)?),
+            Node::Neg(a) => {
+                let v = a.run(ctx, scope)?;
+                ctx.charge(1)?;
+                ops::negate(v)
+            }
             Node::In(e, c) => {
-                let e = e.run(ctx, scope)?;
-                let c = c.run(ctx, scope)?;
+                let e = e.operand(ctx, scope)?;
+                let c = c.operand(ctx, scope)?;
+                ctx.charge(match &*c {
+                    Value::List(l) => u64::try_from(l.len()).unwrap_or(u64::MAX),
+                    _ => 1,
+                })?;
                 ops::contains(&e, &c)
             }
             Node::InStrings(e, set, list) => {
-                let e = e.run(ctx, scope)?;
-                match &e {
+                let e = e.operand(ctx, scope)?;
+                // Charged as the list literal and a linear search, as if not optimised.
+                let c = list.operand(ctx, scope)?;
+                ctx.charge(cost::actual_size(&c))?;
+                match &*e {
                     Value::String(s) => Ok(Value::Bool(set.contains(s.as_str()))),
-                    _ => {
-                        let c = list.run(ctx, scope)?;
-                        ops::contains(&e, &c)
-                    }
+                    _ => ops::contains(&e, &c),
                 }
             }
             Node::List { elements, optional } => {
@@ -262,6 +492,7 @@ impl Node {
                         items.push(v);
                     }
                 }
+                ctx.charge(cost::LIST_CREATE_BASE)?;
                 Ok(Value::list(items))
             }
             Node::Map(entries) => {
@@ -293,33 +524,54 @@ impl Node {
                         )));
                     }
                 }
+                ctx.charge(cost::MAP_CREATE_BASE)?;
                 Ok(Value::map(map))
             }
-            Node::Call1(f, a) => f(a.run(ctx, scope)?),
-            Node::Call2(f, args) => {
+            Node::Call1(f, c, a) => {
+                let a = a.run(ctx, scope)?;
+                charge_call(ctx, *c, [a], |[a]| f(a))
+            }
+            Node::Call2(f, c, args) => {
                 let [a, b] = &**args;
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
-                f(a, b)
+                charge_call(ctx, *c, [a, b], |[a, b]| f(a, b))
             }
-            Node::Call3(f, args) => {
-                let [a, b, c] = &**args;
+            Node::Call3(f, c, args) => {
+                let [a, b, x] = &**args;
                 let a = a.run(ctx, scope)?;
                 let b = b.run(ctx, scope)?;
-                let c = c.run(ctx, scope)?;
-                f(a, b, c)
+                let x = x.run(ctx, scope)?;
+                charge_call(ctx, *c, [a, b, x], |[a, b, x]| f(a, b, x))
             }
-            Node::CallN(f, args) => {
+            Node::CallN(f, c, args) => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
                     values.push(a.run(ctx, scope)?);
                 }
-                f(values)
+                match c {
+                    None => {
+                        ctx.charge(1)?;
+                        f(values)
+                    }
+                    Some(cost_of) => {
+                        let kept = values.clone();
+                        let result = f(values)?;
+                        ctx.charge(cost_of(&kept, &result))?;
+                        Ok(result)
+                    }
+                }
             }
-            Node::Matches(s, re) => match s.run(ctx, scope)? {
-                Value::String(s) => Ok(Value::Bool(re.is_match(&s))),
-                other => Err(ops::overload("matches", &[&other])),
-            },
+            Node::Matches(s, re, pattern_len) => {
+                let subject = s.operand(ctx, scope)?;
+                match &*subject {
+                    Value::String(text) => {
+                        ctx.charge(cost::matches(&subject, *pattern_len))?;
+                        Ok(Value::Bool(re.is_match(text)))
+                    }
+                    other => Err(ops::overload("matches", &[other])),
+                }
+            }
             Node::Comprehension(c) => c.run(ctx, scope),
             Node::Fail(e) => Err(e.clone()),
         }
@@ -343,6 +595,9 @@ fn logic<'a>(
         Ok(other) => Some(bool_overload(name, &other)),
         Err(e) => Some(e),
     };
+    if ctx.exceeded() {
+        return Err(EvalError::new(cost::LIMIT_EXCEEDED));
+    }
     match b.run(ctx, scope) {
         Ok(Value::Bool(x)) if x == decisive => Ok(Value::Bool(decisive)),
         Ok(Value::Bool(x)) => match left {
@@ -357,6 +612,9 @@ fn logic<'a>(
 impl Comprehension {
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
         let range = self.iter_range.run(ctx, scope)?;
+        if let Step::All(p) | Step::Exists(p) = &self.step {
+            return self.quantify(ctx, scope, &range, p, matches!(self.step, Step::All(_)));
+        }
         let mut accu = self.accu_init.run(ctx, scope);
         match &range {
             Value::List(list) => {
@@ -399,6 +657,112 @@ impl Comprehension {
         self.result.run(ctx, Some(&inner))
     }
 
+    /// `all` (`is_all`) and `exists` without materialising the fold: the same result as
+    /// the fold (errors absorbed by a decisive element, the first error kept otherwise) and
+    /// the same cost, charged as cel-go charges the fold's condition, step and result.
+    fn quantify<'a>(
+        &self,
+        ctx: &Ctx<'_, 'a>,
+        scope: Option<&Scope<'_, 'a>>,
+        range: &Value<'a>,
+        predicate: &Node,
+        is_all: bool,
+    ) -> EvalResult<'a> {
+        // all: @not_strictly_false(@result) = ident + call; exists adds the `!_` call.
+        let condition_cost = if is_all { 2 } else { 3 };
+        let decisive = !is_all;
+        let name = if is_all { "_&&_" } else { "_||_" };
+        let mut error: Option<EvalError> = None;
+        let placeholder: EvalResult<'a> = Ok(Value::Bool(!decisive));
+        let mut visit = |iter: Value<'a>, iter2: Value<'a>| -> Option<bool> {
+            if ctx.exceeded() {
+                return None;
+            }
+            ctx.charge(condition_cost).ok()?;
+            // The step reads @result once.
+            ctx.charge(cost::SELECT_AND_IDENT).ok()?;
+            let inner = Scope {
+                parent: scope,
+                iter,
+                iter2,
+                accu: &placeholder,
+            };
+            match predicate.run(ctx, Some(&inner)) {
+                Ok(Value::Bool(b)) if b == decisive => return Some(true),
+                Ok(Value::Bool(_)) => {}
+                Ok(other) => {
+                    error.get_or_insert_with(|| bool_overload(name, &other));
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+            Some(false)
+        };
+        let mut found = false;
+        let mut stopped = false;
+        match range {
+            Value::List(list) => {
+                for (i, item) in list.iter().enumerate() {
+                    let (a, b) = if self.two_vars {
+                        (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), item)
+                    } else {
+                        (item, Value::Null)
+                    };
+                    match visit(a, b) {
+                        Some(true) => {
+                            found = true;
+                            break;
+                        }
+                        Some(false) => {}
+                        None => {
+                            stopped = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            Value::Map(map) => {
+                for (k, v) in map_entries(map) {
+                    let b = if self.two_vars { v } else { Value::Null };
+                    match visit(k.into_value(), b) {
+                        Some(true) => {
+                            found = true;
+                            break;
+                        }
+                        Some(false) => {}
+                        None => {
+                            stopped = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            other => {
+                return Err(EvalError::new(format!(
+                    "expression of type '{}' cannot be range of a comprehension (must be list, map, or dynamic)",
+                    other.type_name()
+                )));
+            }
+        }
+        if stopped {
+            return Err(EvalError::new(cost::LIMIT_EXCEEDED));
+        }
+        if found {
+            // The fold checks its condition once more, sees a decisive @result, and stops.
+            ctx.charge(condition_cost)?;
+        }
+        // The result reads @result.
+        ctx.charge(cost::SELECT_AND_IDENT)?;
+        if found {
+            return Ok(Value::Bool(decisive));
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(Value::Bool(!decisive)),
+        }
+    }
+
     /// Runs the condition and one step; false when the loop should stop.
     fn step_once<'a>(
         &self,
@@ -408,6 +772,11 @@ impl Comprehension {
         iter2: Value<'a>,
         accu: &mut EvalResult<'a>,
     ) -> bool {
+        // A hostile nest of comprehensions stops as soon as the budget is spent.
+        if ctx.exceeded() {
+            *accu = Err(EvalError::new(cost::LIMIT_EXCEEDED));
+            return false;
+        }
         let next = {
             let inner = Scope {
                 parent: scope,
@@ -428,6 +797,7 @@ impl Comprehension {
                     push(accu, v);
                     None
                 }
+                Step::All(_) | Step::Exists(_) => None,
                 Step::AppendIf(cond, elem) => match cond.run(ctx, Some(&inner)) {
                     Ok(Value::Bool(true)) => {
                         let v = elem.run(ctx, Some(&inner));
@@ -457,6 +827,12 @@ fn push<'a>(accu: &mut EvalResult<'a>, v: EvalResult<'a>) {
             return;
         }
     };
+    if let Ok(Value::List(l)) = accu
+        && let Err(e) = crate::limits::check_elements(l.len().saturating_add(1))
+    {
+        *accu = Err(e);
+        return;
+    }
     match accu {
         Ok(Value::List(List::Owned(items))) => Arc::make_mut(items).push(v),
         Ok(Value::List(List::Json(json))) => {
@@ -472,6 +848,6 @@ fn push<'a>(accu: &mut EvalResult<'a>, v: EvalResult<'a>) {
     }
 }
 
-fn map_entries<'m, 'a>(map: &'m Map<'a>) -> Box<dyn Iterator<Item = (Key<'a>, Value<'a>)> + 'm> {
+fn map_entries<'m, 'a>(map: &'m Map<'a>) -> crate::value::MapIter<'m, 'a> {
     map.iter()
 }

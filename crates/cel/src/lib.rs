@@ -18,6 +18,7 @@ pub mod env;
 pub mod error;
 pub mod eval;
 pub mod library;
+pub mod limits;
 pub mod ops;
 pub mod program;
 pub mod syntax;
@@ -27,6 +28,6 @@ pub mod value;
 
 pub use env::{Activation, Env, ParseOptions};
 pub use error::{CompileError, CompileErrorKind, EvalError, EvalResult};
-pub use program::Program;
+pub use program::{Evaluation, Program};
 pub use types::Type;
 pub use value::{Json, Value};

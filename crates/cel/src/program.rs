@@ -1,20 +1,52 @@
 //! A compiled, immutable program: `Send + Sync`, shared across threads.
 
 use crate::env::Activation;
-use crate::error::EvalResult;
+use crate::error::{EvalError, EvalResult};
 use crate::eval::{Ctx, Node};
+use crate::library::cost;
 use crate::types::Type;
 
 #[derive(Debug)]
 pub struct Program {
     pub(crate) root: Node,
     pub(crate) result_type: Type,
+    pub(crate) presence_test_cost: u64,
+}
+
+/// The outcome of one evaluation with its runtime cost.
+#[derive(Debug)]
+pub struct Evaluation<'a> {
+    pub result: EvalResult<'a>,
+    /// The cost as cel-go's runtime cost tracker counts it (when the limit was exceeded, the
+    /// cost at the moment evaluation stopped).
+    pub cost: u64,
 }
 
 impl Program {
-    /// Evaluates against one activation.
+    /// Evaluates against one activation, without a cost limit.
     pub fn eval<'a>(&self, activation: &Activation<'a>) -> EvalResult<'a> {
-        self.root.eval(&Ctx { activation })
+        self.evaluate(activation, None).result
+    }
+
+    /// Evaluates and reports the cost. With a limit, evaluation stops once the cost exceeds
+    /// it and the result is cel-go's `operation cancelled: actual cost limit exceeded`,
+    /// whatever `&&`, `||` or a comprehension would otherwise have absorbed.
+    pub fn evaluate<'a>(&self, activation: &Activation<'a>, limit: Option<u64>) -> Evaluation<'a> {
+        let ctx = Ctx::new(
+            activation,
+            limit.unwrap_or(u64::MAX),
+            self.presence_test_cost,
+        );
+        let result = self.root.eval(&ctx);
+        let result = if ctx.exceeded() {
+            Err(EvalError::new(cost::LIMIT_EXCEEDED))
+        } else {
+            result
+        };
+        Evaluation {
+            result,
+            cost: ctx.cost.get(),
+        }
     }
 
     /// The checked type of the result (`dyn` when unchecked or unknown).

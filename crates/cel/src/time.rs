@@ -196,6 +196,9 @@ pub fn negate_duration(d: Duration) -> Result<Duration, EvalError> {
 /// Go's `time.RFC3339Nano` in UTC, as cel-go prints timestamps: the fraction appears only
 /// when it is not zero, without trailing zeros: `2023-01-02T03:04:05Z`,
 /// `2023-01-02T03:04:05.5Z`, `9999-12-31T23:59:59.999999999Z`.
+///
+/// One difference from cel-go: a timestamp parsed with an offset (`..T10:00:00+01:00`) keeps
+/// that offset in Go and prints with it; here timestamps are instants only and print in UTC.
 pub fn format_timestamp(ts: Timestamp) -> String {
     let Some(dt) = DateTime::from_timestamp(ts.secs, 0) else {
         // Unreachable for timestamps in CEL's range; print something rather than fail.
@@ -560,9 +563,46 @@ pub fn civil(ts: Timestamp, zone: &TimeZone) -> Result<Civil, EvalError> {
         }
         TimeZone::Named(tz) => {
             let dt = DateTime::from_timestamp(ts.secs, 0).ok_or_else(out_of_range)?;
-            Ok(fields(&dt.with_timezone(tz), millisecond))
+            let year = dt.year();
+            if year < RULES_ONLY_FROM {
+                return Ok(fields(&dt.with_timezone(tz), millisecond));
+            }
+            // chrono-tz lists transitions only up to about 2100, while Go keeps applying the
+            // zone's final rule forever. Rules name days like "second Sunday in March", so
+            // evaluate the instant in a year with the same calendar (leap or not, same
+            // weekday on January 1st) where the table still holds, then move the year back.
+            let twin = twin_year(year).ok_or_else(out_of_range)?;
+            let shift = days_from_year_start(year, twin).ok_or_else(out_of_range)? * 86_400;
+            let moved = DateTime::from_timestamp(ts.secs - shift, 0).ok_or_else(out_of_range)?;
+            let mut civil = fields(&moved.with_timezone(tz), millisecond);
+            civil.year += i64::from(year - twin);
+            Ok(civil)
         }
     }
+}
+
+/// From this year on, named zones are evaluated through [`twin_year`].
+const RULES_ONLY_FROM: i32 = 2090;
+
+fn jan_first(year: i32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(year, 1, 1)
+}
+
+fn is_leap(year: i32) -> bool {
+    NaiveDate::from_ymd_opt(year, 2, 29).is_some()
+}
+
+/// A year in 2050..2090 with the same calendar as `year`.
+fn twin_year(year: i32) -> Option<i32> {
+    let weekday = jan_first(year)?.weekday();
+    (2050..RULES_ONLY_FROM).find(|&y| {
+        is_leap(y) == is_leap(year) && jan_first(y).is_some_and(|d| d.weekday() == weekday)
+    })
+}
+
+/// Days from January 1st of `to` to January 1st of `from`.
+fn days_from_year_start(from: i32, to: i32) -> Option<i64> {
+    Some((jan_first(from)? - jan_first(to)?).num_days())
 }
 
 fn fields<T: Datelike + Timelike>(dt: &T, millisecond: i64) -> Civil {

@@ -408,6 +408,20 @@ fn daylight_saving_time() {
     assert_eq!(civil_in("2023-11-05T09:00:00Z", la).hour, 1);
     assert_eq!(civil_in("2023-11-05T10:00:00Z", la).hour, 2);
     assert_eq!(civil_in("2023-07-14T10:30:45.123Z", la).hour, 3);
+    // Far in the future the zone's last rule still applies, as in Go.
+    assert_eq!(civil_in("2100-07-01T12:00:00Z", la).hour, 5);
+    assert_eq!(civil_in("3000-07-01T12:00:00Z", la).hour, 5);
+    assert_eq!(civil_in("3000-01-01T12:00:00Z", la).hour, 4);
+    let c = civil_in("9999-12-31T23:59:59Z", la);
+    assert_eq!((c.year, c.month0, c.day, c.hour), (9999, 11, 31, 15));
+    let c = civil_in("2400-01-01T03:00:00Z", la);
+    assert_eq!((c.year, c.day_of_year0, c.day, c.hour), (2399, 364, 31, 19));
+    assert_eq!(civil_in("2400-02-29T12:00:00Z", "UTC").day, 29);
+    assert_eq!(civil_in("2400-02-29T12:00:00Z", la).day, 29);
+    assert_eq!(
+        civil_in("5000-12-25T12:00:00Z", "Australia/Sydney").hour,
+        23
+    );
     // Europe/Berlin: 2023-03-26 01:00Z jumps from 02:00 CET to 03:00 CEST.
     assert_eq!(civil_in("2023-03-26T00:59:00Z", "Europe/Berlin").hour, 1);
     assert_eq!(civil_in("2023-03-26T01:00:00Z", "Europe/Berlin").hour, 3);
@@ -447,4 +461,49 @@ fn bad_time_zones() {
         TimeZone::Fixed(30 * 3600)
     );
     assert_eq!(civil_in("2009-02-13T00:00:00Z", "+30:00").day, 14);
+}
+
+mod round_trips {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn timestamps_print_and_parse_back(secs in MIN_UNIX_SECS..=MAX_UNIX_SECS, nanos in 0u32..1_000_000_000) {
+            let t = Timestamp::new(secs, nanos).unwrap();
+            let text = format_timestamp(t);
+            prop_assert_eq!(parse_timestamp(&text).unwrap(), t, "{}", text);
+        }
+
+        #[test]
+        fn short_durations_print_and_parse_back(nanos in -(1i64 << 52)..(1i64 << 52)) {
+            // Below 2^52 ns the seconds as a double are exact to the nanosecond.
+            let d = Duration::from_nanos(nanos);
+            let text = format_duration(d);
+            prop_assert_eq!(parse_duration(&text).unwrap(), d, "{}", text);
+        }
+
+        #[test]
+        fn arithmetic_agrees_with_wide_integers(
+            secs in MIN_UNIX_SECS..=MAX_UNIX_SECS,
+            nanos in 0u32..1_000_000_000,
+            d in any::<i64>(),
+        ) {
+            let t = Timestamp::new(secs, nanos).unwrap();
+            let dur = Duration::from_nanos(d);
+            let want = t.total_nanos() + i128::from(d);
+            match add_timestamp_duration(t, dur) {
+                Ok(r) => prop_assert_eq!(r.total_nanos(), want),
+                Err(e) => {
+                    prop_assert_eq!(e.message(), "timestamp overflow");
+                    let secs = want.div_euclid(1_000_000_000);
+                    prop_assert!(secs < i128::from(MIN_UNIX_SECS) || secs > i128::from(MAX_UNIX_SECS));
+                }
+            }
+            if let Ok(r) = add_timestamp_duration(t, dur) {
+                prop_assert_eq!(sub_timestamps(r, t).unwrap(), dur);
+                prop_assert_eq!(sub_timestamp_duration(r, dur).unwrap(), t);
+            }
+        }
+    }
 }

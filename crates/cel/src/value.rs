@@ -131,6 +131,20 @@ pub enum Value<'a> {
     Duration(Duration),
     /// `optional.of(v)` is `Some`, `optional.none()` is `None`.
     Optional(Option<Arc<Value<'a>>>),
+    /// A value of an extension type (IP, CIDR, quantity, URL, semver, ...).
+    Opaque(Arc<dyn Opaque>),
+}
+
+/// An extension type's value. Libraries define these; the core only compares and names them.
+pub trait Opaque: fmt::Debug + Send + Sync + 'static {
+    /// The CEL type name, e.g. `net.IP` or `kubernetes.Quantity`.
+    fn type_name(&self) -> &'static str;
+
+    /// CEL equality with another opaque value (false for values of other types).
+    fn equals(&self, other: &dyn Opaque) -> bool;
+
+    /// For downcasting in the library that owns the type.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// A list: a view of a JSON array or an owned vector.
@@ -387,6 +401,7 @@ impl<'a> Value<'a> {
             Value::Timestamp(_) => TypeValue::Timestamp,
             Value::Duration(_) => TypeValue::Duration,
             Value::Optional(_) => TypeValue::Optional,
+            Value::Opaque(o) => TypeValue::Named(Arc::from(o.type_name())),
         }
     }
 
@@ -395,6 +410,7 @@ impl<'a> Value<'a> {
         match self {
             Value::Type(_) => "type",
             Value::Optional(_) => "optional_type",
+            Value::Opaque(o) => o.type_name(),
             other => match other.type_of() {
                 TypeValue::Named(_) => "unknown",
                 t => static_type_name(&t),
@@ -405,6 +421,14 @@ impl<'a> Value<'a> {
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The opaque value of type `T`, if this is one.
+    pub fn downcast<T: Opaque>(&self) -> Option<&T> {
+        match self {
+            Value::Opaque(o) => o.as_any().downcast_ref::<T>(),
             _ => None,
         }
     }
@@ -547,21 +571,35 @@ impl<'a> Map<'a> {
     }
 
     /// Iterates entries in their stored order.
-    pub fn iter(&self) -> Box<dyn Iterator<Item = (Key<'a>, Value<'a>)> + '_> {
+    pub fn iter(&self) -> MapIter<'_, 'a> {
         match self {
-            Map::Json(o) => Box::new(
-                o.iter()
-                    .map(|(k, v)| (Key::String(Str::Borrowed(k)), Value::from_json(v))),
-            ),
-            Map::Owned(m) => Box::new(m.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            Map::Json(o) => MapIter::Json(o.iter()),
+            Map::Owned(m) => MapIter::Owned(m.entries.iter()),
         }
     }
 
     /// Iterates keys only, as values (what comprehensions over maps see).
-    pub fn keys(&self) -> Box<dyn Iterator<Item = Value<'a>> + '_> {
+    pub fn keys(&self) -> impl Iterator<Item = Value<'a>> + '_ {
+        self.iter().map(|(k, _)| k.into_value())
+    }
+}
+
+/// Iterates a map's entries without allocating; JSON entries are wrapped as they are reached.
+pub enum MapIter<'m, 'a> {
+    Json(sonic_rs::value::object::Iter<'a>),
+    Owned(std::slice::Iter<'m, (Key<'a>, Value<'a>)>),
+}
+
+impl<'a> Iterator for MapIter<'_, 'a> {
+    type Item = (Key<'a>, Value<'a>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
         match self {
-            Map::Json(o) => Box::new(o.iter().map(|(k, _)| Value::String(Str::Borrowed(k)))),
-            Map::Owned(m) => Box::new(m.iter().map(|(k, _)| k.clone().into_value())),
+            MapIter::Json(it) => it
+                .next()
+                .map(|(k, v)| (Key::String(Str::Borrowed(k)), Value::from_json(v))),
+            MapIter::Owned(it) => it.next().map(|(k, v)| (k.clone(), v.clone())),
         }
     }
 }

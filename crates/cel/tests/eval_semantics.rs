@@ -50,6 +50,7 @@ fn render(v: &Value<'_>) -> String {
         Value::Duration(d) => format!("dur({}.{})", d.secs, d.nanos),
         Value::Optional(None) => "optional.none()".into(),
         Value::Optional(Some(x)) => format!("optional.of({})", render(x)),
+        Value::Opaque(o) => format!("{o:?}"),
     }
 }
 

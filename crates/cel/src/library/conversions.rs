@@ -14,6 +14,8 @@ use crate::time::{format_duration, format_timestamp};
 use crate::types::Type;
 use crate::value::Value;
 
+pub use super::gofloat::{format_double, parse_double};
+
 pub fn register(r: &mut Registry) {
     let a = || Type::param("A");
     r.add(
@@ -88,6 +90,9 @@ pub fn register(r: &mut Registry) {
         vec![global("type", vec![a()], Type::type_of(a()))],
         Impl::Unary(type_of),
     );
+    // Converting between strings and bytes traverses the input (cel-go's tracker).
+    r.set_cost("string", false, 1, bytes_traversal);
+    r.set_cost("bytes", false, 1, string_traversal);
 }
 
 fn int_overflow() -> EvalError {
@@ -185,63 +190,6 @@ pub fn to_double<'a>(v: Value<'a>) -> EvalResult<'a> {
     }
 }
 
-/// Go's `strconv.ParseFloat(s, 64)` for decimal input: `[+-]digits[.digits][(e|E)[+-]digits]`
-/// with at least one mantissa digit, or `inf`/`infinity` (any case, optionally signed), or
-/// `nan` (any case, unsigned). A finite number that rounds to infinity is a range error in Go,
-/// so `None` here. Hexadecimal floats and underscores are not accepted (Go accepts them).
-pub fn parse_double(s: &str) -> Option<f64> {
-    let (neg, body) = match s.as_bytes().first() {
-        Some(b'+') => (false, s.get(1..)?),
-        Some(b'-') => (true, s.get(1..)?),
-        _ => (false, s),
-    };
-    if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
-        return Some(if neg {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        });
-    }
-    if body.eq_ignore_ascii_case("nan") {
-        return (body.len() == s.len()).then_some(f64::NAN);
-    }
-    let b = body.as_bytes();
-    let mut i = 0;
-    let mut mantissa_digits = 0;
-    while b.get(i).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-        mantissa_digits += 1;
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-            mantissa_digits += 1;
-        }
-    }
-    if mantissa_digits == 0 {
-        return None;
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    let v: f64 = s.parse().ok()?;
-    v.is_finite().then_some(v)
-}
-
 /// `string(x)`.
 pub fn to_string<'a>(v: Value<'a>) -> EvalResult<'a> {
     match v {
@@ -260,69 +208,6 @@ pub fn to_string<'a>(v: Value<'a>) -> EvalResult<'a> {
         Value::Duration(d) => Ok(Value::string(format_duration(d))),
         other => Err(EvalError::no_such_overload("string", &[other.type_name()])),
     }
-}
-
-/// A double as cel-go prints it: Go's `fmt.Sprintf("%g", d)`, the shortest digits that read
-/// back as the same double, in plain notation when the decimal exponent is in [-4, 6) and in
-/// `d.ddde±XX` notation otherwise: `1`, `0.1`, `123456`, `1.234567e+06`, `1e-05`, `-0`,
-/// `+Inf`, `-Inf`, `NaN`.
-pub fn format_double(d: f64) -> String {
-    if d.is_nan() {
-        return "NaN".to_string();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 { "+Inf" } else { "-Inf" }.to_string();
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "1.2345e-5", "0e0".
-    let sci = format!("{:e}", d.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    let mut out = String::with_capacity(digits.len() + 8);
-    if d.is_sign_negative() {
-        out.push('-');
-    }
-    let digit = |i: i64| -> char {
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| digits.get(i))
-            .map_or('0', |&c| char::from(c))
-    };
-    let nd = digits.len() as i64;
-    if !(-4..6).contains(&exp) {
-        out.push(digit(0));
-        if nd > 1 {
-            out.push('.');
-            for i in 1..nd {
-                out.push(digit(i));
-            }
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let e = exp.unsigned_abs();
-        if e < 10 {
-            out.push('0');
-        }
-        out.push_str(&e.to_string());
-    } else {
-        // Position of the decimal point within the digits.
-        let dp = i64::from(exp) + 1;
-        if dp > 0 {
-            for i in 0..dp {
-                out.push(digit(i));
-            }
-        } else {
-            out.push('0');
-        }
-        let frac = nd - dp;
-        if frac > 0 {
-            out.push('.');
-            for i in 0..frac {
-                out.push(digit(dp + i));
-            }
-        }
-    }
-    out
 }
 
 /// `bytes(x)`: strings as their UTF-8 bytes.
@@ -362,3 +247,19 @@ pub fn type_of<'a>(v: Value<'a>) -> EvalResult<'a> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #[path = "conversions_tests.rs"]
 mod tests;
+
+/// `string(bytes)` traverses the bytes; other conversions to string cost 1.
+fn bytes_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args.first() {
+        Some(v @ Value::Bytes(_)) => super::cost::traversal(super::cost::actual_size(v)),
+        _ => 1,
+    }
+}
+
+/// `bytes(string)` traverses the string; `bytes(bytes)` costs 1.
+fn string_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args.first() {
+        Some(v @ Value::String(_)) => super::cost::traversal(super::cost::actual_size(v)),
+        _ => 1,
+    }
+}

@@ -192,10 +192,27 @@ fn double_conversions() {
     assert_eq!(dbl(to_double(s("-Infinity"))), f64::NEG_INFINITY);
     assert_eq!(dbl(to_double(s("+INF"))), f64::INFINITY);
     assert!(dbl(to_double(s("NaN"))).is_nan());
+    // Go's ParseFloat also reads digit separators and hexadecimal floats.
+    assert_eq!(dbl(to_double(s("1_000.5"))), 1000.5);
+    assert_eq!(dbl(to_double(s("1e1_0"))), 1e10);
+    assert_eq!(dbl(to_double(s("0x1p-2"))), 0.25);
+    assert_eq!(dbl(to_double(s("-0X1.8P1"))), -3.0);
+    assert_eq!(dbl(to_double(s("0x_1_0p0"))), 16.0);
+    assert_eq!(dbl(to_double(s("0x.8p0"))), 0.5);
+    assert_eq!(dbl(to_double(s("0x1p-1074"))), 5e-324);
+    assert_eq!(dbl(to_double(s("0x1p-1075"))), 0.0);
+    assert_eq!(dbl(to_double(s("0x3p-1076"))), 5e-324);
+    assert_eq!(dbl(to_double(s("0x3p-1075"))), 1e-323);
+    assert_eq!(dbl(to_double(s("0x1.fffffffffffff7p1023"))), f64::MAX);
+    assert!(to_double(s("0x1.fffffffffffff8p1023")).is_err());
+    assert_eq!(
+        dbl(to_double(s("0x123456789abcdef01p0"))),
+        20_988_295_479_420_645_121.0
+    );
     assert!(dbl(to_double(s("nan"))).is_nan());
     for bad in [
-        "", " 1", "1 ", ".", "e5", "1e", "1e+", "+nan", "-NaN", "infin", "1_0", "1e400", "-1e400",
-        "1,5", "--1", "0x1p-2",
+        "", " 1", "1 ", ".", "e5", "1e", "1e+", "+nan", "-NaN", "infin", "_1", "1_", "1__0",
+        "1_.5", "0x", "0x1", "0xp1", "0x1p", "1e400", "-1e400", "1,5", "--1", "0x1p1024", "0b101",
     ] {
         assert_eq!(
             err(to_double(s(bad))),
@@ -379,5 +396,21 @@ fn registry_declarations() {
                 .iter()
                 .all(|o| !o.receiver && o.params.len() == 1)
         );
+    }
+}
+
+mod round_trips {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn doubles_print_and_parse_back(bits in any::<u64>()) {
+            let d = f64::from_bits(bits);
+            prop_assume!(!d.is_nan());
+            let text = format_double(d);
+            let back = parse_double(&text).unwrap();
+            prop_assert_eq!(back.to_bits(), d.to_bits(), "{}", text);
+        }
     }
 }

@@ -4,11 +4,15 @@
 //! implementation per call style and arity that dispatches on the runtime kinds of its
 //! arguments. Arguments are passed by value so an implementation can reuse owned data.
 
+pub mod cost;
+pub mod ext;
+pub mod k8s;
 pub mod optional;
 
 use std::collections::HashMap;
 
 pub mod conversions;
+mod gofloat;
 pub mod operators;
 pub(crate) mod re2;
 pub mod strings;
@@ -22,6 +26,10 @@ pub type Unary = for<'a> fn(Value<'a>) -> EvalResult<'a>;
 pub type Binary = for<'a> fn(Value<'a>, Value<'a>) -> EvalResult<'a>;
 pub type Ternary = for<'a> fn(Value<'a>, Value<'a>, Value<'a>) -> EvalResult<'a>;
 pub type Nary = for<'a> fn(Vec<Value<'a>>) -> EvalResult<'a>;
+
+/// The runtime cost of one call, from its arguments (receiver first) and its result, as
+/// Kubernetes' and cel-go's cost estimators compute it. Calls without one cost 1.
+pub type CostFn = for<'a> fn(&[Value<'a>], &Value<'a>) -> u64;
 
 /// A runtime implementation; the receiver, when there is one, is the first argument.
 #[derive(Clone, Copy)]
@@ -69,6 +77,8 @@ pub struct Function {
     pub overloads: Vec<Overload>,
     /// Keyed by (receiver style, arity including the receiver).
     pub impls: HashMap<(bool, usize), Impl>,
+    /// Runtime costs where they differ from 1, keyed like `impls`.
+    pub costs: HashMap<(bool, usize), CostFn>,
 }
 
 /// All functions an environment knows, by name.
@@ -115,6 +125,15 @@ impl Registry {
             .insert((receiver, arity), imp);
     }
 
+    /// Sets the runtime cost of one call style and arity (default: 1 per call).
+    pub fn set_cost(&mut self, name: &str, receiver: bool, arity: usize, cost: CostFn) {
+        self.functions
+            .entry(name.to_string())
+            .or_default()
+            .costs
+            .insert((receiver, arity), cost);
+    }
+
     pub fn get(&self, name: &str) -> Option<&Function> {
         self.functions.get(name)
     }
@@ -153,5 +172,14 @@ pub fn standard() -> Registry {
     strings::register(&mut r);
     time::register(&mut r);
     operators::declare(&mut r);
+    r
+}
+
+/// The Kubernetes environment's functions: the standard library, cel-go's extensions that
+/// Kubernetes enables, and the Kubernetes libraries.
+pub fn kubernetes() -> Registry {
+    let mut r = standard();
+    ext::register(&mut r);
+    k8s::register(&mut r);
     r
 }

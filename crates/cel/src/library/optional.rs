@@ -88,7 +88,7 @@ pub fn is_zero(v: &Value<'_>) -> bool {
         Value::Timestamp(t) => t.secs == 0 && t.nanos == 0,
         Value::Duration(d) => d.secs == 0 && d.nanos == 0,
         Value::Optional(o) => o.is_none(),
-        Value::Type(_) => false,
+        Value::Type(_) | Value::Opaque(_) => false,
     }
 }
 

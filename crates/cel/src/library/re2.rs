@@ -52,14 +52,46 @@ pub(crate) fn translate(pattern: &str) -> Result<String, Fail> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 16);
     let mut i = 0;
+    // Whether the previous token was a repetition: RE2 refuses `a**`, `a+*`, `a{2}{3}`.
+    let mut after_repeat = false;
+    // A flags group such as `(?i)` is not an atom in RE2: a repetition right after it applies
+    // to the atom before it (`a(?i)*` is `a*` then the flag change). The crate would refuse
+    // that, so flag groups are held back until the next token and put after a repetition.
+    let mut pending_flags = String::new();
     while let Some(&c) = chars.get(i) {
+        let is_repeat = matches!(c, '*' | '+' | '?')
+            || (c == '{' && matches!(repeat_end(&chars, i), Ok(Some(_))));
+        if !is_repeat && c != '(' && !pending_flags.is_empty() {
+            out.push_str(&pending_flags);
+            pending_flags.clear();
+        }
+        let mut repeat = false;
         match c {
             '\\' => i = escape(&chars, i, &mut out)?,
             '[' => i = class(&chars, i, &mut out)?,
+            '(' => {
+                let mut group = String::new();
+                i = group_open(&chars, i, &mut group)?;
+                if group.ends_with(')') {
+                    // Flags only; RE2 forgets the previous repetition here.
+                    pending_flags.push_str(&group);
+                    after_repeat = false;
+                    continue;
+                }
+                out.push_str(&pending_flags);
+                pending_flags.clear();
+                out.push_str(&group);
+            }
+            '*' | '+' | '?' => {
+                out.push(c);
+                i += 1;
+                repeat = true;
+            }
             '{' => match repeat_end(&chars, i)? {
                 Some(end) => {
                     out.extend(chars.get(i..=end).into_iter().flatten());
                     i = end + 1;
+                    repeat = true;
                 }
                 None => {
                     out.push_str(r"\{");
@@ -75,8 +107,55 @@ pub(crate) fn translate(pattern: &str) -> Result<String, Fail> {
                 i += 1;
             }
         }
+        if repeat {
+            if after_repeat {
+                return Err("invalid nested repetition operator");
+            }
+            // A `?` right after a repetition makes it lazy rather than repeating it again.
+            if chars.get(i) == Some(&'?') {
+                out.push('?');
+                i += 1;
+            }
+            out.push_str(&pending_flags);
+            pending_flags.clear();
+        }
+        after_repeat = repeat;
     }
+    out.push_str(&pending_flags);
     Ok(out)
+}
+
+/// `(`, and when it opens a `(?...` construct, checks it is one RE2 has: a named group
+/// (`(?P<name>`, `(?<name>`) or flags from `imsU` (`(?i)`, `(?s-m:`).
+fn group_open(chars: &[char], at: usize, out: &mut String) -> Result<usize, Fail> {
+    out.push('(');
+    if chars.get(at + 1) != Some(&'?') {
+        return Ok(at + 1);
+    }
+    match chars.get(at + 2) {
+        Some('P') if chars.get(at + 3) == Some(&'<') => {
+            out.push_str("?P<");
+            return Ok(at + 4);
+        }
+        Some('<') => {
+            out.push_str("?<");
+            return Ok(at + 3);
+        }
+        _ => {}
+    }
+    out.push('?');
+    let mut j = at + 2;
+    loop {
+        match chars.get(j) {
+            Some(&f @ ('i' | 'm' | 's' | 'U' | '-')) => out.push(f),
+            Some(&end @ (')' | ':')) => {
+                out.push(end);
+                return Ok(j + 1);
+            }
+            _ => return Err("invalid or unsupported Perl syntax"),
+        }
+        j += 1;
+    }
 }
 
 fn push_literal(out: &mut String, c: char) {
@@ -230,6 +309,11 @@ fn hex_escape(chars: &[char], at: usize) -> Result<(char, usize), Fail> {
     char::from_u32(value).map(|c| (c, j)).ok_or(bad)
 }
 
+const POSIX_CLASSES: [&str; 14] = [
+    "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower", "print", "punct",
+    "space", "upper", "word", "xdigit",
+];
+
 /// A character class starting at `[`; returns the index after its `]`.
 fn class(chars: &[char], at: usize, out: &mut String) -> Result<usize, Fail> {
     let mut j = at + 1;
@@ -255,6 +339,10 @@ fn class(chars: &[char], at: usize, out: &mut String) -> Result<usize, Fail> {
                 .position(|(&a, &b)| a == ':' && b == ']');
             if let Some(k) = close {
                 let end = j + 2 + k + 2;
+                let name: String = chars.get(j + 2..j + 2 + k).into_iter().flatten().collect();
+                if !POSIX_CLASSES.contains(&name.strip_prefix('^').unwrap_or(&name)) {
+                    return Err("invalid character class range");
+                }
                 out.extend(chars.get(j..end).into_iter().flatten());
                 j = end;
                 continue;
@@ -418,6 +506,14 @@ mod tests {
         assert!(m(r"\Aab\z", "ab"));
         assert!(m(r"(?i)^ABC$", "abc"));
         assert!(m(r"(?P<x>a)(?:b)", "ab"));
+        assert!(m(r"(?<x>a)(?s-m:.)", "a\n"));
+        assert!(m(r"(?U)a+", "a"));
+        assert!(m(r"^a*?b+?c??d{1,2}?$", "bbd"));
+        // A repetition after a flag group repeats the atom before the group.
+        assert!(m(r"^a(?i)*B$", "aab"));
+        assert!(m(r"^a(?i){2}B$", "aab"));
+        assert!(!m(r"^a(?i){2}B$", "Aab"));
+        assert!(m(r"^x(?i)(?s)+?.$", "xx\n"));
     }
 
     #[test]
@@ -434,6 +530,18 @@ mod tests {
         assert!(err("(abc").starts_with("error parsing regexp: "));
         assert!(err("(abc").ends_with(": `(abc`"));
         assert!(err("*a").starts_with("error parsing regexp: "));
+        for nested in [
+            "a**", "a++", "a*+", "a?*", "a{2}{3}", "a*{2}", "a*??", "a+?+",
+        ] {
+            assert!(
+                err(nested).contains("invalid nested repetition operator"),
+                "{nested}"
+            );
+        }
+        assert!(err("(?x)a b").contains("invalid or unsupported Perl syntax"));
+        assert!(err("(?P=x)").contains("invalid or unsupported Perl syntax"));
+        assert!(err("[[:foo:]]").contains("invalid character class range"));
+        assert!(m("[[:^space:][:digit:]]", "1"));
         assert_eq!(
             err("a{1001}"),
             "error parsing regexp: invalid repeat count: `a{1001}`"

@@ -9,6 +9,7 @@ use crate::library::{Impl, Registry, global, member};
 use crate::types::Type;
 use crate::value::Value;
 
+use super::cost;
 pub use super::re2::compile_regex;
 
 pub fn register(r: &mut Registry) {
@@ -79,6 +80,33 @@ pub fn register(r: &mut Registry) {
         )],
         Impl::Binary(matches),
     );
+    // Runtime costs as cel-go's tracker: traversals of the receiver, and for `contains` the
+    // product of both traversals; `matches` is charged by its own rule.
+    r.set_cost("contains", true, 2, contains_cost);
+    r.set_cost("startsWith", true, 2, receiver_traversal_cost);
+    r.set_cost("endsWith", true, 2, receiver_traversal_cost);
+    r.set_cost("matches", true, 2, matches_cost);
+    r.set_cost("matches", false, 2, matches_cost);
+}
+
+fn receiver_traversal_cost(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    args.first()
+        .map_or(1, |s| cost::traversal(cost::actual_size(s)))
+}
+
+fn contains_cost(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args {
+        [s, sub] => cost::traversal(cost::actual_size(s))
+            .saturating_mul(cost::traversal(cost::actual_size(sub))),
+        _ => 1,
+    }
+}
+
+fn matches_cost(args: &[Value<'_>], _: &Value<'_>) -> u64 {
+    match args {
+        [s, re] => cost::matches(s, cost::actual_size(re)),
+        _ => 1,
+    }
 }
 
 fn len_value(n: usize) -> Value<'static> {
@@ -129,11 +157,44 @@ pub fn ends_with<'a>(s: Value<'a>, suffix: Value<'a>) -> EvalResult<'a> {
 }
 
 /// `s.matches(re)` / `matches(s, re)`: whether the RE2 pattern matches anywhere in `s`. The
-/// pattern is compiled on every call; the compiler compiles constant patterns once with
-/// [`compile_regex`] instead.
+/// compiler compiles constant patterns once with [`compile_regex`]; patterns that arrive at
+/// run time (from params or the object) go through a small per-thread cache, since a policy
+/// usually applies the same few patterns to request after request.
 pub fn matches<'a>(s: Value<'a>, re: Value<'a>) -> EvalResult<'a> {
     let (s, re) = string_pair("matches", &s, &re)?;
-    Ok(Value::Bool(compile_regex(re)?.is_match(s)))
+    Ok(Value::Bool(cached_regex(re)?.is_match(s)))
+}
+
+/// Patterns kept per thread; the least recently used one is dropped past this.
+const REGEX_CACHE_SIZE: usize = 32;
+
+thread_local! {
+    static REGEX_CACHE: std::cell::RefCell<Vec<(Box<str>, regex::Regex)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Compiles `pattern`, or reuses the compiled form from a recent call on this thread.
+/// Invalid patterns are not cached; they fail again with the same error.
+fn cached_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
+    let hit = REGEX_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let at = cache.iter().position(|(p, _)| &**p == pattern)?;
+        // Move to the front so the least recently used entry sits at the end.
+        let entry = cache.remove(at);
+        let re = entry.1.clone();
+        cache.insert(0, entry);
+        Some(re)
+    });
+    if let Some(re) = hit {
+        return Ok(re);
+    }
+    let re = compile_regex(pattern)?;
+    REGEX_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        cache.truncate(REGEX_CACHE_SIZE - 1);
+        cache.insert(0, (Box::from(pattern), re.clone()));
+    });
+    Ok(re)
 }
 
 #[cfg(test)]
@@ -221,6 +282,15 @@ mod tests {
             err.message().starts_with("error parsing regexp: "),
             "{err:?}"
         );
+        // Repeated and many distinct runtime patterns go through the cache correctly.
+        for round in 0..3 {
+            for n in 0..(REGEX_CACHE_SIZE + 5) {
+                let pattern = format!("^a{{{n}}}$");
+                assert!(b(matches(s(&"a".repeat(n)), s(&pattern))), "{round} {n}");
+                assert!(!b(matches(s(&"a".repeat(n + 1)), s(&pattern))));
+            }
+        }
+        assert!(matches(s("x"), s("(abc")).is_err());
         assert_eq!(
             matches(s("x"), Value::Int(1)).unwrap_err().message(),
             "no matching overload for 'matches' applied to '(string, int)'"

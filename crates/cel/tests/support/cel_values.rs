@@ -256,6 +256,7 @@ pub fn strict_eq(a: &Value<'_>, b: &Value<'_>) -> bool {
         (Value::Type(x), Value::Type(y)) => x.name() == y.name(),
         (Value::Timestamp(x), Value::Timestamp(y)) => x == y,
         (Value::Duration(x), Value::Duration(y)) => x == y,
+        (Value::Opaque(x), Value::Opaque(y)) => x.equals(y.as_ref()),
         (Value::Optional(x), Value::Optional(y)) => match (x, y) {
             (None, None) => true,
             (Some(x), Some(y)) => strict_eq(x, y),
@@ -311,6 +312,7 @@ fn render_into(out: &mut String, v: &Value<'_>) {
         Value::Timestamp(t) => write!(out, "timestamp({}s+{}ns)", t.secs, t.nanos),
         Value::Duration(d) => write!(out, "duration({}s+{}ns)", d.secs, d.nanos),
         Value::Optional(None) => write!(out, "optional.none()"),
+        Value::Opaque(o) => write!(out, "{o:?}"),
         Value::Optional(Some(inner)) => {
             out.push_str("optional.of(");
             render_into(out, inner);

@@ -1,0 +1,15 @@
+//! cel-go's extension libraries that Kubernetes includes: strings, lists, sets, and the
+//! two-variable comprehensions (whose macros the parser expands).
+
+use super::Registry;
+
+pub mod lists;
+pub mod sets;
+pub mod strings;
+
+/// Registers every extension library.
+pub fn register(r: &mut Registry) {
+    strings::register(r);
+    lists::register(r);
+    sets::register(r);
+}
