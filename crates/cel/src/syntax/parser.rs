@@ -35,12 +35,14 @@
 //! `expression recursion limit exceeded: N` at the position where the limit was hit.
 //! `&&`/`||` chains are balanced exactly as cel-go does; long chains of other binary or
 //! postfix operators make the tree tall and hit the limit, as in cel-go; `!!!!x`/`--x` runs
-//! cancel in pairs, so they never deepen the tree. Counting every node kind is slightly
-//! stricter than cel-go on exotic inputs (e.g. 200 nested lists around a 60-term sum) and
-//! guarantees that accepted trees are at most `max_depth` high, so the parser and any later
+//! cancel in pairs, so they never deepen the tree. Counting every node kind (including the
+//! nodes macros generate: a nested `all`/`exists` costs about two levels) is slightly
+//! stricter than cel-go on exotic inputs (200 nested lists around a 60-term sum; more than
+//! ~120 nested comprehensions) and guarantees that accepted trees are at most `max_depth` high, so the parser and any later
 //! recursive pass (checker, compiler, `Drop`) stay within a small stack. The functions on
-//! the parser's recursive path keep small frames: ~4 KiB per nesting level in debug builds,
-//! so 250 levels fit a 2 MiB test thread.
+//! the parser's recursive path keep small frames: about 2.5 KiB per nesting level in debug
+//! builds (the worst shape, nested message literals, needs ~600 KiB for 249 levels), so the
+//! limit fits well within a 2 MiB thread; release builds need far less.
 
 use crate::env::ParseOptions;
 use crate::error::Diagnostic;
@@ -301,12 +303,7 @@ impl<'a> Parser<'a> {
         }
         let cond = self.logical()?;
         let out = if self.peek() == Tok::Question {
-            let q = self.bump();
-            let id = self.new_id();
-            let if_true = self.logical()?;
-            self.expect(Tok::Colon, "':'")?;
-            let if_false = self.expr()?;
-            self.ternary(q.start, id, [cond, if_true, if_false])?
+            self.ternary(cond)?
         } else {
             cond
         };
@@ -314,15 +311,36 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    fn ternary(&mut self, start: usize, id: ExprId, parts: [Node; 3]) -> PResult {
-        let span = Span::new(start, self.prev_end());
-        self.call(id, span, ops::CONDITIONAL, None, parts.into())
+    /// `? if_true : if_false` after the condition.
+    fn ternary(&mut self, cond: Node) -> PResult {
+        let q = self.bump();
+        let id = self.new_id();
+        let if_true = self.logical()?;
+        self.expect(Tok::Colon, "':'")?;
+        let if_false = self.expr()?;
+        let span = Span::new(q.start, self.prev_end());
+        self.call(
+            id,
+            span,
+            ops::CONDITIONAL,
+            None,
+            vec![cond, if_true, if_false],
+        )
     }
 
     /// `||` chains of `&&` chains, each turned into cel-go's balanced tree. Ids as cel-go:
     /// an operator is numbered after its right-hand term.
     fn logical(&mut self) -> PResult {
-        let mut and_chain = Chain::new(self.binary()?);
+        let first = self.binary()?;
+        if matches!(self.peek(), Tok::AndAnd | Tok::OrOr) {
+            self.logical_chains(first)
+        } else {
+            Ok(first)
+        }
+    }
+
+    fn logical_chains(&mut self, first: Node) -> PResult {
+        let mut and_chain = Chain::new(first);
         let mut or_chain: Option<Chain> = None;
         let mut or_start = 0;
         loop {
@@ -354,7 +372,16 @@ impl<'a> Parser<'a> {
     /// Relations, additions and multiplications (left-associative), by operator precedence
     /// in one loop rather than one recursion level per precedence.
     fn binary(&mut self) -> PResult {
-        let mut operands = vec![self.unary()?];
+        let first = self.unary()?;
+        if binary_op(self.peek()).is_some() {
+            self.binary_chain(first)
+        } else {
+            Ok(first)
+        }
+    }
+
+    fn binary_chain(&mut self, first: Node) -> PResult {
+        let mut operands = vec![first];
         let mut pending: Vec<PendingOp> = Vec::new();
         while let Some((prec, function)) = binary_op(self.peek()) {
             while pending.last().is_some_and(|top| top.prec >= prec) {

@@ -99,8 +99,7 @@ impl Parser<'_> {
         }
         self.bump();
         if let Some(segments) = self.message_ahead() {
-            let type_name = self.message_name(leading_dot, name, segments);
-            return self.message(type_name);
+            return self.named_message(leading_dot, name, segments);
         }
         if self.peek() == Tok::LParen {
             let open = self.bump().start;
@@ -118,6 +117,11 @@ impl Parser<'_> {
             n += 2;
         }
         (self.peek_at(n) == Tok::LBrace).then_some(n / 2)
+    }
+
+    fn named_message(&mut self, leading_dot: bool, first: Token, segments: usize) -> PResult {
+        let type_name = self.message_name(leading_dot, first, segments);
+        self.message(type_name)
     }
 
     fn message_name(&mut self, leading_dot: bool, first: Token, segments: usize) -> String {
