@@ -30,19 +30,20 @@
 //! (`max recursion depth exceeded`). `&&`/`||` chains are loops in its grammar and become
 //! balanced trees, so 10,000 `a && a && ...` terms parse (depth ~14).
 //!
-//! Here, `ParseOptions::max_depth` bounds (1) the nesting of sub-expressions (`expr`
-//! entries) and (2) the height of the produced tree, every node kind counted; both report
-//! `expression recursion limit exceeded: N` at the position where the limit was hit.
-//! `&&`/`||` chains are balanced exactly as cel-go does; long chains of other binary or
-//! postfix operators make the tree tall and hit the limit, as in cel-go; `!!!!x`/`--x` runs
-//! cancel in pairs, so they never deepen the tree. Counting every node kind (including the
-//! nodes macros generate: a nested `all`/`exists` costs about two levels) is slightly
-//! stricter than cel-go on exotic inputs (200 nested lists around a 60-term sum; more than
-//! ~120 nested comprehensions) and guarantees that accepted trees are at most `max_depth` high, so the parser and any later
-//! recursive pass (checker, compiler, `Drop`) stay within a small stack. The functions on
-//! the parser's recursive path keep small frames: about 2.5 KiB per nesting level in debug
-//! builds (the worst shape, nested message literals, needs ~600 KiB for 249 levels), so the
-//! limit fits well within a 2 MiB thread; release builds need far less.
+//! Here, `ParseOptions::max_depth` (capped at [`MAX_DEPTH_CAP`], 512) bounds (1) the
+//! nesting of sub-expressions (`expr` entries) and (2) the height of the produced tree, every
+//! node kind counted; both report `expression recursion limit exceeded: N` at the position
+//! where the limit was hit. `&&`/`||` chains are balanced exactly as cel-go does; long chains
+//! of other binary or postfix operators make the tree tall and hit the limit, as in cel-go;
+//! `!!!!x`/`--x` runs cancel in pairs, so they never deepen the tree. Counting every node
+//! kind (including the nodes macros generate: a nested `all`/`exists` costs about two
+//! levels) is slightly stricter than cel-go on exotic inputs (200 nested lists around a
+//! 60-term sum; more than ~120 nested comprehensions) and guarantees that accepted trees are
+//! at most `max_depth` high, so the parser and any later recursive pass (checker, compiler,
+//! `Drop`) stay within a small stack. The functions on the parser's recursive path keep
+//! small frames: about 2.5 KiB per nesting level in debug builds (the worst shape, nested
+//! message literals, needs ~600 KiB for 249 levels), so the default limit fits well within
+//! a 2 MiB thread; release builds need far less.
 
 use crate::env::ParseOptions;
 use crate::error::Diagnostic;
@@ -120,7 +121,13 @@ pub(crate) struct Parser<'a> {
     pub diags: Vec<Diagnostic>,
     pub opts: &'a ParseOptions,
     nesting: usize,
+    /// `opts.max_depth`, capped at [`MAX_DEPTH_CAP`].
+    depth_limit: usize,
 }
+
+/// The largest depth limit honoured, whatever `ParseOptions::max_depth` says: deeper trees
+/// could exhaust a thread's stack here or in later recursive passes (cel-go's default is 250).
+pub(crate) const MAX_DEPTH_CAP: usize = 512;
 
 impl<'a> Parser<'a> {
     pub fn new(src: &'a str, opts: &'a ParseOptions) -> Parser<'a> {
@@ -134,6 +141,7 @@ impl<'a> Parser<'a> {
             diags,
             opts,
             nesting: 0,
+            depth_limit: opts.max_depth.min(MAX_DEPTH_CAP),
         }
     }
 
@@ -228,7 +236,7 @@ impl<'a> Parser<'a> {
     }
 
     fn depth_error(&mut self, at: usize) -> Stop {
-        let limit = self.opts.max_depth;
+        let limit = self.depth_limit;
         self.error_at(
             Span::new(at, at),
             format!("expression recursion limit exceeded: {limit}"),
@@ -248,7 +256,7 @@ impl<'a> Parser<'a> {
     /// exceeds the depth limit.
     pub fn node(&mut self, id: ExprId, span: Span, kind: ExprKind, child_height: u32) -> PResult {
         let height = child_height.saturating_add(1);
-        if height as usize > self.opts.max_depth {
+        if height as usize > self.depth_limit {
             return Err(self.depth_error(span.start as usize));
         }
         Ok(Node {
@@ -298,7 +306,7 @@ impl<'a> Parser<'a> {
     /// is not restored on error paths.
     pub fn expr(&mut self) -> PResult {
         self.nesting += 1;
-        if self.nesting > self.opts.max_depth {
+        if self.nesting > self.depth_limit {
             return Err(self.depth_error_here());
         }
         let cond = self.logical()?;

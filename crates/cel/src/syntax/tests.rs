@@ -391,6 +391,19 @@ fn depth_limits() {
     assert!(parse(&long_and).is_ok());
     let long_or = format!("a{}", " || a".repeat(15_000));
     assert!(parse(&long_or).is_ok());
+    // Larger limits are capped, so "unlimited" cannot exhaust the stack either.
+    let opts = ParseOptions {
+        max_depth: usize::MAX,
+        ..ParseOptions::default()
+    };
+    assert!(parse_with(&nested("(", "1", ")", 400), &opts).is_ok());
+    let e = parse_with(&nested("(", "1", ")", 5000), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("expression recursion limit exceeded: 512"),
+        "{e}"
+    );
     // A smaller limit.
     let opts = ParseOptions {
         max_depth: 32,
