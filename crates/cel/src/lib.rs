@@ -19,6 +19,7 @@ pub mod error;
 pub mod eval;
 pub mod format;
 pub mod library;
+pub mod limits;
 pub mod ops;
 pub mod program;
 pub mod syntax;
