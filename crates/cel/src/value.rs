@@ -361,6 +361,7 @@ impl fmt::Debug for OwnedMap<'_> {
 impl<'a> Value<'a> {
     /// Wraps a JSON node without copying it. JSON integers are CEL ints (as in Kubernetes);
     /// integers outside int64 become doubles.
+    #[inline]
     pub fn from_json(json: &'a Json) -> Value<'a> {
         match json.get_type() {
             JsonType::String => json
