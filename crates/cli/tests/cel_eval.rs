@@ -451,3 +451,41 @@ fn help_explains_with_an_example() {
     assert!(run.stdout.contains("Examples:"), "{}", run.stdout);
     assert!(run.stdout.contains("Exit status"), "{}", run.stdout);
 }
+
+#[test]
+fn cost_is_reported_and_limited() {
+    let run = eval(&["--cost", "[1, 2, 3].exists(x, x == 2)"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "true");
+    assert_eq!(run.stderr.trim(), "cost: 26");
+
+    let run = eval(&[
+        "--cost",
+        "--cost-limit",
+        "10",
+        "[1, 2, 3].exists(x, x == 2)",
+    ]);
+    assert_eq!(run.code, 1);
+    let reported: u64 = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("cost: "))
+        .and_then(|n| n.parse().ok())
+        .expect("a cost line");
+    assert!(reported > 10, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("operation cancelled: actual cost limit exceeded"),
+        "{}",
+        run.stderr
+    );
+
+    // The Kubernetes environment applies Kubernetes' per-expression limit by default.
+    let ten = "[0,1,2,3,4,5,6,7,8,9]";
+    let hostile = format!(
+        "{ten}.all(a, {ten}.all(b, {ten}.all(c, {ten}.all(d, {ten}.all(e, {ten}.all(f, true))))))"
+    );
+    let run = eval(&[&hostile]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("cost limit exceeded"), "{}", run.stderr);
+}

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use celer_cel::format::{to_cel, to_json_pretty};
+use celer_cel::library::cost::PER_CALL_LIMIT;
 use celer_cel::{Activation, Env, Json, Type};
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -54,6 +55,15 @@ pub struct EvalArgs {
     /// The CEL environment: functions available and checking rules.
     #[arg(long, value_enum, default_value_t = Environment::Kubernetes)]
     pub env: Environment,
+
+    /// Print the evaluation's runtime cost (as Kubernetes counts it) on stderr as `cost: N`.
+    #[arg(long)]
+    pub cost: bool,
+
+    /// Stop the evaluation once its cost exceeds N. Default: Kubernetes' per-expression
+    /// limit (1000000) with --env kubernetes, no limit with --env standard.
+    #[arg(long, value_name = "N")]
+    pub cost_limit: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -178,7 +188,15 @@ fn eval(args: &EvalArgs) -> ExitCode {
             return fail(EXIT_USAGE, &err.to_string());
         }
     }
-    let value = match program.eval(&activation) {
+    let limit = args.cost_limit.or(match args.env {
+        Environment::Kubernetes => Some(PER_CALL_LIMIT),
+        Environment::Standard => None,
+    });
+    let evaluation = program.evaluate(&activation, limit);
+    if args.cost {
+        let _ = writeln!(std::io::stderr(), "cost: {}", evaluation.cost);
+    }
+    let value = match evaluation.result {
         Ok(value) => value,
         Err(err) => return fail(EXIT_EVAL_ERROR, err.message()),
     };
