@@ -5,6 +5,7 @@ use super::Registry;
 
 pub mod lists;
 pub mod sets;
+pub mod string_format;
 pub mod strings;
 
 /// Registers every extension library.
