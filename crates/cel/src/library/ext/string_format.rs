@@ -440,7 +440,7 @@ fn format_octal(arg: &Value<'_>) -> Result<String, String> {
 /// Go's `strconv.Quote`: double quotes, `\"` and `\\`, the C escapes, `\xHH` for other
 /// control bytes, `\uHHHH`/`\UHHHHHHHH` for code points Go does not consider printable.
 /// Printability is approximated: control, format, separator (other than the space),
-/// surrogate and private-use code points are escaped; unassigned ones are not.
+/// private-use and noncharacter code points are escaped; other unassigned ones are not.
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -500,7 +500,7 @@ fn go_printable(c: char) -> bool {
             | 0xE0020..=0xE007F
     );
     let private_use = matches!(u, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD);
-    let noncharacter = matches!(u, 0xFFFE | 0xFFFF);
+    let noncharacter = u & 0xFFFE == 0xFFFE || (0xFDD0..=0xFDEF).contains(&u);
     !(format_char || private_use || noncharacter)
 }
 

@@ -286,9 +286,7 @@ fn slice<'a>(s: &Str<'a>, start: usize, end: usize) -> Value<'a> {
 }
 
 fn too_large() -> EvalError {
-    EvalError::new(format!(
-        "string result exceeds {MAX_RESULT_BYTES} bytes"
-    ))
+    EvalError::new(format!("string result exceeds {MAX_RESULT_BYTES} bytes"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -355,10 +353,7 @@ pub fn last_index_of(args: Vec<Value<'_>>) -> EvalResult<'_> {
         }
         [Value::String(s), Value::String(sub), Value::Int(o)] => (s, sub, *o),
         _ => {
-            return Err(overload(
-                "lastIndexOf",
-                &args.iter().collect::<Vec<_>>(),
-            ));
+            return Err(overload("lastIndexOf", &args.iter().collect::<Vec<_>>()));
         }
     };
     if sub.is_empty() {
