@@ -58,10 +58,13 @@ const IN_SCOPE: &[&str] = &[
 /// aggregate literals) with just these libraries added, as cel-go's conformance runner
 /// adds its extensions. `string_ext` gets the strings extension at the version Kubernetes
 /// uses; tests of later versions are skipped in `skips.md`.
-const EXTENSIONS: &[(&str, &[fn(&mut celer_cel::library::Registry)])] =
+const EXTENSIONS: &[(&str, &[Library])] =
     &[("string_ext", &[celer_cel::library::ext::strings::register])];
 
-fn extensions_for(id: &str) -> &'static [fn(&mut celer_cel::library::Registry)] {
+/// Registers an extension library's functions.
+type Library = fn(&mut celer_cel::library::Registry);
+
+fn extensions_for(id: &str) -> &'static [Library] {
     let file = id.split('/').next().unwrap_or_default();
     EXTENSIONS
         .iter()
