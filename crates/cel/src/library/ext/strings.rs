@@ -23,8 +23,9 @@
 //!
 //! `indexOf` and `lastIndexOf` share their names and arity with the Kubernetes lists
 //! library (`<list>.indexOf(x)`); a registry holds one implementation per (style, arity), so
-//! whichever library registers last must dispatch both receivers. [`index_of`] and
-//! [`last_index_of`] take either arity's arguments for that purpose.
+//! whichever library registers last must dispatch both receivers: it can pass string
+//! receivers on to [`index_of`], [`index_of_from`], [`last_index_of`] and
+//! [`last_index_of_from`], registered here as `Binary` and `Ternary` implementations.
 
 use crate::error::{EvalError, EvalResult};
 use crate::library::{Impl, Registry, cost, global, member};
@@ -57,7 +58,7 @@ pub fn register_version(r: &mut Registry, version: u32) {
     r.add(
         "indexOf",
         vec![member("string_index_of_string", vec![s(), s()], int())],
-        Impl::Nary(index_of),
+        Impl::Binary(index_of),
     );
     r.add(
         "indexOf",
@@ -66,12 +67,12 @@ pub fn register_version(r: &mut Registry, version: u32) {
             vec![s(), s(), int()],
             int(),
         )],
-        Impl::Nary(index_of),
+        Impl::Ternary(index_of_from),
     );
     r.add(
         "lastIndexOf",
         vec![member("string_last_index_of_string", vec![s(), s()], int())],
-        Impl::Nary(last_index_of),
+        Impl::Binary(last_index_of),
     );
     r.add(
         "lastIndexOf",
@@ -80,7 +81,7 @@ pub fn register_version(r: &mut Registry, version: u32) {
             vec![s(), s(), int()],
             int(),
         )],
-        Impl::Nary(last_index_of),
+        Impl::Ternary(last_index_of_from),
     );
     r.add(
         "lowerAscii",
@@ -99,7 +100,7 @@ pub fn register_version(r: &mut Registry, version: u32) {
             vec![s(), s(), s()],
             s(),
         )],
-        Impl::Nary(replace),
+        Impl::Ternary(replace),
     );
     r.add(
         "replace",
@@ -108,7 +109,7 @@ pub fn register_version(r: &mut Registry, version: u32) {
             vec![s(), s(), s(), int()],
             s(),
         )],
-        Impl::Nary(replace),
+        Impl::Nary(replace_n),
     );
     r.add(
         "split",
@@ -117,7 +118,7 @@ pub fn register_version(r: &mut Registry, version: u32) {
             vec![s(), s()],
             Type::list(s()),
         )],
-        Impl::Nary(split),
+        Impl::Binary(split),
     );
     r.add(
         "split",
@@ -126,12 +127,12 @@ pub fn register_version(r: &mut Registry, version: u32) {
             vec![s(), s(), int()],
             Type::list(s()),
         )],
-        Impl::Nary(split),
+        Impl::Ternary(split_n),
     );
     r.add(
         "substring",
         vec![member("string_substring_int", vec![s(), int()], s())],
-        Impl::Nary(substring),
+        Impl::Binary(substring),
     );
     r.add(
         "substring",
@@ -140,7 +141,7 @@ pub fn register_version(r: &mut Registry, version: u32) {
             vec![s(), int(), int()],
             s(),
         )],
-        Impl::Nary(substring),
+        Impl::Ternary(substring_range),
     );
     r.add(
         "trim",
@@ -150,12 +151,12 @@ pub fn register_version(r: &mut Registry, version: u32) {
     r.add(
         "join",
         vec![member("list_join", vec![Type::list(s())], s())],
-        Impl::Nary(join),
+        Impl::Unary(join),
     );
     r.add(
         "join",
         vec![member("list_join_string", vec![Type::list(s()), s()], s())],
-        Impl::Nary(join),
+        Impl::Binary(join_with),
     );
     if version >= 1 {
         r.add(
@@ -313,10 +314,20 @@ pub fn char_at<'a>(s: Value<'a>, i: Value<'a>) -> EvalResult<'a> {
     }
 }
 
+/// `s.indexOf(sub)`: [`index_of_from`] from offset 0.
+pub fn index_of<'a>(s: Value<'a>, sub: Value<'a>) -> EvalResult<'a> {
+    index_of_args(&[s, sub])
+}
+
+/// `s.indexOf(sub, offset)`.
+pub fn index_of_from<'a>(s: Value<'a>, sub: Value<'a>, offset: Value<'a>) -> EvalResult<'a> {
+    index_of_args(&[s, sub, offset])
+}
+
 /// `s.indexOf(sub)` and `s.indexOf(sub, offset)`: the code point index of the first
 /// occurrence at or after `offset`, or -1.
-pub fn index_of(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let (s, sub, offset) = match args.as_slice() {
+fn index_of_args<'a>(args: &[Value<'a>]) -> EvalResult<'a> {
+    let (s, sub, offset) = match args {
         [Value::String(s), Value::String(sub)] => (s, sub, 0),
         [Value::String(s), Value::String(sub), Value::Int(o)] => (s, sub, *o),
         _ => return Err(overload("indexOf", &args.iter().collect::<Vec<_>>())),
@@ -337,10 +348,20 @@ pub fn index_of(args: Vec<Value<'_>>) -> EvalResult<'_> {
     })
 }
 
+/// `s.lastIndexOf(sub)`.
+pub fn last_index_of<'a>(s: Value<'a>, sub: Value<'a>) -> EvalResult<'a> {
+    last_index_of_args(&[s, sub])
+}
+
+/// `s.lastIndexOf(sub, offset)`.
+pub fn last_index_of_from<'a>(s: Value<'a>, sub: Value<'a>, offset: Value<'a>) -> EvalResult<'a> {
+    last_index_of_args(&[s, sub, offset])
+}
+
 /// `s.lastIndexOf(sub)` and `s.lastIndexOf(sub, offset)`: the code point index of the last
 /// occurrence starting at or before `offset` (by default the last code point), or -1.
-pub fn last_index_of(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let (s, sub, offset) = match args.as_slice() {
+fn last_index_of_args<'a>(args: &[Value<'a>]) -> EvalResult<'a> {
+    let (s, sub, offset) = match args {
         [Value::String(s), Value::String(sub)] => {
             let runes = s.chars().count();
             if sub.is_empty() {
@@ -403,11 +424,21 @@ pub fn upper_ascii(s: Value<'_>) -> EvalResult<'_> {
     }
 }
 
+/// `s.replace(old, new)`.
+pub fn replace<'a>(s: Value<'a>, old: Value<'a>, new: Value<'a>) -> EvalResult<'a> {
+    replace_args(&[s, old, new])
+}
+
+/// `s.replace(old, new, n)`.
+pub fn replace_n(args: Vec<Value<'_>>) -> EvalResult<'_> {
+    replace_args(&args)
+}
+
 /// `s.replace(old, new)` and `s.replace(old, new, n)`: Go's `strings.Replace`; `n < 0`
 /// replaces every occurrence, `n == 0` none. An empty `old` matches before every code
 /// point and at the end.
-pub fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let (s, old, new, n) = match args.as_slice() {
+fn replace_args<'a>(args: &[Value<'a>]) -> EvalResult<'a> {
+    let (s, old, new, n) = match args {
         [Value::String(s), Value::String(old), Value::String(new)] => (s, old, new, -1),
         [
             Value::String(s),
@@ -438,11 +469,21 @@ pub fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {
     Ok(Value::string(s.replacen(old.as_str(), new, count)))
 }
 
+/// `s.split(sep)`.
+pub fn split<'a>(s: Value<'a>, sep: Value<'a>) -> EvalResult<'a> {
+    split_args(&[s, sep])
+}
+
+/// `s.split(sep, n)`.
+pub fn split_n<'a>(s: Value<'a>, sep: Value<'a>, n: Value<'a>) -> EvalResult<'a> {
+    split_args(&[s, sep, n])
+}
+
 /// `s.split(sep)` and `s.split(sep, n)`: Go's `strings.SplitN`. `n == 0` gives an empty
 /// list, `n < 0` every piece, otherwise at most `n` pieces, the last one holding the rest;
 /// an empty separator splits into code points.
-pub fn split(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let (s, sep, n) = match args.as_slice() {
+fn split_args<'a>(args: &[Value<'a>]) -> EvalResult<'a> {
+    let (s, sep, n) = match args {
         [Value::String(s), Value::String(sep)] => (s, sep, -1),
         [Value::String(s), Value::String(sep), Value::Int(n)] => (s, sep, *n),
         _ => return Err(overload("split", &args.iter().collect::<Vec<_>>())),
@@ -478,9 +519,19 @@ pub fn split(args: Vec<Value<'_>>) -> EvalResult<'_> {
     ))
 }
 
+/// `s.substring(start)`.
+pub fn substring<'a>(s: Value<'a>, start: Value<'a>) -> EvalResult<'a> {
+    substring_args(&[s, start])
+}
+
+/// `s.substring(start, end)`.
+pub fn substring_range<'a>(s: Value<'a>, start: Value<'a>, end: Value<'a>) -> EvalResult<'a> {
+    substring_args(&[s, start, end])
+}
+
 /// `s.substring(start)` and `s.substring(start, end)`: code points `[start, end)`.
-pub fn substring(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let (s, start, end) = match args.as_slice() {
+fn substring_args<'a>(args: &[Value<'a>]) -> EvalResult<'a> {
+    let (s, start, end) = match args {
         [Value::String(s), Value::Int(start)] => (s, *start, None),
         [Value::String(s), Value::Int(start), Value::Int(end)] => (s, *start, Some(*end)),
         _ => return Err(overload("substring", &args.iter().collect::<Vec<_>>())),
@@ -517,9 +568,19 @@ pub fn trim(s: Value<'_>) -> EvalResult<'_> {
     Ok(slice(text, start, end))
 }
 
+/// `list.join()`.
+pub fn join(list: Value<'_>) -> EvalResult<'_> {
+    join_args(&[list])
+}
+
+/// `list.join(sep)`.
+pub fn join_with<'a>(list: Value<'a>, sep: Value<'a>) -> EvalResult<'a> {
+    join_args(&[list, sep])
+}
+
 /// `list.join()` and `list.join(sep)`.
-pub fn join(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let (list, sep) = match args.as_slice() {
+fn join_args<'a>(args: &[Value<'a>]) -> EvalResult<'a> {
+    let (list, sep) = match args {
         [Value::List(l)] => (l, ""),
         [Value::List(l), Value::String(sep)] => (l, sep.as_str()),
         _ => return Err(overload("join", &args.iter().collect::<Vec<_>>())),

@@ -180,9 +180,9 @@ fn test_replace() {
 fn replace_refuses_gigantic_results() {
     let s = Value::string("x".repeat(10_000));
     let big = Value::string("y".repeat(10_000));
-    let e = super::replace(vec![s.clone(), Value::string(""), big]).unwrap_err();
+    let e = super::replace(s.clone(), Value::string(""), big).unwrap_err();
     assert_eq!(e.message(), "string result exceeds 67108864 bytes");
-    assert!(super::replace(vec![s, Value::string(""), Value::string("y")]).is_ok());
+    assert!(super::replace(s, Value::string(""), Value::string("y")).is_ok());
 }
 
 #[test]
@@ -290,9 +290,9 @@ fn test_join() {
     ] {
         ok(expr, want);
     }
-    let e = super::join(vec![Value::list(vec![Value::string("a"), Value::Int(1)])]).unwrap_err();
+    let e = super::join(Value::list(vec![Value::string("a"), Value::Int(1)])).unwrap_err();
     assert_eq!(e.message(), "join: invalid input: 1");
-    let e = super::join(vec![Value::string("a")]).unwrap_err();
+    let e = super::join(Value::string("a")).unwrap_err();
     assert_eq!(
         e.message(),
         "no matching overload for 'join' applied to '(string)'"
@@ -378,35 +378,23 @@ fn type_errors_are_no_matching_overload() {
             "no matching overload for 'charAt' applied to '(string, bool)'",
         ),
         (
-            index_of(vec![
-                Value::string("42"),
-                Value::string("4"),
-                Value::string("0"),
-            ]),
+            index_of_from(Value::string("42"), Value::string("4"), Value::string("0")),
             "no matching overload for 'indexOf' applied to '(string, string, string)'",
         ),
         (
-            last_index_of(vec![Value::Int(1), Value::string("4")]),
+            last_index_of(Value::Int(1), Value::string("4")),
             "no matching overload for 'lastIndexOf' applied to '(int, string)'",
         ),
         (
-            super::replace(vec![Value::string("42"), Value::Int(2), Value::Int(1)]),
+            super::replace(Value::string("42"), Value::Int(2), Value::Int(1)),
             "no matching overload for 'replace' applied to '(string, int, int)'",
         ),
         (
-            super::split(vec![
-                Value::string("42"),
-                Value::string("2"),
-                Value::string("1"),
-            ]),
+            split_n(Value::string("42"), Value::string("2"), Value::string("1")),
             "no matching overload for 'split' applied to '(string, string, string)'",
         ),
         (
-            super::substring(vec![
-                Value::string("hello"),
-                Value::Bool(true),
-                Value::Int(3),
-            ]),
+            substring_range(Value::string("hello"), Value::Bool(true), Value::Int(3)),
             "no matching overload for 'substring' applied to '(string, bool, int)'",
         ),
         (
@@ -433,7 +421,7 @@ fn results_borrow_from_json_input() {
     let v = Value::from_json(&json);
     for result in [
         super::trim(v.clone()),
-        super::substring(vec![v.clone(), Value::Int(2)]),
+        super::substring(v.clone(), Value::Int(2)),
         char_at(v.clone(), Value::Int(3)),
     ] {
         assert!(
@@ -441,7 +429,7 @@ fn results_borrow_from_json_input() {
             "{result:?}"
         );
     }
-    match super::split(vec![v, Value::string(" ")]).unwrap() {
+    match super::split(v, Value::string(" ")).unwrap() {
         Value::List(l) => assert!(
             l.iter()
                 .all(|x| matches!(x, Value::String(Str::Borrowed(_))))
@@ -481,4 +469,30 @@ fn kubernetes_costs() {
     // format and strings.quote: cel-go's traversal of the first argument.
     costs(&format!("{s100}.format([])"), 10 + 10);
     costs(&format!("strings.quote({s95})"), 10);
+}
+
+#[test]
+fn every_overload_has_an_implementation_of_its_arity() {
+    let mut r = Registry::new();
+    register_version(&mut r, 3);
+    crate::library::k8s::regex::register(&mut r);
+    let mut seen = 0;
+    for name in r.names().map(str::to_string).collect::<Vec<_>>() {
+        let f = r.get(&name).unwrap();
+        for o in &f.overloads {
+            let key = (o.receiver, o.params.len());
+            let imp = f
+                .impls
+                .get(&key)
+                .unwrap_or_else(|| panic!("{name} {key:?}"));
+            assert!(
+                imp.arity().is_none_or(|n| n == o.params.len()),
+                "{name}: overload {} has {} parameters, implementation {imp:?}",
+                o.id,
+                o.params.len()
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 22);
 }

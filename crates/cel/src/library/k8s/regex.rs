@@ -35,7 +35,7 @@ pub fn register(r: &mut Registry) {
             vec![s(), s()],
             Type::list(s()),
         )],
-        Impl::Nary(find_all),
+        Impl::Binary(find_all),
     );
     r.add(
         "findAll",
@@ -44,7 +44,7 @@ pub fn register(r: &mut Registry) {
             vec![s(), s(), Type::Int],
             Type::list(s()),
         )],
-        Impl::Nary(find_all),
+        Impl::Ternary(find_all_n),
     );
     r.set_cost("find", true, 2, regex_cost);
     r.set_cost("findAll", true, 2, regex_cost);
@@ -82,9 +82,18 @@ pub fn find<'a>(s: Value<'a>, re: Value<'a>) -> EvalResult<'a> {
     })
 }
 
-/// `s.findAll(re)` and `s.findAll(re, n)`.
-pub fn find_all(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let (text, pattern, n) = match args.as_slice() {
+/// `s.findAll(re)`.
+pub fn find_all<'a>(s: Value<'a>, re: Value<'a>) -> EvalResult<'a> {
+    find_all_args(&[s, re])
+}
+
+/// `s.findAll(re, n)`: at most `n` matches, all when `n < 0`.
+pub fn find_all_n<'a>(s: Value<'a>, re: Value<'a>, n: Value<'a>) -> EvalResult<'a> {
+    find_all_args(&[s, re, n])
+}
+
+fn find_all_args<'a>(args: &[Value<'a>]) -> EvalResult<'a> {
+    let (text, pattern, n) = match args {
         [Value::String(t), Value::String(p)] => (t, p, -1),
         [Value::String(t), Value::String(p), Value::Int(n)] => (t, p, *n),
         _ => return Err(overload("findAll", &args.iter().collect::<Vec<_>>())),
@@ -175,10 +184,10 @@ mod tests {
             ("a1b22c333", "[0-9]+", -1, &["1", "22", "333"]),
         ];
         for (subject, pattern, n, want) in cases {
-            let got = strings(find_all(vec![s(subject), s(pattern), Value::Int(*n)]));
+            let got = strings(find_all_n(s(subject), s(pattern), Value::Int(*n)));
             assert_eq!(got, *want, "{subject:?}.findAll({pattern:?}, {n})");
             if *n == -1 {
-                let got = strings(find_all(vec![s(subject), s(pattern)]));
+                let got = strings(find_all(s(subject), s(pattern)));
                 assert_eq!(got, *want, "{subject:?}.findAll({pattern:?})");
             }
         }
@@ -194,7 +203,7 @@ mod tests {
                 && e.message().ends_with(": `(abc`"),
             "{e:?}"
         );
-        let e = find_all(vec![s("x"), s("[z-a]")]).unwrap_err();
+        let e = find_all(s("x"), s("[z-a]")).unwrap_err();
         assert!(
             e.message()
                 .starts_with("Illegal regex: error parsing regexp: ")
@@ -204,9 +213,7 @@ mod tests {
             "no matching overload for 'find' applied to '(int, string)'"
         );
         assert_eq!(
-            find_all(vec![s("a"), s("a"), s("1")])
-                .unwrap_err()
-                .message(),
+            find_all_n(s("a"), s("a"), s("1")).unwrap_err().message(),
             "no matching overload for 'findAll' applied to '(string, string, string)'"
         );
     }
