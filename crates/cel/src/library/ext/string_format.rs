@@ -59,10 +59,38 @@ fn err(message: impl Into<String>) -> EvalError {
     EvalError::new(message)
 }
 
-/// cel-go's `parseFormatString`.
-fn format_with(pattern: &str, args: &List<'_>) -> Result<String, EvalError> {
+/// One formatting clause: the verb and its precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clause {
+    String,
+    Decimal,
+    Fixed(Option<i64>),
+    Scientific(Option<i64>),
+    Binary,
+    Hex { upper: bool },
+    Octal,
+}
+
+/// Receives what [`walk_format`] finds: literal text and clauses with their argument index.
+pub(crate) trait FormatSink {
+    fn text(&mut self, text: &str);
+    /// Whether the argument is fetched (and a missing one reported) before the clause is
+    /// read, as at run time; cel-go's compile-time check reads the clause first.
+    fn fetches_args(&self) -> bool {
+        true
+    }
+    /// Formats (or checks) argument `index` for `clause`; the error is wrapped as
+    /// `error during formatting: ...`.
+    fn clause(&mut self, clause: Clause, index: usize) -> Result<(), String>;
+}
+
+/// cel-go's `parseFormatString`, shared by evaluation and the compile-time check.
+pub(crate) fn walk_format(
+    pattern: &str,
+    arg_count: usize,
+    sink: &mut dyn FormatSink,
+) -> Result<(), EvalError> {
     let bytes = pattern.as_bytes();
-    let mut out = String::with_capacity(pattern.len());
     let mut literal_from = 0usize;
     let mut i = 0usize;
     let mut arg_index = 0usize;
@@ -71,31 +99,73 @@ fn format_with(pattern: &str, args: &List<'_>) -> Result<String, EvalError> {
             i += 1;
             continue;
         }
-        out.push_str(pattern.get(literal_from..i).unwrap_or(""));
+        sink.text(pattern.get(literal_from..i).unwrap_or(""));
         if bytes.get(i + 1) == Some(&b'%') {
-            out.push('%');
+            sink.text("%");
             i += 2;
             literal_from = i;
             continue;
         }
-        let arg = args
-            .get(arg_index)
-            .ok_or_else(|| err(format!("index {arg_index} out of range")))?;
-        let clause = pattern.get(i + 1..).unwrap_or("");
-        if clause.is_empty() {
+        let clause_text = pattern.get(i + 1..).unwrap_or("");
+        let missing = arg_index >= arg_count;
+        if missing && sink.fetches_args() {
+            return Err(err(format!("index {arg_index} out of range")));
+        }
+        if clause_text.is_empty() {
             return Err(err("unexpected end of string"));
         }
-        let read = format_clause(clause, &arg, &mut out)?;
+        if missing {
+            return Err(err(format!("index {arg_index} out of range")));
+        }
+        let (read, clause) = parse_clause(clause_text)?;
+        sink.clause(clause, arg_index)
+            .map_err(|e| err(format!("error during formatting: {e}")))?;
         i += 1 + read;
         literal_from = i;
         arg_index += 1;
     }
-    out.push_str(pattern.get(literal_from..).unwrap_or(""));
-    Ok(out)
+    sink.text(pattern.get(literal_from..).unwrap_or(""));
+    Ok(())
 }
 
-/// Parses one clause after its `%`, formats `arg` into `out`, and returns the bytes read.
-fn format_clause(clause: &str, arg: &Value<'_>, out: &mut String) -> Result<usize, EvalError> {
+/// Formats into a string at run time.
+struct Render<'l, 'a> {
+    args: &'l List<'a>,
+    out: String,
+}
+
+impl FormatSink for Render<'_, '_> {
+    fn text(&mut self, text: &str) {
+        self.out.push_str(text);
+    }
+
+    fn clause(&mut self, clause: Clause, index: usize) -> Result<(), String> {
+        let arg = self.args.get(index).unwrap_or(Value::Null);
+        let text = match clause {
+            Clause::String => format_string(&arg),
+            Clause::Decimal => format_decimal(&arg),
+            Clause::Fixed(p) => format_fixed(&arg, p.unwrap_or(DEFAULT_PRECISION)),
+            Clause::Scientific(p) => format_scientific(&arg, p.unwrap_or(DEFAULT_PRECISION)),
+            Clause::Binary => format_binary(&arg),
+            Clause::Hex { upper } => format_hex(&arg, upper),
+            Clause::Octal => format_octal(&arg),
+        }?;
+        self.out.push_str(&text);
+        Ok(())
+    }
+}
+
+fn format_with(pattern: &str, args: &List<'_>) -> Result<String, EvalError> {
+    let mut sink = Render {
+        args,
+        out: String::with_capacity(pattern.len()),
+    };
+    walk_format(pattern, args.len(), &mut sink)?;
+    Ok(sink.out)
+}
+
+/// Parses one clause after its `%`: the bytes read and the clause.
+fn parse_clause(clause: &str) -> Result<(usize, Clause), EvalError> {
     let (read, precision) = parse_precision(clause).map_err(|e| {
         err(format!(
             "could not parse formatting clause: error while parsing precision: {e}"
@@ -106,15 +176,15 @@ fn format_clause(clause: &str, arg: &Value<'_>, out: &mut String) -> Result<usiz
             "could not parse formatting clause: error while parsing precision: could not find end of precision specifier",
         ));
     };
-    let formatted = match verb {
-        b's' => format_string(arg),
-        b'd' => format_decimal(arg),
-        b'f' => format_fixed(arg, precision.unwrap_or(DEFAULT_PRECISION)),
-        b'e' => format_scientific(arg, precision.unwrap_or(DEFAULT_PRECISION)),
-        b'b' => format_binary(arg),
-        b'x' => format_hex(arg, false),
-        b'X' => format_hex(arg, true),
-        b'o' => format_octal(arg),
+    let parsed = match verb {
+        b's' => Clause::String,
+        b'd' => Clause::Decimal,
+        b'f' => Clause::Fixed(precision),
+        b'e' => Clause::Scientific(precision),
+        b'b' => Clause::Binary,
+        b'x' => Clause::Hex { upper: false },
+        b'X' => Clause::Hex { upper: true },
+        b'o' => Clause::Octal,
         other => {
             // Go reads one byte and prints it as the rune of that value.
             return Err(err(format!(
@@ -123,9 +193,7 @@ fn format_clause(clause: &str, arg: &Value<'_>, out: &mut String) -> Result<usiz
             )));
         }
     };
-    let text = formatted.map_err(|e| err(format!("error during formatting: {e}")))?;
-    out.push_str(&text);
-    Ok(read + 1)
+    Ok((read + 1, parsed))
 }
 
 /// `.digits` before the verb: returns the bytes read and the precision, if any.
