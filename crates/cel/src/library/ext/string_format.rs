@@ -128,6 +128,34 @@ pub(crate) fn walk_format(
     Ok(())
 }
 
+/// The error when a clause gets an argument of the wrong type (`type_name` as cel-go names
+/// types: `int`, `list`, `google.protobuf.Duration`, ...).
+pub(crate) fn clause_type_error(clause: Clause, type_name: &str) -> String {
+    match clause {
+        Clause::String => format!(
+            "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {type_name}"
+        ),
+        Clause::Decimal => {
+            format!("decimal clause can only be used on integers, was given {type_name}")
+        }
+        Clause::Fixed(_) => {
+            format!("fixed-point clause can only be used on doubles, was given {type_name}")
+        }
+        Clause::Scientific(_) => {
+            format!("scientific clause can only be used on doubles, was given {type_name}")
+        }
+        Clause::Binary => {
+            format!("only integers and bools can be formatted as binary, was given {type_name}")
+        }
+        Clause::Hex { .. } => format!(
+            "only integers, byte buffers, and strings can be formatted as hex, was given {type_name}"
+        ),
+        Clause::Octal => {
+            format!("octal clause can only be used on integers, was given {type_name}")
+        }
+    }
+}
+
 /// Formats into a string at run time.
 struct Render<'l, 'a> {
     args: &'l List<'a>,
@@ -252,10 +280,7 @@ fn format_string(arg: &Value<'_>) -> Result<String, String> {
                     .into(),
             ),
         },
-        other => Err(format!(
-            "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {}",
-            type_name(other)
-        )),
+        other => Err(clause_type_error(Clause::String, &type_name(other))),
     }
 }
 
@@ -323,10 +348,7 @@ fn format_decimal(arg: &Value<'_>) -> Result<String, String> {
     match arg {
         Value::Int(i) => Ok(i.to_string()),
         Value::Uint(u) => Ok(u.to_string()),
-        other => Err(format!(
-            "decimal clause can only be used on integers, was given {}",
-            type_name(other)
-        )),
+        other => Err(clause_type_error(Clause::Decimal, &type_name(other))),
     }
 }
 
@@ -347,10 +369,7 @@ fn float_arg(arg: &Value<'_>) -> Option<f64> {
 /// `%f`: x/text's decimal rendering for `en_US`.
 fn format_fixed(arg: &Value<'_>, precision: i64) -> Result<String, String> {
     let Some(x) = float_arg(arg) else {
-        return Err(format!(
-            "fixed-point clause can only be used on doubles, was given {}",
-            type_name(arg)
-        ));
+        return Err(clause_type_error(Clause::Fixed(None), &type_name(arg)));
     };
     if precision > GO_MAX_VERB_NUMBER {
         return Ok("%!(NOVERB)".into());
@@ -402,10 +421,7 @@ fn localized_fixed(x: f64, precision: i64) -> String {
 /// `%e`: x/text's scientific rendering for `en_US`, with cel-go's precision as the width.
 fn format_scientific(arg: &Value<'_>, precision: i64) -> Result<String, String> {
     let Some(x) = float_arg(arg) else {
-        return Err(format!(
-            "scientific clause can only be used on doubles, was given {}",
-            type_name(arg)
-        ));
+        return Err(clause_type_error(Clause::Scientific(None), &type_name(arg)));
     };
     if precision > GO_MAX_VERB_NUMBER {
         return Ok("%!(NOVERB)".into());
@@ -452,10 +468,7 @@ fn format_binary(arg: &Value<'_>) -> Result<String, String> {
         Value::Int(i) => Ok(format!("{i:b}")),
         Value::Uint(u) => Ok(format!("{u:b}")),
         Value::Bool(b) => Ok(if *b { "1" } else { "0" }.into()),
-        other => Err(format!(
-            "only integers and bools can be formatted as binary, was given {}",
-            type_name(other)
-        )),
+        other => Err(clause_type_error(Clause::Binary, &type_name(other))),
     }
 }
 
@@ -485,10 +498,7 @@ fn format_hex(arg: &Value<'_>, upper: bool) -> Result<String, String> {
         Value::Bytes(b) => Ok(hex_bytes(b)),
         Value::Int(i) => Ok(signed(*i < 0, i.unsigned_abs())),
         Value::Uint(u) => Ok(signed(false, *u)),
-        other => Err(format!(
-            "only integers, byte buffers, and strings can be formatted as hex, was given {}",
-            type_name(other)
-        )),
+        other => Err(clause_type_error(Clause::Hex { upper }, &type_name(other))),
     }
 }
 
@@ -498,10 +508,7 @@ fn format_octal(arg: &Value<'_>) -> Result<String, String> {
         Value::Int(i) if *i < 0 => Ok(format!("-{:o}", i.unsigned_abs())),
         Value::Int(i) => Ok(format!("{i:o}")),
         Value::Uint(u) => Ok(format!("{u:o}")),
-        other => Err(format!(
-            "octal clause can only be used on integers, was given {}",
-            type_name(other)
-        )),
+        other => Err(clause_type_error(Clause::Octal, &type_name(other))),
     }
 }
 
