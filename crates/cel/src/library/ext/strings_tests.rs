@@ -166,6 +166,10 @@ fn test_replace() {
         ("'hello hello'.replace('he', 'we', 0)", "\"hello hello\""),
         ("'hello hello'.replace('he', 'we', 5)", "\"wello wello\""),
         ("'hello'.replace('', '_')", "\"_h_e_l_l_o_\""),
+        (
+            "'hello hello'.replace('', '_')",
+            "\"_h_e_l_l_o_ _h_e_l_l_o_\"",
+        ),
         ("'hello'.replace('', '_', 2)", "\"_h_ello\""),
         ("'αβ'.replace('', '-')", "\"-α-β-\""),
         ("''.replace('', 'x')", "\"x\""),
@@ -330,6 +334,22 @@ fn test_quote() {
     ] {
         ok(expr, want);
     }
+}
+
+#[test]
+fn functions_compose() {
+    ok(
+        "strings.quote('%s %s').format(['hello', 'world']) == '\"hello world\"'",
+        "true",
+    );
+    ok(
+        "'a,b;c'.split(';').map(p, p.split(',').join('+')).join('|')",
+        "\"a+b|c\"",
+    );
+    ok(
+        "'  Mixed Case  '.trim().lowerAscii().replace(' ', '-')",
+        "\"mixed-case\"",
+    );
 }
 
 #[test]
