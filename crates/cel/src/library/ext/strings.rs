@@ -234,21 +234,32 @@ fn kubernetes_list_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
 
 /// Kubernetes' `traversalCost`: `floor(0.1 * bytes)` for strings and bytes (bytes, not
 /// code points, and truncated, not rounded up), the sum over elements for lists, over keys
-/// and values for maps, and 1 for anything else.
+/// and values for maps, and 1 for anything else. Nested values are walked with an explicit
+/// stack, so their depth does not reach the call stack.
 pub fn traversal_cost(v: &Value<'_>) -> u64 {
     let truncated = |n: usize| (n as f64 * cost::STRING_TRAVERSAL_FACTOR) as u64;
-    match v {
-        Value::String(s) => truncated(s.len()),
-        Value::Bytes(b) => truncated(b.len()),
-        Value::List(l) => l
-            .iter()
-            .fold(0u64, |acc, e| acc.saturating_add(traversal_cost(&e))),
-        Value::Map(m) => m.iter().fold(0u64, |acc, (k, e)| {
-            acc.saturating_add(traversal_cost(&k.into_value()))
-                .saturating_add(traversal_cost(&e))
-        }),
-        _ => 1,
+    let mut total = 0u64;
+    let mut stack = vec![v.clone()];
+    while let Some(v) = stack.pop() {
+        let c = match &v {
+            Value::String(s) => truncated(s.len()),
+            Value::Bytes(b) => truncated(b.len()),
+            Value::List(l) => {
+                stack.extend(l.iter());
+                0
+            }
+            Value::Map(m) => {
+                for (k, e) in m.iter() {
+                    stack.push(k.into_value());
+                    stack.push(e);
+                }
+                0
+            }
+            _ => 1,
+        };
+        total = total.saturating_add(c);
     }
+    total
 }
 
 // ---------------------------------------------------------------------------------------

@@ -516,3 +516,27 @@ fn every_overload_has_an_implementation_of_its_arity() {
     }
     assert_eq!(seen, 22);
 }
+
+#[test]
+fn kubernetes_traversal_cost_of_values() {
+    assert_eq!(traversal_cost(&Value::string("x".repeat(19))), 1);
+    assert_eq!(traversal_cost(&Value::string("é".repeat(10))), 2);
+    assert_eq!(traversal_cost(&Value::Int(5)), 1);
+    let json: crate::value::Json =
+        sonic_rs::from_str(r#"{"aaaaaaaaaa": ["bbbbbbbbbbbbbbbbbbbb", 1, {"k": null}]}"#).unwrap();
+    // key 1 + (string 2 + int 1 + (key 0 + null 1)).
+    assert_eq!(traversal_cost(&Value::from_json(&json)), 5);
+    let mut deep = Value::string("x".repeat(30));
+    for _ in 0..100_000 {
+        deep = Value::list(vec![deep]);
+    }
+    assert_eq!(traversal_cost(&deep), 3);
+    // Drop the deep list iteratively: its recursive drop is not what is tested here.
+    let mut v = deep;
+    while let Value::List(crate::value::List::Owned(items)) = v {
+        v = match std::sync::Arc::try_unwrap(items) {
+            Ok(mut items) => items.pop().unwrap_or(Value::Null),
+            Err(_) => Value::Null,
+        };
+    }
+}
