@@ -23,7 +23,8 @@
 //! integers, was given double`, `index 2 out of range`.
 //!
 //! Go's verb parser rejects widths and precisions of ten million and more; such a clause
-//! prints `%!(NOVERB)` as it does in Go.
+//! prints `%!(NOVERB)` as it does in Go. Unlike cel-go, `%s` refuses lists and maps nested
+//! more than [`MAX_NESTING`] levels deep (an error instead of unbounded recursion).
 
 use crate::error::{EvalError, EvalResult};
 use crate::library::conversions::format_double;
@@ -170,7 +171,7 @@ impl FormatSink for Render<'_, '_> {
     fn clause(&mut self, clause: Clause, index: usize) -> Result<(), String> {
         let arg = self.args.get(index).unwrap_or(Value::Null);
         let text = match clause {
-            Clause::String => format_string(&arg),
+            Clause::String => format_string(&arg, 0),
             Clause::Decimal => format_decimal(&arg),
             Clause::Fixed(p) => format_fixed(&arg, p.unwrap_or(DEFAULT_PRECISION)),
             Clause::Scientific(p) => format_scientific(&arg, p.unwrap_or(DEFAULT_PRECISION)),
@@ -260,10 +261,10 @@ fn type_name(v: &Value<'_>) -> String {
 }
 
 /// `%s`: cel-go's `FormatString`.
-fn format_string(arg: &Value<'_>) -> Result<String, String> {
+fn format_string(arg: &Value<'_>, depth: usize) -> Result<String, String> {
     match arg {
-        Value::List(l) => format_list(l),
-        Value::Map(m) => format_map(m),
+        Value::List(l) => format_list(l, depth),
+        Value::Map(m) => format_map(m, depth),
         Value::Null => Ok("null".into()),
         Value::Type(t) => Ok(t.name().to_string()),
         Value::String(s) => Ok(s.to_string()),
@@ -284,18 +285,31 @@ fn format_string(arg: &Value<'_>) -> Result<String, String> {
     }
 }
 
+/// Lists and maps nested deeper than this are refused rather than recursed into: Go's stack
+/// grows, a thread's here does not.
+pub const MAX_NESTING: usize = 1000;
+
+fn nested(depth: usize) -> Result<usize, String> {
+    if depth >= MAX_NESTING {
+        return Err(format!(
+            "lists and maps nested deeper than {MAX_NESTING} levels"
+        ));
+    }
+    Ok(depth + 1)
+}
+
 /// A list or map element as a CEL literal: cel-go's `clauseForType` then `quoteForCEL`.
-fn format_element(v: &Value<'_>) -> Result<String, String> {
+fn format_element(v: &Value<'_>, depth: usize) -> Result<String, String> {
     Ok(match v {
         Value::Int(i) => i.to_string(),
         Value::Uint(u) => u.to_string(),
         Value::String(s) => go_quote(s),
-        Value::Bytes(_) => format!("b{}", go_quote(&format_string(v)?)),
-        Value::Bool(_) | Value::Null | Value::Type(_) => format_string(v)?,
+        Value::Bytes(_) => format!("b{}", go_quote(&format_string(v, depth)?)),
+        Value::Bool(_) | Value::Null | Value::Type(_) => format_string(v, depth)?,
         Value::Timestamp(t) => format!("timestamp({})", go_quote(&format_timestamp(*t))),
         Value::Duration(d) => format!("duration({})", go_quote(&format_duration(*d))),
-        Value::List(l) => format_list(l)?,
-        Value::Map(m) => format_map(m)?,
+        Value::List(l) => format_list(l, depth)?,
+        Value::Map(m) => format_map(m, depth)?,
         Value::Double(d) if d.is_nan() => "\"NaN\"".into(),
         Value::Double(d) if d.is_infinite() => {
             if *d > 0.0 { "\"+Inf\"" } else { "\"-Inf\"" }.into()
@@ -305,19 +319,21 @@ fn format_element(v: &Value<'_>) -> Result<String, String> {
     })
 }
 
-fn format_list(l: &List<'_>) -> Result<String, String> {
+fn format_list(l: &List<'_>, depth: usize) -> Result<String, String> {
+    let depth = nested(depth)?;
     let mut out = String::from("[");
     for (i, item) in l.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&format_element(&item)?);
+        out.push_str(&format_element(&item, depth)?);
     }
     out.push(']');
     Ok(out)
 }
 
-fn format_map(m: &Map<'_>) -> Result<String, String> {
+fn format_map(m: &Map<'_>, depth: usize) -> Result<String, String> {
+    let depth = nested(depth)?;
     let mut entries = Vec::with_capacity(m.len());
     for (key, value) in m.iter() {
         let key = match key {
@@ -326,7 +342,7 @@ fn format_map(m: &Map<'_>) -> Result<String, String> {
             Key::Int(i) => i.to_string(),
             Key::Uint(u) => u.to_string(),
         };
-        entries.push((key, format_element(&value)?));
+        entries.push((key, format_element(&value, depth)?));
     }
     // Go's sort.SliceStable on the key text (byte order).
     entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -594,7 +610,7 @@ pub fn go_value(v: &Value<'_>) -> String {
         Value::Type(t) => t.name().to_string(),
         Value::Timestamp(t) => format_timestamp(*t),
         Value::Duration(d) => format_duration(*d),
-        other => format_element(other).unwrap_or_else(|_| type_name(other)),
+        other => format_element(other, 0).unwrap_or_else(|_| type_name(other)),
     }
 }
 

@@ -372,3 +372,22 @@ fn go_value_for_join_errors() {
     assert_eq!(go_value(&Value::Null), "NULL_VALUE");
     assert_eq!(go_value(&Value::bytes(vec![104u8, 105])), "[104 105]");
 }
+
+#[test]
+fn deeply_nested_values_are_refused_not_recursed() {
+    let mut deep = Value::list(vec![Value::Int(1)]);
+    for _ in 0..MAX_NESTING {
+        deep = Value::list(vec![deep]);
+    }
+    let e = format(Value::string("%s"), Value::list(vec![deep])).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "error during formatting: lists and maps nested deeper than 1000 levels"
+    );
+    let mut ok = Value::list(vec![Value::Int(1)]);
+    for _ in 0..(MAX_NESTING - 1) {
+        ok = Value::list(vec![ok]);
+    }
+    let out = format(Value::string("%s"), Value::list(vec![ok])).unwrap();
+    assert_eq!(out.as_str().map(str::len), Some(2 * MAX_NESTING + 1));
+}
