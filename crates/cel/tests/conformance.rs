@@ -47,10 +47,30 @@ const IN_SCOPE: &[&str] = &[
     "parse",
     "plumbing",
     "string",
+    "string_ext",
     "timestamps",
     "type_deduction",
     "optionals",
 ];
+
+/// Extension libraries a file's tests exercise. The environment stays the standard one
+/// (cel-spec's tests assume none of Kubernetes' other settings, such as homogeneous
+/// aggregate literals) with just these libraries added, as cel-go's conformance runner
+/// adds its extensions. `string_ext` gets the strings extension at the version Kubernetes
+/// uses; tests of later versions are skipped in `skips.md`.
+const EXTENSIONS: &[(&str, &[Library])] =
+    &[("string_ext", &[celer_cel::library::ext::strings::register])];
+
+/// Registers an extension library's functions.
+type Library = fn(&mut celer_cel::library::Registry);
+
+fn extensions_for(id: &str) -> &'static [Library] {
+    let file = id.split('/').next().unwrap_or_default();
+    EXTENSIONS
+        .iter()
+        .find(|(name, _)| *name == file)
+        .map_or(&[], |(_, libs)| *libs)
+}
 
 /// Problems printed in detail when the run fails, unless verbose.
 const MAX_SHOWN: usize = 60;
@@ -257,7 +277,7 @@ fn outcome(id: &str, test: &Message, individual: &skips::Individual) -> Outcome 
     if let Some(reason) = skips::by_rule(test) {
         return Outcome::Skip(reason);
     }
-    let case = match Case::from_test(test) {
+    let mut case = match Case::from_test(test) {
         Ok(case) => case,
         Err(Unusable::Unsupported(why)) => {
             return Outcome::Skip(format!("{}: {why}", skips::UNSUPPORTED_DATA.id));
@@ -269,6 +289,7 @@ fn outcome(id: &str, test: &Message, individual: &skips::Individual) -> Outcome 
             };
         }
     };
+    case.extensions = extensions_for(id);
     if matches!(case.expect, case::Expect::Unknown) {
         return Outcome::Skip(skips::UNKNOWNS.id.to_string());
     }

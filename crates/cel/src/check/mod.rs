@@ -136,6 +136,8 @@ pub fn check_ast(env: &Env, source: &str, expr: &Expr) -> Result<Checked, Compil
         if options.homogeneous_aggregate_literals {
             homogeneous::validate(expr, &types, options, &mut diags);
         }
+        // The strings extension's check of `format` calls with literal arguments.
+        crate::library::ext::string_format_check::validate(expr, &types, &c.references, &mut diags);
     }
     if !diags.is_empty() {
         diags.sort_by_key(|d| d.span.start);

@@ -175,7 +175,7 @@ thread_local! {
 
 /// Compiles `pattern`, or reuses the compiled form from a recent call on this thread.
 /// Invalid patterns are not cached; they fail again with the same error.
-fn cached_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
+pub(crate) fn cached_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
     let hit = REGEX_CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         let at = cache.iter().position(|(p, _)| &**p == pattern)?;

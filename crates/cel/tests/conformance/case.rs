@@ -1,7 +1,7 @@
 //! One cel-spec `SimpleTest`, converted into celer's terms.
 
 use celer_cel::Type;
-use celer_cel::library::Overload;
+use celer_cel::library::{Overload, Registry};
 use celer_cel::value::Value;
 
 use crate::support::cel_values::{self, Unusable};
@@ -19,6 +19,8 @@ pub struct Case {
     pub functions: Vec<(String, Vec<Overload>)>,
     pub bindings: Vec<(String, Value<'static>)>,
     pub expect: Expect,
+    /// Extension libraries the test's file exercises, registered on the standard library.
+    pub extensions: &'static [fn(&mut Registry)],
 }
 
 /// What the test expects.
@@ -104,6 +106,7 @@ impl Case {
             functions,
             bindings,
             expect: expectation(test)?,
+            extensions: &[],
         })
     }
 }

@@ -137,6 +137,9 @@ fn run(case: &Case) -> Verdict {
 
 fn build_env(case: &Case) -> Env {
     let mut env = Env::standard();
+    for register in case.extensions {
+        register(env.registry_mut());
+    }
     env.parse_options_mut().macros = !case.disable_macros;
     if !case.container.is_empty() {
         env.set_container(&case.container);
@@ -284,6 +287,7 @@ mod tests {
             functions: Vec::new(),
             bindings: Vec::new(),
             expect,
+            extensions: &[],
         }
     }
 

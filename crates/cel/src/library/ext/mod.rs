@@ -5,6 +5,8 @@ use super::Registry;
 
 pub mod lists;
 pub mod sets;
+pub mod string_format;
+pub mod string_format_check;
 pub mod strings;
 
 /// Registers every extension library.
