@@ -38,7 +38,8 @@ pub const KUBERNETES_VERSION: u32 = 2;
 
 /// Results longer than this many bytes are refused: `replace` with an empty search string
 /// multiplies sizes, and one call must not be able to allocate gigabytes for a small cost.
-pub const MAX_RESULT_BYTES: usize = 64 << 20;
+/// The same bound as every string an evaluation builds.
+pub const MAX_RESULT_BYTES: usize = crate::limits::MAX_STRING_BYTES;
 
 /// Registers the library at the version Kubernetes uses.
 pub fn register(r: &mut Registry) {
@@ -298,7 +299,9 @@ fn slice<'a>(s: &Str<'a>, start: usize, end: usize) -> Value<'a> {
 }
 
 fn too_large() -> EvalError {
-    EvalError::new(format!("string result exceeds {MAX_RESULT_BYTES} bytes"))
+    crate::limits::check_string_len(MAX_RESULT_BYTES.saturating_add(1))
+        .err()
+        .unwrap_or_else(|| EvalError::new("string size limit exceeded"))
 }
 
 // ---------------------------------------------------------------------------------------
