@@ -18,6 +18,9 @@ pub(crate) mod re2;
 pub mod strings;
 pub mod time;
 
+#[cfg(test)]
+pub(crate) mod test_support;
+
 use crate::error::EvalResult;
 use crate::types::Type;
 use crate::value::Value;

@@ -1,0 +1,100 @@
+//! Helpers for library unit tests: evaluate an expression in the Kubernetes environment
+//! with a JSON document bound to `input` (typed `dyn`, so lists are JSON views), and compare
+//! its result, error text and cost.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::env::{Activation, Env};
+use crate::ops;
+use crate::types::Type;
+use crate::value::{Json, Value};
+
+/// What evaluating one expression gave: the result's kind and equality with an expected
+/// expression, or the error text; and the cost.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Equal (CEL equality and same runtime kind) to the expected expression's value.
+    Equal,
+    Differs(String),
+    Error(String),
+}
+
+fn env() -> Env {
+    let mut env = Env::kubernetes();
+    env.declare("input", Type::Dyn);
+    env
+}
+
+/// Evaluates `expr` with `input` bound, returning the result rendered with `{:?}` for
+/// messages, whether it equals `want` (evaluated the same way), and the cost.
+pub fn eval_cost(expr: &str, input: &str, want: &str) -> (Outcome, u64) {
+    let env = env();
+    let json: Json = sonic_rs::from_str(input).unwrap();
+    let mut act = Activation::new(&env);
+    act.bind_json("input", &json).unwrap();
+    let program = env
+        .compile(expr)
+        .unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let got = program.evaluate(&act, None);
+    let outcome = match got.result {
+        Err(e) => Outcome::Error(e.message().to_string()),
+        Ok(v) => {
+            let want_program = env
+                .compile(want)
+                .unwrap_or_else(|e| panic!("{want}: {e}"));
+            let w = want_program.eval(&act).unwrap();
+            if same(&v, &w) {
+                Outcome::Equal
+            } else {
+                Outcome::Differs(format!("{v:?}, want {w:?}"))
+            }
+        }
+    };
+    (outcome, got.cost)
+}
+
+/// CEL equality plus the same runtime kinds throughout (so `0` differs from `0.0`).
+pub fn same(a: &Value<'_>, b: &Value<'_>) -> bool {
+    if a.type_name() != b.type_name() {
+        return false;
+    }
+    match (a, b) {
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(&p, &q))
+        }
+        _ => ops::equals(a, b),
+    }
+}
+
+/// Asserts each `(expression, input JSON, expected expression or "error: text")`.
+pub fn check_table(cases: &[(&str, &str, &str)]) {
+    let mut failures = Vec::new();
+    for (expr, input, want) in cases {
+        let (outcome, _) = match want.strip_prefix("error: ") {
+            Some(_) => eval_cost(expr, input, "null"),
+            None => eval_cost(expr, input, want),
+        };
+        let ok = match (want.strip_prefix("error: "), &outcome) {
+            (Some(text), Outcome::Error(e)) => e == text,
+            (None, Outcome::Equal) => true,
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{expr} (input {input}): got {outcome:?}, want {want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Asserts each `(expression, input JSON, cost)`; the expression must evaluate.
+pub fn check_costs(cases: &[(&str, &str, u64)]) {
+    let mut failures = Vec::new();
+    for (expr, input, want) in cases {
+        let (outcome, cost) = eval_cost(expr, input, "null");
+        if let Outcome::Error(e) = outcome {
+            failures.push(format!("{expr}: error {e}"));
+        } else if cost != *want {
+            failures.push(format!("{expr} (input {input}): cost {cost}, want {want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
