@@ -1,0 +1,193 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::*;
+use crate::library::test_support::{check_costs, check_table, same};
+
+#[test]
+fn slice_cases() {
+    check_table(&[
+        ("[1, 2, 3, 4].slice(0, 4)", "{}", "[1, 2, 3, 4]"),
+        ("[1, 2, 3, 4].slice(0, 0)", "{}", "[]"),
+        ("[1, 2, 3, 4].slice(1, 1)", "{}", "[]"),
+        ("[1, 2, 3, 4].slice(4, 4)", "{}", "[]"),
+        ("[1, 2, 3, 4].slice(1, 3)", "{}", "[2, 3]"),
+        ("input.slice(1, 3)", "[1, 2, 3, 4]", "[2, 3]"),
+        ("input.slice(0, 0)", "[]", "[]"),
+        (
+            "[1, 2, 3, 4].slice(3, 0)",
+            "{}",
+            "error: cannot slice(3, 0), start index must be less than or equal to end index",
+        ),
+        (
+            "[1, 2, 3, 4].slice(0, 10)",
+            "{}",
+            "error: cannot slice(0, 10), list is length 4",
+        ),
+        (
+            "[1, 2, 3, 4].slice(-5, 10)",
+            "{}",
+            "error: cannot slice(-5, 10), negative indexes not supported",
+        ),
+        (
+            "[1, 2, 3, 4].slice(-5, -3)",
+            "{}",
+            "error: cannot slice(-5, -3), negative indexes not supported",
+        ),
+    ]);
+}
+
+#[test]
+fn flatten_cases() {
+    check_table(&[
+        ("input.flatten()", "[]", "[]"),
+        ("input.flatten()", "[1, [2, [3, 4]]]", "[1, 2, [3, 4]]"),
+        ("[[1], [2, 3], []].flatten()", "{}", "[1, 2, 3]"),
+        ("input.flatten(2)", "[1, [2, [3, [4]]]]", "[1, 2, 3, [4]]"),
+        ("input.flatten(0)", "[1, [2, [3, [4]]]]", "input"),
+        ("input.flatten(100)", "[1, [2, [3, [4]]]]", "[1, 2, 3, 4]"),
+        ("input.flatten()", r#"[[1], ["a", [true]], [], 5]"#, "[1, 'a', [true], 5]"),
+        ("input.flatten(5)", r#"[[1], ["a", [true]], [], 5]"#, "[1, 'a', true, 5]"),
+        (
+            "input.flatten(-1)",
+            "[1, [2]]",
+            "error: level must be non-negative",
+        ),
+    ]);
+}
+
+#[test]
+fn range_reverse_distinct() {
+    check_table(&[
+        ("lists.range(4)", "{}", "[0, 1, 2, 3]"),
+        ("lists.range(0)", "{}", "[]"),
+        ("lists.range(-3)", "{}", "[]"),
+        (
+            "lists.range(9223372036854775807)",
+            "{}",
+            "error: operation cancelled: actual cost limit exceeded",
+        ),
+        ("[5, 1, 2, 3].reverse()", "{}", "[3, 2, 1, 5]"),
+        ("[].reverse()", "{}", "[]"),
+        ("['are', 'you', 'as'].reverse()", "{}", "['as', 'you', 'are']"),
+        ("input.reverse()", r#"[1, "a", null]"#, "[dyn(null), dyn('a'), dyn(1)]"),
+        ("[].distinct()", "{}", "[]"),
+        ("[1].distinct()", "{}", "[1]"),
+        ("[-2, 5, -2, 1, 1, 5, -2, 1].distinct()", "{}", "[-2, 5, 1]"),
+        (
+            "['c', 'a', 'a', 'b', 'a', 'b', 'c', 'c'].distinct()",
+            "{}",
+            "['c', 'a', 'b']",
+        ),
+        ("input.distinct()", r#"[1, 2.0, "c", 3, "c", 1]"#, "input.slice(0, 4)"),
+        ("input.distinct()", "[1, 1.0, 2, 2.5, 2.5]", "[1, 2, 2.5]"),
+        ("[1u, uint(1.0)].distinct()", "{}", "[1u]"),
+        (
+            "input.distinct()",
+            r#"[[1], [1.0], [2], {"a": 1}, {"a": 1.0}]"#,
+            "[input[0], input[2], input[3]]",
+        ),
+        ("[0.0/0.0, 0.0/0.0].distinct().size()", "{}", "2"),
+    ]);
+}
+
+#[test]
+fn sort_cases() {
+    check_table(&[
+        ("[].sort()", "{}", "[]"),
+        ("[1].sort()", "{}", "[1]"),
+        ("[4, 3, 2, 1].sort()", "{}", "[1, 2, 3, 4]"),
+        (
+            "['d', 'a', 'b', 'c'].sort()",
+            "{}",
+            "['a', 'b', 'c', 'd']",
+        ),
+        ("[2u, 1u].sort()", "{}", "[1u, 2u]"),
+        ("[2.5, -1.0, 0.0].sort()", "{}", "[-1.0, 0.0, 2.5]"),
+        ("[true, false, true].sort()", "{}", "[false, true, true]"),
+        ("[b'b', b'a'].sort()", "{}", "[b'a', b'b']"),
+        (
+            "[duration('1h'), duration('1s')].sort()",
+            "{}",
+            "[duration('1s'), duration('1h')]",
+        ),
+        (
+            "[timestamp('2001-01-01T00:00:00Z'), timestamp('2000-01-01T00:00:00Z')].sort()",
+            "{}",
+            "[timestamp('2000-01-01T00:00:00Z'), timestamp('2001-01-01T00:00:00Z')]",
+        ),
+        ("input.sort()", r#"["b", "c", "a"]"#, "['a', 'b', 'c']"),
+        (
+            "input.sort()",
+            r#"["b", 1]"#,
+            "error: list elements must have the same type",
+        ),
+        (
+            "input.sort()",
+            "[1, 2.5]",
+            "error: list elements must have the same type",
+        ),
+        (
+            "input.sort()",
+            "[[1], [2]]",
+            "error: list elements must be comparable",
+        ),
+        (
+            "input.sort()",
+            r#"[{}]"#,
+            "error: list elements must be comparable",
+        ),
+        // A single element is not compared with anything.
+        ("input.sort()", "[[1]]", "error: list elements must be comparable"),
+        ("input.sort()", "[null]", "error: list elements must be comparable"),
+    ]);
+}
+
+#[test]
+fn sort_by_associated_keys_direct() {
+    let list = Value::list(vec![Value::string("b"), Value::string("a"), Value::string("c")]);
+    let keys = Value::list(vec![Value::Int(2), Value::Int(3), Value::Int(1)]);
+    let got = sort_by_associated_keys(list.clone(), keys).unwrap();
+    let want = Value::list(vec![Value::string("c"), Value::string("b"), Value::string("a")]);
+    assert!(same(&got, &want), "{got:?}");
+    // Equal keys keep their order.
+    let keys = Value::list(vec![Value::Int(1), Value::Int(0), Value::Int(1)]);
+    let got = sort_by_associated_keys(list.clone(), keys).unwrap();
+    let want = Value::list(vec![Value::string("a"), Value::string("b"), Value::string("c")]);
+    assert!(same(&got, &want), "{got:?}");
+    let err = sort_by_associated_keys(list.clone(), Value::list(vec![Value::Int(1)])).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got 3 and 1 elements respectively"
+    );
+    let json: crate::value::Json = sonic_rs::from_str(r#"[{"n": 2}, {"n": 1}]"#).unwrap();
+    let keys = Value::list(vec![Value::Double(2.0), Value::Double(f64::NAN)]);
+    let got = sort_by_associated_keys(Value::from_json(&json), keys).unwrap();
+    assert!(matches!(&got, Value::List(l) if l.len() == 2));
+    // NaNs do not break the sort.
+    let keys: Vec<Value<'_>> = (0..40)
+        .map(|i| Value::Double(if i % 3 == 0 { f64::NAN } else { f64::from(i % 7) }))
+        .collect();
+    let items = Value::list(keys.clone());
+    assert!(sort_by_associated_keys(items, Value::list(keys)).is_ok());
+}
+
+#[test]
+fn costs() {
+    check_costs(&[
+        // 1 for `input`, then size(result) + 1 + 10.
+        ("input.slice(1, 3)", "[1, 2, 3, 4]", 14),
+        ("input.reverse()", "[1, 2, 3, 4]", 16),
+        ("lists.range(5)", "{}", 16),
+        // flatten: size(input) · depth + 11.
+        ("input.flatten()", "[[1], [2, 3], [4]]", 15),
+        ("input.flatten(2)", "[[1], [2, 3], [4]]", 18),
+        ("input.flatten(0)", "[[1], [2, 3], [4]]", 12),
+        // distinct and sort: n² · 2 (2.1 for strings and bytes) + 11.
+        ("input.distinct()", "[1, 2, 1]", 30),
+        ("input.sort()", "[3, 2, 1]", 30),
+        ("input.sort()", r#"["c", "b", "a"]"#, 30),
+        ("input.sort()", r#"["c", "b", "a", "d"]"#, 45),
+        ("input.sort()", "[]", 12),
+        ("input.distinct()", "[]", 12),
+    ]);
+}
