@@ -76,7 +76,11 @@ impl<'e> Compiler<'e> {
                 {
                     return n;
                 }
-                let operand = boxed(self.lower(operand));
+                let operand = self.lower(operand);
+                if !*test_only && !*optional {
+                    return selects(operand, &[field.as_str()]);
+                }
+                let operand = boxed(operand);
                 let field: Box<str> = field.as_str().into();
                 if *test_only {
                     Node::Has { operand, field }
@@ -332,7 +336,11 @@ impl<'e> Compiler<'e> {
     fn lower_in(&mut self, a: &'e Expr, b: &'e Expr) -> Node {
         let elem = boxed(self.lower(a));
         let container = self.lower(b);
-        if let Node::Const(Value::List(list)) = &container {
+        if let Node::Const(Value::List(list)) | Node::Folded {
+            value: Value::List(list),
+            ..
+        } = &container
+        {
             let strings: Option<HashSet<Box<str>>> = list
                 .iter()
                 .map(|v| v.as_str().map(Box::<str>::from))
@@ -354,6 +362,17 @@ impl<'e> Compiler<'e> {
             iter2: c.iter_var2.as_deref(),
             accu: c.accu_var.as_str(),
         });
+        if let Some(quantifier) = self.lower_quantifier(c) {
+            self.scopes.pop();
+            return Node::Comprehension(Box::new(CompNode {
+                iter_range,
+                two_vars: c.iter_var2.is_some(),
+                accu_init,
+                loop_condition: None,
+                step: quantifier,
+                result: Node::Const(Value::Null),
+            }));
+        }
         let loop_condition = match &c.loop_condition.kind {
             ExprKind::Literal(Literal::Bool(true)) => None,
             _ => Some(self.lower(&c.loop_condition)),
@@ -380,6 +399,53 @@ impl<'e> Compiler<'e> {
             step,
             result,
         }))
+    }
+
+    /// Recognises the folds of `all` and `exists` (one or two variables), which then run as
+    /// short-circuiting loops with the same results and costs.
+    fn lower_quantifier(&mut self, c: &'e ast::Comprehension) -> Option<Step> {
+        let accu = c.accu_var.as_str();
+        if c.iter_var == accu || c.iter_var2.as_deref() == Some(accu) || !is_ident(&c.result, accu) {
+            return None;
+        }
+        let (init, op) = match &c.accu_init.kind {
+            ExprKind::Literal(Literal::Bool(true)) => (true, ops::LOGICAL_AND),
+            ExprKind::Literal(Literal::Bool(false)) => (false, ops::LOGICAL_OR),
+            _ => return None,
+        };
+        // all: @not_strictly_false(@result); exists: @not_strictly_false(!@result).
+        let ExprKind::Call { target: None, function, args } = &c.loop_condition.kind else {
+            return None;
+        };
+        let [cond_arg] = args.as_slice() else {
+            return None;
+        };
+        let cond_ok = function == ops::NOT_STRICTLY_FALSE
+            && if init {
+                is_ident(cond_arg, accu)
+            } else {
+                matches!(&cond_arg.kind, ExprKind::Call { target: None, function, args }
+                    if function == ops::LOGICAL_NOT
+                        && matches!(args.as_slice(), [a] if is_ident(a, accu)))
+            };
+        if !cond_ok {
+            return None;
+        }
+        let ExprKind::Call { target: None, function, args } = &c.loop_step.kind else {
+            return None;
+        };
+        let [left, predicate] = args.as_slice() else {
+            return None;
+        };
+        if function != op || !is_ident(left, accu) {
+            return None;
+        }
+        let predicate = self.lower(predicate);
+        Some(if init {
+            Step::All(predicate)
+        } else {
+            Step::Exists(predicate)
+        })
     }
 
     /// Recognises `@result + [e]` and `c ? @result + [e] : @result`.
@@ -441,14 +507,35 @@ fn append_of<'x>(e: &'x Expr, accu: &str) -> Option<&'x Expr> {
     }
 }
 
-fn selects(mut node: Node, fields: &[&str]) -> Node {
-    for f in fields {
-        node = Node::Select {
-            operand: boxed(node),
-            field: (*f).into(),
-        };
+/// Field selections on `node`: one path node over a variable (extending an existing path),
+/// or plain selections on anything else.
+fn selects(node: Node, fields: &[&str]) -> Node {
+    if fields.is_empty() {
+        return node;
     }
-    node
+    match node {
+        Node::Var { .. } | Node::Local { .. } => Node::Path {
+            base: boxed(node),
+            fields: fields.iter().map(|f| Box::<str>::from(*f)).collect(),
+        },
+        Node::Path { base, fields: head } => Node::Path {
+            base,
+            fields: head
+                .iter()
+                .cloned()
+                .chain(fields.iter().map(|f| Box::<str>::from(*f)))
+                .collect(),
+        },
+        mut node => {
+            for f in fields {
+                node = Node::Select {
+                    operand: boxed(node),
+                    field: (*f).into(),
+                };
+            }
+            node
+        }
+    }
 }
 
 /// Type names usable as values (`type(1) == int`).
@@ -497,6 +584,7 @@ fn fold(node: Node) -> Node {
         // `has()` is left alone: its cost depends on the environment's presence-test setting.
         Node::Has { .. } => false,
         Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
+        Node::Path { .. } => false,
         Node::Index(a, b)
         | Node::OptIndex(a, b)
         | Node::And(a, b)

@@ -18,6 +18,7 @@ pub mod env;
 pub mod error;
 pub mod eval;
 pub mod library;
+pub mod limits;
 pub mod ops;
 pub mod program;
 pub mod syntax;

@@ -154,6 +154,7 @@ pub fn add<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
         }
         (Value::Double(x), Value::Double(y)) => Ok(Value::Double(x + y)),
         (Value::String(x), Value::String(y)) => {
+            crate::limits::check_string_len(x.len().saturating_add(y.len()))?;
             if y.is_empty() {
                 return Ok(Value::String(x));
             }
@@ -166,12 +167,16 @@ pub fn add<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
             Ok(Value::string(s))
         }
         (Value::Bytes(x), Value::Bytes(y)) => {
+            crate::limits::check_string_len(x.len().saturating_add(y.len()))?;
             let mut v = Vec::with_capacity(x.len() + y.len());
             v.extend_from_slice(&x);
             v.extend_from_slice(&y);
             Ok(Value::bytes(v))
         }
-        (Value::List(x), Value::List(y)) => Ok(Value::List(concat_lists(x, y))),
+        (Value::List(x), Value::List(y)) => {
+            crate::limits::check_elements(x.len().saturating_add(y.len()))?;
+            Ok(Value::List(concat_lists(x, y)))
+        }
         (Value::Timestamp(t), Value::Duration(d)) | (Value::Duration(d), Value::Timestamp(t)) => {
             crate::time::add_timestamp_duration(t, d).map(Value::Timestamp)
         }

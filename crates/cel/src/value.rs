@@ -571,21 +571,35 @@ impl<'a> Map<'a> {
     }
 
     /// Iterates entries in their stored order.
-    pub fn iter(&self) -> Box<dyn Iterator<Item = (Key<'a>, Value<'a>)> + '_> {
+    pub fn iter(&self) -> MapIter<'_, 'a> {
         match self {
-            Map::Json(o) => Box::new(
-                o.iter()
-                    .map(|(k, v)| (Key::String(Str::Borrowed(k)), Value::from_json(v))),
-            ),
-            Map::Owned(m) => Box::new(m.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            Map::Json(o) => MapIter::Json(o.iter()),
+            Map::Owned(m) => MapIter::Owned(m.entries.iter()),
         }
     }
 
     /// Iterates keys only, as values (what comprehensions over maps see).
-    pub fn keys(&self) -> Box<dyn Iterator<Item = Value<'a>> + '_> {
+    pub fn keys(&self) -> impl Iterator<Item = Value<'a>> + '_ {
+        self.iter().map(|(k, _)| k.into_value())
+    }
+}
+
+/// Iterates a map's entries without allocating; JSON entries are wrapped as they are reached.
+pub enum MapIter<'m, 'a> {
+    Json(sonic_rs::value::object::Iter<'a>),
+    Owned(std::slice::Iter<'m, (Key<'a>, Value<'a>)>),
+}
+
+impl<'a> Iterator for MapIter<'_, 'a> {
+    type Item = (Key<'a>, Value<'a>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
         match self {
-            Map::Json(o) => Box::new(o.iter().map(|(k, _)| Value::String(Str::Borrowed(k)))),
-            Map::Owned(m) => Box::new(m.iter().map(|(k, _)| k.clone().into_value())),
+            MapIter::Json(it) => it
+                .next()
+                .map(|(k, v)| (Key::String(Str::Borrowed(k)), Value::from_json(v))),
+            MapIter::Owned(it) => it.next().map(|(k, v)| (k.clone(), v.clone())),
         }
     }
 }

@@ -63,6 +63,10 @@ fn costs_match_cel_go() {
         ("string(1)", "{}", 1),
         ("true ? false : 1 > 3", "{}", 0),
         ("false ? false : 1 > 3", "{}", 1),
+        // Derived from the fold's parts as cel-go charges them: list 10; two iterations of
+        // condition 3 + step 1 + predicate 2; the final condition 3; the result 1.
+        ("[1, 2, 3].exists(x, x == 2)", "{}", 26),
+        ("[1, 2, 3].all(x, x < 2)", "{}", 10 + (2 + 1 + 2) * 2 + 2 + 1),
     ];
     let mut wrong = Vec::new();
     for (expr, input, want) in cases {

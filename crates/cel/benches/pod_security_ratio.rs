@@ -1,0 +1,528 @@
+//! The headline Pod Security figures: celer against hand-written Rust, interleaved in one
+//! process, reported as ratios; and allocations per evaluation.
+//!
+//! ```text
+//! cargo bench -p celer-cel --bench pod_security_ratio            # full run (about a minute)
+//! cargo bench -p celer-cel --bench pod_security_ratio -- --quick # a few rounds, while developing
+//! ```
+//!
+//! Each comparison runs several rounds. A round times a batch of celer runs and a batch of
+//! hand-written runs back to back (alternating which goes first), so both see the same machine
+//! state; the report gives the median time per run of each and the median of the per-round
+//! ratios. On a shared, noisy machine the ratio is the figure to trust.
+//!
+//! Allocations are counted by a counting global allocator (module `counting`).
+//!
+//! `-- --dump-pods DIR` writes the generated Pods (the exact bytes measured) into DIR instead.
+//!
+//! `-- --loop celer|handwritten|celer-e2e|handwritten-e2e N` runs one path N times on the
+//! large Pod and exits: a steady loop for `perf record` or `valgrind --tool=callgrind`.
+//!
+//! Run without `--bench` (as `cargo test --all-targets` does) it checks agreement and runs a
+//! single short round: a smoke test, not a measurement.
+
+mod support;
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use support::BenchPod;
+use support::engine::Suite;
+use support::handwritten::{CHECKS, check_all};
+
+/// Counts heap allocations so the report can say what one evaluation allocates.
+///
+/// Why `unsafe`: a global allocator must implement the `unsafe` trait `GlobalAlloc`, and
+/// forwarding to `System` calls its `unsafe` methods. This module only forwards every call
+/// unchanged to `System` and bumps two relaxed atomic counters; it adds no other unsafety.
+/// It lives in this bench binary only, never in a library crate.
+#[allow(
+    unsafe_code,
+    reason = "a counting global allocator; see the module documentation"
+)]
+mod counting {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+    static BYTES: AtomicU64 = AtomicU64::new(0);
+
+    pub struct Counting;
+
+    fn count(size: usize) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(size as u64, Ordering::Relaxed);
+    }
+
+    // SAFETY: every method forwards its arguments unchanged to `System`, which upholds the
+    // `GlobalAlloc` contract; counting has no effect on the memory returned.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count(layout.size());
+            // SAFETY: the caller's `layout` obligations pass straight through to `System`.
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            count(layout.size());
+            // SAFETY: as for `alloc`.
+            unsafe { System.alloc_zeroed(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: `ptr` was allocated by `System` with `layout` (every allocation is).
+            unsafe { System.dealloc(ptr, layout) }
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count(new_size);
+            // SAFETY: as for `dealloc`; `new_size` obligations pass through to `System`.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    /// Allocations (including reallocations) and bytes requested so far.
+    pub fn snapshot() -> (u64, u64) {
+        (
+            ALLOCATIONS.load(Ordering::Relaxed),
+            BYTES.load(Ordering::Relaxed),
+        )
+    }
+}
+
+#[global_allocator]
+static GLOBAL: counting::Counting = counting::Counting;
+
+/// Allocations and bytes during one call of `f` (after one warm-up call).
+fn allocations<R>(mut f: impl FnMut() -> R) -> (u64, u64) {
+    black_box(f());
+    let (a0, b0) = counting::snapshot();
+    let r = f();
+    let (a1, b1) = counting::snapshot();
+    drop(black_box(r));
+    (a1 - a0, b1 - b0)
+}
+
+#[derive(Clone, Copy)]
+struct Options {
+    rounds: usize,
+    /// Time spent on one batch of one side in one round.
+    batch: Duration,
+    quick: bool,
+}
+
+impl Options {
+    fn from_args() -> Options {
+        let args: Vec<String> = std::env::args().collect();
+        let bench = args.iter().any(|a| a == "--bench");
+        let quick = args.iter().any(|a| a == "--quick");
+        if bench && !quick {
+            Options {
+                rounds: 41,
+                batch: Duration::from_millis(20),
+                quick: false,
+            }
+        } else if bench {
+            Options {
+                rounds: 7,
+                batch: Duration::from_millis(5),
+                quick: true,
+            }
+        } else {
+            Options {
+                rounds: 1,
+                batch: Duration::from_micros(200),
+                quick: true,
+            }
+        }
+    }
+}
+
+/// How many runs of `f` fill `batch`, estimated after a short warm-up.
+fn calibrate<R>(f: &mut impl FnMut() -> R, batch: Duration) -> u64 {
+    let warmup = batch / 2;
+    let start = Instant::now();
+    let mut n: u64 = 0;
+    while start.elapsed() < warmup || n < 3 {
+        black_box(f());
+        n += 1;
+    }
+    let per_run = start.elapsed().as_secs_f64() / n as f64;
+    ((batch.as_secs_f64() / per_run) as u64).max(1)
+}
+
+/// Mean time per run, in µs, over `n` runs.
+fn time_batch<R>(f: &mut impl FnMut() -> R, n: u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..n {
+        black_box(f());
+    }
+    start.elapsed().as_secs_f64() * 1e6 / n as f64
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values.get(n / 2).copied().unwrap_or(f64::NAN),
+        _ => {
+            let hi = values.get(n / 2).copied().unwrap_or(f64::NAN);
+            let lo = values.get(n / 2 - 1).copied().unwrap_or(f64::NAN);
+            (lo + hi) / 2.0
+        }
+    }
+}
+
+/// Medians from interleaved rounds of two alternatives.
+struct Pair {
+    a_us: f64,
+    b_us: f64,
+    ratio: f64,
+    ratio_low: f64,
+    ratio_high: f64,
+}
+
+/// Times `a` and `b` alternately for `opts.rounds` rounds.
+fn interleaved<RA, RB>(
+    opts: Options,
+    mut a: impl FnMut() -> RA,
+    mut b: impl FnMut() -> RB,
+) -> Pair {
+    let na = calibrate(&mut a, opts.batch);
+    let nb = calibrate(&mut b, opts.batch);
+    let mut ta = Vec::with_capacity(opts.rounds);
+    let mut tb = Vec::with_capacity(opts.rounds);
+    let mut ratios = Vec::with_capacity(opts.rounds);
+    for round in 0..opts.rounds {
+        let (x, y) = if round % 2 == 0 {
+            let x = time_batch(&mut a, na);
+            (x, time_batch(&mut b, nb))
+        } else {
+            let y = time_batch(&mut b, nb);
+            (time_batch(&mut a, na), y)
+        };
+        ta.push(x);
+        tb.push(y);
+        ratios.push(x / y);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let quartile = |q: usize| {
+        ratios
+            .get((ratios.len().saturating_sub(1)) * q / 4)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    let (ratio_low, ratio_high) = (quartile(1), quartile(3));
+    Pair {
+        a_us: median(&mut ta),
+        b_us: median(&mut tb),
+        ratio: median(&mut ratios),
+        ratio_low,
+        ratio_high,
+    }
+}
+
+/// Median time per run of one function alone.
+fn alone<R>(opts: Options, mut f: impl FnMut() -> R) -> f64 {
+    let n = calibrate(&mut f, opts.batch);
+    let mut t: Vec<f64> = (0..opts.rounds).map(|_| time_batch(&mut f, n)).collect();
+    median(&mut t)
+}
+
+fn us(x: f64) -> String {
+    if x < 10.0 {
+        format!("{x:.2}")
+    } else if x < 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+struct Pods {
+    small: BenchPod,
+    large: BenchPod,
+}
+
+fn report(opts: Options, pods: &Pods, suite: Result<&Suite, &str>) -> Result<(), String> {
+    let sizes = [("small", &pods.small), ("large", &pods.large)];
+    println!(
+        "## Pod Security checks: celer vs hand-written Rust (rounds: {}{})\n",
+        opts.rounds,
+        if opts.quick {
+            ", quick: not for the record"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "Pods: large {} bytes, small {} bytes. Times are µs per run of all 16 checks \
+         (median of the rounds); ratio = celer / hand-written, median of the per-round \
+         ratios [interquartile range].\n",
+        pods.large.bytes.len(),
+        pods.small.bytes.len()
+    );
+
+    match suite {
+        Ok(suite) => {
+            println!("| measurement | Pod | celer µs | hand-written µs | ratio |");
+            println!("|---|---|---:|---:|---:|");
+            for (name, pod) in sizes {
+                let act = suite.activation(&pod.json)?;
+                let p = interleaved(
+                    opts,
+                    || suite.eval_all(black_box(&act)),
+                    || check_all(black_box(&pod.json)),
+                );
+                println!(
+                    "| evaluate 16, parsed Pod | {name} | {} | {} | **{:.1}x** [{:.1}-{:.1}] |",
+                    us(p.a_us),
+                    us(p.b_us),
+                    p.ratio,
+                    p.ratio_low,
+                    p.ratio_high
+                );
+            }
+            for (name, pod) in sizes {
+                let p = interleaved(
+                    opts,
+                    || suite.end_to_end(black_box(&pod.bytes)),
+                    || support::handwritten_end_to_end(black_box(&pod.bytes)),
+                );
+                println!(
+                    "| end to end from bytes | {name} | {} | {} | {:.2}x [{:.2}-{:.2}] |",
+                    us(p.a_us),
+                    us(p.b_us),
+                    p.ratio,
+                    p.ratio_low,
+                    p.ratio_high
+                );
+            }
+        }
+        Err(e) => {
+            println!("celer cannot compile the checks yet ({e}); hand-written figures only.\n");
+            println!("| measurement | Pod | hand-written µs |");
+            println!("|---|---|---:|");
+            for (name, pod) in sizes {
+                let t = alone(opts, || check_all(black_box(&pod.json)));
+                println!("| evaluate 16, parsed Pod | {name} | {} |", us(t));
+            }
+            for (name, pod) in sizes {
+                let t = alone(opts, || {
+                    support::handwritten_end_to_end(black_box(&pod.bytes))
+                });
+                println!("| end to end from bytes | {name} | {} |", us(t));
+            }
+        }
+    }
+
+    println!("\n| other | µs |");
+    println!("|---|---:|");
+    for (name, pod) in sizes {
+        let t = alone(opts, || support::parse(black_box(&pod.bytes)));
+        println!("| sonic-rs parse alone, {name} Pod | {} |", us(t));
+    }
+    let exprs = support::exprs::expressions();
+    if let Ok(suite) = suite {
+        let t = alone(opts, || {
+            support::engine::compile_all(black_box(&suite.env), black_box(&exprs))
+        });
+        println!("| celer: compile the 16 expressions | {} |", us(t));
+        let t = alone(opts, support::engine::env);
+        println!(
+            "| celer: `Env::standard()` + declare `object` | {} |",
+            us(t)
+        );
+        for (name, pod) in sizes {
+            let t = alone(opts, || suite.activation(black_box(&pod.json)));
+            println!(
+                "| celer: `Activation::new` + `bind_json`, {name} Pod | {} |",
+                us(t)
+            );
+        }
+    }
+
+    println!("\n## Allocations (counting global allocator; one run, after a warm-up run)\n");
+    println!("| what | Pod | allocations | bytes |");
+    println!("|---|---|---:|---:|");
+    let row = |what: &str, pod: &str, (n, b): (u64, u64)| {
+        println!("| {what} | {pod} | {n} | {} |", kib(b));
+    };
+    for (name, pod) in sizes {
+        row(
+            "hand-written: evaluate 16",
+            name,
+            allocations(|| check_all(&pod.json)),
+        );
+        row(
+            "sonic-rs parse",
+            name,
+            allocations(|| support::parse(&pod.bytes)),
+        );
+        if let Ok(suite) = suite {
+            let act = suite.activation(&pod.json)?;
+            row(
+                "celer: evaluate 16 (bound activation)",
+                name,
+                allocations(|| suite.eval_all(&act)),
+            );
+            row(
+                "celer: `Activation::new` + `bind_json`",
+                name,
+                allocations(|| suite.activation(&pod.json)),
+            );
+            row(
+                "celer: end to end from bytes",
+                name,
+                allocations(|| suite.end_to_end(&pod.bytes)),
+            );
+        }
+    }
+    if let Ok(suite) = suite {
+        row(
+            "celer: compile the 16 expressions",
+            "-",
+            allocations(|| support::engine::compile_all(&suite.env, &exprs)),
+        );
+        per_check(opts, suite, &pods.large)?;
+    }
+    Ok(())
+}
+
+/// Each check alone on the large Pod: where celer's time and allocations go.
+fn per_check(opts: Options, suite: &Suite, pod: &BenchPod) -> Result<(), String> {
+    let act = suite.activation(&pod.json)?;
+    let per_opts = Options {
+        rounds: (opts.rounds / 2).max(1),
+        batch: opts.batch / 2,
+        ..opts
+    };
+    println!("\n## Per check, large Pod (rounds: {})\n", per_opts.rounds);
+    println!("| check | celer µs | hand-written µs | ratio | celer allocations |");
+    println!("|---|---:|---:|---:|---:|");
+    for ((name, program), (_, check)) in suite.programs.iter().zip(CHECKS) {
+        let p = interleaved(
+            per_opts,
+            || program.eval(black_box(&act)),
+            || check(black_box(&pod.json)),
+        );
+        let (n, _) = allocations(|| program.eval(&act));
+        println!(
+            "| {name} | {} | {} | {:.1}x | {n} |",
+            us(p.a_us),
+            us(p.b_us),
+            p.ratio
+        );
+    }
+    Ok(())
+}
+
+/// `--dump-pods DIR`: write every agreement Pod as JSON into DIR instead of measuring.
+fn dump_dir() -> Option<std::path::PathBuf> {
+    let mut args = std::env::args().skip_while(|a| a != "--dump-pods");
+    args.next()?;
+    args.next().map(std::path::PathBuf::from)
+}
+
+fn dump_pods(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    for pod in support::pods::agreement_pods() {
+        let name: String = pod
+            .label
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(&file, support::pods::pod_bytes(&pod.shape))
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        println!("{}", file.display());
+    }
+    Ok(())
+}
+
+/// `--loop WHAT N`: run one path N times on the large Pod and exit, for profilers
+/// (`perf record`, `valgrind --tool=callgrind`). WHAT is `celer`, `handwritten`,
+/// `celer-e2e` or `handwritten-e2e`.
+fn loop_args() -> Option<(String, u64)> {
+    let mut args = std::env::args().skip_while(|a| a != "--loop");
+    args.next()?;
+    let what = args.next()?;
+    let n = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    Some((what, n))
+}
+
+#[inline(never)]
+fn run_loop(pods: &Pods, what: &str, n: u64) -> Result<(), String> {
+    let pod = &pods.large;
+    let suite = Suite::compile()?;
+    let act = suite.activation(&pod.json)?;
+    for _ in 0..n {
+        match what {
+            "celer" => {
+                black_box(suite.eval_all(black_box(&act))?);
+            }
+            "handwritten" => {
+                black_box(check_all(black_box(&pod.json)));
+            }
+            "celer-e2e" => {
+                black_box(suite.end_to_end(black_box(&pod.bytes))?);
+            }
+            "handwritten-e2e" => {
+                black_box(support::handwritten_end_to_end(black_box(&pod.bytes))?);
+            }
+            other => return Err(format!("unknown --loop target '{other}'")),
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let opts = Options::from_args();
+    let pods = match (BenchPod::small(), BenchPod::large()) {
+        (Ok(small), Ok(large)) => Pods { small, large },
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: cannot build the benchmark Pods: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(dir) = dump_dir() {
+        return match dump_pods(&dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Some((what, n)) = loop_args() {
+        return match run_loop(&pods, &what, n) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Err(e) = support::check_material() {
+        eprintln!("error: benchmark material is wrong: {e}");
+        return ExitCode::FAILURE;
+    }
+    let suite = Suite::compile();
+    if let Ok(suite) = &suite
+        && let Err(e) = support::check_agreement(suite)
+    {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
+    if let Err(e) = report(opts, &pods, suite.as_ref().map_err(String::as_str)) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
