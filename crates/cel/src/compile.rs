@@ -336,7 +336,8 @@ impl<'e> Compiler<'e> {
     fn lower_in(&mut self, a: &'e Expr, b: &'e Expr) -> Node {
         let elem = boxed(self.lower(a));
         let container = self.lower(b);
-        if let Node::Const(Value::List(list)) | Node::Folded {
+        if let Node::Const(Value::List(list))
+        | Node::Folded {
             value: Value::List(list),
             ..
         } = &container
@@ -405,7 +406,8 @@ impl<'e> Compiler<'e> {
     /// short-circuiting loops with the same results and costs.
     fn lower_quantifier(&mut self, c: &'e ast::Comprehension) -> Option<Step> {
         let accu = c.accu_var.as_str();
-        if c.iter_var == accu || c.iter_var2.as_deref() == Some(accu) || !is_ident(&c.result, accu) {
+        if c.iter_var == accu || c.iter_var2.as_deref() == Some(accu) || !is_ident(&c.result, accu)
+        {
             return None;
         }
         let (init, op) = match &c.accu_init.kind {
@@ -414,7 +416,12 @@ impl<'e> Compiler<'e> {
             _ => return None,
         };
         // all: @not_strictly_false(@result); exists: @not_strictly_false(!@result).
-        let ExprKind::Call { target: None, function, args } = &c.loop_condition.kind else {
+        let ExprKind::Call {
+            target: None,
+            function,
+            args,
+        } = &c.loop_condition.kind
+        else {
             return None;
         };
         let [cond_arg] = args.as_slice() else {
@@ -431,7 +438,12 @@ impl<'e> Compiler<'e> {
         if !cond_ok {
             return None;
         }
-        let ExprKind::Call { target: None, function, args } = &c.loop_step.kind else {
+        let ExprKind::Call {
+            target: None,
+            function,
+            args,
+        } = &c.loop_step.kind
+        else {
             return None;
         };
         let [left, predicate] = args.as_slice() else {

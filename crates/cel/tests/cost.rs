@@ -66,7 +66,11 @@ fn costs_match_cel_go() {
         // Derived from the fold's parts as cel-go charges them: list 10; two iterations of
         // condition 3 + step 1 + predicate 2; the final condition 3; the result 1.
         ("[1, 2, 3].exists(x, x == 2)", "{}", 26),
-        ("[1, 2, 3].all(x, x < 2)", "{}", 10 + (2 + 1 + 2) * 2 + 2 + 1),
+        (
+            "[1, 2, 3].all(x, x < 2)",
+            "{}",
+            10 + (2 + 1 + 2) * 2 + 2 + 1,
+        ),
     ];
     let mut wrong = Vec::new();
     for (expr, input, want) in cases {

@@ -31,9 +31,7 @@ pub fn eval_cost(expr: &str, input: &str, want: &str) -> (Outcome, u64) {
     let json: Json = sonic_rs::from_str(input).unwrap();
     let mut act = Activation::new(&env);
     act.bind_json("input", &json).unwrap();
-    let program = env
-        .compile(expr)
-        .unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let program = env.compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
     let got = program.evaluate(&act, None);
     let outcome = match got.result {
         Err(e) => Outcome::Error(e.message().to_string()),
@@ -82,7 +80,9 @@ pub fn check_table(cases: &[(&str, &str, &str)]) {
             _ => false,
         };
         if !ok {
-            failures.push(format!("{expr} (input {input}): got {outcome:?}, want {want}"));
+            failures.push(format!(
+                "{expr} (input {input}): got {outcome:?}, want {want}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -33,13 +33,17 @@ pub const SORT_BY_ASSOCIATED_KEYS: &str = "@sortByAssociatedKeys";
 
 /// cel-go's comparable element types, with the names its overload ids use.
 const SORT_IDS: [(&str, &str, fn() -> Type); 8] = [
-    ("list_int_sort", "list_int_sortByAssociatedKeys", || Type::Int),
+    ("list_int_sort", "list_int_sortByAssociatedKeys", || {
+        Type::Int
+    }),
     ("list_uint_sort", "list_uint_sortByAssociatedKeys", || {
         Type::Uint
     }),
-    ("list_double_sort", "list_double_sortByAssociatedKeys", || {
-        Type::Double
-    }),
+    (
+        "list_double_sort",
+        "list_double_sortByAssociatedKeys",
+        || Type::Double,
+    ),
     ("list_bool_sort", "list_bool_sortByAssociatedKeys", || {
         Type::Bool
     }),
@@ -53,9 +57,11 @@ const SORT_IDS: [(&str, &str, fn() -> Type); 8] = [
         "list_google.protobuf.Timestamp_sortByAssociatedKeys",
         || Type::Timestamp,
     ),
-    ("list_string_sort", "list_string_sortByAssociatedKeys", || {
-        Type::String
-    }),
+    (
+        "list_string_sort",
+        "list_string_sortByAssociatedKeys",
+        || Type::String,
+    ),
     ("list_bytes_sort", "list_bytes_sortByAssociatedKeys", || {
         Type::Bytes
     }),
@@ -104,7 +110,11 @@ pub fn register(r: &mut Registry) {
     );
     r.add(
         "lists.range",
-        vec![global("lists_range", vec![Type::Int], Type::list(Type::Int))],
+        vec![global(
+            "lists_range",
+            vec![Type::Int],
+            Type::list(Type::Int),
+        )],
         Impl::Unary(range),
     );
     r.add(
@@ -136,7 +146,9 @@ fn allocating_list_call(size: u64, factor: f64) -> u64 {
     } else {
         scaled as u64
     };
-    scaled.saturating_add(1).saturating_add(cost::LIST_CREATE_BASE)
+    scaled
+        .saturating_add(1)
+        .saturating_add(cost::LIST_CREATE_BASE)
 }
 
 fn output_size_cost(_: &[Value<'_>], result: &Value<'_>) -> u64 {
@@ -214,7 +226,7 @@ pub fn slice<'a>(list: Value<'a>, start: Value<'a>, end: Value<'a>) -> EvalResul
 /// `list.flatten()`: one level of nested lists spliced into the list.
 pub fn flatten<'a>(list: Value<'a>) -> EvalResult<'a> {
     match &list {
-        Value::List(l) => Ok(Value::list(flatten_list(l, 1))),
+        Value::List(l) => Ok(Value::list(flatten_list(l, 1)?)),
         other => Err(EvalError::new(format!(
             "no such overload: {}.flatten()",
             other.type_name()
@@ -229,7 +241,7 @@ pub fn flatten_depth<'a>(list: Value<'a>, depth: Value<'a>) -> EvalResult<'a> {
             if *d < 0 {
                 return Err(EvalError::new("level must be non-negative"));
             }
-            Ok(Value::list(flatten_list(l, *d)))
+            Ok(Value::list(flatten_list(l, *d)?))
         }
         _ => Err(EvalError::new(format!(
             "no such overload: {}.flatten({})",
@@ -240,8 +252,9 @@ pub fn flatten_depth<'a>(list: Value<'a>, depth: Value<'a>) -> EvalResult<'a> {
 }
 
 /// Splices nested lists down to `depth` levels, without recursion (the input's nesting is
-/// not bounded here).
-fn flatten_list<'a>(list: &List<'a>, depth: i64) -> Vec<Value<'a>> {
+/// not bounded here). The result may be far longer than the input when it holds the same
+/// list many times, so its length is checked against the evaluation's limit.
+fn flatten_list<'a>(list: &List<'a>, depth: i64) -> Result<Vec<Value<'a>>, EvalError> {
     let mut out = Vec::with_capacity(list.len());
     // Each frame: a list, the next position in it, and the levels left below it.
     let mut stack: Vec<(List<'a>, usize, i64)> = vec![(list.clone(), 0, depth)];
@@ -252,23 +265,28 @@ fn flatten_list<'a>(list: &List<'a>, depth: i64) -> Vec<Value<'a>> {
         stack.push((l, at + 1, levels));
         match item {
             Value::List(inner) if levels > 0 => stack.push((inner, 0, levels - 1)),
-            other => out.push(other),
+            other => {
+                if out.len() >= crate::limits::MAX_ELEMENTS {
+                    crate::limits::check_elements(out.len().saturating_add(1))?;
+                }
+                out.push(other);
+            }
         }
     }
-    out
+    Ok(out)
 }
 
-/// `lists.range(n)`: `[0, 1, ..., n-1]`; empty when `n <= 0`.
-///
-/// The result's cost is `n + 11`, so any `n` past the largest Kubernetes budget fails with
-/// the cost limit error before the list is built rather than after.
+/// `lists.range(n)`: `[0, 1, ..., n-1]`; empty when `n <= 0`. At most
+/// [`crate::limits::MAX_ELEMENTS`] elements, like every list an evaluation builds.
 pub fn range<'a>(n: Value<'a>) -> EvalResult<'a> {
     let Value::Int(n) = n else {
         return Err(ops::overload("lists.range", &[&n]));
     };
-    if n > 0 && (n as u64).saturating_add(11) > cost::RUNTIME_BUDGET {
-        return Err(EvalError::new(cost::LIMIT_EXCEEDED));
-    }
+    crate::limits::check_elements(usize::try_from(n).unwrap_or(if n < 0 {
+        0
+    } else {
+        usize::MAX
+    }))?;
     Ok(Value::list((0..n.max(0)).map(Value::Int).collect()))
 }
 

@@ -45,8 +45,16 @@ fn flatten_cases() {
         ("input.flatten(2)", "[1, [2, [3, [4]]]]", "[1, 2, 3, [4]]"),
         ("input.flatten(0)", "[1, [2, [3, [4]]]]", "input"),
         ("input.flatten(100)", "[1, [2, [3, [4]]]]", "[1, 2, 3, 4]"),
-        ("input.flatten()", r#"[[1], ["a", [true]], [], 5]"#, "[1, 'a', [true], 5]"),
-        ("input.flatten(5)", r#"[[1], ["a", [true]], [], 5]"#, "[1, 'a', true, 5]"),
+        (
+            "input.flatten()",
+            r#"[[1], ["a", [true]], [], 5]"#,
+            "[1, 'a', [true], 5]",
+        ),
+        (
+            "input.flatten(5)",
+            r#"[[1], ["a", [true]], [], 5]"#,
+            "[1, 'a', true, 5]",
+        ),
         (
             "input.flatten(-1)",
             "[1, [2]]",
@@ -64,12 +72,30 @@ fn range_reverse_distinct() {
         (
             "lists.range(9223372036854775807)",
             "{}",
-            "error: operation cancelled: actual cost limit exceeded",
+            "error: list size limit exceeded: 9223372036854775807 elements (limit 1048576)",
+        ),
+        (
+            "lists.range(1024).map(x, lists.range(1024)).flatten().size()",
+            "{}",
+            "1048576",
+        ),
+        (
+            "lists.range(1025).map(x, lists.range(1024)).flatten()",
+            "{}",
+            "error: list size limit exceeded: 1048577 elements (limit 1048576)",
         ),
         ("[5, 1, 2, 3].reverse()", "{}", "[3, 2, 1, 5]"),
         ("[].reverse()", "{}", "[]"),
-        ("['are', 'you', 'as'].reverse()", "{}", "['as', 'you', 'are']"),
-        ("input.reverse()", r#"[1, "a", null]"#, "[dyn(null), dyn('a'), dyn(1)]"),
+        (
+            "['are', 'you', 'as'].reverse()",
+            "{}",
+            "['as', 'you', 'are']",
+        ),
+        (
+            "input.reverse()",
+            r#"[1, "a", null]"#,
+            "[dyn(null), dyn('a'), dyn(1)]",
+        ),
         ("[].distinct()", "{}", "[]"),
         ("[1].distinct()", "{}", "[1]"),
         ("[-2, 5, -2, 1, 1, 5, -2, 1].distinct()", "{}", "[-2, 5, 1]"),
@@ -78,7 +104,11 @@ fn range_reverse_distinct() {
             "{}",
             "['c', 'a', 'b']",
         ),
-        ("input.distinct()", r#"[1, 2.0, "c", 3, "c", 1]"#, "input.slice(0, 4)"),
+        (
+            "input.distinct()",
+            r#"[1, 2.0, "c", 3, "c", 1]"#,
+            "input.slice(0, 4)",
+        ),
         ("input.distinct()", "[1, 1.0, 2, 2.5, 2.5]", "[1, 2, 2.5]"),
         ("[1u, uint(1.0)].distinct()", "{}", "[1u]"),
         (
@@ -96,11 +126,7 @@ fn sort_cases() {
         ("[].sort()", "{}", "[]"),
         ("[1].sort()", "{}", "[1]"),
         ("[4, 3, 2, 1].sort()", "{}", "[1, 2, 3, 4]"),
-        (
-            "['d', 'a', 'b', 'c'].sort()",
-            "{}",
-            "['a', 'b', 'c', 'd']",
-        ),
+        ("['d', 'a', 'b', 'c'].sort()", "{}", "['a', 'b', 'c', 'd']"),
         ("[2u, 1u].sort()", "{}", "[1u, 2u]"),
         ("[2.5, -1.0, 0.0].sort()", "{}", "[-1.0, 0.0, 2.5]"),
         ("[true, false, true].sort()", "{}", "[false, true, true]"),
@@ -137,22 +163,42 @@ fn sort_cases() {
             "error: list elements must be comparable",
         ),
         // A single element is not compared with anything.
-        ("input.sort()", "[[1]]", "error: list elements must be comparable"),
-        ("input.sort()", "[null]", "error: list elements must be comparable"),
+        (
+            "input.sort()",
+            "[[1]]",
+            "error: list elements must be comparable",
+        ),
+        (
+            "input.sort()",
+            "[null]",
+            "error: list elements must be comparable",
+        ),
     ]);
 }
 
 #[test]
 fn sort_by_associated_keys_direct() {
-    let list = Value::list(vec![Value::string("b"), Value::string("a"), Value::string("c")]);
+    let list = Value::list(vec![
+        Value::string("b"),
+        Value::string("a"),
+        Value::string("c"),
+    ]);
     let keys = Value::list(vec![Value::Int(2), Value::Int(3), Value::Int(1)]);
     let got = sort_by_associated_keys(list.clone(), keys).unwrap();
-    let want = Value::list(vec![Value::string("c"), Value::string("b"), Value::string("a")]);
+    let want = Value::list(vec![
+        Value::string("c"),
+        Value::string("b"),
+        Value::string("a"),
+    ]);
     assert!(same(&got, &want), "{got:?}");
     // Equal keys keep their order.
     let keys = Value::list(vec![Value::Int(1), Value::Int(0), Value::Int(1)]);
     let got = sort_by_associated_keys(list.clone(), keys).unwrap();
-    let want = Value::list(vec![Value::string("a"), Value::string("b"), Value::string("c")]);
+    let want = Value::list(vec![
+        Value::string("a"),
+        Value::string("b"),
+        Value::string("c"),
+    ]);
     assert!(same(&got, &want), "{got:?}");
     let err = sort_by_associated_keys(list.clone(), Value::list(vec![Value::Int(1)])).unwrap_err();
     assert_eq!(
@@ -165,7 +211,13 @@ fn sort_by_associated_keys_direct() {
     assert!(matches!(&got, Value::List(l) if l.len() == 2));
     // NaNs do not break the sort.
     let keys: Vec<Value<'_>> = (0..40)
-        .map(|i| Value::Double(if i % 3 == 0 { f64::NAN } else { f64::from(i % 7) }))
+        .map(|i| {
+            Value::Double(if i % 3 == 0 {
+                f64::NAN
+            } else {
+                f64::from(i % 7)
+            })
+        })
         .collect();
     let items = Value::list(keys.clone());
     assert!(sort_by_associated_keys(items, Value::list(keys)).is_ok());

@@ -60,9 +60,7 @@ const INDEX_THRESHOLD: usize = 64;
 /// Whether every element of `sub` equals some element of `list`.
 fn contains_all(list: &List<'_>, sub: &List<'_>) -> bool {
     if list.len().saturating_mul(sub.len()) <= INDEX_THRESHOLD {
-        return sub
-            .iter()
-            .all(|x| list.iter().any(|y| ops::equals(&x, &y)));
+        return sub.iter().all(|x| list.iter().any(|y| ops::equals(&x, &y)));
     }
     let mut index = EqIndex::default();
     for v in list.iter() {
@@ -209,14 +207,22 @@ mod tests {
             ("sets.contains([1, 2], [2, 3])", "{}", "false"),
             ("sets.contains([[1], [2, 3]], [[2, 3]])", "{}", "true"),
             ("sets.contains([{'a': 1}], [{'a': 1}])", "{}", "true"),
-            ("sets.contains(input, [dyn(1u), dyn(2.0)])", "[1, 2]", "true"),
+            (
+                "sets.contains(input, [dyn(1u), dyn(2.0)])",
+                "[1, 2]",
+                "true",
+            ),
             ("sets.contains(input, [1.5])", "[1, 2]", "false"),
             ("sets.contains(input, [dyn('a')])", r#"["a", 1]"#, "true"),
             ("sets.equivalent([], [])", "{}", "true"),
             ("sets.equivalent([1], [1, 1])", "{}", "true"),
             ("sets.equivalent([1, 2], [2, 1, 1])", "{}", "true"),
             ("sets.equivalent([1, 2, 3], [1, 2])", "{}", "false"),
-            ("sets.equivalent(input, [dyn(1u), dyn(2.0)])", "[2, 1]", "true"),
+            (
+                "sets.equivalent(input, [dyn(1u), dyn(2.0)])",
+                "[2, 1]",
+                "true",
+            ),
             ("sets.intersects([], [])", "{}", "false"),
             ("sets.intersects([1], [])", "{}", "false"),
             ("sets.intersects([1, 2], [2, 3])", "{}", "true"),
@@ -231,13 +237,37 @@ mod tests {
         let big: Vec<String> = (0..200).map(|i| i.to_string()).collect();
         let input = format!("[{}]", big.join(","));
         check_table(&[
-            ("sets.contains(input, [dyn(199u), dyn(0.0), dyn(57)])", &input, "true"),
-            ("sets.contains(input, [dyn(199u), dyn(0.5)])", &input, "false"),
-            ("sets.contains(input, input.map(x, double(x)))", &input, "true"),
-            ("sets.equivalent(input, input.map(x, uint(x)))", &input, "true"),
-            ("sets.intersects(input, input.map(x, -x - 1))", &input, "false"),
+            (
+                "sets.contains(input, [dyn(199u), dyn(0.0), dyn(57)])",
+                &input,
+                "true",
+            ),
+            (
+                "sets.contains(input, [dyn(199u), dyn(0.5)])",
+                &input,
+                "false",
+            ),
+            (
+                "sets.contains(input, input.map(x, double(x)))",
+                &input,
+                "true",
+            ),
+            (
+                "sets.equivalent(input, input.map(x, uint(x)))",
+                &input,
+                "true",
+            ),
+            (
+                "sets.intersects(input, input.map(x, -x - 1))",
+                &input,
+                "false",
+            ),
             ("sets.intersects(input.map(x, -x), input)", &input, "true"),
-            ("input.map(x, [x]).exists(l, sets.contains(input.map(x, [x]), [[3.0]]))", &input, "true"),
+            (
+                "input.map(x, [x]).exists(l, sets.contains(input.map(x, [x]), [[3.0]]))",
+                &input,
+                "true",
+            ),
         ]);
         let nan = Value::Double(f64::NAN);
         let mut index = EqIndex::default();

@@ -81,13 +81,7 @@ pub fn register(r: &mut Registry) {
     let typed = |ids: &[&'static str; 8], result: Option<Type>| -> Vec<Overload> {
         ids.iter()
             .zip(COMPARABLE.iter())
-            .map(|(id, (_, t))| {
-                member(
-                    id,
-                    vec![Type::list(t())],
-                    result.clone().unwrap_or_else(t),
-                )
-            })
+            .map(|(id, (_, t))| member(id, vec![Type::list(t())], result.clone().unwrap_or_else(t)))
             .collect()
     };
     r.add(
@@ -150,11 +144,7 @@ pub fn register(r: &mut Registry) {
 }
 
 fn remember_previous(r: &Registry, name: &str, slot: &OnceLock<Binary>) {
-    if let Some(Impl::Binary(f)) = r
-        .get(name)
-        .and_then(|f| f.impls.get(&(true, 2)))
-        .copied()
-    {
+    if let Some(Impl::Binary(f)) = r.get(name).and_then(|f| f.impls.get(&(true, 2))).copied() {
         let _ = slot.set(f);
     }
 }
@@ -170,7 +160,11 @@ pub fn traversal_cost(v: &Value<'_>) -> u64 {
     fn tenth(n: usize) -> u64 {
         // Go: uint64(float64(n) * 0.1), truncating.
         let c = n as f64 * crate::library::cost::STRING_TRAVERSAL_FACTOR;
-        if c >= u64::MAX as f64 { u64::MAX } else { c as u64 }
+        if c >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            c as u64
+        }
     }
     // An explicit stack: nesting depth is the input's, not bounded by this function.
     let mut stack = vec![v.clone()];
@@ -232,7 +226,10 @@ pub fn compare(a: &Value<'_>, b: &Value<'_>) -> Option<Ordering> {
 /// cel-go's error when dynamic dispatch finds no overload for the runtime arguments.
 pub fn dispatch_error(function: &str, args: &[&Value<'_>]) -> EvalError {
     let names: Vec<&str> = args.iter().map(|v| v.type_name()).collect();
-    EvalError::new(format!("no such overload: {function}({})", names.join(", ")))
+    EvalError::new(format!(
+        "no such overload: {function}({})",
+        names.join(", ")
+    ))
 }
 
 /// The error of an element that has no ordering, or cannot be added.

@@ -28,9 +28,17 @@ fn is_sorted_cases() {
         // Elements of other kinds do not compare with each other and are skipped.
         ("input.isSorted()", r#"["b", 1, "a"]"#, "true"),
         // The first element picks the overload; no overload takes a list of nulls.
-        ("input.isSorted()", "[null, 1]", "error: no such overload: isSorted(list)"),
+        (
+            "input.isSorted()",
+            "[null, 1]",
+            "error: no such overload: isSorted(list)",
+        ),
         ("input.isSorted()", "[1, null]", "error: no such overload"),
-        ("input.isSorted()", "[[1], [2]]", "error: no such overload: isSorted(list)"),
+        (
+            "input.isSorted()",
+            "[[1], [2]]",
+            "error: no such overload: isSorted(list)",
+        ),
     ]);
 }
 
@@ -40,17 +48,33 @@ fn sum_cases() {
         ("[1, 3].sum()", "{}", "4"),
         ("[1.0, 3.0].sum()", "{}", "4.0"),
         ("[1u, 3u].sum()", "{}", "4u"),
-        ("[duration('1m'), duration('1s')].sum()", "{}", "duration('61s')"),
+        (
+            "[duration('1m'), duration('1s')].sum()",
+            "{}",
+            "duration('61s')",
+        ),
         ("[].sum()", "{}", "0"),
         ("input.sum()", "[]", "0"),
         ("input.sum()", "[1, 2, 3]", "6"),
         ("input.sum()", "[0.5, 0.25]", "0.75"),
         ("input.sum()", "[1, 2.5]", "error: no such overload"),
         ("input.sum()", "[2.5, 1]", "error: no such overload"),
-        ("input.sum()", r#"["a", "b"]"#, "error: no such overload: sum(list)"),
+        (
+            "input.sum()",
+            r#"["a", "b"]"#,
+            "error: no such overload: sum(list)",
+        ),
         ("input.sum()", r#"[1, "b"]"#, "error: no such overload"),
-        ("[9223372036854775807, 1].sum()", "{}", "error: integer overflow"),
-        ("[-9223372036854775807, -2].sum()", "{}", "error: integer overflow"),
+        (
+            "[9223372036854775807, 1].sum()",
+            "{}",
+            "error: integer overflow",
+        ),
+        (
+            "[-9223372036854775807, -2].sum()",
+            "{}",
+            "error: integer overflow",
+        ),
         (
             "[18446744073709551615u, 1u].sum()",
             "{}",
@@ -75,7 +99,11 @@ fn min_and_max_cases() {
         ("[b'b', b'a'].min()", "{}", "b'a'"),
         ("[true, false].min()", "{}", "false"),
         ("[1u, 7u].max()", "{}", "7u"),
-        ("[duration('1h'), duration('1s')].min()", "{}", "duration('1s')"),
+        (
+            "[duration('1h'), duration('1s')].min()",
+            "{}",
+            "duration('1s')",
+        ),
         (
             "[timestamp('2000-01-01T00:00:00Z'), timestamp('2001-01-01T00:00:00Z')].max()",
             "{}",
@@ -86,7 +114,11 @@ fn min_and_max_cases() {
         ("input.min()", "[1, 2.5, -3]", "-3"),
         // Ties keep the first.
         ("input.max()", "[2, 2.0]", "2"),
-        ("input.min()", r#"[null]"#, "error: no such overload: min(list)"),
+        (
+            "input.min()",
+            r#"[null]"#,
+            "error: no such overload: min(list)",
+        ),
         ("input.min()", r#"[1, {}]"#, "error: no such overload"),
         // Incomparable kinds are skipped.
         ("input.max()", r#"["a", 5]"#, "'a'"),
@@ -134,7 +166,11 @@ fn costs_are_one_traversal_of_the_receiver() {
         ("input.indexOf(3)", "[1, 2, 3]", 4),
         ("input.lastIndexOf(3)", "[1, 2, 3]", 4),
         // Strings: a tenth of their bytes each, rounded down per string.
-        ("input.min()", r#"["abcdefghij", "abcdefghijklmnopqrs", "a"]"#, 3),
+        (
+            "input.min()",
+            r#"["abcdefghij", "abcdefghijklmnopqrs", "a"]"#,
+            3,
+        ),
         // Nested lists and maps are traversed: keys too (a one-byte key costs 0).
         ("input.indexOf(1)", r#"[[1, 2], {"k": 1}]"#, 4),
         ("input.includes(1)", "[1, 2, 3]", 2),
@@ -162,7 +198,10 @@ fn direct_calls_on_json_views() {
     assert!(matches!(max(list.clone()), Ok(Value::Int(3))));
     assert!(matches!(sum(list.clone()), Ok(Value::Int(6))));
     assert!(matches!(is_sorted(list.clone()), Ok(Value::Bool(false))));
-    assert!(matches!(index_of(list.clone(), Value::Uint(2)), Ok(Value::Int(2))));
+    assert!(matches!(
+        index_of(list.clone(), Value::Uint(2)),
+        Ok(Value::Int(2))
+    ));
     assert_eq!(
         sum(Value::Int(1)).unwrap_err().message(),
         "no such overload: sum(int)"
