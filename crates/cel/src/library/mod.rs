@@ -175,6 +175,8 @@ pub fn standard() -> Registry {
     strings::register(&mut r);
     time::register(&mut r);
     operators::declare(&mut r);
+    // The parser expands two-variable comprehensions in every environment.
+    ext::comprehensions::register(&mut r);
     r
 }
 

@@ -1,0 +1,152 @@
+//! The runtime side of cel-go's two-variable comprehensions (`ext.TwoVarComprehensions`).
+//!
+//! The parser expands the macros (`all`, `exists`, `existsOne`, `transformList`,
+//! `transformMap`, `transformMapEntry` with two iteration variables) into comprehensions;
+//! `transformMap` and `transformMapEntry` add to the accumulated map through the internal
+//! function `cel.@mapInsert`, defined here:
+//!
+//! - `cel.@mapInsert(map, key, value)`: `map` with the entry added;
+//! - `cel.@mapInsert(map, entries)`: `map` with every entry of the map `entries` added.
+//!
+//! Adding a key that is already present (under CEL's numeric key equivalence) is the error
+//! `insert failed: key K already exists`, as in cel-go. Kubernetes charges these calls the
+//! default cost of 1.
+//!
+//! Since the parser expands the macros in every environment, [`register`] is part of the
+//! standard library.
+
+use std::sync::Arc;
+
+use crate::error::{EvalError, EvalResult};
+use crate::library::{Impl, Registry, global};
+use crate::ops;
+use crate::types::Type;
+use crate::value::{Key, Map, OwnedMap, Value};
+
+/// The function the `transformMap` and `transformMapEntry` expansions call.
+pub const MAP_INSERT: &str = "cel.@mapInsert";
+
+pub fn register(r: &mut Registry) {
+    let map_kv = || Type::map(Type::param("K"), Type::param("V"));
+    r.add(
+        MAP_INSERT,
+        vec![global(
+            "@mapInsert_map_key_value",
+            vec![map_kv(), Type::param("K"), Type::param("V")],
+            map_kv(),
+        )],
+        Impl::Ternary(map_insert),
+    );
+    r.add(
+        MAP_INSERT,
+        vec![global(
+            "@mapInsert_map_map",
+            vec![map_kv(), map_kv()],
+            map_kv(),
+        )],
+        Impl::Binary(map_insert_all),
+    );
+}
+
+/// An owned, writable copy of `map` (no copy when the map is owned and not shared).
+fn owned<'a>(map: Map<'a>) -> Arc<OwnedMap<'a>> {
+    match map {
+        Map::Owned(m) => m,
+        json => {
+            let mut m = OwnedMap::with_capacity(json.len() + 1);
+            for (k, v) in json.iter() {
+                m.insert(k, v);
+            }
+            Arc::new(m)
+        }
+    }
+}
+
+fn insert<'a>(
+    map: &mut Arc<OwnedMap<'a>>,
+    key: Value<'a>,
+    value: Value<'a>,
+) -> Result<(), EvalError> {
+    let k = Key::from_value(&key)
+        .ok_or_else(|| EvalError::new(format!("unsupported key type: {}", key.type_name())))?;
+    if map.contains_equivalent(&key) {
+        return Err(EvalError::new(format!(
+            "insert failed: key {} already exists",
+            ops::key_text(&key)
+        )));
+    }
+    Arc::make_mut(map).insert_new(k, value);
+    crate::limits::check_elements(map.len())
+}
+
+/// `cel.@mapInsert(map, key, value)`.
+pub fn map_insert<'a>(map: Value<'a>, key: Value<'a>, value: Value<'a>) -> EvalResult<'a> {
+    let Value::Map(m) = map else {
+        return Err(ops::overload(MAP_INSERT, &[&map, &key, &value]));
+    };
+    let mut m = owned(m);
+    insert(&mut m, key, value)?;
+    Ok(Value::Map(Map::Owned(m)))
+}
+
+/// `cel.@mapInsert(map, entries)`.
+pub fn map_insert_all<'a>(map: Value<'a>, entries: Value<'a>) -> EvalResult<'a> {
+    let (Value::Map(m), Value::Map(add)) = (&map, &entries) else {
+        return Err(ops::overload(MAP_INSERT, &[&map, &entries]));
+    };
+    let mut m = owned(m.clone());
+    for (k, v) in add.iter() {
+        insert(&mut m, k.into_value(), v)?;
+    }
+    Ok(Value::Map(Map::Owned(m)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::library::test_support::same;
+
+    fn map_of<'a>(entries: &[(Value<'a>, Value<'a>)]) -> Value<'a> {
+        let mut m = OwnedMap::new();
+        for (k, v) in entries {
+            m.insert(Key::from_value(k).unwrap(), v.clone());
+        }
+        Value::map(m)
+    }
+
+    #[test]
+    fn inserts_keys_once() {
+        let empty = map_of(&[]);
+        let one = map_insert(empty, Value::string("a"), Value::Int(1)).unwrap();
+        assert!(same(&one, &map_of(&[(Value::string("a"), Value::Int(1))])));
+        let err = map_insert(one.clone(), Value::string("a"), Value::Int(2)).unwrap_err();
+        assert_eq!(err.message(), "insert failed: key a already exists");
+        let ints = map_of(&[(Value::Int(1), Value::Null)]);
+        let err = map_insert(ints.clone(), Value::Uint(1), Value::Null).unwrap_err();
+        assert_eq!(err.message(), "insert failed: key 1 already exists");
+        let err = map_insert(ints, Value::Double(1.5), Value::Null).unwrap_err();
+        assert_eq!(err.message(), "unsupported key type: double");
+        let err = map_insert(Value::Int(1), Value::Int(1), Value::Null).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "no matching overload for 'cel.@mapInsert' applied to '(int, int, null_type)'"
+        );
+    }
+
+    #[test]
+    fn inserts_maps_and_copies_json_views() {
+        let json: crate::value::Json = sonic_rs::from_str(r#"{"a": 1, "b": [2]}"#).unwrap();
+        let view = Value::from_json(&json);
+        let more = map_of(&[(Value::string("c"), Value::Bool(true))]);
+        let all = map_insert_all(view.clone(), more).unwrap();
+        let Value::Map(m) = &all else { panic!() };
+        assert_eq!(m.len(), 3);
+        assert!(matches!(m.get_str("c"), Some(Value::Bool(true))));
+        let again = map_of(&[(Value::string("b"), Value::Null)]);
+        assert_eq!(
+            map_insert_all(view, again).unwrap_err().message(),
+            "insert failed: key b already exists"
+        );
+    }
+}
