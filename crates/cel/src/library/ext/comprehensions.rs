@@ -101,6 +101,43 @@ pub fn map_insert_all<'a>(map: Value<'a>, entries: Value<'a>) -> EvalResult<'a> 
     Ok(Value::Map(Map::Owned(m)))
 }
 
+/// `@result = cel.@mapInsert(@result, key, value)` in place, for the evaluator's fold of
+/// `transformMap` (the accumulated map is not shared while the fold runs, so it is not
+/// copied at every step).
+pub fn insert_in_place<'a>(
+    accu: &mut Value<'a>,
+    key: Value<'a>,
+    value: Value<'a>,
+) -> Result<(), EvalError> {
+    let Value::Map(m) = accu else {
+        return Err(ops::overload(MAP_INSERT, &[accu, &key, &value]));
+    };
+    if let Map::Json(_) = m {
+        *m = Map::Owned(owned(m.clone()));
+    }
+    match m {
+        Map::Owned(arc) => insert(arc, key, value),
+        Map::Json(_) => Err(EvalError::new("internal error: map not owned")),
+    }
+}
+
+/// `@result = cel.@mapInsert(@result, entries)` in place (`transformMapEntry`).
+pub fn insert_all_in_place<'a>(accu: &mut Value<'a>, entries: Value<'a>) -> Result<(), EvalError> {
+    let (Value::Map(m), Value::Map(add)) = (&mut *accu, &entries) else {
+        return Err(ops::overload(MAP_INSERT, &[accu, &entries]));
+    };
+    if let Map::Json(_) = m {
+        *m = Map::Owned(owned(m.clone()));
+    }
+    let Map::Owned(arc) = m else {
+        return Err(EvalError::new("internal error: map not owned"));
+    };
+    for (k, v) in add.iter() {
+        insert(arc, k.into_value(), v)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
