@@ -855,6 +855,10 @@ fn map_insert_step<'a>(
     }
     let run = || -> Result<(Option<Value<'a>>, Value<'a>), EvalError> {
         ctx.charge(cost::SELECT_AND_IDENT)?;
+        // A failed @result fails the call before its other arguments are evaluated.
+        if let Err(e) = inner.accu {
+            return Err(e.clone());
+        }
         let k = match key {
             Some(k) => Some(k.run(ctx, Some(inner))?),
             None => None,
