@@ -5,13 +5,14 @@
 //! subexpressions are folded, constant string lists on the right of `in` become hash sets,
 //! and constant `matches` patterns are compiled.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::check::resolve::{self, Resolution};
 use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
-use crate::eval::{Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step};
+use crate::eval::{
+    Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step, StrTest, StringSet,
+};
 use crate::library::Impl;
 use crate::ops::Relation;
 use crate::program::Program;
@@ -222,6 +223,9 @@ impl<'e> Compiler<'e> {
                 return self.call(&full, false, nodes);
             }
         }
+        if let Some(n) = self.lower_string_test(target, function, args) {
+            return n;
+        }
         if function == "matches"
             && let Some(n) = self.lower_matches(target, args)
         {
@@ -238,6 +242,32 @@ impl<'e> Compiler<'e> {
             return self.call(&full, false, nodes);
         }
         self.call(function, target.is_some(), nodes)
+    }
+
+    /// `s.startsWith('lit')` and friends: borrowed operands, no call overhead.
+    fn lower_string_test(
+        &mut self,
+        target: Option<&'e Expr>,
+        function: &str,
+        args: &'e [Expr],
+    ) -> Option<Node> {
+        let test = match function {
+            "startsWith" => StrTest::StartsWith,
+            "endsWith" => StrTest::EndsWith,
+            "contains" => StrTest::Contains,
+            _ => return None,
+        };
+        let (Some(subject), [arg]) = (target, args) else {
+            return None;
+        };
+        let ExprKind::Literal(Literal::String(literal)) = &arg.kind else {
+            return None;
+        };
+        Some(Node::StrTest(
+            test,
+            boxed(self.lower(subject)),
+            literal.as_str().into(),
+        ))
     }
 
     /// `s.matches('lit')` or `matches(s, 'lit')`: compile the pattern now.
@@ -342,7 +372,7 @@ impl<'e> Compiler<'e> {
             ..
         } = &container
         {
-            let strings: Option<HashSet<Box<str>>> = list
+            let strings: Option<StringSet> = list
                 .iter()
                 .map(|v| v.as_str().map(Box::<str>::from))
                 .collect();
@@ -666,7 +696,7 @@ fn fold(node: Node) -> Node {
         Node::Not(a) | Node::NotStrictlyFalse(a) | Node::Neg(a) | Node::Call1(_, _, a) => {
             is_const(a)
         }
-        Node::Matches(a, ..) => is_const(a),
+        Node::Matches(a, ..) | Node::StrTest(_, a, _) => is_const(a),
         Node::Cond(p) => p.iter().all(is_const),
         Node::Call2(_, _, p) => p.iter().all(is_const),
         Node::Call3(_, _, p) => p.iter().all(is_const),

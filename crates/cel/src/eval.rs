@@ -7,7 +7,6 @@
 use std::cell::Cell;
 
 use sonic_rs::JsonContainerTrait;
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::env::Activation;
@@ -25,6 +24,27 @@ pub enum Arith {
     Divide,
     Modulo,
 }
+
+/// A string predicate with a literal argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrTest {
+    StartsWith,
+    EndsWith,
+    Contains,
+}
+
+impl StrTest {
+    pub fn function(self) -> &'static str {
+        match self {
+            StrTest::StartsWith => "startsWith",
+            StrTest::EndsWith => "endsWith",
+            StrTest::Contains => "contains",
+        }
+    }
+}
+
+/// A set of literal strings, hashed with a fast seeded hasher.
+pub type StringSet = hashbrown::HashSet<Box<str>>;
 
 /// Which comprehension variable a local refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +105,7 @@ pub enum Node {
     Neg(Box<Node>),
     In(Box<Node>, Box<Node>),
     /// `x in ['a', 'b', ...]` with a constant list of strings: a hash set lookup.
-    InStrings(Box<Node>, Arc<HashSet<Box<str>>>, Box<Node>),
+    InStrings(Box<Node>, Arc<StringSet>, Box<Node>),
     List {
         elements: Vec<Node>,
         /// Positions written `?e`, as a mask parallel to `elements` (empty when none).
@@ -96,6 +116,9 @@ pub enum Node {
     Call2(Binary, Option<CostFn>, Box<[Node; 2]>),
     Call3(Ternary, Option<CostFn>, Box<[Node; 3]>),
     CallN(Nary, Option<CostFn>, Vec<Node>),
+    /// `s.startsWith('lit')`, `s.endsWith('lit')`, `s.contains('lit')`: the most common
+    /// policy string tests, run on borrowed operands with the library's cost.
+    StrTest(StrTest, Box<Node>, Box<str>),
     /// `s.matches(re)` with a constant pattern compiled once; the pattern's length in code
     /// points is kept for the cost.
     Matches(Box<Node>, Arc<regex::Regex>, u64),
@@ -375,10 +398,10 @@ impl Node {
                 ops::has_field(&v, field)
             }
             Node::Index(c, i) => {
-                let c = c.run(ctx, scope)?;
-                let i = i.run(ctx, scope)?;
+                let c = c.operand(ctx, scope)?;
+                let i = i.operand(ctx, scope)?;
                 ctx.charge(1)?;
-                match &c {
+                match &*c {
                     Value::Optional(None) => Ok(Value::Optional(None)),
                     Value::Optional(Some(inner)) => ops::optional_index(inner, &i),
                     _ => ops::index(&c, &i),
@@ -569,6 +592,27 @@ impl Node {
                         Ok(result)
                     }
                 }
+            }
+            Node::StrTest(test, s, literal) => {
+                let subject = s.operand(ctx, scope)?;
+                let Value::String(text) = &*subject else {
+                    return Err(EvalError::no_such_overload(
+                        test.function(),
+                        &[subject.type_name(), "string"],
+                    ));
+                };
+                let receiver = cost::traversal(cost::actual_size(&subject));
+                ctx.charge(match test {
+                    StrTest::Contains => receiver.saturating_mul(cost::traversal(
+                        u64::try_from(literal.chars().count()).unwrap_or(u64::MAX),
+                    )),
+                    StrTest::StartsWith | StrTest::EndsWith => receiver,
+                })?;
+                Ok(Value::Bool(match test {
+                    StrTest::StartsWith => text.starts_with(&**literal),
+                    StrTest::EndsWith => text.ends_with(&**literal),
+                    StrTest::Contains => text.contains(&**literal),
+                }))
             }
             Node::Matches(s, re, pattern_len) => {
                 let subject = s.operand(ctx, scope)?;

@@ -193,8 +193,9 @@ impl Lexer<'_, '_> {
     /// making an integer a uint.
     fn number(&mut self, start: usize) {
         self.pos = start;
+        // Only a lowercase `0x` starts a hex literal (`0X1` is `0` then `X1`, as in cel-go).
         if self.at(start) == b'0'
-            && matches!(self.at(start + 1), b'x' | b'X')
+            && self.at(start + 1) == b'x'
             && self.at(start + 2).is_ascii_hexdigit()
         {
             self.pos = start + 2;
@@ -334,7 +335,7 @@ impl Lexer<'_, '_> {
 /// Value of an int token, with an optional leading minus sign (the grammar folds `-` into
 /// int literals). `None` on overflow.
 pub(crate) fn int_value(text: &str, negative: bool) -> Option<i64> {
-    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+    let (digits, radix) = match text.strip_prefix("0x") {
         Some(hex) => (hex, 16),
         None => (text, 10),
     };
@@ -353,7 +354,7 @@ pub(crate) fn int_value(text: &str, negative: bool) -> Option<i64> {
 /// Value of a uint token (text includes the `u` suffix). `None` on overflow.
 pub(crate) fn uint_value(text: &str) -> Option<u64> {
     let text = text.get(..text.len().saturating_sub(1)).unwrap_or("");
-    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+    match text.strip_prefix("0x") {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
         None => text.parse().ok(),
     }
@@ -369,13 +370,13 @@ pub(crate) fn double_value(text: &str, negative: bool) -> Option<f64> {
     Some(if negative { -v } else { v })
 }
 
-/// A literal decoding problem: byte offset (relative to the token) and message.
-pub(crate) type DecodeError = (usize, String);
+/// Why a literal could not be decoded (reported at the start of the literal, as cel-go does).
+pub(crate) type DecodeError = String;
 
 /// Decodes a string token (`'...'`, `"""..."""`, `r'...'`, ...).
-pub(crate) fn string_value(text: &str) -> Result<String, DecodeError> {
+pub(crate) fn string_value(token: &str) -> Result<String, DecodeError> {
     let mut out = String::new();
-    decode(text, false, &mut |piece| match piece {
+    decode(token, 0, &mut |piece| match piece {
         Piece::Char(c) => out.push(c),
         Piece::Byte(b) => out.push(char::from(b)),
     })?;
@@ -383,42 +384,49 @@ pub(crate) fn string_value(text: &str) -> Result<String, DecodeError> {
 }
 
 /// Decodes a bytes token (`b'...'`, `br"..."`, ...).
-pub(crate) fn bytes_value(text: &str) -> Result<Vec<u8>, DecodeError> {
-    let body = text.get(1..).unwrap_or("");
+pub(crate) fn bytes_value(token: &str) -> Result<Vec<u8>, DecodeError> {
     let mut out = Vec::new();
-    decode(body, true, &mut |piece| match piece {
+    decode(token, 1, &mut |piece| match piece {
         Piece::Char(c) => {
             let mut buf = [0u8; 4];
             out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
         }
         Piece::Byte(b) => out.push(b),
-    })
-    .map_err(|(off, msg)| (off + 1, msg))?;
+    })?;
     Ok(out)
 }
 
 enum Piece {
     Char(char),
+    /// An octet from a `\x`/octal escape in a bytes literal.
     Byte(u8),
 }
 
-/// Walks the body of a quoted literal, `text` starting at an optional `r`/`R` then the quote.
-fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), DecodeError> {
+/// Walks the body of a quoted literal. `token` is the whole token; from `skip` (1 after a
+/// bytes `b`) it holds an optional `r`/`R` then the quotes.
+fn decode(token: &str, skip: usize, emit: &mut dyn FnMut(Piece)) -> Result<(), DecodeError> {
+    let bytes = skip > 0;
+    let text = token.get(skip..).unwrap_or("");
     let raw = text.starts_with(['r', 'R']);
     let quoted = if raw {
         text.get(1..).unwrap_or("")
     } else {
         text
     };
-    let prefix = text.len() - quoted.len();
     let delim = if quoted.starts_with("'''") || quoted.starts_with("\"\"\"") {
         3
     } else {
         1
     };
-    let body_start = prefix + delim;
-    let body_end = text.len().saturating_sub(delim).max(body_start);
-    let body = text.get(body_start..body_end).unwrap_or("");
+    let body_start = skip + (text.len() - quoted.len()) + delim;
+    let body_end = token.len().saturating_sub(delim).max(body_start);
+    let body = token.get(body_start..body_end).unwrap_or("");
+    // ANTLR's message for an escape its lexer does not accept: the token up to the
+    // offending character.
+    let unrecognized = |end: usize| {
+        let shown = token.get(..body_start + end).unwrap_or(token);
+        format!("Syntax error: token recognition error at: '{shown}'")
+    };
     let mut chars = body.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         // Newlines in (triple-quoted) literals are normalized to '\n', as cel-go does.
@@ -433,10 +441,9 @@ fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), De
             emit(Piece::Char(c));
             continue;
         }
-        let at = body_start + i;
-        let bad = |msg: &str| (at, msg.to_string());
-        let Some((_, e)) = chars.next() else {
-            return Err(bad("invalid escape sequence: '\\' at end of literal"));
+        // Running out of body means the closing quote is the offending character.
+        let Some((j, e)) = chars.next() else {
+            return Err(unrecognized(body.len() + 1));
         };
         let simple = match e {
             'a' => Some('\u{7}'),
@@ -456,21 +463,30 @@ fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), De
         let (count, radix) = match e {
             'x' | 'X' => (2, 16),
             'u' | 'U' if bytes => {
-                return Err(bad(
-                    "invalid escape sequence: \\u and \\U are not allowed in bytes literals",
+                let shown = body.get(i..j + 1).unwrap_or("\\u");
+                return Err(format!(
+                    "invalid escape sequence in bytes literal: '{shown}' (\\u and \\U are for strings)"
                 ));
             }
             'u' => (4, 16),
             'U' => (8, 16),
             '0'..='3' => (2, 8),
-            _ => return Err((at, format!("invalid escape sequence: '\\{e}'"))),
+            _ => return Err(unrecognized(j + e.len_utf8())),
         };
         let mut value: u32 = if radix == 8 { e as u32 - '0' as u32 } else { 0 };
         for _ in 0..count {
-            let digit = chars.next().and_then(|(_, d)| d.to_digit(radix));
+            let digit = chars.peek().and_then(|&(_, d)| d.to_digit(radix));
             match digit {
-                Some(d) => value = value * radix + d,
-                None => return Err((at, format!("invalid escape sequence: '\\{e}...'"))),
+                Some(d) => {
+                    chars.next();
+                    value = value * radix + d;
+                }
+                None => {
+                    let end = chars
+                        .next()
+                        .map_or(body.len() + 1, |(k, c)| k + c.len_utf8());
+                    return Err(unrecognized(end));
+                }
             }
         }
         let byte_escape = matches!(e, 'x' | 'X' | '0'..='3');
@@ -479,7 +495,7 @@ fn decode(text: &str, bytes: bool, emit: &mut dyn FnMut(Piece)) -> Result<(), De
         } else {
             match char::from_u32(value) {
                 Some(ch) => emit(Piece::Char(ch)),
-                None => return Err(bad("invalid unicode code point in escape sequence")),
+                None => return Err("invalid unicode code point".to_string()),
             }
         }
     }
@@ -508,6 +524,7 @@ mod tests {
         // `1.` is not a float, `1e` is not an exponent, `0x` needs a digit.
         assert_eq!(kinds("1.e"), vec![Int, Dot, Ident, Eof]);
         assert_eq!(kinds("0x"), vec![Int, Ident, Eof]);
+        assert_eq!(kinds("0X1F"), vec![Int, Ident, Eof]);
         assert_eq!(kinds("1.5u"), vec![Float, Ident, Eof]);
         assert_eq!(int_value("9223372036854775808", true), Some(i64::MIN));
         assert_eq!(int_value("9223372036854775808", false), None);

@@ -6,10 +6,20 @@
 //! `span.start` is where cel-go reports that node (the operator of an operator call, the `(`
 //! of a call, the `.` of a selection, ...), `span.end` the end of the node's text.
 //!
+//! Ids of the nodes macros generate are fresh (numbered as cel-go does) and their spans are
+//! the macro call's.
+//!
+//! Macros (`ParseOptions::macros`, see `macros.rs`): `has`, `all`, `exists`, `exists_one` /
+//! `existsOne`, `map`, `filter`; the two-variable forms of cel-go's `ext.TwoVarComprehensions`
+//! (`all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry`;
+//! the map transforms call [`MAP_INSERT`]); `cel.bind`; `optMap` and `optFlatMap`.
+//!
 //! Limits ([`ParseOptions`]): input longer than `max_code_points` code points is rejected
 //! before lexing; sub-expression nesting and the height of the tree are bounded by
 //! `max_depth` (see `parser.rs` for how this relates to cel-go's limits), so accepted trees
 //! can be walked recursively and dropped without overflowing the stack.
+//!
+//! `Display` for [`ast::Expr`] prints a compact S-expression (`print.rs`), handy in tests.
 
 pub mod ast;
 mod lexer;
@@ -22,6 +32,7 @@ mod tests;
 use crate::env::ParseOptions;
 use crate::error::{CompileError, CompileErrorKind, Diagnostic};
 use ast::{Expr, Span};
+pub use macros::MAP_INSERT;
 
 /// Parses with default options.
 pub fn parse(source: &str) -> Result<Expr, CompileError> {

@@ -22,23 +22,43 @@
 //! selection, the `[` of an index or list, the `{` of a map or message) and ends at the end
 //! of the node's text.
 //!
-//! Limits: the nesting of sub-expressions (parentheses, arguments, elements, ...) and the
-//! height of the produced tree are both bounded by `ParseOptions::max_depth`, so neither the
-//! parser nor later recursive passes over the tree (including `Drop`) can overflow the stack.
-//! Long `&&`/`||` chains become balanced trees (as in cel-go) and so stay shallow; long chains
-//! of other binary operators or postfix operators make the tree deep and hit the limit, as
-//! they do in cel-go (its visitor counts them).
+//! Limits. cel-go (default 250) has two: an ANTLR listener that bounds how deeply each grammar
+//! rule nests (parentheses, arguments, list/map/message elements; and, because `relation`,
+//! `calc` and `member` are left-recursive rules, the length of `<`/`+`/`*` and postfix
+//! chains), reported as `expression recursion limit exceeded: N`; and a visitor counter over
+//! nested relation, arithmetic, ternary, select, member-call and index nodes
+//! (`max recursion depth exceeded`). `&&`/`||` chains are loops in its grammar and become
+//! balanced trees, so 10,000 `a && a && ...` terms parse (depth ~14).
+//!
+//! Here, `ParseOptions::max_depth` (capped at [`MAX_DEPTH_CAP`], 512) bounds (1) the
+//! nesting of sub-expressions (`expr` entries) and (2) the height of the produced tree, every
+//! node kind counted; both report `expression recursion limit exceeded: N` at the position
+//! where the limit was hit. `&&`/`||` chains are balanced exactly as cel-go does; long chains
+//! of other binary or postfix operators make the tree tall and hit the limit, as in cel-go;
+//! `!!!!x`/`--x` runs cancel in pairs, so they never deepen the tree. Counting every node
+//! kind (including the nodes macros generate: a nested `all`/`exists` costs about two
+//! levels) is slightly stricter than cel-go on exotic inputs (200 nested lists around a
+//! 60-term sum; more than ~120 nested comprehensions) and guarantees that accepted trees are
+//! at most `max_depth` high, so the parser and any later recursive pass (checker, compiler,
+//! `Drop`) stay within a small stack. The functions on the parser's recursive path keep
+//! small frames: about 2.5 KiB per nesting level in debug builds (the worst shape, nested
+//! message literals, needs ~600 KiB for 249 levels), so the default limit fits well within
+//! a 2 MiB thread; release builds need far less.
 
 use crate::env::ParseOptions;
 use crate::error::Diagnostic;
-use crate::syntax::ast::{
-    Comprehension, Expr, ExprId, ExprKind, Literal, MapEntry, Span, StructField, ops,
-};
+use crate::syntax::ast::{Expr, ExprId, ExprKind, Span, ops};
 use crate::syntax::lexer::{self, Tok, Token};
+use crate::syntax::macros;
+
+mod terms;
 
 /// An expression with the height of its tree (a leaf has height 1).
+///
+/// The expression is boxed to keep parser stack frames small: debug builds give every
+/// temporary its own slot, and nesting depth multiplies frame sizes.
 pub(crate) struct Node {
-    pub expr: Expr,
+    pub expr: Box<Expr>,
     pub height: u32,
 }
 
@@ -49,6 +69,28 @@ pub(crate) type PResult = Result<Node, Stop>;
 
 const EXPECTING_EXPR: &str = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', \
      NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
+/// Tokens that can start an expression.
+fn starts_expr(t: Tok) -> bool {
+    matches!(
+        t,
+        Tok::LBracket
+            | Tok::LBrace
+            | Tok::LParen
+            | Tok::Dot
+            | Tok::Minus
+            | Tok::Bang
+            | Tok::True
+            | Tok::False
+            | Tok::Null
+            | Tok::Int
+            | Tok::Uint
+            | Tok::Float
+            | Tok::Str
+            | Tok::Bytes
+            | Tok::Ident
+    )
+}
 
 /// Words that are not identifiers (but may be field and receiver-function names).
 const RESERVED: &[&str] = &[
@@ -79,7 +121,13 @@ pub(crate) struct Parser<'a> {
     pub diags: Vec<Diagnostic>,
     pub opts: &'a ParseOptions,
     nesting: usize,
+    /// `opts.max_depth`, capped at [`MAX_DEPTH_CAP`].
+    depth_limit: usize,
 }
+
+/// The largest depth limit honoured, whatever `ParseOptions::max_depth` says: deeper trees
+/// could exhaust a thread's stack here or in later recursive passes (cel-go's default is 250).
+pub(crate) const MAX_DEPTH_CAP: usize = 512;
 
 impl<'a> Parser<'a> {
     pub fn new(src: &'a str, opts: &'a ParseOptions) -> Parser<'a> {
@@ -93,6 +141,7 @@ impl<'a> Parser<'a> {
             diags,
             opts,
             nesting: 0,
+            depth_limit: opts.max_depth.min(MAX_DEPTH_CAP),
         }
     }
 
@@ -101,10 +150,11 @@ impl<'a> Parser<'a> {
         let node = self.expr().ok()?;
         if self.peek() != Tok::Eof {
             let t = self.tok();
-            self.syntax_error(t, "extraneous input", "<EOF>");
+            let what = self.unexpected(1, |k| k == Tok::Eof);
+            self.syntax_error(t, what, "<EOF>");
             return None;
         }
-        Some(node.expr)
+        Some(*node.expr)
     }
 
     // ---- tokens --------------------------------------------------------------------------
@@ -175,8 +225,18 @@ impl<'a> Parser<'a> {
         );
     }
 
+    /// ANTLR's wording: an unexpected token is "extraneous" when dropping it would let the
+    /// parse go on (the token `n` ahead fits), else "mismatched".
+    fn unexpected(&self, n: usize, fits: impl Fn(Tok) -> bool) -> &'static str {
+        if fits(self.peek_at(n)) {
+            "extraneous input"
+        } else {
+            "mismatched input"
+        }
+    }
+
     fn depth_error(&mut self, at: usize) -> Stop {
-        let limit = self.opts.max_depth;
+        let limit = self.depth_limit;
         self.error_at(
             Span::new(at, at),
             format!("expression recursion limit exceeded: {limit}"),
@@ -196,11 +256,11 @@ impl<'a> Parser<'a> {
     /// exceeds the depth limit.
     pub fn node(&mut self, id: ExprId, span: Span, kind: ExprKind, child_height: u32) -> PResult {
         let height = child_height.saturating_add(1);
-        if height as usize > self.opts.max_depth {
+        if height as usize > self.depth_limit {
             return Err(self.depth_error(span.start as usize));
         }
         Ok(Node {
-            expr: Expr { id, span, kind },
+            expr: Box::new(Expr { id, span, kind }),
             height,
         })
     }
@@ -223,45 +283,47 @@ impl<'a> Parser<'a> {
             .into_iter()
             .map(|a| {
                 h = h.max(a.height);
-                a.expr
+                *a.expr
             })
             .collect();
         let kind = ExprKind::Call {
-            target: target.map(|t| Box::new(t.expr)),
+            target: target.map(|t| t.expr),
             function: function.to_string(),
             args,
         };
         self.node(id, span, kind, h)
     }
 
-    /// A placeholder for an expression that had a (non-fatal, reported) error.
-    fn error_node(&mut self, span: Span) -> PResult {
-        self.leaf(span, ExprKind::Literal(Literal::Null))
-    }
-
     // ---- grammar ---------------------------------------------------------------------------
 
-    /// `expr = or ["?" or ":" expr]`; every call nests one level deeper.
+    /// `expr = or ["?" or ":" expr]`. Every sub-expression goes through here, so this is
+    /// where nesting is counted.
+    ///
+    /// The functions on the recursive path (`expr`, `logical`, `binary`, `unary`, `primary`
+    /// and the bracketed forms) keep their own locals few and small and leave the rest to
+    /// helpers, because debug builds give each temporary a stack slot and the nesting limit
+    /// multiplies these frames. After an error the parse is abandoned, so the nesting count
+    /// is not restored on error paths.
     pub fn expr(&mut self) -> PResult {
         self.nesting += 1;
-        let at = self.tok().start;
-        let out = if self.nesting > self.opts.max_depth {
-            Err(self.depth_error(at))
+        if self.nesting > self.depth_limit {
+            return Err(self.depth_error_here());
+        }
+        let cond = self.logical()?;
+        let out = if self.peek() == Tok::Question {
+            self.ternary(cond)?
         } else {
-            self.conditional()
+            cond
         };
         self.nesting -= 1;
-        out
+        Ok(out)
     }
 
-    fn conditional(&mut self) -> PResult {
-        let cond = self.logical(Tok::OrOr)?;
-        if self.peek() != Tok::Question {
-            return Ok(cond);
-        }
+    /// `? if_true : if_false` after the condition.
+    fn ternary(&mut self, cond: Node) -> PResult {
         let q = self.bump();
         let id = self.new_id();
-        let if_true = self.logical(Tok::OrOr)?;
+        let if_true = self.logical()?;
         self.expect(Tok::Colon, "':'")?;
         let if_false = self.expr()?;
         let span = Span::new(q.start, self.prev_end());
@@ -274,51 +336,194 @@ impl<'a> Parser<'a> {
         )
     }
 
-    /// `||` chains (of `&&` chains), balanced like cel-go's.
-    fn logical(&mut self, op: Tok) -> PResult {
-        let (function, sub) = if op == Tok::OrOr {
-            (ops::LOGICAL_OR, Tok::AndAnd)
+    /// `||` chains of `&&` chains, each turned into cel-go's balanced tree. Ids as cel-go:
+    /// an operator is numbered after its right-hand term.
+    fn logical(&mut self) -> PResult {
+        let first = self.binary()?;
+        if matches!(self.peek(), Tok::AndAnd | Tok::OrOr) {
+            self.logical_chains(first)
         } else {
-            (ops::LOGICAL_AND, Tok::Eof)
-        };
-        let first = if sub == Tok::AndAnd {
-            self.logical(Tok::AndAnd)?
-        } else {
-            self.binary(0)?
-        };
-        if self.peek() != op {
-            return Ok(first);
+            Ok(first)
         }
-        let start = first.expr.span.start as usize;
-        let mut terms = vec![first];
-        let mut op_ids = Vec::new();
-        let mut op_starts = Vec::new();
-        while self.peek() == op {
-            let t = self.bump();
-            let term = if sub == Tok::AndAnd {
-                self.logical(Tok::AndAnd)?
-            } else {
-                self.binary(0)?
+    }
+
+    fn logical_chains(&mut self, first: Node) -> PResult {
+        let mut and_chain = Chain::new(first);
+        let mut or_chain: Option<Chain> = None;
+        let mut or_start = 0;
+        loop {
+            if self.peek() == Tok::AndAnd {
+                let t = self.bump();
+                let term = self.binary()?;
+                and_chain.push(t.start, term);
+                and_chain.number_last(self.new_id());
+                continue;
+            }
+            let done = self.balance(ops::LOGICAL_AND, and_chain)?;
+            match or_chain.as_mut() {
+                None => or_chain = Some(Chain::new(done)),
+                Some(c) => {
+                    c.push(or_start, done);
+                    c.number_last(self.new_id());
+                }
+            }
+            if self.peek() != Tok::OrOr {
+                break;
+            }
+            or_start = self.bump().start;
+            and_chain = Chain::new(self.binary()?);
+        }
+        let chain = or_chain.ok_or(Stop)?;
+        self.balance(ops::LOGICAL_OR, chain)
+    }
+
+    /// Relations, additions and multiplications (left-associative), by operator precedence
+    /// in one loop rather than one recursion level per precedence.
+    fn binary(&mut self) -> PResult {
+        let first = self.unary()?;
+        if binary_op(self.peek()).is_some() {
+            self.binary_chain(first)
+        } else {
+            Ok(first)
+        }
+    }
+
+    fn binary_chain(&mut self, first: Node) -> PResult {
+        let mut operands = vec![first];
+        let mut pending: Vec<PendingOp> = Vec::new();
+        while let Some((prec, function)) = binary_op(self.peek()) {
+            while pending.last().is_some_and(|top| top.prec >= prec) {
+                self.reduce(&mut operands, &mut pending)?;
+            }
+            let start = self.bump().start;
+            let id = self.new_id();
+            pending.push(PendingOp {
+                prec,
+                function,
+                start,
+                id,
+            });
+            operands.push(self.unary()?);
+        }
+        while !pending.is_empty() {
+            self.reduce(&mut operands, &mut pending)?;
+        }
+        operands.pop().ok_or(Stop)
+    }
+
+    /// `!`/`-` runs, then a primary and its postfix operators (`.f`, `.?f`, `.f(...)`,
+    /// `[e]`, `[?e]`).
+    fn unary(&mut self) -> PResult {
+        let prefix = self.prefix_ops();
+        let mut operand = self.primary()?;
+        loop {
+            operand = match self.peek() {
+                Tok::Dot => self.select_or_call(operand)?,
+                Tok::LBracket => self.index(operand)?,
+                _ => break,
             };
-            terms.push(term);
-            op_ids.push(self.new_id());
-            op_starts.push(t.start);
         }
-        let end = self.prev_end();
-        let mut terms: Vec<Option<Node>> = terms.into_iter().map(Some).collect();
-        let ctx = Balance {
-            function,
-            op_ids: &op_ids,
-            op_starts: &op_starts,
-            start,
-            end,
+        match prefix {
+            Some(prefix) => self.apply_prefix(prefix, operand),
+            None => Ok(operand),
+        }
+    }
+
+    fn primary(&mut self) -> PResult {
+        match self.peek() {
+            Tok::Dot | Tok::Ident => self.ident_call_or_message(),
+            Tok::LParen => self.paren(),
+            Tok::LBracket => self.list(),
+            Tok::LBrace => self.map(),
+            _ => self.literal(),
+        }
+    }
+
+    fn paren(&mut self) -> PResult {
+        self.bump();
+        let inner = self.expr()?;
+        self.expect(Tok::RParen, "')'")?;
+        Ok(inner)
+    }
+
+    fn index(&mut self, operand: Node) -> PResult {
+        let open = self.bump();
+        let optional = self.eat(Tok::Question);
+        let id = self.new_id();
+        let index = self.expr()?;
+        self.expect(Tok::RBracket, "']'")?;
+        let span = Span::new(open.start, self.prev_end());
+        let function = if optional { ops::OPT_INDEX } else { ops::INDEX };
+        self.call(id, span, function, None, vec![operand, index])
+    }
+
+    fn select_or_call(&mut self, operand: Node) -> PResult {
+        let dot = self.bump();
+        let optional = self.eat(Tok::Question);
+        let name_tok = self.field_name("IDENTIFIER")?;
+        if name_tok.kind == Tok::Ident && !optional && self.peek() == Tok::LParen {
+            let open = self.bump().start;
+            let id = self.new_id();
+            let args = self.args()?;
+            return self.receiver_call(open, id, name_tok, operand, args);
+        }
+        self.select(dot.start, optional, name_tok, operand)
+    }
+
+    // ---- helpers of the recursive path (kept out of its frames) --------------------------
+
+    fn eat(&mut self, kind: Tok) -> bool {
+        let found = self.peek() == kind;
+        if found {
+            self.bump();
+        }
+        found
+    }
+
+    fn depth_error_here(&mut self) -> Stop {
+        let at = self.tok().start;
+        self.depth_error(at)
+    }
+
+    fn reduce(
+        &mut self,
+        operands: &mut Vec<Node>,
+        pending: &mut Vec<PendingOp>,
+    ) -> Result<(), Stop> {
+        let (Some(op), Some(rhs), Some(lhs)) = (pending.pop(), operands.pop(), operands.pop())
+        else {
+            return Err(Stop);
         };
-        self.balanced(&ctx, &mut terms, 0, op_ids.len().saturating_sub(1))
+        let end = (rhs.expr.span.end as usize).max(op.start);
+        let node = self.call(
+            op.id,
+            Span::new(op.start, end),
+            op.function,
+            None,
+            vec![lhs, rhs],
+        )?;
+        operands.push(node);
+        Ok(())
+    }
+
+    /// Turns `t0 op t1 op t2 ...` into cel-go's balanced tree.
+    fn balance(&mut self, function: &'static str, chain: Chain) -> PResult {
+        let Chain {
+            terms,
+            ops: operators,
+        } = chain;
+        if operators.is_empty() {
+            return terms.into_iter().next().ok_or(Stop);
+        }
+        let mut terms: Vec<Option<Node>> = terms.into_iter().map(Some).collect();
+        let hi = operators.len() - 1;
+        self.balanced(function, &operators, &mut terms, 0, hi)
     }
 
     fn balanced(
         &mut self,
-        ctx: &Balance<'_>,
+        function: &'static str,
+        operators: &[(usize, ExprId)],
         terms: &mut [Option<Node>],
         lo: usize,
         hi: usize,
@@ -327,501 +532,96 @@ impl<'a> Parser<'a> {
         let left = if mid == lo {
             terms.get_mut(mid).and_then(Option::take)
         } else {
-            Some(self.balanced(ctx, terms, lo, mid - 1)?)
+            Some(self.balanced(function, operators, terms, lo, mid - 1)?)
         };
         let right = if mid == hi {
             terms.get_mut(mid + 1).and_then(Option::take)
         } else {
-            Some(self.balanced(ctx, terms, mid + 1, hi)?)
+            Some(self.balanced(function, operators, terms, mid + 1, hi)?)
         };
-        let (Some(left), Some(right)) = (left, right) else {
+        let (Some(left), Some(right), Some(&(start, id))) = (left, right, operators.get(mid))
+        else {
             return Err(Stop);
         };
-        let id = ctx.op_ids.get(mid).copied().unwrap_or(0);
-        let start = ctx.op_starts.get(mid).copied().unwrap_or(ctx.start);
         let end = (right.expr.span.end as usize).max(start);
-        let _ = ctx.end;
-        self.call(
-            id,
-            Span::new(start, end),
-            ctx.function,
-            None,
-            vec![left, right],
-        )
+        self.call(id, Span::new(start, end), function, None, vec![left, right])
     }
 
-    /// Precedence climbing over relations (level 0), additions (1), multiplications (2).
-    fn binary(&mut self, level: u8) -> PResult {
-        if level > 2 {
-            return self.unary();
-        }
-        let mut lhs = self.binary(level + 1)?;
-        loop {
-            let function = match (level, self.peek()) {
-                (0, Tok::Less) => ops::LESS,
-                (0, Tok::LessEq) => ops::LESS_EQUALS,
-                (0, Tok::Greater) => ops::GREATER,
-                (0, Tok::GreaterEq) => ops::GREATER_EQUALS,
-                (0, Tok::EqEq) => ops::EQUALS,
-                (0, Tok::NotEq) => ops::NOT_EQUALS,
-                (0, Tok::In) => ops::IN,
-                (1, Tok::Plus) => ops::ADD,
-                (1, Tok::Minus) => ops::SUBTRACT,
-                (2, Tok::Star) => ops::MULTIPLY,
-                (2, Tok::Slash) => ops::DIVIDE,
-                (2, Tok::Percent) => ops::MODULO,
-                _ => return Ok(lhs),
-            };
-            let t = self.bump();
-            let id = self.new_id();
-            let rhs = self.binary(level + 1)?;
-            let span = Span::new(t.start, self.prev_end());
-            lhs = self.call(id, span, function, None, vec![lhs, rhs])?;
-        }
-    }
-
-    /// `!`/`-` runs; an even number cancels out (as cel-go does), and a single `-` directly
-    /// before a number is part of the literal.
-    fn unary(&mut self) -> PResult {
+    /// Consumes a run of `!` or `-` (but not a `-` that signs a number literal). Returns the
+    /// operator, its position and its id when the run has odd length; even runs cancel out,
+    /// as in cel-go.
+    fn prefix_ops(&mut self) -> Option<(Tok, usize, ExprId)> {
         let op = self.peek();
-        let signed_number = matches!(self.peek_at(1), Tok::Int | Tok::Float);
-        if (op != Tok::Bang && op != Tok::Minus) || (op == Tok::Minus && signed_number) {
-            return self.member();
+        let signed_number = op == Tok::Minus && matches!(self.peek_at(1), Tok::Int | Tok::Float);
+        if (op != Tok::Bang && op != Tok::Minus) || signed_number {
+            return None;
         }
-        let first = self.bump();
+        let start = self.bump().start;
         let mut count = 1usize;
         while self.peek() == op {
             self.bump();
             count += 1;
         }
-        let id = (count % 2 == 1).then(|| self.new_id());
-        let operand = self.member()?;
-        let Some(id) = id else {
-            return Ok(operand);
-        };
+        (count % 2 == 1).then(|| (op, start, self.new_id()))
+    }
+
+    fn apply_prefix(&mut self, (op, start, id): (Tok, usize, ExprId), operand: Node) -> PResult {
         let function = if op == Tok::Bang {
             ops::LOGICAL_NOT
         } else {
             ops::NEGATE
         };
-        let span = Span::new(first.start, self.prev_end());
+        let span = Span::new(start, self.prev_end());
         self.call(id, span, function, None, vec![operand])
     }
 
-    fn member(&mut self) -> PResult {
-        let mut operand = self.primary()?;
-        let start = operand.expr.span.start as usize;
-        loop {
-            match self.peek() {
-                Tok::Dot => {
-                    let dot = self.bump();
-                    let optional = self.peek() == Tok::Question;
-                    if optional {
-                        self.bump();
-                    }
-                    let name_tok = self.tok();
-                    let name = match name_tok.kind {
-                        Tok::Ident => self.text(name_tok).to_string(),
-                        Tok::EscIdent => unescape_ident(self.text(name_tok)),
-                        _ => {
-                            self.syntax_error(name_tok, "mismatched input", "IDENTIFIER");
-                            return Err(Stop);
-                        }
-                    };
-                    self.bump();
-                    if name_tok.kind == Tok::Ident && !optional && self.peek() == Tok::LParen {
-                        let open = self.bump();
-                        let id = self.new_id();
-                        let args = self.args(Tok::RParen, "')'")?;
-                        let span = Span::new(open.start, self.prev_end());
-                        let _ = start;
-                        operand = crate::syntax::macros::receiver_call_or_macro(
-                            self, id, span, &name, operand, args,
-                        )?;
-                    } else {
-                        let id = self.new_id();
-                        let span = Span::new(dot.start, self.prev_end());
-                        let h = operand.height;
-                        let kind = ExprKind::Select {
-                            operand: Box::new(operand.expr),
-                            field: name,
-                            test_only: false,
-                            optional,
-                        };
-                        operand = self.node(id, span, kind, h)?;
-                    }
-                }
-                Tok::LBracket => {
-                    let open = self.bump();
-                    let optional = self.peek() == Tok::Question;
-                    if optional {
-                        self.bump();
-                    }
-                    let id = self.new_id();
-                    let index = self.expr()?;
-                    self.expect(Tok::RBracket, "']'")?;
-                    let span = Span::new(open.start, self.prev_end());
-                    let function = if optional { ops::OPT_INDEX } else { ops::INDEX };
-                    operand = self.call(id, span, function, None, vec![operand, index])?;
-                }
-                _ => return Ok(operand),
-            }
-        }
-    }
-
-    fn primary(&mut self) -> PResult {
+    /// A field or function name after `.`: an identifier or a backquoted one.
+    fn field_name(&mut self, expecting: &str) -> Result<Token, Stop> {
         let t = self.tok();
-        match t.kind {
-            Tok::Dot | Tok::Ident => self.ident_call_or_message(),
-            Tok::LParen => {
-                self.bump();
-                let inner = self.expr()?;
-                self.expect(Tok::RParen, "')'")?;
-                Ok(inner)
-            }
-            Tok::LBracket => self.list(),
-            Tok::LBrace => self.map(),
-            Tok::Minus if matches!(self.peek_at(1), Tok::Int | Tok::Float) => self.number(),
-            Tok::Int | Tok::Uint | Tok::Float => self.number(),
-            Tok::Str => {
-                self.bump();
-                let span = Span::new(t.start, t.end);
-                match lexer::string_value(self.text(t)) {
-                    Ok(s) => self.leaf(span, ExprKind::Literal(Literal::String(s))),
-                    Err((off, msg)) => {
-                        self.error_at(Span::new(t.start + off, t.start + off + 1), msg);
-                        self.error_node(span)
-                    }
-                }
-            }
-            Tok::Bytes => {
-                self.bump();
-                let span = Span::new(t.start, t.end);
-                match lexer::bytes_value(self.text(t)) {
-                    Ok(b) => self.leaf(span, ExprKind::Literal(Literal::Bytes(b))),
-                    Err((off, msg)) => {
-                        self.error_at(Span::new(t.start + off, t.start + off + 1), msg);
-                        self.error_node(span)
-                    }
-                }
-            }
-            Tok::True | Tok::False | Tok::Null => {
-                self.bump();
-                let lit = match t.kind {
-                    Tok::True => Literal::Bool(true),
-                    Tok::False => Literal::Bool(false),
-                    _ => Literal::Null,
-                };
-                self.leaf(Span::new(t.start, t.end), ExprKind::Literal(lit))
-            }
-            _ => {
-                self.syntax_error(t, "mismatched input", EXPECTING_EXPR);
-                Err(Stop)
-            }
-        }
-    }
-
-    fn number(&mut self) -> PResult {
-        let first = self.bump();
-        let (negative, t) = if first.kind == Tok::Minus {
-            (true, self.bump())
-        } else {
-            (false, first)
-        };
-        let text = self.text(t);
-        let span = Span::new(first.start, t.end);
-        let lit = match t.kind {
-            Tok::Int => lexer::int_value(text, negative)
-                .map(Literal::Int)
-                .ok_or("invalid int literal"),
-            Tok::Uint => lexer::uint_value(text)
-                .map(Literal::Uint)
-                .ok_or("invalid uint literal"),
-            Tok::Float => lexer::double_value(text, negative)
-                .map(Literal::Double)
-                .ok_or("invalid double literal"),
-            _ => {
-                self.syntax_error(t, "mismatched input", EXPECTING_EXPR);
-                return Err(Stop);
-            }
-        };
-        match lit {
-            Ok(lit) => self.leaf(span, ExprKind::Literal(lit)),
-            Err(msg) => {
-                self.error_at(span, msg);
-                self.error_node(span)
-            }
-        }
-    }
-
-    /// `["."] IDENT`, `["."] IDENT "(" args ")"` or `["."] IDENT {"." IDENT} "{" fields "}"`.
-    fn ident_call_or_message(&mut self) -> PResult {
-        let first = self.tok();
-        let leading_dot = first.kind == Tok::Dot;
-        if leading_dot {
+        if matches!(t.kind, Tok::Ident | Tok::EscIdent) {
             self.bump();
-        }
-        let name_tok = self.tok();
-        if name_tok.kind != Tok::Ident {
-            self.syntax_error(name_tok, "mismatched input", "IDENTIFIER");
-            return Err(Stop);
-        }
-        self.bump();
-        let name = self.text(name_tok);
-        // A qualified message name: look ahead for `.IDENT`* `{`.
-        let mut n = 0;
-        while self.peek_at(n) == Tok::Dot && self.peek_at(n + 1) == Tok::Ident {
-            n += 2;
-        }
-        if self.peek_at(n) == Tok::LBrace {
-            let mut type_name = String::new();
-            if leading_dot {
-                type_name.push('.');
-            }
-            type_name.push_str(name);
-            for _ in 0..n / 2 {
-                self.bump();
-                let seg = self.bump();
-                type_name.push('.');
-                type_name.push_str(self.text(seg));
-            }
-            return self.message(type_name);
-        }
-        let reserved = RESERVED.contains(&name);
-        let full = if leading_dot {
-            format!(".{name}")
+            Ok(t)
         } else {
-            name.to_string()
-        };
-        if self.peek() == Tok::LParen {
-            let open = self.bump();
-            let id = self.new_id();
-            let args = self.args(Tok::RParen, "')'")?;
-            let span = Span::new(open.start, self.prev_end());
-            if reserved {
-                self.error_at(
-                    Span::new(first.start, name_tok.end),
-                    format!("reserved identifier: {name}"),
-                );
-                return self.error_node(span);
-            }
-            return crate::syntax::macros::global_call_or_macro(self, id, span, &full, args);
-        }
-        let span = Span::new(name_tok.start, name_tok.end);
-        if reserved {
-            self.error_at(
-                Span::new(first.start, name_tok.end),
-                format!("reserved identifier: {name}"),
-            );
-            return self.error_node(span);
-        }
-        self.leaf(span, ExprKind::Ident(full))
-    }
-
-    /// Comma-separated expressions up to `close` (consumed).
-    fn args(&mut self, close: Tok, what: &str) -> Result<Vec<Node>, Stop> {
-        let mut out = Vec::new();
-        if self.peek() == close {
-            self.bump();
-            return Ok(out);
-        }
-        loop {
-            out.push(self.expr()?);
-            match self.peek() {
-                Tok::Comma => {
-                    self.bump();
-                }
-                k if k == close => {
-                    self.bump();
-                    return Ok(out);
-                }
-                _ => {
-                    let t = self.tok();
-                    let expecting = format!("{{',', {what}}}");
-                    self.syntax_error(t, "mismatched input", &expecting);
-                    return Err(Stop);
-                }
-            }
+            let what = self.unexpected(1, |k| {
+                matches!(k, Tok::Ident | Tok::EscIdent | Tok::RBrace | Tok::Comma)
+            });
+            self.syntax_error(t, what, expecting);
+            Err(Stop)
         }
     }
 
-    /// Skips an optional trailing comma before `close`; reports whether the list goes on.
-    fn list_continues(&mut self, close: Tok, what: &str) -> Result<bool, Stop> {
-        match self.peek() {
-            Tok::Comma => {
-                self.bump();
-                if self.peek() == close {
-                    self.bump();
-                    return Ok(false);
-                }
-                Ok(true)
-            }
-            k if k == close => {
-                self.bump();
-                Ok(false)
-            }
-            _ => {
-                let t = self.tok();
-                let expecting = format!("{{',', {what}}}");
-                self.syntax_error(t, "mismatched input", &expecting);
-                Err(Stop)
-            }
+    fn field_text(&self, t: Token) -> String {
+        if t.kind == Tok::EscIdent {
+            unescape_ident(self.text(t))
+        } else {
+            self.text(t).to_string()
         }
     }
 
-    fn list(&mut self) -> PResult {
-        let open = self.bump();
+    fn select(&mut self, start: usize, optional: bool, name: Token, operand: Node) -> PResult {
         let id = self.new_id();
-        let mut elements = Vec::new();
-        let mut optional_indices = Vec::new();
-        let mut h = 0;
-        if self.peek() == Tok::RBracket {
-            self.bump();
-        } else {
-            loop {
-                if self.peek() == Tok::Question {
-                    self.bump();
-                    optional_indices.push(u32::try_from(elements.len()).unwrap_or(u32::MAX));
-                }
-                let e = self.expr()?;
-                h = h.max(e.height);
-                elements.push(e.expr);
-                if !self.list_continues(Tok::RBracket, "']'")? {
-                    break;
-                }
-            }
-        }
-        let span = Span::new(open.start, self.prev_end());
-        let kind = ExprKind::List {
-            elements,
-            optional_indices,
+        let span = Span::new(start, self.prev_end());
+        let h = operand.height;
+        let kind = ExprKind::Select {
+            operand: operand.expr,
+            field: self.field_text(name),
+            test_only: false,
+            optional,
         };
         self.node(id, span, kind, h)
     }
 
-    fn map(&mut self) -> PResult {
-        let open = self.bump();
-        let id = self.new_id();
-        let mut entries = Vec::new();
-        let mut h = 0;
-        if self.peek() == Tok::RBrace {
-            self.bump();
-        } else {
-            loop {
-                let optional = self.peek() == Tok::Question;
-                if optional {
-                    self.bump();
-                }
-                let entry_id_at = self.pos;
-                let _ = entry_id_at;
-                // cel-go numbers the entry (its ':') before the key.
-                let entry_id = self.new_id();
-                let key = self.expr()?;
-                self.expect(Tok::Colon, "':'")?;
-                let value = self.expr()?;
-                h = h.max(key.height).max(value.height);
-                entries.push(MapEntry {
-                    id: entry_id,
-                    key: key.expr,
-                    value: value.expr,
-                    optional,
-                });
-                if !self.list_continues(Tok::RBrace, "'}'")? {
-                    break;
-                }
-            }
-        }
-        let span = Span::new(open.start, self.prev_end());
-        self.node(id, span, ExprKind::Map { entries }, h)
-    }
-
-    fn message(&mut self, type_name: String) -> PResult {
-        let open = self.bump();
-        let id = self.new_id();
-        let mut fields = Vec::new();
-        let mut h = 0;
-        if self.peek() == Tok::RBrace {
-            self.bump();
-        } else {
-            loop {
-                let optional = self.peek() == Tok::Question;
-                if optional {
-                    self.bump();
-                }
-                let t = self.tok();
-                let name = match t.kind {
-                    Tok::Ident => self.text(t).to_string(),
-                    Tok::EscIdent => unescape_ident(self.text(t)),
-                    _ => {
-                        self.syntax_error(
-                            t,
-                            "mismatched input",
-                            "{'}', ',', '?', IDENTIFIER, ESC_IDENTIFIER}",
-                        );
-                        return Err(Stop);
-                    }
-                };
-                self.bump();
-                self.expect(Tok::Colon, "':'")?;
-                let field_id = self.new_id();
-                let value = self.expr()?;
-                h = h.max(value.height);
-                fields.push(StructField {
-                    id: field_id,
-                    name,
-                    value: value.expr,
-                    optional,
-                });
-                if !self.list_continues(Tok::RBrace, "'}'")? {
-                    break;
-                }
-            }
-        }
-        let span = Span::new(open.start, self.prev_end());
-        self.node(id, span, ExprKind::Struct { type_name, fields }, h)
-    }
-
-    /// Builds a comprehension node (for macros).
-    pub fn comprehension(&mut self, span: Span, parts: ComprehensionParts) -> PResult {
-        let h = [
-            &parts.iter_range,
-            &parts.accu_init,
-            &parts.loop_condition,
-            &parts.loop_step,
-            &parts.result,
-        ]
-        .iter()
-        .map(|n| n.height)
-        .max()
-        .unwrap_or(0);
-        let id = self.new_id();
-        let kind = ExprKind::Comprehension(Box::new(Comprehension {
-            iter_var: parts.iter_var,
-            iter_var2: parts.iter_var2,
-            iter_range: parts.iter_range.expr,
-            accu_var: parts.accu_var,
-            accu_init: parts.accu_init.expr,
-            loop_condition: parts.loop_condition.expr,
-            loop_step: parts.loop_step.expr,
-            result: parts.result.expr,
-        }));
-        self.node(id, span, kind, h)
-    }
-
-    /// A fresh leaf for macro expansions.
-    pub fn new_leaf(&mut self, span: Span, kind: ExprKind) -> PResult {
-        self.leaf(span, kind)
-    }
-
-    /// A fresh list node for macro expansions.
-    pub fn new_list(&mut self, span: Span, elements: Vec<Node>) -> PResult {
-        let id = self.new_id();
-        let h = elements.iter().map(|e| e.height).max().unwrap_or(0);
-        let kind = ExprKind::List {
-            elements: elements.into_iter().map(|e| e.expr).collect(),
-            optional_indices: Vec::new(),
-        };
-        self.node(id, span, kind, h)
+    fn receiver_call(
+        &mut self,
+        open: usize,
+        id: ExprId,
+        name: Token,
+        operand: Node,
+        args: Vec<Node>,
+    ) -> PResult {
+        let span = Span::new(open, self.prev_end());
+        let name = self.text(name);
+        macros::receiver_call_or_macro(self, id, span, name, operand, args)
     }
 }
 
@@ -836,12 +636,56 @@ pub(crate) struct ComprehensionParts {
     pub result: Node,
 }
 
-struct Balance<'b> {
+/// A `&&` or `||` chain being collected: terms and (operator position, id) pairs.
+struct Chain {
+    terms: Vec<Node>,
+    ops: Vec<(usize, ExprId)>,
+}
+
+impl Chain {
+    fn new(first: Node) -> Chain {
+        Chain {
+            terms: vec![first],
+            ops: Vec::new(),
+        }
+    }
+
+    /// Adds an operator (numbered later, see [`Chain::number_last`]) and its right term.
+    fn push(&mut self, op_start: usize, term: Node) {
+        self.terms.push(term);
+        self.ops.push((op_start, 0));
+    }
+
+    fn number_last(&mut self, id: ExprId) {
+        if let Some(op) = self.ops.last_mut() {
+            op.1 = id;
+        }
+    }
+}
+
+struct PendingOp {
+    prec: u8,
     function: &'static str,
-    op_ids: &'b [ExprId],
-    op_starts: &'b [usize],
     start: usize,
-    end: usize,
+    id: ExprId,
+}
+
+fn binary_op(t: Tok) -> Option<(u8, &'static str)> {
+    Some(match t {
+        Tok::Less => (0, ops::LESS),
+        Tok::LessEq => (0, ops::LESS_EQUALS),
+        Tok::Greater => (0, ops::GREATER),
+        Tok::GreaterEq => (0, ops::GREATER_EQUALS),
+        Tok::EqEq => (0, ops::EQUALS),
+        Tok::NotEq => (0, ops::NOT_EQUALS),
+        Tok::In => (0, ops::IN),
+        Tok::Plus => (1, ops::ADD),
+        Tok::Minus => (1, ops::SUBTRACT),
+        Tok::Star => (2, ops::MULTIPLY),
+        Tok::Slash => (2, ops::DIVIDE),
+        Tok::Percent => (2, ops::MODULO),
+        _ => return None,
+    })
 }
 
 fn unescape_ident(text: &str) -> String {
