@@ -29,7 +29,7 @@ use crate::value::{List, Value};
 use super::sets::EqIndex;
 
 /// The name of the internal function `sortBy` expands to.
-pub const SORT_BY_ASSOCIATED_KEYS: &str = "@sortByAssociatedKeys";
+pub use crate::syntax::SORT_BY_ASSOCIATED_KEYS;
 
 /// cel-go's comparable element types, with the names its overload ids use.
 const SORT_IDS: [(&str, &str, fn() -> Type); 8] = [

@@ -243,3 +243,83 @@ fn costs() {
         ("input.distinct()", "[]", 12),
     ]);
 }
+
+#[test]
+fn sort_by_macro() {
+    check_table(&[
+        ("[].sortBy(e, e)", "{}", "[]"),
+        ("['a'].sortBy(e, e)", "{}", "['a']"),
+        (
+            "[-3, 1, -5, -2, 4].sortBy(e, -(e * e))",
+            "{}",
+            "[-5, 4, -3, -2, 1]",
+        ),
+        (
+            "[-3, 1, -5, -2, 4].map(e, e * 2).sortBy(e, -(e * e))",
+            "{}",
+            "[-10, 8, -6, -4, 2]",
+        ),
+        ("lists.range(3).sortBy(e, -e)", "{}", "[2, 1, 0]"),
+        (
+            "[{'x': 4}, {'x': 3}, {'x': 1}].sortBy(e, e.x)",
+            "{}",
+            "[{'x': 1}, {'x': 3}, {'x': 4}]",
+        ),
+        (
+            "input.items.sortBy(i, i.name)",
+            r#"{"items": [{"name": "b"}, {"name": "a"}, {"name": "c"}]}"#,
+            "[{'name': 'a'}, {'name': 'b'}, {'name': 'c'}]",
+        ),
+        (
+            "input.sortBy(i, i.p).map(i, i.n)",
+            r#"[{"n": "x", "p": 2}, {"n": "y", "p": 1}, {"n": "z", "p": 2}]"#,
+            "['y', 'x', 'z']",
+        ),
+        // Variables from outside stay visible in the key expression.
+        (
+            "input.map(o, [1, 2, 3].sortBy(e, e * o)).flatten()",
+            "[1, -1]",
+            "[1, 2, 3, 3, 2, 1]",
+        ),
+        (
+            "input.sortBy(i, i)",
+            "[1, 2.0]",
+            "error: list elements must have the same type",
+        ),
+        (
+            "input.sortBy(i, i)",
+            "[[1], [2]]",
+            "error: list elements must be comparable",
+        ),
+    ]);
+}
+
+#[test]
+fn sort_by_parse_errors() {
+    let env = crate::env::Env::kubernetes();
+    for (expr, message) in [
+        (
+            "{}.sortBy(e, e)",
+            "sortBy can only be applied to a list, identifier, comprehension, call or select expression",
+        ),
+        ("1.sortBy(e, e)", "sortBy can only be applied"),
+        ("[1].sortBy(e.f, e)", "argument is not an identifier"),
+    ] {
+        let err = env.compile(expr).unwrap_err().to_string();
+        assert!(err.contains(message), "{expr}: {err}");
+    }
+}
+
+#[test]
+fn sort_by_cost() {
+    check_costs(&[
+        // The "let": range [] 10, init `input` 1; its result: the receiver 1, the map
+        // (range 1, init 10, three steps of 13, result 1) and the sort of the keys
+        // (3² · 2 + 11).
+        (
+            "input.sortBy(e, e)",
+            "[3, 1, 2]",
+            10 + 1 + 1 + (1 + 10 + 3 * 13 + 1) + 29,
+        ),
+    ]);
+}
