@@ -846,7 +846,7 @@ impl Comprehension {
                 Step::Append(elem) => {
                     let v = elem.run(ctx, Some(&inner));
                     drop(inner);
-                    push(accu, v);
+                    push(accu, charge_append(ctx, v));
                     None
                 }
                 Step::All(_) | Step::Exists(_) => None,
@@ -859,7 +859,7 @@ impl Comprehension {
                     Ok(Value::Bool(true)) => {
                         let v = elem.run(ctx, Some(&inner));
                         drop(inner);
-                        push(accu, v);
+                        push(accu, charge_append(ctx, v));
                         None
                     }
                     Ok(Value::Bool(false)) => None,
@@ -889,10 +889,9 @@ fn map_insert_step<'a>(
     if let Some(filter) = filter {
         match filter.run(ctx, Some(inner)) {
             Ok(Value::Bool(true)) => {}
-            Ok(Value::Bool(false)) => {
-                // The false branch reads @result.
-                return ctx.charge(cost::SELECT_AND_IDENT).err().map(Err);
-            }
+            // The false branch is @result itself: cel-go resolves an attribute branch of a
+            // conditional without charging for it.
+            Ok(Value::Bool(false)) => return None,
             Ok(other) => return Some(Err(bool_overload("_?_:_", &other))),
             Err(e) => return Some(Err(e)),
         }
@@ -926,6 +925,17 @@ fn insert_entry<'a>(
         None => crate::library::ext::comprehensions::insert_all_in_place(&mut map, value)?,
     }
     Ok(map)
+}
+
+/// What cel-go charges for `@result + [e]` besides `e`: the read of `@result`, the list
+/// literal and the `+`. (In `c ? @result + [e] : @result` the false branch, an attribute, is
+/// free.)
+const APPEND_STEP_COST: u64 = cost::SELECT_AND_IDENT + cost::LIST_CREATE_BASE + 1;
+
+fn charge_append<'a>(ctx: &Ctx<'_, 'a>, v: EvalResult<'a>) -> EvalResult<'a> {
+    let v = v?;
+    ctx.charge(APPEND_STEP_COST)?;
+    Ok(v)
 }
 
 /// Appends to the accumulator list in place (it is uniquely owned during the fold).
