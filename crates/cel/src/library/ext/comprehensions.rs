@@ -24,7 +24,7 @@ use crate::types::Type;
 use crate::value::{Key, Map, OwnedMap, Value};
 
 /// The function the `transformMap` and `transformMapEntry` expansions call.
-pub const MAP_INSERT: &str = "cel.@mapInsert";
+pub use crate::syntax::MAP_INSERT;
 
 pub fn register(r: &mut Registry) {
     let map_kv = || Type::map(Type::param("K"), Type::param("V"));
@@ -142,7 +142,93 @@ pub fn insert_all_in_place<'a>(accu: &mut Value<'a>, entries: Value<'a>) -> Resu
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::library::test_support::same;
+    use crate::library::test_support::{check_costs, check_table, same};
+
+    const MAP: &str = r#"{"a": 1, "b": 2}"#;
+
+    #[test]
+    fn two_variable_macros_through_the_evaluator() {
+        check_table(&[
+            ("input.transformMap(k, v, v + 1)", MAP, "{'a': 2, 'b': 3}"),
+            ("input.transformMap(k, v, v > 1, v + 1)", MAP, "{'b': 3}"),
+            (
+                "input.transformMapEntry(k, v, {v: k})",
+                MAP,
+                "{1: 'a', 2: 'b'}",
+            ),
+            (
+                "input.transformMapEntry(k, v, v > 1, {k + k: v})",
+                MAP,
+                "{'bb': 2}",
+            ),
+            (
+                "[1, 2, 3].transformMap(i, v, v * 2)",
+                "{}",
+                "{0: 2, 1: 4, 2: 6}",
+            ),
+            ("[1, 2, 3].transformList(i, v, i * v)", "{}", "[0, 2, 6]"),
+            ("input.transformList(k, v, k)", MAP, "['a', 'b']"),
+            ("input.all(k, v, v > 0)", MAP, "true"),
+            ("input.exists(k, v, k == 'b' && v == 2)", MAP, "true"),
+            ("input.existsOne(k, v, v > 0)", MAP, "false"),
+            (
+                "input.transformMapEntry(k, v, {'x': k})",
+                MAP,
+                "error: insert failed: key x already exists",
+            ),
+            (
+                "[1, 1].transformMapEntry(i, v, {v: i})",
+                "{}",
+                "error: insert failed: key 1 already exists",
+            ),
+            (
+                "input.transformMap(k, v, k == 'a' ? 1 / 0 : v)",
+                MAP,
+                "error: division by zero",
+            ),
+            (
+                "input.transformMap(k, v, 1 / (v - 1) > 0, v)",
+                MAP,
+                "error: division by zero",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn two_variable_macro_costs_match_the_generic_fold() {
+        check_costs(&[
+            // input 1, {} 30, per entry @result 1 + k 1 + (v + 1) 2 + call 1, result 1.
+            ("input.transformMap(k, v, v + 1)", MAP, 1 + 30 + 2 * 5 + 1),
+            (
+                "{'a': 1, 'b': 2}.transformMap(k, v, v + 1)",
+                "{}",
+                30 + 30 + 2 * 5 + 1,
+            ),
+            // The filter (2) on each entry; the false branch (@result) is free.
+            (
+                "input.transformMap(k, v, v > 1, v + 1)",
+                MAP,
+                1 + 30 + 2 * 2 + 5 + 1,
+            ),
+            // The entry map literal costs 30.
+            (
+                "input.transformMapEntry(k, v, {v: k})",
+                MAP,
+                1 + 30 + 2 * 34 + 1,
+            ),
+            // transformList appends as map does: 12 + the element.
+            ("input.transformList(k, v, k)", MAP, 1 + 10 + 2 * 13 + 1),
+        ]);
+        // A failing step fails the next before its arguments run: @result is read (1).
+        let (_, cost) = crate::library::test_support::eval_cost(
+            "input.transformMap(k, v, k == 'a' ? 1 / 0 : v)",
+            MAP,
+            "null",
+        );
+        // input 1, {} 30, entry a: @result 1 + k 1 + (k == 'a') 2 + 1/0 1; entry b: 1;
+        // result 1.
+        assert_eq!(cost, 1 + 30 + 5 + 1 + 1);
+    }
 
     fn map_of<'a>(entries: &[(Value<'a>, Value<'a>)]) -> Value<'a> {
         let mut m = OwnedMap::new();
