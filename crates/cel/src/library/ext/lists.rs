@@ -32,7 +32,10 @@ use super::sets::EqIndex;
 pub use crate::syntax::SORT_BY_ASSOCIATED_KEYS;
 
 /// cel-go's comparable element types, with the names its overload ids use.
-const SORT_IDS: [(&str, &str, fn() -> Type); 8] = [
+/// Builds a declared type (a `Type` cannot be a constant).
+type TypeOf = fn() -> Type;
+
+const SORT_IDS: [(&str, &str, TypeOf); 8] = [
     ("list_int_sort", "list_int_sortByAssociatedKeys", || {
         Type::Int
     }),

@@ -22,16 +22,19 @@ use crate::ops;
 use crate::types::Type;
 use crate::value::{Duration, Value};
 
-/// The element types with an ordering, as the libraries name them in overload ids.
-const COMPARABLE: [(&str, fn() -> Type); 8] = [
-    ("int", || Type::Int),
-    ("uint", || Type::Uint),
-    ("double", || Type::Double),
-    ("bool", || Type::Bool),
-    ("duration", || Type::Duration),
-    ("timestamp", || Type::Timestamp),
-    ("string", || Type::String),
-    ("bytes", || Type::Bytes),
+/// Builds a declared type (a `Type` cannot be a constant).
+type TypeOf = fn() -> Type;
+
+/// The element types with an ordering, in the order of the overload id tables below.
+const COMPARABLE: [TypeOf; 8] = [
+    || Type::Int,
+    || Type::Uint,
+    || Type::Double,
+    || Type::Bool,
+    || Type::Duration,
+    || Type::Timestamp,
+    || Type::String,
+    || Type::Bytes,
 ];
 
 const IS_SORTED_IDS: [&str; 8] = [
@@ -64,7 +67,7 @@ const MAX_IDS: [&str; 8] = [
     "list_string_max_string",
     "list_bytes_max_bytes",
 ];
-const SUM_IDS: [(&str, fn() -> Type); 4] = [
+const SUM_IDS: [(&str, TypeOf); 4] = [
     ("list_int_sum_int", || Type::Int),
     ("list_uint_sum_uint", || Type::Uint),
     ("list_double_sum_double", || Type::Double),
@@ -81,7 +84,7 @@ pub fn register(r: &mut Registry) {
     let typed = |ids: &[&'static str; 8], result: Option<Type>| -> Vec<Overload> {
         ids.iter()
             .zip(COMPARABLE.iter())
-            .map(|(id, (_, t))| member(id, vec![Type::list(t())], result.clone().unwrap_or_else(t)))
+            .map(|(id, t)| member(id, vec![Type::list(t())], result.clone().unwrap_or_else(t)))
             .collect()
     };
     r.add(
