@@ -101,3 +101,52 @@ pub fn check_costs(cases: &[(&str, &str, u64)]) {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Evaluates `expr` in the Kubernetes environment without the homogeneous-literal rule
+/// (as cel-go's own library tests run), with each top-level field of the JSON object
+/// `vars` bound to a `dyn` variable of that name; returns the result or error text (as
+/// `{:?}`) and the cost.
+pub fn eval_vars_cost(expr: &str, vars: &str) -> (Result<String, String>, u64) {
+    let json: Json = sonic_rs::from_str(vars).unwrap();
+    let mut env = Env::kubernetes();
+    env.check_options_mut().homogeneous_aggregate_literals = false;
+    let fields: Vec<(String, Value<'_>)> = match Value::from_json(&json) {
+        Value::Map(m) => m
+            .iter()
+            .filter_map(|(k, v)| match k {
+                crate::value::Key::String(s) => Some((s.as_str().to_string(), v)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (name, _) in &fields {
+        env.declare(name, Type::Dyn);
+    }
+    let mut act = Activation::new(&env);
+    for (name, v) in fields {
+        act.bind(&name, v).unwrap();
+    }
+    let program = env.compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let got = program.evaluate(&act, None);
+    let result = match got.result {
+        Ok(v) => Ok(format!("{v:?}")),
+        Err(e) => Err(e.message().to_string()),
+    };
+    (result, got.cost)
+}
+
+/// Asserts `(expression, variables as a JSON object, cost)` rows that must evaluate to
+/// `true`, as cel-go's cost tables are written.
+pub fn check_true_costs(cases: &[(&str, &str, u64)]) {
+    let mut failures = Vec::new();
+    for (expr, vars, want) in cases {
+        let (result, cost) = eval_vars_cost(expr, vars);
+        if result.as_deref() != Ok("Bool(true)") {
+            failures.push(format!("{expr}: {result:?}"));
+        } else if cost != *want {
+            failures.push(format!("{expr} ({vars}): cost {cost}, want {want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
