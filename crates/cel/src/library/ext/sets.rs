@@ -301,4 +301,70 @@ mod tests {
             "no matching overload for 'sets.contains' applied to '(int, list)'"
         );
     }
+
+    /// cel-go's own figures (`ext/sets_test.go`), whole expressions.
+    #[test]
+    fn cel_go_table() {
+        crate::library::test_support::check_true_costs(&[
+            (
+                r#"sets.contains(x, [1, 2, 3])"#,
+                r#"{"x": [5, 4, 3, 2, 1]}"#,
+                27,
+            ),
+            (
+                r#"sets.contains(x, [1, 1, 1, 1, 1])"#,
+                r#"{"x": [5, 4, 3, 2, 1]}"#,
+                37,
+            ),
+            (r#"sets.contains([], [])"#, r#"{}"#, 21),
+            (r#"sets.contains([1], [])"#, r#"{}"#, 21),
+            (r#"sets.contains([1], [1])"#, r#"{}"#, 22),
+            (r#"sets.contains([1], [1, 1])"#, r#"{}"#, 23),
+            (r#"sets.contains([1, 1], [1])"#, r#"{}"#, 23),
+            (r#"sets.contains([2, 1], [1])"#, r#"{}"#, 23),
+            (r#"sets.contains([1, 2, 3, 4], [2, 3])"#, r#"{}"#, 29),
+            (r#"sets.contains([1], [1.0, 1])"#, r#"{}"#, 23),
+            (r#"sets.contains([1, 2], [2u, 2.0])"#, r#"{}"#, 25),
+            (r#"sets.contains([1, 2u], [2, 2.0])"#, r#"{}"#, 25),
+            (r#"sets.contains([1, 2.0, 3u], [1.0, 2u, 3])"#, r#"{}"#, 30),
+            (r#"sets.contains([[1], [2, 3]], [[2, 3.0]])"#, r#"{}"#, 53),
+            (r#"!sets.contains([1], [2])"#, r#"{}"#, 23),
+            (r#"!sets.contains([1], [1, 2])"#, r#"{}"#, 24),
+            (r#"!sets.contains([1], ["1", 1])"#, r#"{}"#, 24),
+            (r#"!sets.contains([1], [1.1, 1u])"#, r#"{}"#, 24),
+            (r#"sets.equivalent([], [])"#, r#"{}"#, 21),
+            (r#"sets.equivalent([1], [1])"#, r#"{}"#, 23),
+            (r#"sets.equivalent([1], [1, 1])"#, r#"{}"#, 25),
+            (r#"sets.equivalent([1, 1], [1])"#, r#"{}"#, 25),
+            (r#"sets.equivalent([1], [1u, 1.0])"#, r#"{}"#, 25),
+            (r#"sets.equivalent([1, 2, 3], [3u, 2.0, 1])"#, r#"{}"#, 39),
+            (
+                r#"sets.equivalent([[1.0], [2, 3]], [[1], [2, 3.0]])"#,
+                r#"{}"#,
+                69,
+            ),
+            (r#"!sets.equivalent([2, 1], [1])"#, r#"{}"#, 26),
+            (r#"!sets.equivalent([1], [1, 2])"#, r#"{}"#, 26),
+            (r#"!sets.equivalent([1, 2], [2u, 2, 2.0])"#, r#"{}"#, 34),
+            (r#"!sets.equivalent([1, 2], [1u, 2, 2.3])"#, r#"{}"#, 34),
+            (r#"sets.intersects([1], [1])"#, r#"{}"#, 22),
+            (r#"sets.intersects([1], [1, 1])"#, r#"{}"#, 23),
+            (r#"sets.intersects([1, 1], [1])"#, r#"{}"#, 23),
+            (r#"sets.intersects([2, 1], [1])"#, r#"{}"#, 23),
+            (r#"sets.intersects([1], [1, 2])"#, r#"{}"#, 23),
+            (r#"sets.intersects([1], [1.0, 2])"#, r#"{}"#, 23),
+            (r#"sets.intersects([1, 2], [2u, 2, 2.0])"#, r#"{}"#, 27),
+            (r#"sets.intersects([1, 2], [1u, 2, 2.3])"#, r#"{}"#, 27),
+            (
+                r#"sets.intersects([[1], [2, 3]], [[1, 2], [2, 3.0]])"#,
+                r#"{}"#,
+                65,
+            ),
+            (r#"!sets.intersects([], [])"#, r#"{}"#, 22),
+            (r#"!sets.intersects([1], [])"#, r#"{}"#, 22),
+            (r#"!sets.intersects([1], [2])"#, r#"{}"#, 23),
+            (r#"!sets.intersects([1], ["1", 2])"#, r#"{}"#, 24),
+            (r#"!sets.intersects([1], [1.1, 2u])"#, r#"{}"#, 24),
+        ]);
+    }
 }
