@@ -207,3 +207,57 @@ fn direct_calls_on_json_views() {
         "no such overload: sum(int)"
     );
 }
+
+/// Kubernetes' own figures (`library/cost_test.go`: `TestListsCost`, `TestIndexOfCost`).
+#[test]
+fn kubernetes_cost_table() {
+    let ints = "[1, 2, 3, 4, 5]";
+    let uints = "[uint(1), uint(2), uint(3), uint(4), uint(5)]";
+    let doubles = "[1.0, 2.0, 3.0, 4.0, 5.0]";
+    let bools = "[false, true, false, true, false]";
+    let strings =
+        "['012345678901', '012345678901', '012345678901', '012345678901', '012345678901']";
+    let bytes = "[bytes('012345678901'), bytes('012345678901'), bytes('012345678901'), \
+                 bytes('012345678901'), bytes('012345678901')]";
+    let durations =
+        "[duration('1s'), duration('2s'), duration('3s'), duration('4s'), duration('5s')]";
+    let timestamps = "[timestamp('2011-01-01T00:00:00.000+01:00'), \
+                      timestamp('2011-01-02T00:00:00.000+01:00'), \
+                      timestamp('2011-01-03T00:00:00.000+01:00'), \
+                      timestamp('2011-01-04T00:00:00.000+01:00'), \
+                      timestamp('2011-01-05T00:00:00.000+01:00')]";
+    let mut cases: Vec<(String, u64)> = Vec::new();
+    for (list, cost) in [(ints, 15), (uints, 20), (doubles, 15), (durations, 20)] {
+        cases.push((format!("{list}.sum()"), cost));
+    }
+    for op in ["isSorted", "max", "min"] {
+        for (list, cost) in [
+            (ints, 15),
+            (uints, 20),
+            (doubles, 15),
+            (bools, 15),
+            (strings, 15),
+            (bytes, 25),
+            (durations, 20),
+            (timestamps, 20),
+        ] {
+            cases.push((format!("{list}.{op}()"), cost));
+        }
+    }
+    for op in ["indexOf", "lastIndexOf"] {
+        for (list, param, cost) in [
+            (ints, "3", 15),
+            (uints, "uint(3)", 21),
+            (doubles, "3.0", 15),
+            (bools, "true", 15),
+            (strings, "'x'", 15),
+            (bytes, "bytes('x')", 26),
+            (durations, "duration('3s')", 21),
+            (timestamps, "timestamp('2011-01-03T00:00:00.000+01:00')", 21),
+        ] {
+            cases.push((format!("{list}.{op}({param})"), cost));
+        }
+    }
+    let rows: Vec<(&str, &str, u64)> = cases.iter().map(|(e, c)| (e.as_str(), "{}", *c)).collect();
+    check_costs(&rows);
+}
