@@ -11,7 +11,8 @@ use crate::check::resolve::{self, Resolution};
 use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
 use crate::eval::{
-    Arith, Comprehension as CompNode, Ctx, LocalVar, MapEntryNode, Node, Step, StrTest, StringSet,
+    Arith, Comprehension as CompNode, Ctx, LocalVar, MEMO_SLOTS, MapEntryNode, Node, Step, StrTest,
+    StringSet,
 };
 use crate::library::Impl;
 use crate::ops::Relation;
@@ -44,6 +45,8 @@ struct Frame<'e> {
     iter: Option<&'e str>,
     iter2: Option<&'e str>,
     accu: &'e str,
+    /// Field paths on this comprehension's variables that have a memo slot.
+    memo: Vec<(LocalVar, Vec<Box<str>>)>,
 }
 
 struct Compiler<'e> {
@@ -79,7 +82,18 @@ impl<'e> Compiler<'e> {
                 }
                 let operand = self.lower(operand);
                 if !*test_only && !*optional {
-                    return selects(operand, &[field.as_str()]);
+                    return self.selects(operand, &[field.as_str()]);
+                }
+                if *test_only {
+                    match operand {
+                        base @ (Node::Var { .. } | Node::Local { .. }) => {
+                            return self.has_path(base, Vec::new(), field);
+                        }
+                        Node::Path { base, fields, .. } => {
+                            return self.has_path(*base, fields.into_vec(), field);
+                        }
+                        _ => {}
+                    }
                 }
                 let operand = boxed(operand);
                 let field: Box<str> = field.as_str().into();
@@ -150,7 +164,7 @@ impl<'e> Compiler<'e> {
 
     /// Resolves an identifier or plain select chain whose longest prefix is a global name
     /// (the checker's rules, `check::resolve`), applying the remaining fields as selections.
-    fn resolve_global_chain(&self, e: &Expr) -> Option<Node> {
+    fn resolve_global_chain(&mut self, e: &Expr) -> Option<Node> {
         let is_local = |n: &str| self.local(n).is_some();
         let (resolution, remaining) = resolve::resolve_select_chain(self.env, e, &is_local)?;
         let mut fields = Vec::with_capacity(remaining);
@@ -175,7 +189,91 @@ impl<'e> Compiler<'e> {
                 None => Node::Fail(EvalError::new(format!("unknown variable: {name}"))),
             },
         };
-        Some(selects(base, &fields))
+        Some(self.selects(base, &fields))
+    }
+
+    /// Field selections on `node`: one path node over a variable (extending an existing
+    /// path), or plain selections on anything else.
+    fn selects(&mut self, node: Node, fields: &[&str]) -> Node {
+        if fields.is_empty() {
+            return node;
+        }
+        let (base, all) = match node {
+            base @ (Node::Var { .. } | Node::Local { .. }) => {
+                (base, fields.iter().map(|f| Box::<str>::from(*f)).collect())
+            }
+            Node::Path {
+                base, fields: head, ..
+            } => (
+                *base,
+                head.iter()
+                    .cloned()
+                    .chain(fields.iter().map(|f| Box::<str>::from(*f)))
+                    .collect::<Vec<_>>(),
+            ),
+            mut node => {
+                for f in fields {
+                    node = Node::Select {
+                        operand: boxed(node),
+                        field: (*f).into(),
+                    };
+                }
+                return node;
+            }
+        };
+        let memo = self.memo_slots(&base, &all);
+        Node::Path {
+            base: boxed(base),
+            fields: all.into_boxed_slice(),
+            memo,
+        }
+    }
+
+    fn has_path(&mut self, base: Node, mut fields: Vec<Box<str>>, last: &str) -> Node {
+        fields.push(last.into());
+        let memo = self.memo_slots(&base, &fields);
+        Node::HasPath {
+            base: boxed(base),
+            fields: fields.into_boxed_slice(),
+            memo,
+        }
+    }
+
+    /// Memo slots for each prefix of a path on a comprehension variable (first come, first
+    /// served, up to `MEMO_SLOTS` per comprehension).
+    fn memo_slots(&mut self, base: &Node, fields: &[Box<str>]) -> Box<[Option<u8>]> {
+        let Node::Local {
+            up,
+            var: var @ (LocalVar::Iter | LocalVar::Iter2),
+        } = base
+        else {
+            return Box::new([]);
+        };
+        let depth = self.scopes.len();
+        let Some(frame) = depth
+            .checked_sub(1 + *up as usize)
+            .and_then(|i| self.scopes.get_mut(i))
+        else {
+            return Box::new([]);
+        };
+        (1..=fields.len())
+            .map(|n| {
+                let prefix = fields.get(..n).unwrap_or(&[]);
+                let at = frame
+                    .memo
+                    .iter()
+                    .position(|(v, p)| v == var && p.as_slice() == prefix);
+                let at = match at {
+                    Some(at) => Some(at),
+                    None if frame.memo.len() < MEMO_SLOTS => {
+                        frame.memo.push((*var, prefix.to_vec()));
+                        Some(frame.memo.len() - 1)
+                    }
+                    None => None,
+                };
+                at.and_then(|i| u8::try_from(i).ok())
+            })
+            .collect()
     }
 
     fn local(&self, name: &str) -> Option<Node> {
@@ -392,6 +490,7 @@ impl<'e> Compiler<'e> {
             iter: Some(c.iter_var.as_str()),
             iter2: c.iter_var2.as_deref(),
             accu: c.accu_var.as_str(),
+            memo: Vec::new(),
         });
         if let Some(quantifier) = self.lower_quantifier(c) {
             self.scopes.pop();
@@ -419,6 +518,7 @@ impl<'e> Compiler<'e> {
             iter: None,
             iter2: None,
             accu: c.accu_var.as_str(),
+            memo: Vec::new(),
         });
         let result = self.lower(&c.result);
         self.scopes.pop();
@@ -606,37 +706,6 @@ fn append_of<'x>(e: &'x Expr, accu: &str) -> Option<&'x Expr> {
     }
 }
 
-/// Field selections on `node`: one path node over a variable (extending an existing path),
-/// or plain selections on anything else.
-fn selects(node: Node, fields: &[&str]) -> Node {
-    if fields.is_empty() {
-        return node;
-    }
-    match node {
-        Node::Var { .. } | Node::Local { .. } => Node::Path {
-            base: boxed(node),
-            fields: fields.iter().map(|f| Box::<str>::from(*f)).collect(),
-        },
-        Node::Path { base, fields: head } => Node::Path {
-            base,
-            fields: head
-                .iter()
-                .cloned()
-                .chain(fields.iter().map(|f| Box::<str>::from(*f)))
-                .collect(),
-        },
-        mut node => {
-            for f in fields {
-                node = Node::Select {
-                    operand: boxed(node),
-                    field: (*f).into(),
-                };
-            }
-            node
-        }
-    }
-}
-
 /// Type names usable as values (`type(1) == int`).
 pub fn type_constant(name: &str) -> Option<TypeValue> {
     Some(match name {
@@ -683,7 +752,7 @@ fn fold(node: Node) -> Node {
         // `has()` is left alone: its cost depends on the environment's presence-test setting.
         Node::Has { .. } => false,
         Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
-        Node::Path { .. } => false,
+        Node::Path { .. } | Node::HasPath { .. } => false,
         Node::Index(a, b)
         | Node::OptIndex(a, b)
         | Node::And(a, b)

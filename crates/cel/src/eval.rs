@@ -82,6 +82,15 @@ pub enum Node {
     Path {
         base: Box<Node>,
         fields: Box<[Box<str>]>,
+        /// For paths on a comprehension variable: the memo slot of each prefix, if any.
+        memo: Box<[Option<u8>]>,
+    },
+    /// `has(base.f1...fn)` on a variable: the path to `fn`'s parent, then a presence test,
+    /// sharing the comprehension's memo with the paths that read the same fields.
+    HasPath {
+        base: Box<Node>,
+        fields: Box<[Box<str>]>,
+        memo: Box<[Option<u8>]>,
     },
     OptSelect {
         operand: Box<Node>,
@@ -168,12 +177,32 @@ pub enum Step {
     },
 }
 
+/// How many field paths on a comprehension variable one iteration remembers.
+pub const MEMO_SLOTS: usize = 8;
+
+/// A remembered lookup of a field path on the current element: JSON is immutable, so a
+/// path read several times in one iteration (`has(c.x) && has(c.x.y) && c.x.y == 1`) is
+/// looked up once. Costs are charged as if every read happened.
+#[derive(Clone, Copy)]
+enum Memo<'a> {
+    Unknown,
+    Missing,
+    Found(&'a crate::value::Json),
+}
+
+type MemoCells<'a> = [Cell<Memo<'a>>; MEMO_SLOTS];
+
+fn fresh_memo<'a>() -> MemoCells<'a> {
+    std::array::from_fn(|_| Cell::new(Memo::Unknown))
+}
+
 /// The values of one comprehension's variables.
 struct Scope<'s, 'a> {
     parent: Option<&'s Scope<'s, 'a>>,
     iter: Value<'a>,
     iter2: Value<'a>,
     accu: &'s EvalResult<'a>,
+    memo: MemoCells<'a>,
 }
 
 pub(crate) struct Ctx<'c, 'a> {
@@ -234,41 +263,134 @@ impl<'a> std::ops::Deref for Operand<'_, 'a> {
 /// Where a path walk stands: inside the JSON document, or on a computed value.
 enum Cursor<'a> {
     Json(&'a crate::value::Json),
+    Object(&'a crate::value::JsonObject),
     Val(Value<'a>),
 }
 
-/// Applies field selections, borrowing JSON nodes until the last one.
-fn walk<'a>(root: &Value<'a>, fields: &[Box<str>]) -> EvalResult<'a> {
-    let Some((first, rest)) = fields.split_first() else {
-        return Ok(root.clone());
+/// Applies field selections, borrowing JSON nodes until the last one, and using and
+/// filling the memo for prefixes that have a slot.
+fn walk<'a>(
+    root: &Value<'a>,
+    fields: &[Box<str>],
+    slots: &[Option<u8>],
+    memo: Option<&MemoCells<'a>>,
+) -> EvalResult<'a> {
+    let cell = |i: usize| -> Option<&Cell<Memo<'a>>> {
+        let slot = (*slots.get(i)?)?;
+        memo?.get(usize::from(slot))
     };
-    let mut at = match root {
-        Value::Map(Map::Json(o)) => match o.get(&first.as_ref()) {
-            Some(j) => Cursor::Json(j),
-            None => return Err(EvalError::no_such_key(first)),
+    // Resume after the longest remembered prefix.
+    let mut start = 0;
+    let mut at: Option<Cursor<'a>> = None;
+    for i in (0..fields.len()).rev() {
+        if let Some(c) = cell(i) {
+            match c.get() {
+                Memo::Found(j) => {
+                    start = i + 1;
+                    at = Some(Cursor::Json(j));
+                    break;
+                }
+                Memo::Missing => {
+                    return Err(EvalError::no_such_key(fields.get(i).map_or("", |f| f)));
+                }
+                Memo::Unknown => {}
+            }
+        }
+    }
+    let mut at = match at {
+        Some(at) => at,
+        None => match root {
+            Value::Map(Map::Json(o)) => Cursor::Object(o),
+            other => Cursor::Val(other.clone()),
         },
-        other => Cursor::Val(ops::select(other, first)?),
     };
-    for f in rest {
-        at = match at {
-            Cursor::Json(j) => match j.as_object() {
-                Some(o) => match o.get(&f.as_ref()) {
+    for (i, f) in fields.iter().enumerate().skip(start) {
+        let object: Option<&'a crate::value::JsonObject> = match &at {
+            Cursor::Object(o) => Some(*o),
+            Cursor::Json(j) => {
+                let j: &'a crate::value::Json = j;
+                j.as_object()
+            }
+            Cursor::Val(Value::Map(Map::Json(o))) => Some(*o),
+            Cursor::Val(_) => None,
+        };
+        at = match object {
+            Some(o) => {
+                let found = o.get(&f.as_ref());
+                if let Some(c) = cell(i) {
+                    c.set(found.map_or(Memo::Missing, Memo::Found));
+                }
+                match found {
                     Some(next) => Cursor::Json(next),
                     None => return Err(EvalError::no_such_key(f)),
-                },
-                None => Cursor::Val(ops::select(&Value::from_json(j), f)?),
-            },
-            Cursor::Val(Value::Map(Map::Json(o))) => match o.get(&f.as_ref()) {
-                Some(next) => Cursor::Json(next),
-                None => return Err(EvalError::no_such_key(f)),
-            },
-            Cursor::Val(v) => Cursor::Val(ops::select(&v, f)?),
+                }
+            }
+            None => {
+                let current = match at {
+                    Cursor::Json(j) => Value::from_json(j),
+                    Cursor::Object(o) => Value::Map(Map::Json(o)),
+                    Cursor::Val(v) => v,
+                };
+                Cursor::Val(ops::select(&current, f)?)
+            }
         };
     }
     Ok(match at {
         Cursor::Json(j) => Value::from_json(j),
+        Cursor::Object(o) => Value::Map(Map::Json(o)),
         Cursor::Val(v) => v,
     })
+}
+
+/// `has(root.f1...fn)`: walks to `fn`'s parent, then tests for `fn`.
+fn has_path<'a>(
+    root: &Value<'a>,
+    fields: &[Box<str>],
+    slots: &[Option<u8>],
+    memo: Option<&MemoCells<'a>>,
+) -> EvalResult<'a> {
+    let Some((last, parent)) = fields.split_last() else {
+        return Ok(Value::Bool(true));
+    };
+    let last_cell = slots
+        .get(parent.len())
+        .copied()
+        .flatten()
+        .and_then(|slot| memo?.get(usize::from(slot)));
+    if let Some(c) = last_cell {
+        match c.get() {
+            Memo::Found(_) => return Ok(Value::Bool(true)),
+            Memo::Missing => return Ok(Value::Bool(false)),
+            Memo::Unknown => {}
+        }
+    }
+    let container = walk(root, parent, slots, memo)?;
+    match &container {
+        Value::Map(Map::Json(o)) => {
+            let found = o.get(&last.as_ref());
+            if let Some(c) = last_cell {
+                c.set(found.map_or(Memo::Missing, Memo::Found));
+            }
+            Ok(Value::Bool(found.is_some()))
+        }
+        other => ops::has_field(other, last),
+    }
+}
+
+/// The memo of the comprehension `up` scopes out, when `base` is one of its variables.
+fn memo_of<'r, 'a>(base: &Node, scope: Option<&'r Scope<'r, 'a>>) -> Option<&'r MemoCells<'a>> {
+    let Node::Local {
+        up,
+        var: LocalVar::Iter | LocalVar::Iter2,
+    } = base
+    else {
+        return None;
+    };
+    let mut s = scope;
+    for _ in 0..*up {
+        s = s.and_then(|s| s.parent);
+    }
+    s.map(|s| &s.memo)
 }
 
 /// Runs a call and charges its cost (1 unless the function declares otherwise).
@@ -382,10 +504,17 @@ impl Node {
                 ctx.charge(cost::SELECT_AND_IDENT)?;
                 ops::select(&v, field)
             }
-            Node::Path { base, fields } => {
+            Node::Path { base, fields, memo } => {
                 let root = base.operand(ctx, scope)?;
                 ctx.charge(u64::try_from(fields.len()).unwrap_or(u64::MAX))?;
-                walk(&root, fields)
+                walk(&root, fields, memo, memo_of(base, scope))
+            }
+            Node::HasPath { base, fields, memo } => {
+                let root = base.operand(ctx, scope)?;
+                // The operand's selections, then the presence test.
+                let selections = u64::try_from(fields.len().saturating_sub(1)).unwrap_or(u64::MAX);
+                ctx.charge(selections.saturating_add(ctx.presence_cost))?;
+                has_path(&root, fields, memo, memo_of(base, scope))
             }
             Node::OptSelect { operand, field } => {
                 let v = operand.run(ctx, scope)?;
@@ -705,6 +834,7 @@ impl Comprehension {
             iter: Value::Null,
             iter2: Value::Null,
             accu: &accu,
+            memo: fresh_memo(),
         };
         self.result.run(ctx, Some(&inner))
     }
@@ -738,6 +868,7 @@ impl Comprehension {
                 iter,
                 iter2,
                 accu: &placeholder,
+                memo: fresh_memo(),
             };
             match predicate.run(ctx, Some(&inner)) {
                 Ok(Value::Bool(b)) if b == decisive => return Some(true),
@@ -835,6 +966,7 @@ impl Comprehension {
                 iter,
                 iter2,
                 accu,
+                memo: fresh_memo(),
             };
             if let Some(cond) = &self.loop_condition
                 && let Ok(Value::Bool(false)) = cond.run(ctx, Some(&inner))
@@ -940,6 +1072,10 @@ fn charge_append<'a>(ctx: &Ctx<'_, 'a>, v: EvalResult<'a>) -> EvalResult<'a> {
 
 /// Appends to the accumulator list in place (it is uniquely owned during the fold).
 fn push<'a>(accu: &mut EvalResult<'a>, v: EvalResult<'a>) {
+    // `@result + [e]` with an erroneous @result keeps that (first) error, as the fold does.
+    if accu.is_err() {
+        return;
+    }
     let v = match v {
         Ok(v) => v,
         Err(e) => {

@@ -17,6 +17,7 @@ pub mod compile;
 pub mod env;
 pub mod error;
 pub mod eval;
+pub mod format;
 pub mod library;
 pub mod limits;
 pub mod ops;

@@ -145,6 +145,18 @@ pub trait Opaque: fmt::Debug + Send + Sync + 'static {
 
     /// For downcasting in the library that owns the type.
     fn as_any(&self) -> &dyn std::any::Any;
+
+    /// The value's canonical text (`10.0.0.1`, `1Gi`), which `format::to_json` prints as a
+    /// JSON string. `None`: the value has no JSON form.
+    fn to_text(&self) -> Option<String> {
+        None
+    }
+
+    /// A CEL expression that rebuilds the value (`ip("10.0.0.1")`, `quantity("1Gi")`), which
+    /// `format::to_cel` prints. `None`: it prints a `<type name>` placeholder instead.
+    fn to_cel(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A list: a view of a JSON array or an owned vector.
@@ -349,6 +361,7 @@ impl fmt::Debug for OwnedMap<'_> {
 impl<'a> Value<'a> {
     /// Wraps a JSON node without copying it. JSON integers are CEL ints (as in Kubernetes);
     /// integers outside int64 become doubles.
+    #[inline]
     pub fn from_json(json: &'a Json) -> Value<'a> {
         match json.get_type() {
             JsonType::String => json

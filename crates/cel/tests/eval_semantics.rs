@@ -225,3 +225,40 @@ fn optional_list_helpers() {
     ok("[optional.none(), optional.of('a')].unwrapOpt()", "[\"a\"]");
     err("[1].unwrapOpt()", "expected a list of optionals");
 }
+
+#[test]
+fn repeated_paths_in_one_iteration_read_each_element_afresh() {
+    let doc = r#"{"l": [{"a": {"b": 1}}, {"x": 1}, {"a": {"c": 2}}, {"a": 5}]}"#;
+    // `has(c.a.b)` on the last element, where `a` is an int, is an error; the first
+    // element's answers must not leak into the others.
+    assert_eq!(
+        eval_with("object.l.map(c, has(c.a) && has(c.a.b) && c.a.b == 1)", doc),
+        Err("invalid type for field selection: 'int'".into())
+    );
+    assert_eq!(
+        eval_with(
+            "object.l.map(c, has(c.a) && type(c.a) == map && has(c.a.b) && c.a.b == 1)",
+            doc
+        ),
+        Ok("[true, false, false, false]".into())
+    );
+    assert_eq!(
+        eval_with(
+            "object.l.map(c, has(c.a) ? (has(c.a.c) ? c.a.c : 0) : -1)",
+            r#"{"l": [{"a": {"c": 2}}, {"x": 1}, {"a": {}}]}"#
+        ),
+        Ok("[2, -1, 0]".into())
+    );
+    // The first failing element's error is the fold's error.
+    assert_eq!(
+        eval_with("object.l.map(c, c.a.b)", doc),
+        Err("no such key: a".into())
+    );
+    assert_eq!(
+        eval_with(
+            "object.l.exists(c, has(c.x)) && object.l.all(c, !has(c.a) || has(c.a.b) || has(c.a.c) || type(c.a) == int)",
+            doc
+        ),
+        Ok("true".into())
+    );
+}

@@ -1,7 +1,13 @@
 //! The `celer` binary: argument parsing and wiring only.
 #![forbid(unsafe_code)]
 
-use clap::Parser;
+mod commands;
+mod input;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -9,9 +15,52 @@ use clap::Parser;
     version,
     about = "A Kubernetes policy engine for CEL policies"
 )]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
-    Ok(())
+#[derive(Subcommand)]
+enum Command {
+    /// Work with CEL expressions directly.
+    #[command(subcommand)]
+    Cel(commands::cel::CelCommand),
+}
+
+/// Stack for the thread that does the work. sonic-rs parses recursively and, in debug builds,
+/// uses tens of KB of stack per nesting level; the evaluator recurses over nested values too.
+/// Only the pages actually touched are committed.
+const WORKER_STACK: usize = 256 << 20;
+
+fn main() -> ExitCode {
+    let worker = std::thread::Builder::new()
+        .name("celer".to_string())
+        .stack_size(WORKER_STACK)
+        .spawn(run);
+    match worker {
+        Ok(handle) => handle.join().unwrap_or_else(|_| {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: internal error (the worker panicked)"
+            );
+            ExitCode::from(70)
+        }),
+        // No thread available: do the work here, on the main thread's stack.
+        Err(_) => run(),
+    }
+}
+
+fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help and version go to stdout with status 0; usage errors to stderr with 2.
+            let _ = err.print();
+            let _ = std::io::stdout().flush();
+            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+        }
+    };
+    match cli.command {
+        Command::Cel(command) => commands::cel::run(command),
+    }
 }
