@@ -103,8 +103,13 @@ pub fn register(r: &mut Registry) {
         Impl::Unary(sum),
     );
 
-    remember_previous(r, "indexOf", &STRING_INDEX_OF);
-    remember_previous(r, "lastIndexOf", &STRING_LAST_INDEX_OF);
+    remember_previous(r, "indexOf", "list_a_index_of_int", &STRING_INDEX_OF);
+    remember_previous(
+        r,
+        "lastIndexOf",
+        "list_a_last_index_of_int",
+        &STRING_LAST_INDEX_OF,
+    );
     let list_a = || Type::list(Type::param("A"));
     r.add(
         "indexOf",
@@ -146,9 +151,17 @@ pub fn register(r: &mut Registry) {
     // `includes` is not in Kubernetes' cost table: it costs the default 1.
 }
 
-fn remember_previous(r: &Registry, name: &str, slot: &OnceLock<Binary>) {
-    if let Some(Impl::Binary(f)) = r.get(name).and_then(|f| f.impls.get(&(true, 2))).copied() {
-        let _ = slot.set(f);
+/// Keeps the receiver-style binary implementation of `name` registered so far, unless it is
+/// this library's own (registering the library twice must not make it call itself).
+fn remember_previous(r: &Registry, name: &str, own_id: &str, slot: &OnceLock<Binary>) {
+    let Some(f) = r.get(name) else {
+        return;
+    };
+    if f.overloads.iter().any(|o| o.id == own_id) {
+        return;
+    }
+    if let Some(Impl::Binary(imp)) = f.impls.get(&(true, 2)).copied() {
+        let _ = slot.set(imp);
     }
 }
 

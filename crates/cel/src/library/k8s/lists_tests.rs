@@ -261,3 +261,16 @@ fn kubernetes_cost_table() {
     let rows: Vec<(&str, &str, u64)> = cases.iter().map(|(e, c)| (e.as_str(), "{}", *c)).collect();
     check_costs(&rows);
 }
+
+#[test]
+fn registering_twice_does_not_chain_to_itself() {
+    let mut r = crate::library::kubernetes();
+    register(&mut r);
+    let env = crate::env::Env::kubernetes();
+    assert!(env.compile("[1, 2].indexOf(2) == 1").is_ok());
+    // Whatever the string extension provides, the list overloads still answer.
+    assert!(matches!(
+        index_of(Value::list(vec![Value::Int(2)]), Value::Int(2)),
+        Ok(Value::Int(0))
+    ));
+}
