@@ -55,6 +55,23 @@ fn flatten_cases() {
             r#"[[1], ["a", [true]], [], 5]"#,
             "[1, 'a', true, 5]",
         ),
+        // cel-go's runtime errors for receivers and depths of the wrong kinds.
+        (
+            "dyn({}).flatten()",
+            "{}",
+            "error: no such overload: map.flatten()",
+        ),
+        (
+            "dyn({}).flatten(0)",
+            "{}",
+            "error: no such overload: map.flatten(int)",
+        ),
+        (
+            "[].flatten(dyn('1'))",
+            "{}",
+            "error: no such overload: list.flatten(string)",
+        ),
+        ("[].flatten(-1)", "{}", "error: level must be non-negative"),
         (
             "input.flatten(-1)",
             "[1, [2]]",
