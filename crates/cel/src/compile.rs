@@ -609,6 +609,13 @@ impl<'e> Compiler<'e> {
             {
                 return Step::AppendIf(self.lower(c), self.lower(elem));
             }
+            if let Some((filter, key, value)) = map_insert_of(step, accu) {
+                return Step::MapInsert {
+                    filter: filter.map(|f| self.lower(f)),
+                    key: key.map(|k| self.lower(k)),
+                    value: self.lower(value),
+                };
+            }
         }
         Step::Generic(self.lower(step))
     }
@@ -616,6 +623,56 @@ impl<'e> Compiler<'e> {
 
 fn is_ident(e: &Expr, name: &str) -> bool {
     matches!(&e.kind, ExprKind::Ident(n) if n == name)
+}
+
+/// The step of `transformMap`/`transformMapEntry`: `cel.@mapInsert(accu, k, v)` or
+/// `cel.@mapInsert(accu, e)`, possibly as `f ? cel.@mapInsert(...) : accu`; gives the
+/// filter, the key (absent in the entry-map form) and the value.
+#[allow(clippy::type_complexity)]
+fn map_insert_of<'x>(
+    e: &'x Expr,
+    accu: &str,
+) -> Option<(Option<&'x Expr>, Option<&'x Expr>, &'x Expr)> {
+    let insert = |e: &'x Expr| -> Option<(Option<&'x Expr>, &'x Expr)> {
+        let ExprKind::Call {
+            target: None,
+            function,
+            args,
+        } = &e.kind
+        else {
+            return None;
+        };
+        if function != crate::library::ext::comprehensions::MAP_INSERT {
+            return None;
+        }
+        match args.as_slice() {
+            [a, k, v] if is_ident(a, accu) => Some((Some(k), v)),
+            [a, m] if is_ident(a, accu) => Some((None, m)),
+            _ => None,
+        }
+    };
+    if let Some((k, v)) = insert(e) {
+        return Some((None, k, v));
+    }
+    let ExprKind::Call {
+        target: None,
+        function,
+        args,
+    } = &e.kind
+    else {
+        return None;
+    };
+    if function != ops::CONDITIONAL {
+        return None;
+    }
+    let [c, t, f] = args.as_slice() else {
+        return None;
+    };
+    if !is_ident(f, accu) {
+        return None;
+    }
+    let (k, v) = insert(t)?;
+    Some((Some(c), k, v))
 }
 
 /// `accu + [elem]` → `elem`.

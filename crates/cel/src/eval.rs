@@ -167,6 +167,14 @@ pub enum Step {
     All(Node),
     /// The fold of `exists(x, p)`: `@result || p` while `@result` is not true.
     Exists(Node),
+    /// `cel.@mapInsert(@result, k, v)` (`transformMap`) or `cel.@mapInsert(@result, e)`
+    /// (`transformMapEntry`, `key` is `None`), under `filter ? ... : @result` when there
+    /// is a filter; the accumulated map grows in place.
+    MapInsert {
+        filter: Option<Node>,
+        key: Option<Node>,
+        value: Node,
+    },
 }
 
 /// How many field paths on a comprehension variable one iteration remembers.
@@ -970,15 +978,20 @@ impl Comprehension {
                 Step::Append(elem) => {
                     let v = elem.run(ctx, Some(&inner));
                     drop(inner);
-                    push(accu, v);
+                    push(accu, charge_append(ctx, v));
                     None
                 }
                 Step::All(_) | Step::Exists(_) => None,
+                Step::MapInsert { filter, key, value } => {
+                    let entry = map_insert_step(ctx, &inner, filter.as_ref(), key.as_ref(), value);
+                    drop(inner);
+                    entry.map(|entry| insert_entry(accu, entry))
+                }
                 Step::AppendIf(cond, elem) => match cond.run(ctx, Some(&inner)) {
                     Ok(Value::Bool(true)) => {
                         let v = elem.run(ctx, Some(&inner));
                         drop(inner);
-                        push(accu, v);
+                        push(accu, charge_append(ctx, v));
                         None
                     }
                     Ok(Value::Bool(false)) => None,
@@ -992,6 +1005,69 @@ impl Comprehension {
         }
         true
     }
+}
+
+/// Evaluates one `cel.@mapInsert` step as the generic step would (same costs: the read of
+/// `@result`, the arguments, the call), without the insertion: `None` when the filter is
+/// false, else the key (absent for the entry-map form) and the value, or the error.
+#[allow(clippy::type_complexity)]
+fn map_insert_step<'a>(
+    ctx: &Ctx<'_, 'a>,
+    inner: &Scope<'_, 'a>,
+    filter: Option<&Node>,
+    key: Option<&Node>,
+    value: &Node,
+) -> Option<Result<(Option<Value<'a>>, Value<'a>), EvalError>> {
+    if let Some(filter) = filter {
+        match filter.run(ctx, Some(inner)) {
+            Ok(Value::Bool(true)) => {}
+            // The false branch is @result itself: cel-go resolves an attribute branch of a
+            // conditional without charging for it.
+            Ok(Value::Bool(false)) => return None,
+            Ok(other) => return Some(Err(bool_overload("_?_:_", &other))),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    let run = || -> Result<(Option<Value<'a>>, Value<'a>), EvalError> {
+        ctx.charge(cost::SELECT_AND_IDENT)?;
+        // A failed @result fails the call before its other arguments are evaluated.
+        if let Err(e) = inner.accu {
+            return Err(e.clone());
+        }
+        let k = match key {
+            Some(k) => Some(k.run(ctx, Some(inner))?),
+            None => None,
+        };
+        let v = value.run(ctx, Some(inner))?;
+        ctx.charge(1)?;
+        Ok((k, v))
+    };
+    Some(run())
+}
+
+/// Applies a `cel.@mapInsert` step's result to the accumulator, in place.
+fn insert_entry<'a>(
+    accu: &mut EvalResult<'a>,
+    entry: Result<(Option<Value<'a>>, Value<'a>), EvalError>,
+) -> EvalResult<'a> {
+    let (key, value) = entry?;
+    let mut map = std::mem::replace(accu, Ok(Value::Null))?;
+    match key {
+        Some(k) => crate::library::ext::comprehensions::insert_in_place(&mut map, k, value)?,
+        None => crate::library::ext::comprehensions::insert_all_in_place(&mut map, value)?,
+    }
+    Ok(map)
+}
+
+/// What cel-go charges for `@result + [e]` besides `e`: the read of `@result`, the list
+/// literal and the `+`. (In `c ? @result + [e] : @result` the false branch, an attribute, is
+/// free.)
+const APPEND_STEP_COST: u64 = cost::SELECT_AND_IDENT + cost::LIST_CREATE_BASE + 1;
+
+fn charge_append<'a>(ctx: &Ctx<'_, 'a>, v: EvalResult<'a>) -> EvalResult<'a> {
+    let v = v?;
+    ctx.charge(APPEND_STEP_COST)?;
+    Ok(v)
 }
 
 /// Appends to the accumulator list in place (it is uniquely owned during the fold).

@@ -71,6 +71,19 @@ fn costs_match_cel_go() {
             "{}",
             10 + (2 + 1 + 2) * 2 + 2 + 1,
         ),
+        // cel-go's table: each appending step reads @result, builds [e] and adds (12 + e);
+        // the false branch of a filter's conditional (@result, an attribute) is free.
+        ("[1,2,3,4,5].filter(x, x % 2 == 0)", "{}", 62),
+        ("[1,2,3,4,5].map(x, x)", "{}", 86),
+        ("[1,2,3,4,5].map(x, x).filter(x, x % 2 == 0)", "{}", 138),
+        ("[1,2,3,4,5].map(x, x).map(x, x)", "{}", 162),
+        (
+            "[1,2,3,4,5].map(x, [x, x]).filter(z, z.size() == 2)",
+            "{}",
+            232,
+        ),
+        ("[1,2,3,4,5].map(x, x).map(x, x) + [1]", "{}", 173),
+        ("[1,2,3].all(i, i in [1,2,3].map(j, j + j))", "{}", 86),
     ];
     let mut wrong = Vec::new();
     for (expr, input, want) in cases {

@@ -18,6 +18,9 @@ pub(crate) mod re2;
 pub mod strings;
 pub mod time;
 
+#[cfg(test)]
+pub(crate) mod test_support;
+
 use crate::error::EvalResult;
 use crate::types::Type;
 use crate::value::Value;
@@ -172,6 +175,8 @@ pub fn standard() -> Registry {
     strings::register(&mut r);
     time::register(&mut r);
     operators::declare(&mut r);
+    // The parser expands two-variable comprehensions in every environment.
+    ext::comprehensions::register(&mut r);
     r
 }
 

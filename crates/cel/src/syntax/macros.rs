@@ -24,6 +24,14 @@
 //! `x` initialized to `init`, loop condition `false`, step `x` and result `body`; only on the
 //! identifier `cel`, otherwise it stays a call.
 //!
+//! `r.sortBy(x, k)` (cel-go's `ext.Lists` version 2+) evaluates `r` once and sorts it by the
+//! keys `k` computes for its elements: a "let" binding accumulator `@__sortBy_input__` to
+//! `r` (a comprehension over `[]`, iteration variable `#unused`, condition `false`, step
+//! the accumulator) whose result is
+//! `@__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(x, k))`, the `map` being
+//! expanded as above. `r` must be a list literal, identifier, selection, call or
+//! comprehension.
+//!
 //! And cel-go's optional-library macros: `o.optMap(x, f)` becomes
 //! `o.hasValue() ? optional.of(<let x = o.value() in f>) : optional.none()`, `o.optFlatMap(x, f)`
 //! the same without `optional.of`; the "let" binds `x` to `o.value()` (on a copy of `o` with
@@ -129,6 +137,9 @@ pub(crate) fn receiver_call_or_macro(
 ) -> PResult {
     if p.opts.macros && args.len() == 2 && (function == "optMap" || function == "optFlatMap") {
         return optional_map(p, span, function == "optMap", target, args);
+    }
+    if p.opts.macros && function == "sortBy" && args.len() == 2 {
+        return sort_by(p, span, target, args);
     }
     let cel_namespace = matches!(&target.expr.kind, ExprKind::Ident(n) if n == "cel");
     if p.opts.macros && function == "bind" && args.len() == 3 && cel_namespace {
@@ -315,6 +326,48 @@ fn bind(p: &mut Parser<'_>, span: Span, args: Vec<Node>) -> PResult {
             loop_condition: never,
             loop_step: step,
             result: body,
+        },
+    )
+}
+
+/// The accumulator of `sortBy`'s "let", as cel-go names it.
+const SORT_BY_INPUT: &str = "@__sortBy_input__";
+
+/// The internal function `sortBy` sorts with (`library::ext::lists`).
+pub const SORT_BY_ASSOCIATED_KEYS: &str = "@sortByAssociatedKeys";
+
+/// `r.sortBy(x, k)` (cel-go's lists extension).
+fn sort_by(p: &mut Parser<'_>, span: Span, target: Node, args: Vec<Node>) -> PResult {
+    if !matches!(
+        target.expr.kind,
+        ExprKind::List { .. }
+            | ExprKind::Select { .. }
+            | ExprKind::Ident(_)
+            | ExprKind::Comprehension(_)
+            | ExprKind::Call { .. }
+    ) {
+        let msg = "sortBy can only be applied to a list, identifier, comprehension, call or select expression";
+        return macro_error(p, span, target.expr.span, msg);
+    }
+    let input = p.new_leaf(span, ExprKind::Ident(SORT_BY_INPUT.to_string()))?;
+    let keys = expand(p, span, (Kind::MapList, false, false), input, args)?;
+    let input = p.new_leaf(span, ExprKind::Ident(SORT_BY_INPUT.to_string()))?;
+    let id = p.new_id();
+    let sorted = p.call(id, span, SORT_BY_ASSOCIATED_KEYS, Some(input), vec![keys])?;
+    let empty = p.new_list(span, Vec::new())?;
+    let never = p.new_leaf(span, ExprKind::Literal(Literal::Bool(false)))?;
+    let step = p.new_leaf(span, ExprKind::Ident(SORT_BY_INPUT.to_string()))?;
+    p.comprehension(
+        span,
+        ComprehensionParts {
+            iter_var: UNUSED_ITER_VAR.to_string(),
+            iter_var2: None,
+            iter_range: empty,
+            accu_var: SORT_BY_INPUT.to_string(),
+            accu_init: target,
+            loop_condition: never,
+            loop_step: step,
+            result: sorted,
         },
     )
 }

@@ -32,7 +32,7 @@ mod tests;
 use crate::env::ParseOptions;
 use crate::error::{CompileError, CompileErrorKind, Diagnostic};
 use ast::{Expr, Span};
-pub use macros::MAP_INSERT;
+pub use macros::{MAP_INSERT, SORT_BY_ASSOCIATED_KEYS};
 
 /// Parses with default options.
 pub fn parse(source: &str) -> Result<Expr, CompileError> {

@@ -1,8 +1,10 @@
 //! cel-go's extension libraries that Kubernetes includes: strings, lists, sets, and the
-//! two-variable comprehensions (whose macros the parser expands).
+//! two-variable comprehensions (whose macros the parser expands; their runtime helper,
+//! [`comprehensions`], is part of the standard library since the parser always expands them).
 
 use super::Registry;
 
+pub mod comprehensions;
 pub mod lists;
 pub mod sets;
 pub mod string_format;
