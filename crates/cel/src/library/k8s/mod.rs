@@ -9,9 +9,11 @@ pub mod format;
 pub mod ip;
 pub mod jsonpatch;
 pub mod lists;
+pub mod netip;
 pub mod quantity;
 pub mod regex;
 pub mod semver;
+pub mod shared;
 pub mod urls;
 
 /// Registers every Kubernetes library.
