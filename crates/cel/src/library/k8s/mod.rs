@@ -14,6 +14,9 @@ pub mod quantity;
 pub mod regex;
 pub mod semver;
 pub mod shared;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod test_support;
 pub mod urls;
 
 /// Registers every Kubernetes library.

@@ -1,28 +1,7 @@
 //! Tests of the `ip` and `cidr` libraries, through the Kubernetes environment.
 
-use crate::{Activation, Env, EvalResult, Value};
-
-fn eval(expr: &str) -> (EvalResult<'static>, u64) {
-    let env = Env::kubernetes();
-    let program = env.compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
-    let act = Activation::empty();
-    let out = program.evaluate(&act, None);
-    (out.result, out.cost)
-}
-
-fn ok(expr: &str) -> Value<'static> {
-    match eval(expr).0 {
-        Ok(v) => v,
-        Err(e) => panic!("{expr}: {e}"),
-    }
-}
-
-fn err(expr: &str) -> String {
-    match eval(expr).0 {
-        Ok(v) => panic!("{expr}: expected an error, got {v:?}"),
-        Err(e) => e.message().to_string(),
-    }
-}
+use super::super::test_support::{assert_costs, assert_errors, assert_values, check_err};
+use crate::Value;
 
 #[test]
 fn ip_table() {
@@ -71,18 +50,12 @@ fn ip_table() {
         ("type(ip('192.168.0.1')) == net.CIDR", Value::Bool(false)),
         ("[ip('1.2.3.4')] == [ip('1.2.3.4')]", Value::Bool(true)),
     ];
-    for (expr, want) in cases {
-        let got = ok(expr);
-        assert!(
-            crate::ops::equals(&got, want),
-            "{expr}: got {got:?}, want {want:?}"
-        );
-    }
+    assert_values(cases);
 }
 
 #[test]
 fn ip_errors() {
-    for (expr, message) in [
+    assert_errors(&[
         (
             "ip('192.168.0.1.0')",
             r#"IP Address "192.168.0.1.0" parse error during conversion from string: ParseAddr("192.168.0.1.0"): IPv4 address too long"#,
@@ -111,14 +84,8 @@ fn ip_errors() {
             "ip(dyn(1))",
             "no matching overload for 'ip' applied to '(int)'",
         ),
-    ] {
-        assert_eq!(err(expr), message, "{expr}");
-    }
-    let env = Env::kubernetes();
-    let e = env
-        .compile("isIP(cidr('192.168.0.0/24'))")
-        .unwrap_err()
-        .to_string();
+    ]);
+    let e = check_err("isIP(cidr('192.168.0.0/24'))");
     assert!(
         e.contains("found no matching overload for 'isIP' applied to '(net.CIDR)'"),
         "{e}"
@@ -268,18 +235,12 @@ fn cidr_table() {
             Value::Bool(true),
         ),
     ];
-    for (expr, want) in cases {
-        let got = ok(expr);
-        assert!(
-            crate::ops::equals(&got, want),
-            "{expr}: got {got:?}, want {want:?}"
-        );
-    }
+    assert_values(cases);
 }
 
 #[test]
 fn cidr_errors() {
-    for (expr, message) in [
+    assert_errors(&[
         (
             "cidr('192.168.0.0/')",
             r#"network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("192.168.0.0/"): bad bits after slash: """#,
@@ -304,15 +265,13 @@ fn cidr_errors() {
             "cidr('10.0.0.0/8').containsIP(dyn(1))",
             "no matching overload for 'containsIP' applied to '(net.CIDR, int)'",
         ),
-    ] {
-        assert_eq!(err(expr), message, "{expr}");
-    }
+    ]);
 }
 
 #[test]
 fn costs_follow_kubernetes() {
     // Each case: the whole expression's cost. A string literal costs 0, a call adds its own.
-    for (expr, want) in [
+    assert_costs(&[
         // ip(s): ceil(11 * 0.1) = 2
         ("ip('192.168.0.1')", 2),
         ("isIP('192.168.0.1')", 2),
@@ -337,9 +296,5 @@ fn costs_follow_kubernetes() {
         ("ip('192.168.0.1') == ip('192.168.0.1')", 5),
         // string(ip): 2 + 1
         ("string(ip('192.168.0.1'))", 3),
-    ] {
-        let (result, cost) = eval(expr);
-        assert!(result.is_ok(), "{expr}: {result:?}");
-        assert_eq!(cost, want, "{expr}");
-    }
+    ]);
 }
