@@ -6,6 +6,7 @@ use super::Registry;
 pub mod authz;
 pub mod cidr;
 pub mod format;
+pub mod gourl;
 pub mod ip;
 pub mod jsonpatch;
 pub mod lists;
