@@ -417,7 +417,7 @@ fn is_uuid(s: &str) -> bool {
 /// one possibly padded with `=` or `==`.
 fn is_base64(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.is_empty() || b.len() % 4 != 0 {
+    if b.is_empty() || !b.len().is_multiple_of(4) {
         return false;
     }
     let alphabet = |c: &u8| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/';
