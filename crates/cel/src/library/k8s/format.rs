@@ -567,7 +567,6 @@ const CONSTANT_NAMES: [&str; 14] = [
 
 pub fn register(r: &mut Registry) {
     let f = format_type;
-    r.declare_type(TYPE_NAME);
     for (name, imp) in CONSTANT_NAMES.iter().zip(CONSTANTS) {
         r.add(name, vec![global(name, Vec::new(), f())], Impl::Nary(imp));
     }

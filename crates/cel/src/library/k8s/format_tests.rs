@@ -182,10 +182,6 @@ fn validate_table() {
             Value::Bool(true),
         ),
         ("format.uuid() == format.byte()".into(), Value::Bool(false)),
-        (
-            "type(format.uuid()) == kubernetes.NamedFormat".into(),
-            Value::Bool(true),
-        ),
     ];
     let refs: Vec<(&str, Value<'static>)> =
         cases.iter().map(|(e, v)| (e.as_str(), v.clone())).collect();

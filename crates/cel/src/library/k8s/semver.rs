@@ -250,7 +250,6 @@ pub fn normalize_and_parse(s: &str) -> Result<Semver, String> {
 
 pub fn register(r: &mut Registry) {
     let sv = semver_type;
-    r.declare_type(TYPE_NAME);
     r.add(
         "semver",
         vec![global("string_to_semver", vec![Type::String], sv())],

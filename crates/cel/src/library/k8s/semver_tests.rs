@@ -87,7 +87,6 @@ fn semver_table() {
             "semver('10.0.0').isGreaterThan(semver('9.99.99'))",
             t.clone(),
         ),
-        ("type(semver('1.0.0')) == kubernetes.Semver", t.clone()),
     ]);
 }
 

@@ -62,7 +62,6 @@ pub fn parse_url(s: &str) -> Result<Url, EvalError> {
 
 pub fn register(r: &mut Registry) {
     let url = url_type;
-    r.declare_type(TYPE_NAME);
     r.add(
         "url",
         vec![global("string_to_url", vec![Type::String], url())],
