@@ -110,61 +110,47 @@ fn should_escape(c: u8, mode: Mode) -> bool {
 /// Go's `unescape`, with its `EscapeError` / `InvalidHostError` texts.
 fn unescape(s: &str, mode: Mode) -> Result<String, String> {
     let b = s.as_bytes();
-    let mut n = 0;
-    let mut has_plus = false;
+    let bad_escape = |at: usize, len: usize| {
+        let end = at.saturating_add(len).min(b.len());
+        let bad = String::from_utf8_lossy(b.get(at..end).unwrap_or_default());
+        format!("invalid URL escape {}", go_quote(&bad))
+    };
+    let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
+    while let Some(&c) = b.get(i) {
+        match c {
             b'%' => {
-                n += 1;
-                if i + 2 >= b.len() || !is_hex(b[i + 1]) || !is_hex(b[i + 2]) {
-                    let end = (i + 3).min(b.len());
-                    let bad = String::from_utf8_lossy(&b[i..end]);
-                    return Err(format!("invalid URL escape {}", go_quote(&bad)));
+                let (Some(&h), Some(&l)) = (b.get(i + 1), b.get(i + 2)) else {
+                    return Err(bad_escape(i, 3));
+                };
+                if !is_hex(h) || !is_hex(l) {
+                    return Err(bad_escape(i, 3));
                 }
-                let esc = &b[i..i + 3];
-                if mode == Mode::Host && unhex(b[i + 1]) < 8 && esc != b"%25" {
-                    let bad = String::from_utf8_lossy(esc);
-                    return Err(format!("invalid URL escape {}", go_quote(&bad)));
+                let percent25 = h == b'2' && l == b'5';
+                // In a host, %-escapes may only stand for non-ASCII bytes (or a zone's %25).
+                if mode == Mode::Host && unhex(h) < 8 && !percent25 {
+                    return Err(bad_escape(i, 3));
                 }
-                if mode == Mode::Zone {
-                    let v = unhex(b[i + 1]) << 4 | unhex(b[i + 2]);
-                    if esc != b"%25" && v != b' ' && should_escape(v, Mode::Host) {
-                        let bad = String::from_utf8_lossy(esc);
-                        return Err(format!("invalid URL escape {}", go_quote(&bad)));
-                    }
+                let v = unhex(h) << 4 | unhex(l);
+                if mode == Mode::Zone && !percent25 && v != b' ' && should_escape(v, Mode::Host) {
+                    return Err(bad_escape(i, 3));
                 }
+                out.push(v);
                 i += 3;
             }
             b'+' => {
-                has_plus = mode == Mode::QueryComponent;
+                out.push(if mode == Mode::QueryComponent {
+                    b' '
+                } else {
+                    b'+'
+                });
                 i += 1;
             }
             c => {
                 if matches!(mode, Mode::Host | Mode::Zone) && c < 0x80 && should_escape(c, mode) {
-                    let bad = String::from_utf8_lossy(&b[i..i + 1]);
+                    let bad = char::from(c).to_string();
                     return Err(format!("invalid character {} in host name", go_quote(&bad)));
                 }
-                i += 1;
-            }
-        }
-    }
-    if n == 0 && !has_plus {
-        return Ok(s.to_string());
-    }
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' => {
-                out.push(unhex(b[i + 1]) << 4 | unhex(b[i + 2]));
-                i += 3;
-            }
-            b'+' if mode == Mode::QueryComponent => {
-                out.push(b' ');
-                i += 1;
-            }
-            c => {
                 out.push(c);
                 i += 1;
             }
@@ -172,7 +158,10 @@ fn unescape(s: &str, mode: Mode) -> Result<String, String> {
     }
     // Go strings may hold any bytes; CEL strings are UTF-8, so invalid sequences are
     // replaced (Go would carry them, and cel-go would then replace them on conversion).
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    Ok(match String::from_utf8(out) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 /// Go's `escape`.
