@@ -4,8 +4,8 @@
 //! `format.named(name)` returns `optional(Format)`; `format.<name>()` returns the Format
 //! directly; `<Format>.validate(s)` returns `optional.none()` for a valid string and otherwise
 //! `optional.of(list of messages)`, with the messages of apimachinery's validation functions
-//! (`IsDNS1123Label`, `IsDNS1123Subdomain`, `IsDNS1035Label`, `IsQualifiedName` (label key),
-//! `IsValidLabelValue`, `IsValidPortName`, the `NameIsDNS*` prefix variants) and of
+//! (`IsDNS1123Label`, `IsDNS1123Subdomain`, `IsDNS1035Label`, `content.IsLabelKey` (qualified
+//! names), `content.IsLabelValue`, `IsValidPortName`, the `NameIsDNS*` prefix variants) and of
 //! kube-openapi's `strfmt` formats (`uri`, `uuid`, `byte`, `date`, `datetime`).
 //! Values have type `kubernetes.NamedFormat`; two formats are equal when their names are.
 //!
@@ -178,9 +178,15 @@ const LABEL_KEY_ERR: &str = "must consist of alphanumeric characters, '-', '_' o
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
-/// apimachinery's `MaxLenError`.
+/// apimachinery's `validation.MaxLenError` (DNS names, port names).
 fn max_len_error(n: usize) -> String {
     format!("must be no more than {n} characters")
+}
+
+/// apimachinery's `content.MaxLenError` (label keys and values, since they moved to the
+/// `api/validate/content` package): the same check, counted and worded in bytes.
+fn max_bytes_error(n: usize) -> String {
+    format!("must be no more than {n} bytes")
 }
 
 /// apimachinery's `RegexError` (examples joined the way it joins them, double space included).
@@ -329,7 +335,7 @@ pub fn qualified_name(s: &str) -> Vec<String> {
     if name.is_empty() {
         errs.push("name part must be non-empty".to_string());
     } else if name.len() > 63 {
-        errs.push(format!("name part {}", max_len_error(63)));
+        errs.push(format!("name part {}", max_bytes_error(63)));
     }
     if !is_label_key_name(name) {
         errs.push(format!(
@@ -348,7 +354,7 @@ pub fn qualified_name(s: &str) -> Vec<String> {
 pub fn label_value(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > 63 {
-        errs.push(max_len_error(63));
+        errs.push(max_bytes_error(63));
     }
     if !s.is_empty() && !is_label_key_name(s) {
         errs.push(regex_error(

@@ -105,7 +105,7 @@ fn validate_table() {
             "format.labelValue().validate('-x')".into(),
             errs(&[LABEL_VALUE_REGEX]),
         ),
-        (long_value, errs(&["must be no more than 63 characters"])),
+        (long_value, errs(&["must be no more than 63 bytes"])),
         ("format.portName().validate('http')".into(), none()),
         (
             "format.portName().validate('-80--')".into(),

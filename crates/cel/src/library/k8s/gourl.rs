@@ -1,9 +1,10 @@
 //! The part of Go's `net/url` that Kubernetes' `url` library uses: `Parse`,
 //! `ParseRequestURI`, `EscapedPath`, `Hostname`, `Port` and `Query`, with Go's error texts.
 //!
-//! Bracketed hosts follow Go 1.25's stricter rule (the bracketed part must be an IPv6
-//! address, `invalid host: ParseAddr(..)` / `invalid IP-literal` otherwise), which the Go
-//! releases Kubernetes currently builds with apply.
+//! The reference is Go 1.26 (checked against it input by input), whose rules are stricter
+//! than older releases': a bracketed host must be an IPv6 address (`invalid host:
+//! ParseAddr(..)`, `invalid IP-literal`), `http`/`https` hosts may hold one colon (the port
+//! is taken after the first one), and a query of more than 10,000 parameters reads as empty.
 
 use std::fmt;
 
@@ -28,6 +29,8 @@ pub struct Url {
     pub opaque: String,
     pub user: Option<(String, Option<String>)>,
     pub host: String,
+    /// Go's `OmitHost`: `scheme:/path` had no authority at all (printed without `//`).
+    pub omit_host: bool,
     pub path: String,
     pub raw_path: String,
     pub force_query: bool,
@@ -278,10 +281,12 @@ fn parse_inner(raw: &str, via_request: bool) -> Result<Url, String> {
             Some(i) => authority_and_path.split_at(i),
             None => (authority_and_path, ""),
         };
-        let (user, host) = parse_authority(authority)?;
+        let (user, host) = parse_authority(&url.scheme, authority)?;
         url.user = user;
         url.host = host;
         rest = path;
+    } else if !url.scheme.is_empty() && rest.starts_with('/') {
+        url.omit_host = true;
     }
     let path = unescape(rest, Mode::Path)?;
     url.raw_path = if escape(&path, Mode::Path) == rest {
@@ -295,12 +300,18 @@ fn parse_inner(raw: &str, via_request: bool) -> Result<Url, String> {
 
 type Userinfo = Option<(String, Option<String>)>;
 
-fn parse_authority(authority: &str) -> Result<(Userinfo, String), String> {
+/// Go's `defaultMaxParams` for query parsing.
+const MAX_QUERY_PARAMS: usize = 10_000;
+
+fn parse_authority(scheme: &str, authority: &str) -> Result<(Userinfo, String), String> {
     let at = authority.rfind('@');
-    let host = parse_host(match at {
-        Some(i) => authority.get(i + 1..).unwrap_or(""),
-        None => authority,
-    })?;
+    let host = parse_host(
+        scheme,
+        match at {
+            Some(i) => authority.get(i + 1..).unwrap_or(""),
+            None => authority,
+        },
+    )?;
     let Some(i) = at else {
         return Ok((None, host));
     };
@@ -352,37 +363,52 @@ fn valid_optional_port(port: &str) -> bool {
     }
 }
 
-fn parse_host(host: &str) -> Result<String, String> {
-    if host.starts_with('[') {
-        let Some(close) = host.rfind(']') else {
-            return Err("missing ']' in host".to_string());
-        };
-        let colon_port = host.get(close + 1..).unwrap_or("");
-        if !valid_optional_port(colon_port) {
-            return Err(format!("invalid port {} after host", go_quote(colon_port)));
-        }
-        let colon_port = unescape(colon_port, Mode::Host)?;
-        let hostname = host.get(1..close).unwrap_or("");
-        let (name, zone) = match hostname.find("%25") {
-            Some(z) => (
-                unescape(hostname.get(..z).unwrap_or(""), Mode::Host)?,
-                unescape(hostname.get(z..).unwrap_or(""), Mode::Zone)?,
-            ),
-            None => (unescape(hostname, Mode::Host)?, String::new()),
-        };
-        let addr = netip::parse_addr(&name).map_err(|e| format!("invalid host: {e}"))?;
-        if matches!(addr.addr, Addr::V4(_)) {
-            return Err("invalid IP-literal".to_string());
-        }
-        return Ok(format!("[{name}{zone}]{colon_port}"));
+fn parse_host(scheme: &str, host: &str) -> Result<String, String> {
+    match host.rfind('[') {
+        Some(i) if i > 0 => return Err("invalid IP-literal".to_string()),
+        Some(_) => return parse_ip_literal(host),
+        None => {}
     }
-    if let Some(i) = host.rfind(':') {
-        let colon_port = host.get(i..).unwrap_or("");
+    if let (Some(first), Some(last)) = (host.find(':'), host.rfind(':')) {
+        // Only http and https hosts are held to a single colon (Go keeps the old,
+        // last-colon reading for other schemes, e.g. comma-separated database hosts).
+        let at = if first != last && scheme != "http" && scheme != "https" {
+            last
+        } else {
+            first
+        };
+        let colon_port = host.get(at..).unwrap_or("");
         if !valid_optional_port(colon_port) {
             return Err(format!("invalid port {} after host", go_quote(colon_port)));
         }
     }
     unescape(host, Mode::Host)
+}
+
+/// `[IPv6 address(%25zone)?](:port)?`.
+fn parse_ip_literal(host: &str) -> Result<String, String> {
+    let Some(close) = host.rfind(']') else {
+        return Err("missing ']' in host".to_string());
+    };
+    let colon_port = host.get(close + 1..).unwrap_or("");
+    if !valid_optional_port(colon_port) {
+        return Err(format!("invalid port {} after host", go_quote(colon_port)));
+    }
+    let colon_port = unescape(colon_port, Mode::Host)?;
+    let hostname = host.get(1..close).unwrap_or("");
+    let name = match hostname.find("%25") {
+        Some(z) => {
+            let addr = unescape(hostname.get(..z).unwrap_or(""), Mode::Host)?;
+            let zone = unescape(hostname.get(z..).unwrap_or(""), Mode::Zone)?;
+            addr + &zone
+        }
+        None => unescape(hostname, Mode::Host)?,
+    };
+    let parsed = netip::parse_addr(&name).map_err(|e| format!("invalid host: {e}"))?;
+    if matches!(parsed.addr, Addr::V4(_)) {
+        return Err("invalid IP-literal".to_string());
+    }
+    Ok(format!("[{name}]{colon_port}"))
 }
 
 /// Go's `validEncoded` for paths.
@@ -454,6 +480,10 @@ impl Url {
     /// their values in order.
     pub fn query(&self) -> Vec<(String, Vec<String>)> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        // Go refuses (and returns nothing for) more than 10,000 parameters.
+        if self.raw_query.matches('&').count() >= MAX_QUERY_PARAMS {
+            return out;
+        }
         for pair in self.raw_query.split('&') {
             if pair.is_empty() || pair.contains(';') {
                 continue;
@@ -483,7 +513,9 @@ impl Url {
         if !self.opaque.is_empty() {
             buf.push_str(&self.opaque);
         } else {
-            if !self.scheme.is_empty() || !self.host.is_empty() || self.user.is_some() {
+            let omitted = self.omit_host && self.host.is_empty() && self.user.is_none();
+            if (!self.scheme.is_empty() || !self.host.is_empty() || self.user.is_some()) && !omitted
+            {
                 if !self.host.is_empty() || !self.path.is_empty() || self.user.is_some() {
                     buf.push_str("//");
                 }

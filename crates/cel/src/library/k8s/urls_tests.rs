@@ -124,7 +124,7 @@ fn url_errors() {
     let cases: Vec<(String, String)> = vec![
         (
             "url('https://a:b:c/')".into(),
-            format!(r#"{p}parse "https://a:b:c/": invalid port ":c" after host"#),
+            format!(r#"{p}parse "https://a:b:c/": invalid port ":b:c" after host"#),
         ),
         (
             "url('../relative-path')".into(),
@@ -212,4 +212,64 @@ fn only_net_types_are_type_identifiers() {
         let e = super::super::test_support::check_err(expr);
         assert!(e.contains("undeclared reference"), "{expr}: {e}");
     }
+}
+
+/// Cases checked one by one against Go 1.26's `net/url` (the rules Kubernetes inherits).
+#[test]
+fn go_1_26_host_rules() {
+    assert_values(&[
+        (
+            "url('https://[fe80::1%25en0]:8080/x').getHost()",
+            s("[fe80::1%en0]:8080"),
+        ),
+        (
+            "url('https://[fe80::1%25en0]:8080/x').getHostname()",
+            s("fe80::1%en0"),
+        ),
+        (
+            "url('https://[::ffff:1.2.3.4]/').getHostname()",
+            s("::ffff:1.2.3.4"),
+        ),
+        // Only http and https hosts are limited to one colon.
+        ("url('postgres://a:1,b:2/db').getHostname()", s("a:1,b")),
+        ("url('postgres://a:1,b:2/db').getPort()", s("2")),
+        (
+            "url('http://u%41:p@host/') == url('http://uA:p@host/')",
+            Value::Bool(true),
+        ),
+        // `scheme:/path` keeps no empty authority when printed (Go's OmitHost).
+        ("url('http:/x') == url('http:///x')", Value::Bool(false)),
+    ]);
+    let p = "URL parse error during conversion from string: ";
+    let cases = [
+        (
+            "url('https://[fe80::1%25]/')".to_string(),
+            format!(
+                r#"{p}parse "https://[fe80::1%25]/": invalid host: ParseAddr("fe80::1%"): zone must be a non-empty string"#
+            ),
+        ),
+        (
+            "url('http://a:1:2/')".to_string(),
+            format!(r#"{p}parse "http://a:1:2/": invalid port ":1:2" after host"#),
+        ),
+        (
+            "url('https://x[::1]/')".to_string(),
+            format!(r#"{p}parse "https://x[::1]/": invalid IP-literal"#),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_errors(&refs);
+    // More than 10,000 query parameters: Go's ParseQuery refuses them all.
+    let many = "a=1&".repeat(10_000);
+    let q = ok(&format!("url('/p?{many}').getQuery()"));
+    assert!(
+        crate::ops::equals(&q, &Value::map(OwnedMap::new())),
+        "{q:?}"
+    );
+    let fewer = "a=1&".repeat(9_999);
+    let q = ok(&format!("url('/p?{fewer}').getQuery().a.size()"));
+    assert!(matches!(q, Value::Int(9_999)), "{q:?}");
 }
