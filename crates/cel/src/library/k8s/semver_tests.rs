@@ -205,3 +205,35 @@ fn costs_follow_kubernetes() {
         ("semver('1.2.3') == semver('1.2.4')", 3),
     ]);
 }
+
+/// Edge cases checked against blang/semver v4 and Kubernetes' normalization in Go.
+#[test]
+fn go_checked_edges() {
+    assert_errors(&[
+        ("semver('1.2.3-a..b')", "Prerelease is empty"),
+        (
+            "semver('1.2.3-é')",
+            r#"Invalid character(s) found in prerelease "é""#,
+        ),
+        (
+            "semver('1.2.3.4')",
+            r#"Invalid character(s) found in patch number "3.4""#,
+        ),
+        (
+            "semver('18446744073709551616.0.0')",
+            r#"strconv.ParseUint: parsing "18446744073709551616": value out of range"#,
+        ),
+        (
+            "semver('v', true)",
+            r#"strconv.ParseUint: parsing "": invalid syntax"#,
+        ),
+    ]);
+    assert_values(&[
+        ("semver('18446744073709551615.0.0').major()", Value::Int(-1)),
+        ("semver('00', true).major()", Value::Int(0)),
+        (
+            "semver('1.0.0-rc.1+b').compareTo(semver('1.0.0-rc.1'))",
+            Value::Int(0),
+        ),
+    ]);
+}
