@@ -97,8 +97,34 @@ pub fn string_arg<'v>(function: &str, v: &'v Value<'_>) -> Result<&'v str, EvalE
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
+    use crate::types::Type;
+
+    /// Every receiver type declared for a shared member name must have a handler in
+    /// [`BINARY_MEMBERS`]; otherwise the dispatcher (registered last wins) would answer "no
+    /// matching overload" for it at run time. This catches a library that declares
+    /// `isLessThan` & co. without joining the table.
+    #[test]
+    fn every_declared_receiver_has_a_handler() {
+        let registry = crate::library::kubernetes();
+        for name in ["isLessThan", "isGreaterThan", "compareTo"] {
+            let Some(function) = registry.get(name) else {
+                continue;
+            };
+            for o in function.overloads.iter().filter(|o| o.receiver) {
+                let receiver = match o.params.first() {
+                    Some(Type::Abstract(n, _) | Type::Message(n)) => n.to_string(),
+                    other => panic!("{name}: unexpected receiver {other:?}"),
+                };
+                assert!(
+                    BINARY_MEMBERS.iter().any(|e| e.type_name == receiver),
+                    "{name} is declared on {receiver} but {receiver} has no entry in BINARY_MEMBERS"
+                );
+            }
+        }
+    }
 
     #[test]
     fn quotes_like_go() {
