@@ -298,3 +298,9 @@ fn costs_follow_kubernetes() {
         ("string(ip('192.168.0.1'))", 3),
     ]);
 }
+
+#[test]
+fn mixed_type_equality_is_a_check_error() {
+    let e = check_err("ip('1.2.3.4') == cidr('1.2.3.4/32')");
+    assert!(e.contains("found no matching overload for '_==_'"), "{e}");
+}
