@@ -184,7 +184,12 @@ impl<'e> Compiler<'e> {
                 slot,
                 name: name.into(),
             },
-            Resolution::TypeName { name, .. } => match type_constant(&name) {
+            Resolution::TypeName { name, .. } => match type_constant(&name).or_else(|| {
+                self.env
+                    .registry()
+                    .has_type(&name)
+                    .then(|| TypeValue::Named(name.as_str().into()))
+            }) {
                 Some(t) => Node::Const(Value::Type(t)),
                 None => Node::Fail(EvalError::new(format!("unknown variable: {name}"))),
             },

@@ -157,6 +157,12 @@ pub trait Opaque: fmt::Debug + Send + Sync + 'static {
     fn to_cel(&self) -> Option<String> {
         None
     }
+
+    /// What `string(x)` returns for this value, for types that declare a conversion to
+    /// string (`string(ip('::1'))`); `None` makes `string(x)` a "no matching overload" error.
+    fn to_cel_string(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A list: a view of a JSON array or an owned vector.

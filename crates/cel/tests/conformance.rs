@@ -51,6 +51,7 @@ const IN_SCOPE: &[&str] = &[
     "timestamps",
     "type_deduction",
     "optionals",
+    "network_ext",
 ];
 
 /// Extension libraries a file's tests exercise. The environment stays the standard one
@@ -71,6 +72,12 @@ fn extensions_for(id: &str) -> &'static [Library] {
         .find(|(name, _)| *name == file)
         .map_or(&[], |(_, libs)| *libs)
 }
+
+/// Files whose tests run in `Env::kubernetes()` instead of `Env::standard()`: they exercise
+/// extension libraries (cel-go's `ext.Network`, which mirrors Kubernetes' `ip` and `cidr`
+/// libraries) that only the Kubernetes environment registers. Everything else in that
+/// environment is a superset of the standard one.
+const KUBERNETES_ENV: &[&str] = &["network_ext"];
 
 /// Problems printed in detail when the run fails, unless verbose.
 const MAX_SHOWN: usize = 60;
@@ -293,7 +300,13 @@ fn outcome(id: &str, test: &Message, individual: &skips::Individual) -> Outcome 
     if matches!(case.expect, case::Expect::Unknown) {
         return Outcome::Skip(skips::UNKNOWNS.id.to_string());
     }
-    match run::run_guarded(&case) {
+    let file = id.split('/').next().unwrap_or_default();
+    let env = if KUBERNETES_ENV.contains(&file) {
+        run::EnvKind::Kubernetes
+    } else {
+        run::EnvKind::Standard
+    };
+    match run::run_guarded(&case, env) {
         Verdict::Pass { error_matched } => Outcome::Pass { error_matched },
         Verdict::Fail { reason, detail } => Outcome::Fail {
             reason,

@@ -113,6 +113,13 @@ pub fn resolve_name(env: &Env, name: &str) -> Option<Resolution> {
                 ty,
             });
         }
+        if env.registry().has_type(&candidate) {
+            let ty = Type::type_of(Type::Abstract(candidate.as_str().into(), Vec::new()));
+            return Some(Resolution::TypeName {
+                name: candidate,
+                ty,
+            });
+        }
     }
     None
 }

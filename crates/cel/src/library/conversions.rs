@@ -206,6 +206,11 @@ pub fn to_string<'a>(v: Value<'a>) -> EvalResult<'a> {
         },
         Value::Timestamp(ts) => Ok(Value::string(format_timestamp(ts))),
         Value::Duration(d) => Ok(Value::string(format_duration(d))),
+        // Extension types declare their own `string` overloads and format themselves.
+        Value::Opaque(o) => match o.to_cel_string() {
+            Some(s) => Ok(Value::string(s)),
+            None => Err(EvalError::no_such_overload("string", &[o.type_name()])),
+        },
         other => Err(EvalError::no_such_overload("string", &[other.type_name()])),
     }
 }

@@ -88,6 +88,9 @@ pub struct Function {
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     functions: HashMap<String, Function>,
+    /// Names of extension types usable as type values (`net.IP`), as Kubernetes declares
+    /// them with `cel.Variable(name, type(name))`.
+    types: std::collections::BTreeSet<String>,
 }
 
 impl Registry {
@@ -135,6 +138,17 @@ impl Registry {
             .or_default()
             .costs
             .insert((receiver, arity), cost);
+    }
+
+    /// Declares an extension type's name so that expressions can use it as a type value
+    /// (`type(ip('::1')) == net.IP`).
+    pub fn declare_type(&mut self, name: &str) {
+        self.types.insert(name.to_string());
+    }
+
+    /// Whether `name` is a declared extension type.
+    pub fn has_type(&self, name: &str) -> bool {
+        self.types.contains(name)
     }
 
     pub fn get(&self, name: &str) -> Option<&Function> {

@@ -30,9 +30,18 @@ impl Verdict {
     }
 }
 
+/// Which environment a case compiles in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvKind {
+    /// `Env::standard()`: cel-spec's standard definitions.
+    Standard,
+    /// `Env::kubernetes()`: the standard library plus the Kubernetes libraries.
+    Kubernetes,
+}
+
 /// Runs a case, turning a panic in the engine into a failure.
-pub fn run_guarded(case: &Case) -> Verdict {
-    guarded(|| run(case))
+pub fn run_guarded(case: &Case, kind: EnvKind) -> Verdict {
+    guarded(|| run(case, kind))
 }
 
 fn guarded(f: impl FnOnce() -> Verdict) -> Verdict {
@@ -105,8 +114,8 @@ impl Watchdog {
     }
 }
 
-fn run(case: &Case) -> Verdict {
-    let env = build_env(case);
+fn run(case: &Case, kind: EnvKind) -> Verdict {
+    let env = build_env(case, kind);
     if case.check_only || matches!(case.expect, Expect::Typed { .. }) {
         if let Some(verdict) = check_type(case, &env) {
             return verdict;
@@ -135,8 +144,11 @@ fn run(case: &Case) -> Verdict {
     judge(case, program.eval(&activation))
 }
 
-fn build_env(case: &Case) -> Env {
-    let mut env = Env::standard();
+fn build_env(case: &Case, kind: EnvKind) -> Env {
+    let mut env = match kind {
+        EnvKind::Standard => Env::standard(),
+        EnvKind::Kubernetes => Env::kubernetes(),
+    };
     for register in case.extensions {
         register(env.registry_mut());
     }

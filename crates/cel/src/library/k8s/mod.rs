@@ -6,12 +6,18 @@ use super::Registry;
 pub mod authz;
 pub mod cidr;
 pub mod format;
+pub mod gourl;
 pub mod ip;
 pub mod jsonpatch;
 pub mod lists;
+pub mod netip;
 pub mod quantity;
 pub mod regex;
 pub mod semver;
+pub mod shared;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod test_support;
 pub mod urls;
 
 /// Registers every Kubernetes library.

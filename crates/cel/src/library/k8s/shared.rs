@@ -1,0 +1,137 @@
+//! What the Kubernetes libraries share: member functions that several types define under one
+//! name, and Go's string quoting for error texts.
+//!
+//! # Member functions with the same name on several types
+//!
+//! The registry keeps one runtime implementation per (name, receiver style, arity), but
+//! Kubernetes declares `isLessThan`, `isGreaterThan` and `compareTo` on both `Semver` and
+//! `Quantity`. Each library therefore registers its overloads with the shared dispatcher
+//! here ([`IS_LESS_THAN`], ...), which looks at the receiver's opaque type name and calls that
+//! type's handler from [`BINARY_MEMBERS`]. Registering the same dispatcher twice is harmless,
+//! so the libraries can register in any order.
+//!
+//! To add a type: write `fn(method: &str, receiver, argument) -> EvalResult` for it, add one
+//! [`BinaryMembers`] line to [`BINARY_MEMBERS`], and register its overloads with the
+//! dispatchers instead of its own functions.
+
+use crate::error::{EvalError, EvalResult};
+use crate::library::Impl;
+use crate::ops::overload;
+use crate::value::Value;
+
+/// A type's implementation of the shared binary member functions; `method` is the function
+/// name (`isLessThan`, ...). It may assume the receiver is its type.
+pub type BinaryMember = for<'a> fn(&str, Value<'a>, Value<'a>) -> EvalResult<'a>;
+
+/// One type's entry in the dispatch table.
+pub struct BinaryMembers {
+    /// The opaque type name of the receiver (`kubernetes.Semver`).
+    pub type_name: &'static str,
+    pub call: BinaryMember,
+}
+
+/// Every type that implements shared binary members.
+pub const BINARY_MEMBERS: &[BinaryMembers] = &[BinaryMembers {
+    type_name: super::semver::TYPE_NAME,
+    call: super::semver::binary_member,
+}];
+
+fn dispatch<'a>(method: &str, receiver: Value<'a>, arg: Value<'a>) -> EvalResult<'a> {
+    if let Value::Opaque(o) = &receiver {
+        let name = o.type_name();
+        if let Some(entry) = BINARY_MEMBERS.iter().find(|e| e.type_name == name) {
+            return (entry.call)(method, receiver, arg);
+        }
+    }
+    Err(overload(method, &[&receiver, &arg]))
+}
+
+fn is_less_than<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    dispatch("isLessThan", a, b)
+}
+
+fn is_greater_than<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    dispatch("isGreaterThan", a, b)
+}
+
+fn compare_to<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
+    dispatch("compareTo", a, b)
+}
+
+/// `<T>.isLessThan(<T>)` for every type in [`BINARY_MEMBERS`].
+pub const IS_LESS_THAN: Impl = Impl::Binary(is_less_than);
+/// `<T>.isGreaterThan(<T>)` for every type in [`BINARY_MEMBERS`].
+pub const IS_GREATER_THAN: Impl = Impl::Binary(is_greater_than);
+/// `<T>.compareTo(<T>)` for every type in [`BINARY_MEMBERS`].
+pub const COMPARE_TO: Impl = Impl::Binary(compare_to);
+
+/// Go's `strconv.Quote`: double quotes, with `"` and `\` escaped and unprintable characters
+/// written as Go escapes.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if c == ' ' || !(c.is_control() || c.is_whitespace()) => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The string argument of a function, or the "no matching overload" error.
+pub fn string_arg<'v>(function: &str, v: &'v Value<'_>) -> Result<&'v str, EvalError> {
+    v.as_str().ok_or_else(|| overload(function, &[v]))
+}
+
+#[cfg(test)]
+#[allow(clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::types::Type;
+
+    /// Every receiver type declared for a shared member name must have a handler in
+    /// [`BINARY_MEMBERS`]; otherwise the dispatcher (registered last wins) would answer "no
+    /// matching overload" for it at run time. This catches a library that declares
+    /// `isLessThan` & co. without joining the table.
+    #[test]
+    fn every_declared_receiver_has_a_handler() {
+        let registry = crate::library::kubernetes();
+        for name in ["isLessThan", "isGreaterThan", "compareTo"] {
+            let Some(function) = registry.get(name) else {
+                continue;
+            };
+            for o in function.overloads.iter().filter(|o| o.receiver) {
+                let receiver = match o.params.first() {
+                    Some(Type::Abstract(n, _) | Type::Message(n)) => n.to_string(),
+                    other => panic!("{name}: unexpected receiver {other:?}"),
+                };
+                assert!(
+                    BINARY_MEMBERS.iter().any(|e| e.type_name == receiver),
+                    "{name} is declared on {receiver} but {receiver} has no entry in BINARY_MEMBERS"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn quotes_like_go() {
+        assert_eq!(go_quote("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(go_quote("tab\there\n"), r#""tab\there\n""#);
+        assert_eq!(go_quote("\u{1}é"), r#""\x01é""#);
+        assert_eq!(go_quote("\u{a0}"), r#""\u00a0""#);
+        assert_eq!(go_quote(""), r#""""#);
+    }
+}
