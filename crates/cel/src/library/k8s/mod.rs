@@ -12,6 +12,7 @@ pub mod lists;
 pub mod quantity;
 pub mod regex;
 pub mod semver;
+pub mod shared;
 pub mod urls;
 
 /// Registers every Kubernetes library.
