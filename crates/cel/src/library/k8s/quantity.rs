@@ -21,6 +21,9 @@
 //! - Kubernetes' `==` errors ("no such overload") when the right operand is the result of
 //!   `add`/`sub` (a pointer there); here equality is by value whatever the operands' origin.
 //!
+//! CEL does not expose a quantity's string form; `Display` gives Kubernetes' `String()` for
+//! callers that turn results into JSON.
+//!
 //! `sign` is declared as Kubernetes declares it: a global overload, `sign(q)`, not `q.sign()`.
 
 mod dec;
@@ -57,8 +60,7 @@ pub fn quantity_type() -> Type {
     Type::Abstract(Arc::from(TYPE_NAME), Vec::new())
 }
 
-/// How a quantity was written; kept as Kubernetes keeps it (it decides the canonical string
-/// form, which CEL does not expose).
+/// How a quantity was written; kept as Kubernetes keeps it (it decides the string form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     DecimalExponent,
@@ -81,6 +83,8 @@ enum Amount {
 pub struct Quantity {
     amount: Amount,
     format: Format,
+    /// The string parsed, when Kubernetes keeps it as the canonical form.
+    written: Option<Arc<str>>,
 }
 
 /// Why a string is not a quantity; `Display` gives Kubernetes' error text.
@@ -263,7 +267,7 @@ impl Quantity {
             return Err(ParseError::FormatWrong);
         }
         if s == "0" {
-            return Ok(Quantity::int(0, 0, Format::DecimalSI));
+            return Ok(Quantity::int(0, 0, Format::DecimalSI).written(s));
         }
         let parts = split(s)?;
         let (base, exponent, mut format) = interpret(parts.suffix).ok_or(ParseError::Suffix)?;
@@ -294,7 +298,15 @@ impl Quantity {
                 let value: i64 = shifted.parse().map_err(|_| ParseError::Numeric)?;
                 if let Some(result) = value.checked_mul(mantissa) {
                     let result = if parts.positive { result } else { -result };
-                    return Ok(Quantity::int(result, scale, format));
+                    let q = Quantity::int(result, scale, format);
+                    // A string already in canonical form is kept as the string form.
+                    let canonical = match format {
+                        Format::BinarySI => exponent % 10 == 0 && value & 0x07 != 0,
+                        _ => {
+                            scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0')
+                        }
+                    };
+                    return Ok(if canonical { q.written(s) } else { q });
                 }
             }
         }
@@ -329,6 +341,7 @@ impl Quantity {
         Ok(Quantity {
             amount: Amount::Dec(amount),
             format,
+            written: None,
         })
     }
 
@@ -336,7 +349,21 @@ impl Quantity {
         Quantity {
             amount: Amount::Int { value, scale },
             format,
+            written: None,
         }
+    }
+
+    fn dec(d: Dec, format: Format) -> Quantity {
+        Quantity {
+            amount: Amount::Dec(d),
+            format,
+            written: None,
+        }
+    }
+
+    fn written(mut self, s: &str) -> Quantity {
+        self.written = Some(Arc::from(s));
+        self
     }
 
     /// `resource.NewQuantity(v, DecimalExponent)`, as the library converts int operands.
@@ -421,10 +448,7 @@ impl Quantity {
         } else if self.is_zero() {
             format = y.format;
         }
-        Ok(Quantity {
-            amount: Amount::Dec(self.as_dec().add(&y.as_dec())?),
-            format,
-        })
+        Ok(Quantity::dec(self.as_dec().add(&y.as_dec())?, format))
     }
 
     /// `Sub`: `self - y`, keeping the int64 form while it does not overflow.
@@ -450,11 +474,185 @@ impl Quantity {
                 return Ok(Quantity::int(value, scale, format));
             }
         }
-        Ok(Quantity {
-            amount: Amount::Dec(self.as_dec().sub(&y.as_dec())?),
-            format,
-        })
+        Ok(Quantity::dec(self.as_dec().sub(&y.as_dec())?, format))
     }
+}
+
+impl std::fmt::Display for Quantity {
+    /// `String()`: the canonical form (the parsed string itself when it was canonical).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.written {
+            Some(s) => f.write_str(s),
+            None => f.write_str(&self.canonical()),
+        }
+    }
+}
+
+impl Quantity {
+    /// `CanonicalizeBytes`: the largest suffix that loses no precision, in the quantity's
+    /// format (binary quantities between -1024 and 1024, or not whole, print as decimal).
+    fn canonical(&self) -> String {
+        if self.is_zero() {
+            return "0".to_string();
+        }
+        let mut format = self.format;
+        let mut rounded = None;
+        if format == Format::BinarySI {
+            let small = Dec::new(BigInt::from_i64(1024), 0);
+            let d = self.as_dec();
+            if d.cmp(&small.neg()) == Ordering::Greater && d.cmp(&small) == Ordering::Less {
+                format = Format::DecimalSI;
+            } else {
+                match self.as_scale_zero() {
+                    Some((r, true)) => rounded = Some(r),
+                    _ => format = Format::DecimalSI,
+                }
+            }
+        }
+        match (format, rounded) {
+            (Format::BinarySI, Some(r)) => {
+                let (number, exponent) = base1024(&r);
+                let suffix = match exponent.wrapping_mul(10) {
+                    10 => "Ki",
+                    20 => "Mi",
+                    30 => "Gi",
+                    40 => "Ti",
+                    50 => "Pi",
+                    60 => "Ei",
+                    _ => "",
+                };
+                format!("{number}{suffix}")
+            }
+            (format, _) => {
+                let (number, exponent) = self.canonical_base10();
+                let suffix = match format {
+                    Format::DecimalExponent if exponent != 0 => format!("e{exponent}"),
+                    Format::DecimalExponent => String::new(),
+                    _ => match exponent {
+                        -9 => "n",
+                        -6 => "u",
+                        -3 => "m",
+                        3 => "k",
+                        6 => "M",
+                        9 => "G",
+                        12 => "T",
+                        15 => "P",
+                        18 => "E",
+                        _ => "",
+                    }
+                    .to_string(),
+                };
+                format!("{number}{suffix}")
+            }
+        }
+    }
+
+    /// `AsCanonicalBytes`: digits and a base-10 exponent that is a multiple of 3.
+    fn canonical_base10(&self) -> (String, i32) {
+        if let Amount::Int { value, scale } = self.amount {
+            let (mut amount, times) = remove_i64_factors(value, 10);
+            let mut exponent = scale.wrapping_add(times);
+            let fix = match exponent % 3 {
+                1 | -2 => Some((10, 1)),
+                2 | -1 => Some((100, 2)),
+                _ => None,
+            };
+            match fix {
+                None => return (amount.to_string(), exponent),
+                Some((k, e)) => {
+                    if let Some(a) = amount.checked_mul(k) {
+                        amount = a;
+                        exponent = exponent.wrapping_sub(e);
+                        return (amount.to_string(), exponent);
+                    }
+                }
+            }
+        }
+        let d = self.as_dec();
+        let (mut amount, times) = d.unscaled.remove_factors(10);
+        let mut exponent = d.scale.wrapping_neg().wrapping_add(times);
+        while exponent % 3 != 0 {
+            amount = amount.mul_small(10);
+            exponent = exponent.wrapping_sub(1);
+        }
+        (amount.to_string(), exponent)
+    }
+
+    /// `AsScale(0)`: the value rounded up (away from zero) to a whole number, and whether
+    /// that was exact.
+    fn as_scale_zero(&self) -> Option<(Quantity, bool)> {
+        match &self.amount {
+            Amount::Int { scale, .. } if *scale >= 0 => Some((self.clone(), true)),
+            Amount::Int { value, scale } => {
+                let (v, exact) = negative_scale(*value, scale.unsigned_abs());
+                Some((Quantity::int(v, 0, self.format), exact))
+            }
+            Amount::Dec(d) => {
+                let r = d.round_up(0).ok()?;
+                let exact = r.cmp(d) == Ordering::Equal;
+                Some((Quantity::dec(r, self.format), exact))
+            }
+        }
+    }
+}
+
+/// `AsCanonicalBase1024Bytes` of a whole quantity: digits and a base-1024 exponent.
+fn base1024(q: &Quantity) -> (String, i32) {
+    if let Amount::Int { value, scale } = q.amount
+        && let Some(v) = positive_scale(value, scale)
+    {
+        let (amount, times) = remove_i64_factors(v, 1024);
+        return (amount.to_string(), times);
+    }
+    let d = q.as_dec();
+    let whole = d.round_up(0).unwrap_or(d);
+    let (amount, times) = whole.unscaled.remove_factors(1024);
+    (amount.to_string(), times)
+}
+
+/// `removeInt64Factors`: `value == result * base^times`, on the magnitude (the most
+/// negative int64 has none removed, as in Go).
+fn remove_i64_factors(value: i64, base: i64) -> (i64, i32) {
+    let negative = value < 0;
+    let mut result = value.wrapping_abs();
+    let mut times = 0;
+    while result >= base && result % base == 0 {
+        times += 1;
+        result /= base;
+    }
+    (
+        if negative {
+            result.wrapping_neg()
+        } else {
+            result
+        },
+        times,
+    )
+}
+
+/// `negativeScaleInt64`: `base / 10^scale` rounded away from zero, and whether exact.
+fn negative_scale(base: i64, scale: u32) -> (i64, bool) {
+    if scale == 0 {
+        return (base, true);
+    }
+    let mut value = base;
+    let mut fraction = false;
+    for _ in 0..scale {
+        if !fraction && value % 10 != 0 {
+            fraction = true;
+        }
+        value /= 10;
+        if value == 0 {
+            if fraction {
+                return (if base > 0 { 1 } else { -1 }, false);
+            }
+            return (0, true);
+        }
+    }
+    if fraction {
+        value += if base > 0 { 1 } else { -1 };
+    }
+    (value, !fraction)
 }
 
 /// `positiveScaleInt64`: `base * 10^scale`, `None` on overflow. A negative scale (reachable

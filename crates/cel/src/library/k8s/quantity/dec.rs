@@ -200,6 +200,22 @@ impl Mag {
         (m, exact)
     }
 
+    /// `self / k` truncated, and the remainder.
+    fn div_small(&self, k: u32) -> (Mag, u32) {
+        let mut out = vec![0u32; self.0.len()];
+        let mut rem = 0u64;
+        for (i, &a) in self.0.iter().enumerate().rev() {
+            let cur = rem * u64::from(BASE) + u64::from(a);
+            if let Some(slot) = out.get_mut(i) {
+                *slot = (cur / u64::from(k)) as u32;
+            }
+            rem = cur % u64::from(k);
+        }
+        let mut m = Mag(out);
+        m.trim();
+        (m, rem as u32)
+    }
+
     fn to_decimal_string(&self) -> String {
         let mut s = String::with_capacity(self.0.len() * BASE_DIGITS);
         let mut limbs = self.0.iter().rev();
@@ -288,6 +304,26 @@ impl BigInt {
 
     pub fn mul_pow2(&self, k: u32) -> BigInt {
         BigInt::new(self.negative, self.mag.mul_pow2(k))
+    }
+
+    /// Divides out every factor `k` (> 1): `self == result * k^times`; zero stays zero.
+    pub fn remove_factors(&self, k: u32) -> (BigInt, i32) {
+        let mut mag = self.mag.clone();
+        let mut times = 0i32;
+        while !mag.is_zero() {
+            let (q, r) = mag.div_small(k);
+            if r != 0 {
+                break;
+            }
+            mag = q;
+            times = times.wrapping_add(1);
+        }
+        (BigInt::new(self.negative, mag), times)
+    }
+
+    /// `self * k`.
+    pub fn mul_small(&self, k: u32) -> BigInt {
+        BigInt::new(self.negative, self.mag.mul_small(k))
     }
 
     /// The nearest double, ties to even, as Go's `big.Float.SetInt(x).Float64()` at 53 bits
