@@ -289,12 +289,19 @@ fn errors_have_kubernetes_texts() {
 fn unbound_authorizer_is_an_error_value() {
     let (env, _, _) = fixture();
     let act = Activation::new(&env);
-    for expr in [
-        "authorizer.path('/healthz').check('get').allowed()",
-        "authorizer.requestResource.check('get').allowed()",
+    for (expr, var) in [
+        (
+            "authorizer.path('/healthz').check('get').allowed()",
+            AUTHORIZER_VAR,
+        ),
+        (
+            "authorizer.requestResource.check('get').allowed()",
+            REQUEST_RESOURCE_VAR,
+        ),
     ] {
         let program = env.compile(expr).unwrap();
-        assert!(program.eval(&act).is_err(), "{expr}");
+        let e = program.eval(&act).unwrap_err();
+        assert_eq!(e.message(), format!("no such attribute: {var}"), "{expr}");
         // ...which `||` absorbs, as any CEL error.
         let program = env.compile(&format!("true || {expr}")).unwrap();
         assert!(program.eval(&act).unwrap().as_bool().unwrap());
