@@ -311,7 +311,7 @@ impl Quantity {
             }
         }
 
-        let mut amount = Dec::parse(parts.value).ok_or(ParseError::Numeric)?;
+        let mut amount = Dec::parse(parts.value)?.ok_or(ParseError::Numeric)?;
         if base == 10 {
             amount.scale = amount.scale.wrapping_add(exponent.wrapping_neg());
         } else {

@@ -358,8 +358,9 @@ impl Dec {
     }
 
     /// `inf.Dec.SetString`: an optional sign, digits with at most one decimal point, at least
-    /// one digit; nothing else.
-    pub fn parse(s: &str) -> Option<Dec> {
+    /// one digit; nothing else (`Ok(None)`). More than [`MAX_DIGITS`] significant digits is
+    /// [`TooLarge`].
+    pub fn parse(s: &str) -> Result<Option<Dec>, TooLarge> {
         let bytes = s.as_bytes();
         let (negative, rest) = match bytes.first() {
             Some(b'-') => (true, bytes.get(1..).unwrap_or_default()),
@@ -372,26 +373,19 @@ impl Dec {
             match b {
                 b'0'..=b'9' => digits.push(b),
                 b'.' if point.is_none() => point = Some(digits.len()),
-                _ => return None,
+                _ => return Ok(None),
             }
         }
         if digits.is_empty() {
-            return None;
+            return Ok(None);
         }
         let scale = point.map_or(0, |p| digits.len() - p);
-        let scale = i32::try_from(scale).ok()?;
-        if digits.len() > MAX_DIGITS.saturating_mul(2) {
-            // Leading zeros aside, such a value is refused below anyway.
-            let significant = digits.iter().skip_while(|&&d| d == b'0').count();
-            if significant > MAX_DIGITS {
-                return None;
-            }
-        }
+        let scale = i32::try_from(scale).map_err(|_| TooLarge)?;
         let mag = Mag::from_digits(&digits);
         if mag.digits() > MAX_DIGITS {
-            return None;
+            return Err(TooLarge);
         }
-        Some(Dec::new(BigInt::new(negative, mag), scale))
+        Ok(Some(Dec::new(BigInt::new(negative, mag), scale)))
     }
 
     pub fn sign(&self) -> i64 {
@@ -494,7 +488,7 @@ mod tests {
     use super::*;
 
     fn dec(s: &str) -> Dec {
-        Dec::parse(s).unwrap()
+        Dec::parse(s).unwrap().unwrap()
     }
 
     #[test]
@@ -504,7 +498,7 @@ mod tests {
         assert_eq!(dec("1."), Dec::new(BigInt::from_i64(1), 0));
         assert_eq!(dec("+007"), Dec::new(BigInt::from_i64(7), 0));
         for bad in ["", ".", "-", "+.", "1.2.3", "1e3", " 1"] {
-            assert!(Dec::parse(bad).is_none(), "{bad:?}");
+            assert_eq!(Dec::parse(bad), Ok(None), "{bad:?}");
         }
     }
 
@@ -547,6 +541,9 @@ mod tests {
 
     #[test]
     fn refuses_unbounded_growth() {
+        let long = "1".repeat(MAX_DIGITS + 1);
+        assert_eq!(Dec::parse(&long), Err(TooLarge));
+        assert!(Dec::parse(&"1".repeat(MAX_DIGITS)).unwrap().is_some());
         assert_eq!(dec("1").round_up(i32::MAX), Err(TooLarge));
         assert_eq!(
             Dec::new(BigInt::from_i64(1), -2_000_000_000).add(&dec("1")),
