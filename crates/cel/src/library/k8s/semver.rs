@@ -375,22 +375,9 @@ fn patch(v: Value<'_>) -> EvalResult<'_> {
     Ok(as_int(version("patch", &v)?.patch))
 }
 
-/// The semver side of the shared `isLessThan`, `isGreaterThan` and `compareTo`.
-pub fn binary_member<'a>(method: &str, a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
-    let (Some(x), Some(y)) = (a.downcast::<Semver>(), b.downcast::<Semver>()) else {
-        return Err(overload(method, &[&a, &b]));
-    };
-    let o = x.precedence(y);
-    match method {
-        "isLessThan" => Ok(Value::Bool(o == Ordering::Less)),
-        "isGreaterThan" => Ok(Value::Bool(o == Ordering::Greater)),
-        "compareTo" => Ok(Value::Int(match o {
-            Ordering::Less => -1,
-            Ordering::Equal => 0,
-            Ordering::Greater => 1,
-        })),
-        _ => Err(overload(method, &[&a, &b])),
-    }
+/// How two semvers order (precedence), for the shared comparison members.
+pub fn compare_values(a: &Value<'_>, b: &Value<'_>) -> Option<Ordering> {
+    Some(a.downcast::<Semver>()?.precedence(b.downcast::<Semver>()?))
 }
 
 #[cfg(test)]

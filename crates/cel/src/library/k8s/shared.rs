@@ -10,40 +10,58 @@
 //! type's handler from [`BINARY_MEMBERS`]. Registering the same dispatcher twice is harmless,
 //! so the libraries can register in any order.
 //!
-//! To add a type: write `fn(method: &str, receiver, argument) -> EvalResult` for it, add one
-//! [`BinaryMembers`] line to [`BINARY_MEMBERS`], and register its overloads with the
-//! dispatchers instead of its own functions.
+//! To add a type: write its [`Compare`] function, add one [`BinaryMembers`] line to
+//! [`BINARY_MEMBERS`], and register its overloads with the dispatchers.
 
 use crate::error::{EvalError, EvalResult};
 use crate::library::Impl;
 use crate::ops::overload;
 use crate::value::Value;
 
-/// A type's implementation of the shared binary member functions; `method` is the function
-/// name (`isLessThan`, ...). It may assume the receiver is its type.
-pub type BinaryMember = for<'a> fn(&str, Value<'a>, Value<'a>) -> EvalResult<'a>;
+/// How two values of one type order, or `None` when the argument is not of that type.
+pub type Compare = for<'v> fn(&Value<'v>, &Value<'v>) -> Option<std::cmp::Ordering>;
 
 /// One type's entry in the dispatch table.
 pub struct BinaryMembers {
     /// The opaque type name of the receiver (`kubernetes.Semver`).
     pub type_name: &'static str,
-    pub call: BinaryMember,
+    pub compare: Compare,
 }
 
 /// Every type that implements shared binary members.
-pub const BINARY_MEMBERS: &[BinaryMembers] = &[BinaryMembers {
-    type_name: super::semver::TYPE_NAME,
-    call: super::semver::binary_member,
-}];
+pub const BINARY_MEMBERS: &[BinaryMembers] = &[
+    BinaryMembers {
+        type_name: super::semver::TYPE_NAME,
+        compare: super::semver::compare_values,
+    },
+    BinaryMembers {
+        type_name: super::quantity::TYPE_NAME,
+        compare: super::quantity::compare_values,
+    },
+];
 
 fn dispatch<'a>(method: &str, receiver: Value<'a>, arg: Value<'a>) -> EvalResult<'a> {
-    if let Value::Opaque(o) = &receiver {
-        let name = o.type_name();
-        if let Some(entry) = BINARY_MEMBERS.iter().find(|e| e.type_name == name) {
-            return (entry.call)(method, receiver, arg);
-        }
+    use std::cmp::Ordering;
+    let ordering = match &receiver {
+        Value::Opaque(o) => BINARY_MEMBERS
+            .iter()
+            .find(|e| e.type_name == o.type_name())
+            .and_then(|e| (e.compare)(&receiver, &arg)),
+        _ => None,
+    };
+    let Some(ordering) = ordering else {
+        return Err(overload(method, &[&receiver, &arg]));
+    };
+    match method {
+        "isLessThan" => Ok(Value::Bool(ordering == Ordering::Less)),
+        "isGreaterThan" => Ok(Value::Bool(ordering == Ordering::Greater)),
+        "compareTo" => Ok(Value::Int(match ordering {
+            Ordering::Less => -1,
+            Ordering::Equal => 0,
+            Ordering::Greater => 1,
+        })),
+        _ => Err(overload(method, &[&receiver, &arg])),
     }
-    Err(overload(method, &[&receiver, &arg]))
 }
 
 fn is_less_than<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
