@@ -50,6 +50,18 @@ impl Opaque for Cidr {
         self
     }
 
+    fn to_text(&self) -> Option<String> {
+        self.to_cel_string()
+    }
+
+    fn to_cel(&self) -> Option<String> {
+        let text = self.to_cel_string()?;
+        Some(format!(
+            "cidr({})",
+            crate::format::to_cel(&Value::string(text))
+        ))
+    }
+
     fn to_cel_string(&self) -> Option<String> {
         Some(self.0.to_string())
     }

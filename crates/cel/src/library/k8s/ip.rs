@@ -47,6 +47,18 @@ impl Opaque for Ip {
         self
     }
 
+    fn to_text(&self) -> Option<String> {
+        Some(self.0.to_string())
+    }
+
+    fn to_cel(&self) -> Option<String> {
+        let text = self.0.to_string();
+        Some(format!(
+            "ip({})",
+            crate::format::to_cel(&Value::string(text))
+        ))
+    }
+
     fn to_cel_string(&self) -> Option<String> {
         Some(self.0.to_string())
     }

@@ -732,6 +732,18 @@ impl Opaque for Quantity {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+
+    fn to_text(&self) -> Option<String> {
+        Some(self.to_string())
+    }
+
+    fn to_cel(&self) -> Option<String> {
+        let text = self.to_string();
+        Some(format!(
+            "quantity({})",
+            crate::format::to_cel(&Value::string(text))
+        ))
+    }
 }
 
 /// Wraps a quantity as a CEL value.

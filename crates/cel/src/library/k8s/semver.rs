@@ -86,6 +86,25 @@ impl Semver {
     }
 }
 
+impl std::fmt::Display for Semver {
+    /// blang's `String`: `major.minor.patch[-pre.release][+build.meta]`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
+        for (i, p) in self.pre.iter().enumerate() {
+            f.write_str(if i == 0 { "-" } else { "." })?;
+            match p {
+                Pre::Num(n) => write!(f, "{n}")?,
+                Pre::Str(s) => f.write_str(s)?,
+            }
+        }
+        for (i, b) in self.build.iter().enumerate() {
+            f.write_str(if i == 0 { "+" } else { "." })?;
+            f.write_str(b)?;
+        }
+        Ok(())
+    }
+}
+
 impl Opaque for Semver {
     fn type_name(&self) -> &'static str {
         TYPE_NAME
@@ -101,6 +120,18 @@ impl Opaque for Semver {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn to_text(&self) -> Option<String> {
+        Some(self.to_string())
+    }
+
+    fn to_cel(&self) -> Option<String> {
+        let text = self.to_string();
+        Some(format!(
+            "semver({})",
+            crate::format::to_cel(&Value::string(text))
+        ))
     }
 }
 

@@ -50,6 +50,18 @@ impl Opaque for UrlValue {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+
+    fn to_text(&self) -> Option<String> {
+        Some(self.printed.clone())
+    }
+
+    fn to_cel(&self) -> Option<String> {
+        let text = self.printed.clone();
+        Some(format!(
+            "url({})",
+            crate::format::to_cel(&Value::string(text))
+        ))
+    }
 }
 
 const PARSE_ERROR: &str = "URL parse error during conversion from string";
