@@ -31,6 +31,7 @@ pub fn compile(
     let mut c = Compiler {
         env,
         scopes: Vec::new(),
+        global_memo: Vec::new(),
     };
     let root = c.lower(expr);
     Ok(Program {
@@ -52,6 +53,33 @@ struct Frame<'e> {
 struct Compiler<'e> {
     env: &'e Env,
     scopes: Vec<Frame<'e>>,
+    /// Field paths on declared variables that have a slot in the evaluation's memo.
+    global_memo: Vec<(usize, Vec<Box<str>>)>,
+}
+
+/// Memo slots for each prefix of `fields` on `key`, first come first served.
+fn assign_slots<K: PartialEq + Copy>(
+    registry: &mut Vec<(K, Vec<Box<str>>)>,
+    key: K,
+    fields: &[Box<str>],
+) -> Box<[Option<u8>]> {
+    (1..=fields.len())
+        .map(|n| {
+            let prefix = fields.get(..n).unwrap_or(&[]);
+            let at = registry
+                .iter()
+                .position(|(k, p)| *k == key && p.as_slice() == prefix);
+            let at = match at {
+                Some(at) => Some(at),
+                None if registry.len() < MEMO_SLOTS => {
+                    registry.push((key, prefix.to_vec()));
+                    Some(registry.len() - 1)
+                }
+                None => None,
+            };
+            at.and_then(|i| u8::try_from(i).ok())
+        })
+        .collect()
 }
 
 fn boxed(n: Node) -> Box<Node> {
@@ -247,6 +275,9 @@ impl<'e> Compiler<'e> {
     /// Memo slots for each prefix of a path on a comprehension variable (first come, first
     /// served, up to `MEMO_SLOTS` per comprehension).
     fn memo_slots(&mut self, base: &Node, fields: &[Box<str>]) -> Box<[Option<u8>]> {
+        if let Node::Var { slot, .. } = base {
+            return assign_slots(&mut self.global_memo, *slot, fields);
+        }
         let Node::Local {
             up,
             var: var @ (LocalVar::Iter | LocalVar::Iter2),
@@ -261,24 +292,7 @@ impl<'e> Compiler<'e> {
         else {
             return Box::new([]);
         };
-        (1..=fields.len())
-            .map(|n| {
-                let prefix = fields.get(..n).unwrap_or(&[]);
-                let at = frame
-                    .memo
-                    .iter()
-                    .position(|(v, p)| v == var && p.as_slice() == prefix);
-                let at = match at {
-                    Some(at) => Some(at),
-                    None if frame.memo.len() < MEMO_SLOTS => {
-                        frame.memo.push((*var, prefix.to_vec()));
-                        Some(frame.memo.len() - 1)
-                    }
-                    None => None,
-                };
-                at.and_then(|i| u8::try_from(i).ok())
-            })
-            .collect()
+        assign_slots(&mut frame.memo, *var, fields)
     }
 
     fn local(&self, name: &str) -> Option<Node> {
@@ -498,10 +512,11 @@ impl<'e> Compiler<'e> {
             memo: Vec::new(),
         });
         if let Some(quantifier) = self.lower_quantifier(c) {
-            self.scopes.pop();
+            let memo_used = self.scopes.pop().map_or(0, |f| f.memo.len());
             return Node::Comprehension(Box::new(CompNode {
                 iter_range,
                 two_vars: c.iter_var2.is_some(),
+                memo_used,
                 accu_init,
                 loop_condition: None,
                 step: quantifier,
@@ -518,7 +533,7 @@ impl<'e> Compiler<'e> {
             &c.iter_var,
             c.iter_var2.as_deref(),
         );
-        self.scopes.pop();
+        let memo_used = self.scopes.pop().map_or(0, |f| f.memo.len());
         self.scopes.push(Frame {
             iter: None,
             iter2: None,
@@ -530,6 +545,7 @@ impl<'e> Compiler<'e> {
         Node::Comprehension(Box::new(CompNode {
             iter_range,
             two_vars: c.iter_var2.is_some(),
+            memo_used,
             accu_init,
             loop_condition,
             step,

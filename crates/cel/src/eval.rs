@@ -148,6 +148,8 @@ pub struct MapEntryNode {
 pub struct Comprehension {
     pub iter_range: Node,
     pub two_vars: bool,
+    /// How many memo slots paths on the loop variables use (reset at every element).
+    pub memo_used: usize,
     pub accu_init: Node,
     pub loop_condition: Option<Node>,
     pub step: Step,
@@ -196,13 +198,21 @@ fn fresh_memo<'a>() -> MemoCells<'a> {
     std::array::from_fn(|_| Cell::new(Memo::Unknown))
 }
 
+/// Forgets what the previous element's paths found.
+#[inline]
+fn reset_memo(memo: &MemoCells<'_>, used: usize) {
+    for cell in memo.iter().take(used) {
+        cell.set(Memo::Unknown);
+    }
+}
+
 /// The values of one comprehension's variables.
 struct Scope<'s, 'a> {
     parent: Option<&'s Scope<'s, 'a>>,
     iter: Value<'a>,
     iter2: Value<'a>,
     accu: &'s EvalResult<'a>,
-    memo: MemoCells<'a>,
+    memo: &'s MemoCells<'a>,
 }
 
 pub(crate) struct Ctx<'c, 'a> {
@@ -213,6 +223,8 @@ pub(crate) struct Ctx<'c, 'a> {
     pub limit: u64,
     /// What `has()` costs: cel-go charges 1, Kubernetes configures 0.
     pub presence_cost: u64,
+    /// Field paths on variables (`object.metadata.annotations`) read more than once.
+    memo: MemoCells<'a>,
 }
 
 impl<'c, 'a> Ctx<'c, 'a> {
@@ -222,6 +234,7 @@ impl<'c, 'a> Ctx<'c, 'a> {
             cost: Cell::new(0),
             limit,
             presence_cost,
+            memo: fresh_memo(),
         }
     }
 
@@ -364,8 +377,14 @@ fn has_path<'a>(
             Memo::Unknown => {}
         }
     }
-    let container = walk(root, parent, slots, memo)?;
-    match &container {
+    let walked;
+    let container = if parent.is_empty() {
+        root
+    } else {
+        walked = walk(root, parent, slots, memo)?;
+        &walked
+    };
+    match container {
         Value::Map(Map::Json(o)) => {
             let found = o.get(&last.as_ref());
             if let Some(c) = last_cell {
@@ -377,20 +396,26 @@ fn has_path<'a>(
     }
 }
 
-/// The memo of the comprehension `up` scopes out, when `base` is one of its variables.
-fn memo_of<'r, 'a>(base: &Node, scope: Option<&'r Scope<'r, 'a>>) -> Option<&'r MemoCells<'a>> {
-    let Node::Local {
-        up,
-        var: LocalVar::Iter | LocalVar::Iter2,
-    } = base
-    else {
-        return None;
+/// The memo for paths on `base`: the evaluation's for a variable, the comprehension's (`up`
+/// scopes out) for one of its variables.
+fn memo_of<'r, 'a>(
+    base: &Node,
+    ctx: &'r Ctx<'_, 'a>,
+    scope: Option<&'r Scope<'r, 'a>>,
+) -> Option<&'r MemoCells<'a>> {
+    let (up, _) = match base {
+        Node::Var { .. } => return Some(&ctx.memo),
+        Node::Local {
+            up,
+            var: var @ (LocalVar::Iter | LocalVar::Iter2),
+        } => (up, var),
+        _ => return None,
     };
     let mut s = scope;
     for _ in 0..*up {
         s = s.and_then(|s| s.parent);
     }
-    s.map(|s| &s.memo)
+    s.map(|s| s.memo)
 }
 
 /// Runs a call and charges its cost (1 unless the function declares otherwise).
@@ -507,14 +532,14 @@ impl Node {
             Node::Path { base, fields, memo } => {
                 let root = base.operand(ctx, scope)?;
                 ctx.charge(u64::try_from(fields.len()).unwrap_or(u64::MAX))?;
-                walk(&root, fields, memo, memo_of(base, scope))
+                walk(&root, fields, memo, memo_of(base, ctx, scope))
             }
             Node::HasPath { base, fields, memo } => {
                 let root = base.operand(ctx, scope)?;
                 // The operand's selections, then the presence test.
                 let selections = u64::try_from(fields.len().saturating_sub(1)).unwrap_or(u64::MAX);
                 ctx.charge(selections.saturating_add(ctx.presence_cost))?;
-                has_path(&root, fields, memo, memo_of(base, scope))
+                has_path(&root, fields, memo, memo_of(base, ctx, scope))
             }
             Node::OptSelect { operand, field } => {
                 let v = operand.run(ctx, scope)?;
@@ -797,6 +822,7 @@ impl Comprehension {
             return self.quantify(ctx, scope, &range, p, matches!(self.step, Step::All(_)));
         }
         let mut accu = self.accu_init.run(ctx, scope);
+        let memo = fresh_memo();
         match &range {
             Value::List(list) => {
                 for (i, item) in list.iter().enumerate() {
@@ -805,19 +831,21 @@ impl Comprehension {
                     } else {
                         (item, Value::Null)
                     };
-                    if !self.step_once(ctx, scope, iter, iter2, &mut accu) {
+                    if !self.step_once(ctx, scope, &memo, iter, iter2, &mut accu) {
+                        break;
+                    }
+                }
+            }
+            Value::Map(map) if !self.two_vars => {
+                for k in map.keys() {
+                    if !self.step_once(ctx, scope, &memo, k, Value::Null, &mut accu) {
                         break;
                     }
                 }
             }
             Value::Map(map) => {
                 for (k, v) in map_entries(map) {
-                    let (iter, iter2) = if self.two_vars {
-                        (k.into_value(), v)
-                    } else {
-                        (k.into_value(), Value::Null)
-                    };
-                    if !self.step_once(ctx, scope, iter, iter2, &mut accu) {
+                    if !self.step_once(ctx, scope, &memo, k.into_value(), v, &mut accu) {
                         break;
                     }
                 }
@@ -834,7 +862,7 @@ impl Comprehension {
             iter: Value::Null,
             iter2: Value::Null,
             accu: &accu,
-            memo: fresh_memo(),
+            memo: &memo,
         };
         self.result.run(ctx, Some(&inner))
     }
@@ -856,6 +884,7 @@ impl Comprehension {
         let name = if is_all { "_&&_" } else { "_||_" };
         let mut error: Option<EvalError> = None;
         let placeholder: EvalResult<'a> = Ok(Value::Bool(!decisive));
+        let memo = fresh_memo();
         let mut visit = |iter: Value<'a>, iter2: Value<'a>| -> Option<bool> {
             if ctx.exceeded() {
                 return None;
@@ -863,12 +892,13 @@ impl Comprehension {
             ctx.charge(condition_cost).ok()?;
             // The step reads @result once.
             ctx.charge(cost::SELECT_AND_IDENT).ok()?;
+            reset_memo(&memo, self.memo_used);
             let inner = Scope {
                 parent: scope,
                 iter,
                 iter2,
                 accu: &placeholder,
-                memo: fresh_memo(),
+                memo: &memo,
             };
             match predicate.run(ctx, Some(&inner)) {
                 Ok(Value::Bool(b)) if b == decisive => return Some(true),
@@ -905,10 +935,24 @@ impl Comprehension {
                     }
                 }
             }
+            Value::Map(map) if !self.two_vars => {
+                for k in map.keys() {
+                    match visit(k, Value::Null) {
+                        Some(true) => {
+                            found = true;
+                            break;
+                        }
+                        Some(false) => {}
+                        None => {
+                            stopped = true;
+                            break;
+                        }
+                    }
+                }
+            }
             Value::Map(map) => {
                 for (k, v) in map_entries(map) {
-                    let b = if self.two_vars { v } else { Value::Null };
-                    match visit(k.into_value(), b) {
+                    match visit(k.into_value(), v) {
                         Some(true) => {
                             found = true;
                             break;
@@ -951,10 +995,12 @@ impl Comprehension {
         &self,
         ctx: &Ctx<'_, 'a>,
         scope: Option<&Scope<'_, 'a>>,
+        memo: &MemoCells<'a>,
         iter: Value<'a>,
         iter2: Value<'a>,
         accu: &mut EvalResult<'a>,
     ) -> bool {
+        reset_memo(memo, self.memo_used);
         // A hostile nest of comprehensions stops as soon as the budget is spent.
         if ctx.exceeded() {
             *accu = Err(EvalError::new(cost::LIMIT_EXCEEDED));
@@ -966,7 +1012,7 @@ impl Comprehension {
                 iter,
                 iter2,
                 accu,
-                memo: fresh_memo(),
+                memo,
             };
             if let Some(cond) = &self.loop_condition
                 && let Ok(Value::Bool(false)) = cond.run(ctx, Some(&inner))

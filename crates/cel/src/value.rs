@@ -597,9 +597,31 @@ impl<'a> Map<'a> {
         }
     }
 
-    /// Iterates keys only, as values (what comprehensions over maps see).
-    pub fn keys(&self) -> impl Iterator<Item = Value<'a>> + '_ {
-        self.iter().map(|(k, _)| k.into_value())
+    /// Iterates keys only, as values (what comprehensions over maps see), without touching
+    /// the values.
+    pub fn keys(&self) -> MapKeys<'_, 'a> {
+        match self {
+            Map::Json(o) => MapKeys::Json(o.iter()),
+            Map::Owned(m) => MapKeys::Owned(m.entries.iter()),
+        }
+    }
+}
+
+/// Iterates a map's keys without allocating or converting values.
+pub enum MapKeys<'m, 'a> {
+    Json(sonic_rs::value::object::Iter<'a>),
+    Owned(std::slice::Iter<'m, (Key<'a>, Value<'a>)>),
+}
+
+impl<'a> Iterator for MapKeys<'_, 'a> {
+    type Item = Value<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Value<'a>> {
+        match self {
+            MapKeys::Json(it) => it.next().map(|(k, _)| Value::String(Str::Borrowed(k))),
+            MapKeys::Owned(it) => it.next().map(|(k, _)| k.clone().into_value()),
+        }
     }
 }
 
