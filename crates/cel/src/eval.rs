@@ -658,6 +658,22 @@ impl Node {
                     _ => ops::contains(&e, &c),
                 }
             }
+            Node::List { .. }
+            | Node::Map(_)
+            | Node::Call1(..)
+            | Node::Call2(..)
+            | Node::Call3(..)
+            | Node::CallN(..)
+            | Node::StrTest(..)
+            | Node::Matches(..) => self.run_cold(ctx, scope),
+            Node::Comprehension(c) => c.run(ctx, scope),
+            Node::Fail(e) => Err(e.clone()),
+        }
+    }
+    /// The less frequent node kinds, kept out of `run` so that its frame stays small.
+    #[inline(never)]
+    fn run_cold<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
+        match self {
             Node::List { elements, optional } => {
                 let mut items = Vec::with_capacity(elements.len());
                 for (i, e) in elements.iter().enumerate() {
@@ -778,8 +794,7 @@ impl Node {
                     other => Err(ops::overload("matches", &[other])),
                 }
             }
-            Node::Comprehension(c) => c.run(ctx, scope),
-            Node::Fail(e) => Err(e.clone()),
+            _ => Err(EvalError::new("internal error: not a cold node")),
         }
     }
 }
