@@ -262,6 +262,15 @@ enum Operand<'r, 'a> {
     Val(Value<'a>),
 }
 
+impl<'a> Operand<'_, 'a> {
+    fn into_value(self) -> Value<'a> {
+        match self {
+            Operand::Ref(v) => v.clone(),
+            Operand::Val(v) => v,
+        }
+    }
+}
+
 impl<'a> std::ops::Deref for Operand<'_, 'a> {
     type Target = Value<'a>;
     #[inline]
@@ -495,34 +504,8 @@ impl Node {
 
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
         match self {
-            Node::Const(v) => Ok(v.clone()),
-            Node::Folded { value, cost } => {
-                ctx.charge(*cost)?;
-                Ok(value.clone())
-            }
-            Node::Var { slot, name } => {
-                ctx.charge(cost::SELECT_AND_IDENT)?;
-                match ctx.activation.get(*slot) {
-                    Some(v) => Ok(v.clone()),
-                    None => Err(EvalError::new(format!("no such attribute: {name}"))),
-                }
-            }
-            Node::Local { up, var } => {
-                ctx.charge(cost::SELECT_AND_IDENT)?;
-                let mut s = scope;
-                for _ in 0..*up {
-                    s = s.and_then(|s| s.parent);
-                }
-                match s {
-                    Some(s) => match var {
-                        LocalVar::Iter => Ok(s.iter.clone()),
-                        LocalVar::Iter2 => Ok(s.iter2.clone()),
-                        LocalVar::Accu => s.accu.clone(),
-                    },
-                    None => Err(EvalError::new(
-                        "internal error: unbound comprehension variable",
-                    )),
-                }
+            Node::Const(_) | Node::Folded { .. } | Node::Var { .. } | Node::Local { .. } => {
+                self.operand(ctx, scope).map(Operand::into_value)
             }
             Node::Select { operand, field } => {
                 let v = operand.operand(ctx, scope)?;

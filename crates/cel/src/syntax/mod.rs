@@ -73,3 +73,9 @@ pub fn parse_with(source: &str, options: &ParseOptions) -> Result<Expr, CompileE
         }
     }
 }
+
+/// Whether `word` cannot be used as an identifier: a keyword (`true`, `false`, `null`, `in`)
+/// or a reserved word (`if`, `var`, ...).
+pub fn is_reserved_word(word: &str) -> bool {
+    matches!(word, "true" | "false" | "null" | "in") || parser::RESERVED.contains(&word)
+}

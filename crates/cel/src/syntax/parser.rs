@@ -93,7 +93,7 @@ fn starts_expr(t: Tok) -> bool {
 }
 
 /// Words that are not identifiers (but may be field and receiver-function names).
-const RESERVED: &[&str] = &[
+pub(crate) const RESERVED: &[&str] = &[
     "as",
     "break",
     "const",

@@ -96,31 +96,6 @@ pub enum VarSource {
     Inline(String),
 }
 
-/// CEL keywords and reserved words, which cannot name a variable.
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
 fn parse_var(spec: &str) -> Result<VarSpec, String> {
     let Some((name, value)) = spec.split_once('=') else {
         return Err("expected NAME=VALUE or NAME=@FILE".to_string());
@@ -135,7 +110,7 @@ fn parse_var(spec: &str) -> Result<VarSpec, String> {
             "'{name}' is not a variable name (letters, digits and '_', not starting with a digit)"
         ));
     }
-    if RESERVED.contains(&name) {
+    if celer_cel::syntax::is_reserved_word(name) {
         return Err(format!("'{name}' is a reserved word in CEL"));
     }
     let source = match value.strip_prefix('@') {

@@ -83,31 +83,8 @@ pub const IS_GREATER_THAN: Impl = Impl::Binary(is_greater_than);
 /// `<T>.compareTo(<T>)` for every type in [`BINARY_MEMBERS`].
 pub const COMPARE_TO: Impl = Impl::Binary(compare_to);
 
-/// Go's `strconv.Quote`: double quotes, with `"` and `\` escaped and unprintable characters
-/// written as Go escapes.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if c == ' ' || !(c.is_control() || c.is_whitespace()) => out.push(c),
-            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `strconv.Quote`, shared with the strings extension's formatter.
+pub use crate::library::ext::string_format::go_quote;
 
 /// The string argument of a function, or the "no matching overload" error.
 pub fn string_arg<'v>(function: &str, v: &'v Value<'_>) -> Result<&'v str, EvalError> {
