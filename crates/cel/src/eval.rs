@@ -502,6 +502,49 @@ impl Node {
         }
     }
 
+    /// Evaluates a node in a boolean position (`&&`, `||`, `!`, `?:`, a quantifier's
+    /// predicate) without building a `Value` for the common boolean-producing nodes.
+    fn truth<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> Truth<'a> {
+        match self {
+            Node::And(a, b) => logic(true, a, b, ctx, scope),
+            Node::Or(a, b) => logic(false, a, b, ctx, scope),
+            Node::Not(a) => {
+                let t = a.truth(ctx, scope);
+                if let Err(NotBool::Error(e)) = t {
+                    return Err(NotBool::Error(e));
+                }
+                ctx.charge(1).map_err(NotBool::Error)?;
+                match t {
+                    Ok(b) => Ok(!b),
+                    Err(n) => Err(NotBool::Error(n.into_error("!_"))),
+                }
+            }
+            Node::HasPath { base, fields, memo } => {
+                let root = base.operand(ctx, scope).map_err(NotBool::Error)?;
+                let selections = u64::try_from(fields.len().saturating_sub(1)).unwrap_or(u64::MAX);
+                ctx.charge(selections.saturating_add(ctx.presence_cost))
+                    .map_err(NotBool::Error)?;
+                match has_path(&root, fields, memo, memo_of(base, ctx, scope)) {
+                    Ok(Value::Bool(b)) => Ok(b),
+                    Ok(v) => Err(NotBool::Value(v)),
+                    Err(e) => Err(NotBool::Error(e)),
+                }
+            }
+            Node::Eq(a, b) | Node::Ne(a, b) => {
+                let a = a.operand(ctx, scope).map_err(NotBool::Error)?;
+                let b = b.operand(ctx, scope).map_err(NotBool::Error)?;
+                ctx.charge(cost::compare(&a, &b)).map_err(NotBool::Error)?;
+                let eq = ops::equals(&a, &b);
+                Ok(if matches!(self, Node::Eq(..)) { eq } else { !eq })
+            }
+            _ => match self.run(ctx, scope) {
+                Ok(Value::Bool(b)) => Ok(b),
+                Ok(v) => Err(NotBool::Value(v)),
+                Err(e) => Err(NotBool::Error(e)),
+            },
+        }
+    }
+
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
         match self {
             Node::Const(_) | Node::Folded { .. } | Node::Var { .. } | Node::Local { .. } => {
@@ -550,8 +593,12 @@ impl Node {
                 ctx.charge(1)?;
                 ops::optional_index(&c, &i)
             }
-            Node::And(a, b) => logic(true, a, b, ctx, scope),
-            Node::Or(a, b) => logic(false, a, b, ctx, scope),
+            Node::And(a, b) => logic(true, a, b, ctx, scope)
+                .map(Value::Bool)
+                .map_err(|n| n.into_error("_&&_")),
+            Node::Or(a, b) => logic(false, a, b, ctx, scope)
+                .map(Value::Bool)
+                .map_err(|n| n.into_error("_||_")),
             Node::Not(a) => {
                 let v = a.operand(ctx, scope)?;
                 ctx.charge(1)?;
@@ -570,10 +617,10 @@ impl Node {
             }
             Node::Cond(parts) => {
                 let [c, t, f] = &**parts;
-                match c.run(ctx, scope)? {
-                    Value::Bool(true) => t.run(ctx, scope),
-                    Value::Bool(false) => f.run(ctx, scope),
-                    other => Err(bool_overload("_?_:_", &other)),
+                match c.truth(ctx, scope) {
+                    Ok(true) => t.run(ctx, scope),
+                    Ok(false) => f.run(ctx, scope),
+                    Err(n) => Err(n.into_error("_?_:_")),
                 }
             }
             Node::Eq(a, b) | Node::Ne(a, b) => {
@@ -790,28 +837,46 @@ fn logic<'a>(
     b: &Node,
     ctx: &Ctx<'_, 'a>,
     scope: Option<&Scope<'_, 'a>>,
-) -> EvalResult<'a> {
+) -> Truth<'a> {
     let name = if is_and { "_&&_" } else { "_||_" };
     let decisive = !is_and;
-    let left = match a.run(ctx, scope) {
-        Ok(Value::Bool(x)) if x == decisive => return Ok(Value::Bool(decisive)),
-        Ok(Value::Bool(_)) => None,
-        Ok(other) => Some(bool_overload(name, &other)),
-        Err(e) => Some(e),
+    let left = match a.truth(ctx, scope) {
+        Ok(x) if x == decisive => return Ok(decisive),
+        Ok(_) => None,
+        Err(n) => Some(n.into_error(name)),
     };
     if ctx.exceeded() {
-        return Err(EvalError::new(cost::LIMIT_EXCEEDED));
+        return Err(NotBool::Error(EvalError::new(cost::LIMIT_EXCEEDED)));
     }
-    match b.run(ctx, scope) {
-        Ok(Value::Bool(x)) if x == decisive => Ok(Value::Bool(decisive)),
-        Ok(Value::Bool(x)) => match left {
-            Some(e) => Err(e),
-            None => Ok(Value::Bool(x)),
+    match b.truth(ctx, scope) {
+        Ok(x) if x == decisive => Ok(decisive),
+        Ok(x) => match left {
+            Some(e) => Err(NotBool::Error(e)),
+            None => Ok(x),
         },
-        Ok(other) => Err(left.unwrap_or_else(|| bool_overload(name, &other))),
-        Err(e) => Err(left.unwrap_or(e)),
+        Err(n) => Err(NotBool::Error(left.unwrap_or_else(|| n.into_error(name)))),
     }
 }
+
+/// Why a boolean position did not get a boolean.
+enum NotBool<'a> {
+    Error(EvalError),
+    Value(Value<'a>),
+}
+
+impl NotBool<'_> {
+    /// The error the operator `name` reports: the evaluation error, or "no matching
+    /// overload" for a value of another type.
+    fn into_error(self, name: &str) -> EvalError {
+        match self {
+            NotBool::Error(e) => e,
+            NotBool::Value(v) => bool_overload(name, &v),
+        }
+    }
+}
+
+/// A condition's outcome without building a `Value`.
+type Truth<'a> = Result<bool, NotBool<'a>>;
 
 impl Comprehension {
     fn run<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
@@ -898,14 +963,13 @@ impl Comprehension {
                 accu: &placeholder,
                 memo: &memo,
             };
-            match predicate.run(ctx, Some(&inner)) {
-                Ok(Value::Bool(b)) if b == decisive => return Some(true),
-                Ok(Value::Bool(_)) => {}
-                Ok(other) => {
-                    error.get_or_insert_with(|| bool_overload(name, &other));
-                }
-                Err(e) => {
-                    error.get_or_insert(e);
+            match predicate.truth(ctx, Some(&inner)) {
+                Ok(b) if b == decisive => return Some(true),
+                Ok(_) => {}
+                Err(n) => {
+                    if error.is_none() {
+                        error = Some(n.into_error(name));
+                    }
                 }
             }
             Some(false)
