@@ -530,12 +530,22 @@ impl Node {
                     Err(e) => Err(NotBool::Error(e)),
                 }
             }
+            Node::StrTest(test, s, literal) => {
+                str_test(*test, s, literal, ctx, scope).map_err(NotBool::Error)
+            }
+            Node::InStrings(e, set, list) => {
+                in_strings(e, set, list, ctx, scope).map_err(NotBool::Error)
+            }
             Node::Eq(a, b) | Node::Ne(a, b) => {
                 let a = a.operand(ctx, scope).map_err(NotBool::Error)?;
                 let b = b.operand(ctx, scope).map_err(NotBool::Error)?;
                 ctx.charge(cost::compare(&a, &b)).map_err(NotBool::Error)?;
                 let eq = ops::equals(&a, &b);
-                Ok(if matches!(self, Node::Eq(..)) { eq } else { !eq })
+                Ok(if matches!(self, Node::Eq(..)) {
+                    eq
+                } else {
+                    !eq
+                })
             }
             _ => match self.run(ctx, scope) {
                 Ok(Value::Bool(b)) => Ok(b),
@@ -678,16 +688,7 @@ impl Node {
                 })?;
                 ops::contains(&e, &c)
             }
-            Node::InStrings(e, set, list) => {
-                let e = e.operand(ctx, scope)?;
-                // Charged as the list literal and a linear search, as if not optimised.
-                let c = list.operand(ctx, scope)?;
-                ctx.charge(cost::actual_size(&c))?;
-                match &*e {
-                    Value::String(s) => Ok(Value::Bool(set.contains(s.as_str()))),
-                    _ => ops::contains(&e, &c),
-                }
-            }
+            Node::InStrings(e, set, list) => in_strings(e, set, list, ctx, scope).map(Value::Bool),
             Node::List { .. }
             | Node::Map(_)
             | Node::Call1(..)
@@ -794,25 +795,7 @@ impl Node {
                 }
             }
             Node::StrTest(test, s, literal) => {
-                let subject = s.operand(ctx, scope)?;
-                let Value::String(text) = &*subject else {
-                    return Err(EvalError::no_such_overload(
-                        test.function(),
-                        &[subject.type_name(), "string"],
-                    ));
-                };
-                let receiver = cost::traversal(cost::actual_size(&subject));
-                ctx.charge(match test {
-                    StrTest::Contains => receiver.saturating_mul(cost::traversal(
-                        u64::try_from(literal.chars().count()).unwrap_or(u64::MAX),
-                    )),
-                    StrTest::StartsWith | StrTest::EndsWith => receiver,
-                })?;
-                Ok(Value::Bool(match test {
-                    StrTest::StartsWith => text.starts_with(&**literal),
-                    StrTest::EndsWith => text.ends_with(&**literal),
-                    StrTest::Contains => text.contains(&**literal),
-                }))
+                str_test(*test, s, literal, ctx, scope).map(Value::Bool)
             }
             Node::Matches(s, re, pattern_len) => {
                 let subject = s.operand(ctx, scope)?;
@@ -855,6 +838,55 @@ fn logic<'a>(
             None => Ok(x),
         },
         Err(n) => Err(NotBool::Error(left.unwrap_or_else(|| n.into_error(name)))),
+    }
+}
+
+/// `s.startsWith('lit')` and friends, charged as the library charges them.
+fn str_test<'a>(
+    test: StrTest,
+    subject: &Node,
+    literal: &str,
+    ctx: &Ctx<'_, 'a>,
+    scope: Option<&Scope<'_, 'a>>,
+) -> Result<bool, EvalError> {
+    let subject = subject.operand(ctx, scope)?;
+    let Value::String(text) = &*subject else {
+        return Err(EvalError::no_such_overload(
+            test.function(),
+            &[subject.type_name(), "string"],
+        ));
+    };
+    let receiver = cost::traversal(cost::actual_size(&subject));
+    ctx.charge(match test {
+        StrTest::Contains => receiver.saturating_mul(cost::traversal(
+            u64::try_from(literal.chars().count()).unwrap_or(u64::MAX),
+        )),
+        StrTest::StartsWith | StrTest::EndsWith => receiver,
+    })?;
+    Ok(match test {
+        StrTest::StartsWith => text.starts_with(literal),
+        StrTest::EndsWith => text.ends_with(literal),
+        StrTest::Contains => text.contains(literal),
+    })
+}
+
+/// `x in ['a', 'b', ...]`, charged as the list literal and a linear search would be.
+fn in_strings<'a>(
+    elem: &Node,
+    set: &StringSet,
+    list: &Node,
+    ctx: &Ctx<'_, 'a>,
+    scope: Option<&Scope<'_, 'a>>,
+) -> Result<bool, EvalError> {
+    let e = elem.operand(ctx, scope)?;
+    let c = list.operand(ctx, scope)?;
+    ctx.charge(cost::actual_size(&c))?;
+    match &*e {
+        Value::String(s) => Ok(set.contains(s.as_str())),
+        _ => match ops::contains(&e, &c)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(ops::overload("@in", &[&e, &other])),
+        },
     }
 }
 
