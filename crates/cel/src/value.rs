@@ -499,26 +499,35 @@ impl<'a> List<'a> {
     }
 
     pub fn iter(&self) -> ListIter<'_, 'a> {
-        ListIter { list: self, at: 0 }
+        match self {
+            List::Json(a) => ListIter::Json(a.as_slice().iter()),
+            List::Owned(v) => ListIter::Owned(v.iter()),
+        }
     }
 }
 
 /// Iterates a list; JSON elements are wrapped as they are reached.
-pub struct ListIter<'l, 'a> {
-    list: &'l List<'a>,
-    at: usize,
+pub enum ListIter<'l, 'a> {
+    Json(std::slice::Iter<'a, Json>),
+    Owned(std::slice::Iter<'l, Value<'a>>),
 }
 
 impl<'a> Iterator for ListIter<'_, 'a> {
     type Item = Value<'a>;
+
+    #[inline]
     fn next(&mut self) -> Option<Value<'a>> {
-        let v = self.list.get(self.at)?;
-        self.at += 1;
-        Some(v)
+        match self {
+            ListIter::Json(it) => it.next().map(Value::from_json),
+            ListIter::Owned(it) => it.next().cloned(),
+        }
     }
+
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.list.len().saturating_sub(self.at);
-        (n, Some(n))
+        match self {
+            ListIter::Json(it) => it.size_hint(),
+            ListIter::Owned(it) => it.size_hint(),
+        }
     }
 }
 
