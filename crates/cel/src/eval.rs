@@ -981,12 +981,9 @@ impl Comprehension {
         let placeholder: EvalResult<'a> = Ok(Value::Bool(!decisive));
         let memo = fresh_memo();
         let mut visit = |iter: Value<'a>, iter2: Value<'a>| -> Option<bool> {
-            if ctx.exceeded() {
-                return None;
-            }
-            ctx.charge(condition_cost).ok()?;
-            // The step reads @result once.
-            ctx.charge(cost::SELECT_AND_IDENT).ok()?;
+            // The fold's condition, then its step reading @result once. Once the limit is
+            // passed every further charge fails, so this also stops an exhausted loop.
+            ctx.charge(condition_cost + cost::SELECT_AND_IDENT).ok()?;
             reset_memo(&memo, self.memo_used);
             let inner = Scope {
                 parent: scope,
