@@ -286,8 +286,9 @@ fn format_string(arg: &Value<'_>, depth: usize) -> Result<String, String> {
 }
 
 /// Lists and maps nested deeper than this are refused rather than recursed into: Go's stack
-/// grows, a thread's here does not.
-pub const MAX_NESTING: usize = 1000;
+/// grows, a thread's here does not. The parser's depth limit (250) bounds what an expression
+/// can build; deeper values can only come from input documents.
+pub const MAX_NESTING: usize = 250;
 
 fn nested(depth: usize) -> Result<usize, String> {
     if depth >= MAX_NESTING {

@@ -382,7 +382,7 @@ fn deeply_nested_values_are_refused_not_recursed() {
     let e = format(Value::string("%s"), Value::list(vec![deep])).unwrap_err();
     assert_eq!(
         e.message(),
-        "error during formatting: lists and maps nested deeper than 1000 levels"
+        "error during formatting: lists and maps nested deeper than 250 levels"
     );
     let mut ok = Value::list(vec![Value::Int(1)]);
     for _ in 0..(MAX_NESTING - 1) {
