@@ -429,11 +429,11 @@ fn memo_of<'r, 'a>(
 
 /// Runs a call and charges its cost (1 unless the function declares otherwise).
 #[inline]
-fn charge_call<'a, const N: usize>(
+fn charge_call<'a, A: Clone + std::borrow::Borrow<[Value<'a>]>>(
     ctx: &Ctx<'_, 'a>,
     cost: Option<CostFn>,
-    args: [Value<'a>; N],
-    call: impl FnOnce([Value<'a>; N]) -> EvalResult<'a>,
+    args: A,
+    call: impl FnOnce(A) -> EvalResult<'a>,
 ) -> EvalResult<'a> {
     match cost {
         None => {
@@ -443,7 +443,7 @@ fn charge_call<'a, const N: usize>(
         Some(cost_of) => {
             let kept = args.clone();
             let result = call(args)?;
-            ctx.charge(cost_of(&kept, &result))?;
+            ctx.charge(cost_of(kept.borrow(), &result))?;
             Ok(result)
         }
     }
@@ -781,18 +781,7 @@ impl Node {
                 for a in args {
                     values.push(a.run(ctx, scope)?);
                 }
-                match c {
-                    None => {
-                        ctx.charge(1)?;
-                        f(values)
-                    }
-                    Some(cost_of) => {
-                        let kept = values.clone();
-                        let result = f(values)?;
-                        ctx.charge(cost_of(&kept, &result))?;
-                        Ok(result)
-                    }
-                }
+                charge_call(ctx, *c, values, f)
             }
             Node::StrTest(test, s, literal) => {
                 str_test(*test, s, literal, ctx, scope).map(Value::Bool)

@@ -96,6 +96,14 @@ impl TypeValue {
     /// The name CEL gives this type (`type(1) == int` prints `int`).
     pub fn name(&self) -> &str {
         match self {
+            TypeValue::Named(n) => n,
+            builtin => builtin.builtin_name().unwrap_or("unknown"),
+        }
+    }
+
+    /// The name of a built-in type; `None` for a named (message or extension) type.
+    pub fn builtin_name(&self) -> Option<&'static str> {
+        Some(match self {
             TypeValue::Null => "null_type",
             TypeValue::Bool => "bool",
             TypeValue::Int => "int",
@@ -109,8 +117,8 @@ impl TypeValue {
             TypeValue::Timestamp => "google.protobuf.Timestamp",
             TypeValue::Duration => "google.protobuf.Duration",
             TypeValue::Optional => "optional_type",
-            TypeValue::Named(n) => n,
-        }
+            TypeValue::Named(_) => return None,
+        })
     }
 }
 
@@ -430,10 +438,7 @@ impl<'a> Value<'a> {
             Value::Type(_) => "type",
             Value::Optional(_) => "optional_type",
             Value::Opaque(o) => o.type_name(),
-            other => match other.type_of() {
-                TypeValue::Named(_) => "unknown",
-                t => static_type_name(&t),
-            },
+            other => other.type_of().builtin_name().unwrap_or("unknown"),
         }
     }
 
@@ -457,25 +462,6 @@ impl<'a> Value<'a> {
             Value::String(s) => Some(s.as_str()),
             _ => None,
         }
-    }
-}
-
-fn static_type_name(t: &TypeValue) -> &'static str {
-    match t {
-        TypeValue::Null => "null_type",
-        TypeValue::Bool => "bool",
-        TypeValue::Int => "int",
-        TypeValue::Uint => "uint",
-        TypeValue::Double => "double",
-        TypeValue::String => "string",
-        TypeValue::Bytes => "bytes",
-        TypeValue::List => "list",
-        TypeValue::Map => "map",
-        TypeValue::Type => "type",
-        TypeValue::Timestamp => "google.protobuf.Timestamp",
-        TypeValue::Duration => "google.protobuf.Duration",
-        TypeValue::Optional => "optional_type",
-        TypeValue::Named(_) => "unknown",
     }
 }
 
