@@ -87,12 +87,14 @@ impl Env {
     }
 
     /// The environment of Kubernetes admission policies: the standard library plus the
-    /// extensions and Kubernetes libraries, homogeneous aggregate literals, and free
+    /// extensions and Kubernetes libraries, homogeneous aggregate literals, literal validation
+    /// (durations, timestamps, regexes), and free
     /// presence tests, as kube-apiserver's base environment configures them.
     pub fn kubernetes() -> Env {
         let mut env = Env::standard();
         env.registry = Arc::new(crate::library::kubernetes());
         env.check_options.homogeneous_aggregate_literals = true;
+        env.check_options.validate_literals = true;
         env.presence_test_has_cost = false;
         env
     }

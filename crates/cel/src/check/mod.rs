@@ -21,6 +21,7 @@
 //! as the checker does; [`check_ast`] also returns what every node resolved to.
 
 mod homogeneous;
+mod literals;
 pub mod resolve;
 mod unify;
 
@@ -65,6 +66,9 @@ pub struct CheckOptions {
     /// Calls whose arguments, at any depth, are exempt from the homogeneity check (cel-go's
     /// string extension exempts `format`, the block extension `cel.@block`).
     pub homogeneous_exempt_functions: Vec<String>,
+    /// Reject literal arguments of `duration`, `timestamp` and `matches` that can never work,
+    /// as cel-go's literal validators do (Kubernetes enables them).
+    pub validate_literals: bool,
 }
 
 impl Default for CheckOptions {
@@ -73,6 +77,7 @@ impl Default for CheckOptions {
             cross_type_numeric_comparisons: true,
             homogeneous_aggregate_literals: false,
             homogeneous_exempt_functions: vec!["format".into(), "cel.@block".into()],
+            validate_literals: false,
         }
     }
 }
@@ -135,6 +140,9 @@ pub fn check_ast(env: &Env, source: &str, expr: &Expr) -> Result<Checked, Compil
         let options = env.check_options();
         if options.homogeneous_aggregate_literals {
             homogeneous::validate(expr, &types, options, &mut diags);
+        }
+        if options.validate_literals {
+            literals::validate(expr, &mut diags);
         }
         // The strings extension's check of `format` calls with literal arguments.
         crate::library::ext::string_format_check::validate(expr, &types, &c.references, &mut diags);
