@@ -152,3 +152,47 @@ fn costly_regexes_are_charged_and_linear() {
     expect("'aaaa'.matches('(a*)*b')".to_string(), "ok:", "bool");
     expect("'a'.matches('(')".to_string(), "", "");
 }
+
+/// The deepest expressions the parser accepts compile and evaluate on a 2 MiB thread (the
+/// default for test and tokio worker threads) even in debug builds.
+#[test]
+fn the_deepest_accepted_expressions_evaluate_on_a_small_stack() {
+    let cases = [
+        (format!("{}1{}", "[".repeat(245), "]".repeat(245)), true),
+        (format!("{}1{}", "(1 + ".repeat(240), ")".repeat(240)), true),
+        (
+            format!("{}true{}", "(true && ".repeat(240), ")".repeat(240)),
+            true,
+        ),
+        (
+            format!("{}1{}", "[1].map(x, ".repeat(110), ")".repeat(110)),
+            true,
+        ),
+        // Deeper than the limit: refused when parsed, not a crash.
+        (
+            format!("{}1{}", "[1].map(x, ".repeat(130), ")".repeat(130)),
+            false,
+        ),
+    ];
+    for (expr, accepted) in cases {
+        let outcome = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let env = Env::kubernetes();
+                match env.compile(&expr) {
+                    Ok(program) => program
+                        .eval(&Activation::new(&env))
+                        .map(|_| true)
+                        .map_err(|e| e.to_string()),
+                    Err(e) => {
+                        assert!(e.to_string().contains("recursion limit"), "{e}");
+                        Ok(false)
+                    }
+                }
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(outcome, Ok(accepted));
+    }
+}
