@@ -160,10 +160,21 @@ pub trait Opaque: fmt::Debug + Send + Sync + 'static {
         None
     }
 
-    /// A CEL expression that rebuilds the value (`ip("10.0.0.1")`, `quantity("1Gi")`), which
-    /// `format::to_cel` prints. `None`: it prints a `<type name>` placeholder instead.
-    fn to_cel(&self) -> Option<String> {
+    /// The function that builds such a value from its text (`ip`, `quantity`), if any.
+    fn constructor(&self) -> Option<&'static str> {
         None
+    }
+
+    /// A CEL expression that rebuilds the value (`ip("10.0.0.1")`, `quantity("1Gi")`), which
+    /// `format::to_cel` prints: by default the constructor applied to the text. `None`: it
+    /// prints a `<type name>` placeholder instead.
+    fn to_cel(&self) -> Option<String> {
+        let text = Value::string(self.to_text()?);
+        Some(format!(
+            "{}({})",
+            self.constructor()?,
+            crate::format::to_cel(&text)
+        ))
     }
 
     /// What `string(x)` returns for this value, for types that declare a conversion to

@@ -111,31 +111,7 @@ fn ident() -> impl Strategy<Value = String> {
         Just("_y".to_string()),
         Just("size".to_string()),
         "[a-z][a-z0-9_]{0,6}".prop_filter("keyword or reserved", |s| {
-            ![
-                "true",
-                "false",
-                "null",
-                "in",
-                "as",
-                "break",
-                "const",
-                "continue",
-                "else",
-                "for",
-                "function",
-                "if",
-                "import",
-                "let",
-                "loop",
-                "package",
-                "namespace",
-                "return",
-                "var",
-                "void",
-                "while",
-                "has",
-            ]
-            .contains(&s.as_str())
+            !celer_cel::syntax::is_reserved_word(s) && s != "has"
         }),
     ]
 }

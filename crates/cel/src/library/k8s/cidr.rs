@@ -54,12 +54,8 @@ impl Opaque for Cidr {
         self.to_cel_string()
     }
 
-    fn to_cel(&self) -> Option<String> {
-        let text = self.to_cel_string()?;
-        Some(format!(
-            "cidr({})",
-            crate::format::to_cel(&Value::string(text))
-        ))
+    fn constructor(&self) -> Option<&'static str> {
+        Some("cidr")
     }
 
     fn to_cel_string(&self) -> Option<String> {

@@ -51,12 +51,8 @@ impl Opaque for Ip {
         Some(self.0.to_string())
     }
 
-    fn to_cel(&self) -> Option<String> {
-        let text = self.0.to_string();
-        Some(format!(
-            "ip({})",
-            crate::format::to_cel(&Value::string(text))
-        ))
+    fn constructor(&self) -> Option<&'static str> {
+        Some("ip")
     }
 
     fn to_cel_string(&self) -> Option<String> {

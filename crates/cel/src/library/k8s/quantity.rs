@@ -737,12 +737,8 @@ impl Opaque for Quantity {
         Some(self.to_string())
     }
 
-    fn to_cel(&self) -> Option<String> {
-        let text = self.to_string();
-        Some(format!(
-            "quantity({})",
-            crate::format::to_cel(&Value::string(text))
-        ))
+    fn constructor(&self) -> Option<&'static str> {
+        Some("quantity")
     }
 }
 

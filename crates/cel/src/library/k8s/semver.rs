@@ -126,12 +126,8 @@ impl Opaque for Semver {
         Some(self.to_string())
     }
 
-    fn to_cel(&self) -> Option<String> {
-        let text = self.to_string();
-        Some(format!(
-            "semver({})",
-            crate::format::to_cel(&Value::string(text))
-        ))
+    fn constructor(&self) -> Option<&'static str> {
+        Some("semver")
     }
 }
 

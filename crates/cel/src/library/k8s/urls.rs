@@ -55,12 +55,8 @@ impl Opaque for UrlValue {
         Some(self.printed.clone())
     }
 
-    fn to_cel(&self) -> Option<String> {
-        let text = self.printed.clone();
-        Some(format!(
-            "url({})",
-            crate::format::to_cel(&Value::string(text))
-        ))
+    fn constructor(&self) -> Option<&'static str> {
+        Some("url")
     }
 }
 
