@@ -262,3 +262,19 @@ fn repeated_paths_in_one_iteration_read_each_element_afresh() {
         Ok("true".into())
     );
 }
+
+#[test]
+fn paths_on_computed_values_behave_like_paths_on_json() {
+    ok("[{'a': 1}, {'b': 2}].map(m, has(m.a))", "[true, false]");
+    ok("[{'a': {'b': 1}}, {'a': {'b': 2}}].map(m, m.a.b)", "[1, 2]");
+    ok(
+        "[{'a': {'b': 1}}].all(m, has(m.a) && has(m.a.b) && m.a.b == 1)",
+        "true",
+    );
+    err(
+        "[{'a': 1}].map(m, m.a.b)",
+        "does not support field selection",
+    );
+    err("[{'x': 1}].map(m, m.a.b)", "no such key: a");
+    ok("[optional.of({'a': 1})].map(o, o.a.value())", "[1]");
+}
