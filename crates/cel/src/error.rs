@@ -23,10 +23,7 @@ impl EvalError {
     }
 
     pub fn no_such_overload(function: &str, args: &[&str]) -> EvalError {
-        EvalError::new(format!(
-            "no matching overload for '{function}' applied to '({})'",
-            args.join(", ")
-        ))
+        EvalError::new(format!("no such overload: {function}({})", args.join(", ")))
     }
 
     pub fn no_such_key(key: impl fmt::Display) -> EvalError {

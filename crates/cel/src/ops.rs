@@ -2,7 +2,7 @@
 //!
 //! Equality is heterogeneous as in cel-go: numbers compare by value across int, uint and
 //! double; values of different kinds are simply unequal. Ordering is defined within a kind
-//! and across the numeric kinds; anything else is a "no matching overload" error.
+//! and across the numeric kinds; anything else is a "no such overload" error.
 
 use std::cmp::Ordering;
 use std::sync::Arc;

@@ -178,7 +178,7 @@ pub trait Opaque: fmt::Debug + Send + Sync + 'static {
     }
 
     /// What `string(x)` returns for this value, for types that declare a conversion to
-    /// string (`string(ip('::1'))`); `None` makes `string(x)` a "no matching overload" error.
+    /// string (`string(ip('::1'))`); `None` makes `string(x)` a "no such overload" error.
     fn to_cel_string(&self) -> Option<String> {
         None
     }
@@ -443,7 +443,7 @@ impl<'a> Value<'a> {
         }
     }
 
-    /// The type name used in error messages (`no matching overload ... (int, string)`).
+    /// The type name used in error messages (`no such overload: _+_(int, string)`).
     pub fn type_name(&self) -> &str {
         match self {
             Value::Type(_) => "type",

@@ -4,7 +4,7 @@
 //! Errors: `integer overflow` / `unsigned integer overflow` for values out of range,
 //! `type conversion error from 'string' to 'int'` (and so on) for text that does not parse,
 //! `invalid UTF-8 in bytes, cannot convert to string` for bad bytes, and
-//! `no matching overload ..` for argument kinds a conversion does not take.
+//! `no such overload: ..` for argument kinds a conversion does not take.
 
 use std::sync::Arc;
 

@@ -115,7 +115,7 @@ fn int_conversions() {
     assert_eq!(int(to_int(dur("-1.5ms"))), -1_500_000);
     assert_eq!(
         err(to_int(Value::Bool(true))),
-        "no matching overload for 'int' applied to '(bool)'"
+        "no such overload: int(bool)"
     );
 }
 
@@ -157,7 +157,7 @@ fn uint_conversions() {
     }
     assert_eq!(
         err(to_uint(dur("1s"))),
-        "no matching overload for 'uint' applied to '(google.protobuf.Duration)'"
+        "no such overload: uint(google.protobuf.Duration)"
     );
 }
 
@@ -222,7 +222,7 @@ fn double_conversions() {
     }
     assert_eq!(
         err(to_double(Value::Null)),
-        "no matching overload for 'double' applied to '(null_type)'"
+        "no such overload: double(null_type)"
     );
 }
 
@@ -297,7 +297,7 @@ fn string_conversions() {
     assert_eq!(string(to_string(dur("-1.5s"))), "-1.5s");
     assert_eq!(
         err(to_string(Value::list(vec![]))),
-        "no matching overload for 'string' applied to '(list)'"
+        "no such overload: string(list)"
     );
 }
 
@@ -311,10 +311,7 @@ fn bytes_bool_dyn_type() {
     assert_eq!(bytes(to_bytes(s("abc"))), b"abc");
     assert_eq!(bytes(to_bytes(s("ÿ"))), vec![0xc3, 0xbf]);
     assert_eq!(bytes(to_bytes(Value::bytes(vec![0xff]))), vec![0xff]);
-    assert_eq!(
-        err(to_bytes(Value::Int(1))),
-        "no matching overload for 'bytes' applied to '(int)'"
-    );
+    assert_eq!(err(to_bytes(Value::Int(1))), "no such overload: bytes(int)");
 
     for t in ["1", "t", "T", "TRUE", "true", "True"] {
         assert!(matches!(to_bool(s(t)), Ok(Value::Bool(true))), "{t}");
@@ -330,10 +327,7 @@ fn bytes_bool_dyn_type() {
         );
     }
     assert!(matches!(to_bool(Value::Bool(true)), Ok(Value::Bool(true))));
-    assert_eq!(
-        err(to_bool(Value::Int(1))),
-        "no matching overload for 'bool' applied to '(int)'"
-    );
+    assert_eq!(err(to_bool(Value::Int(1))), "no such overload: bool(int)");
 
     assert!(matches!(to_dyn(Value::Int(3)), Ok(Value::Int(3))));
     let ty = |v: Value<'static>| match type_of(v) {

@@ -372,11 +372,11 @@ mod tests {
         );
         assert_eq!(
             err(call("timestamp", false, vec![Value::Bool(true)])),
-            "no matching overload for 'timestamp' applied to '(bool)'"
+            "no such overload: timestamp(bool)"
         );
         assert_eq!(
             err(call("duration", false, vec![Value::Int(1)])),
-            "no matching overload for 'duration' applied to '(int)'"
+            "no such overload: duration(int)"
         );
         assert_eq!(
             err(call("duration", false, vec![Value::string("1d")])),
@@ -462,7 +462,7 @@ mod tests {
         );
         assert_eq!(
             err(call("getHours", true, vec![t(), Value::Int(1)])),
-            "no matching overload for 'getHours' applied to '(google.protobuf.Timestamp, int)'"
+            "no such overload: getHours(google.protobuf.Timestamp, int)"
         );
     }
 
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(int(call("getMinutes", true, vec![dur("-1h1s")])), -60);
         assert_eq!(
             err(call("getFullYear", true, vec![dur("1s")])),
-            "no matching overload for 'getFullYear' applied to '(google.protobuf.Duration)'"
+            "no such overload: getFullYear(google.protobuf.Duration)"
         );
         assert_eq!(
             err(call(
@@ -486,11 +486,11 @@ mod tests {
                 true,
                 vec![dur("1s"), Value::string("UTC")]
             )),
-            "no matching overload for 'getHours' applied to '(google.protobuf.Duration, string)'"
+            "no such overload: getHours(google.protobuf.Duration, string)"
         );
         assert_eq!(
             err(call("getHours", true, vec![Value::Int(1)])),
-            "no matching overload for 'getHours' applied to '(int)'"
+            "no such overload: getHours(int)"
         );
     }
 

@@ -253,7 +253,7 @@ mod tests {
         let err = map_insert(Value::Int(1), Value::Int(1), Value::Null).unwrap_err();
         assert_eq!(
             err.message(),
-            "no matching overload for 'cel.@mapInsert' applied to '(int, int, null_type)'"
+            "no such overload: cel.@mapInsert(int, int, null_type)"
         );
     }
 

@@ -298,7 +298,7 @@ mod tests {
             contains(Value::Int(1), Value::list(vec![]))
                 .unwrap_err()
                 .message(),
-            "no matching overload for 'sets.contains' applied to '(int, list)'"
+            "no such overload: sets.contains(int, list)"
         );
     }
 

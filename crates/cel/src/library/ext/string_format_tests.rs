@@ -252,7 +252,7 @@ fn cel_go_legacy_formatter_errors() {
         format(Value::Int(1), Value::list(vec![]))
             .unwrap_err()
             .message(),
-        "no matching overload for 'format' applied to '(int, list)'"
+        "no such overload: format(int, list)"
     );
 }
 

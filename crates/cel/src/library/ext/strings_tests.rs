@@ -301,10 +301,7 @@ fn test_join() {
     let e = super::join(Value::list(vec![Value::string("a"), Value::Int(1)])).unwrap_err();
     assert_eq!(e.message(), "join: invalid input: 1");
     let e = super::join(Value::string("a")).unwrap_err();
-    assert_eq!(
-        e.message(),
-        "no matching overload for 'join' applied to '(string)'"
-    );
+    assert_eq!(e.message(), "no such overload: join(string)");
 }
 
 #[test]
@@ -395,40 +392,37 @@ fn type_errors_are_no_matching_overload() {
     let cases: Vec<(EvalResult<'static>, &str)> = vec![
         (
             char_at(Value::Int(42), Value::Int(2)),
-            "no matching overload for 'charAt' applied to '(int, int)'",
+            "no such overload: charAt(int, int)",
         ),
         (
             char_at(Value::string("a"), Value::Bool(true)),
-            "no matching overload for 'charAt' applied to '(string, bool)'",
+            "no such overload: charAt(string, bool)",
         ),
         (
             index_of_from(Value::string("42"), Value::string("4"), Value::string("0")),
-            "no matching overload for 'indexOf' applied to '(string, string, string)'",
+            "no such overload: indexOf(string, string, string)",
         ),
         (
             last_index_of(Value::Int(1), Value::string("4")),
-            "no matching overload for 'lastIndexOf' applied to '(int, string)'",
+            "no such overload: lastIndexOf(int, string)",
         ),
         (
             super::replace(Value::string("42"), Value::Int(2), Value::Int(1)),
-            "no matching overload for 'replace' applied to '(string, int, int)'",
+            "no such overload: replace(string, int, int)",
         ),
         (
             split_n(Value::string("42"), Value::string("2"), Value::string("1")),
-            "no matching overload for 'split' applied to '(string, string, string)'",
+            "no such overload: split(string, string, string)",
         ),
         (
             substring_range(Value::string("hello"), Value::Bool(true), Value::Int(3)),
-            "no matching overload for 'substring' applied to '(string, bool, int)'",
+            "no such overload: substring(string, bool, int)",
         ),
         (
             lower_ascii(Value::Null),
-            "no matching overload for 'lowerAscii' applied to '(null_type)'",
+            "no such overload: lowerAscii(null_type)",
         ),
-        (
-            quote(Value::Int(1)),
-            "no matching overload for 'strings.quote' applied to '(int)'",
-        ),
+        (quote(Value::Int(1)), "no such overload: strings.quote(int)"),
     ];
     for (got, want) in cases {
         assert_eq!(got.unwrap_err().message(), want);

@@ -210,11 +210,11 @@ mod tests {
         );
         assert_eq!(
             find(Value::Int(1), s("a")).unwrap_err().message(),
-            "no matching overload for 'find' applied to '(int, string)'"
+            "no such overload: find(int, string)"
         );
         assert_eq!(
             find_all_n(s("a"), s("a"), s("1")).unwrap_err().message(),
-            "no matching overload for 'findAll' applied to '(string, string, string)'"
+            "no such overload: findAll(string, string, string)"
         );
     }
 

@@ -86,7 +86,7 @@ pub const COMPARE_TO: Impl = Impl::Binary(compare_to);
 /// Go's `strconv.Quote`, shared with the strings extension's formatter.
 pub use crate::library::ext::string_format::go_quote;
 
-/// The string argument of a function, or the "no matching overload" error.
+/// The string argument of a function, or the "no such overload" error.
 pub fn string_arg<'v>(function: &str, v: &'v Value<'_>) -> Result<&'v str, EvalError> {
     v.as_str().ok_or_else(|| overload(function, &[v]))
 }

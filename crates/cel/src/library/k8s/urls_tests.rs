@@ -179,7 +179,7 @@ fn url_errors() {
         ),
         (
             "dyn(1).getHost()".into(),
-            "no matching overload for 'getHost' applied to '(int)'".into(),
+            "no such overload: getHost(int)".into(),
         ),
     ];
     let refs: Vec<(&str, &str)> = cases
