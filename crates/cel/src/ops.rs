@@ -296,56 +296,62 @@ pub fn contains<'a>(elem: &Value<'_>, container: &Value<'a>) -> EvalResult<'a> {
 pub fn index<'a>(container: &Value<'a>, idx: &Value<'_>) -> EvalResult<'a> {
     match container {
         Value::List(l) => {
-            let i = list_index(idx).ok_or_else(|| overload("_[_]", &[container, idx]))?;
+            let i = list_index(idx)?;
             usize::try_from(i)
                 .ok()
                 .and_then(|i| l.get(i))
-                .ok_or_else(|| EvalError::new(format!("index out of bounds: {i}",)))
+                .ok_or_else(|| {
+                    EvalError::new(format!(
+                        "index '{i}' out of range in list size '{}'",
+                        l.len()
+                    ))
+                })
         }
-        Value::Map(m) => match m.get(idx) {
-            Some(v) => Ok(v),
-            None if matches!(
-                idx,
-                Value::String(_)
-                    | Value::Int(_)
-                    | Value::Uint(_)
-                    | Value::Bool(_)
-                    | Value::Double(_)
-            ) =>
-            {
-                Err(EvalError::no_such_key(key_text(idx)))
-            }
-            None => Err(overload("_[_]", &[container, idx])),
-        },
+        // cel-go: any key that is not found, of whatever type, is "no such key".
+        Value::Map(m) => m
+            .get(idx)
+            .ok_or_else(|| EvalError::no_such_key(key_text(idx))),
         _ => Err(overload("_[_]", &[container, idx])),
     }
 }
 
-/// A list index from an int, a uint, or an integral double.
 const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
-fn list_index(idx: &Value<'_>) -> Option<i64> {
+/// A list index from an int, or a uint or double that converts to one exactly; otherwise
+/// cel-go's error.
+fn list_index(idx: &Value<'_>) -> Result<i64, EvalError> {
+    let unsupported_value =
+        || EvalError::new(format!("unsupported index value {} in list", key_text(idx)));
     match idx {
-        Value::Int(i) => Some(*i),
-        Value::Uint(u) => Some(i64::try_from(*u).unwrap_or(i64::MAX)),
-        Value::Double(d) if d.fract() == 0.0 && d.is_finite() => {
-            if *d >= -TWO_POW_63 && *d < TWO_POW_63 {
-                Some(*d as i64)
+        Value::Int(i) => Ok(*i),
+        Value::Uint(u) => i64::try_from(*u).map_err(|_| unsupported_value()),
+        Value::Double(d) => {
+            if d.fract() == 0.0 && *d >= -TWO_POW_63 && *d < TWO_POW_63 {
+                Ok(*d as i64)
             } else {
-                Some(i64::MAX)
+                Err(unsupported_value())
             }
         }
-        _ => None,
+        other => Err(EvalError::new(format!(
+            "unsupported index type '{}' in list",
+            other.type_name()
+        ))),
     }
 }
 
+/// A key or index as cel-go's errors print it (Go's `%v`).
 pub fn key_text(v: &Value<'_>) -> String {
     match v {
         Value::String(s) => s.as_str().to_string(),
         Value::Int(i) => i.to_string(),
         Value::Uint(u) => u.to_string(),
         Value::Bool(b) => b.to_string(),
-        Value::Double(d) => d.to_string(),
+        Value::Double(d) => crate::library::gofloat::format_double(*d),
+        Value::Bytes(b) => {
+            let bytes: Vec<String> = b.iter().map(u8::to_string).collect();
+            format!("[{}]", bytes.join(" "))
+        }
+        Value::Null => "null".to_string(),
         other => other.type_name().to_string(),
     }
 }
@@ -356,7 +362,7 @@ pub fn optional_index<'a>(container: &Value<'a>, idx: &Value<'_>) -> EvalResult<
         Value::Optional(None) => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => optional_index(inner, idx),
         Value::List(l) => {
-            let i = list_index(idx).ok_or_else(|| overload("_[?_]", &[container, idx]))?;
+            let i = list_index(idx)?;
             Ok(Value::Optional(
                 usize::try_from(i).ok().and_then(|i| l.get(i)).map(Arc::new),
             ))

@@ -185,7 +185,10 @@ fn membership_uses_sets_for_literal_lists() {
 #[test]
 fn maps_and_lists() {
     err("{'a': 1, 'a': 2}", "repeated key");
-    err("[1, 2][2]", "out of bounds");
+    err("[1, 2][2]", "index '2' out of range in list size '2'");
+    err("[1, 2][1.5]", "unsupported index value 1.5 in list");
+    err("[1, 2]['a']", "unsupported index type 'string' in list");
+    err("{'a': 1}[b'\\x01']", "no such key: [1]");
     err("{'a': 1}['b']", "no such key: b");
     ok("{'a': 1}.a", "1");
     ok("[1] + [2, 3]", "[1, 2, 3]");

@@ -12,7 +12,7 @@ pub mod optional;
 use std::collections::HashMap;
 
 pub mod conversions;
-mod gofloat;
+pub(crate) mod gofloat;
 pub mod operators;
 pub(crate) mod re2;
 pub mod strings;
