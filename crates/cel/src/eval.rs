@@ -250,6 +250,11 @@ impl<'c, 'a> Ctx<'c, 'a> {
         }
     }
 
+    /// Takes back a charge that the node's context does not pay for.
+    fn refund(&self, n: u64) {
+        self.cost.set(self.cost.get().saturating_sub(n));
+    }
+
     pub fn exceeded(&self) -> bool {
         self.cost.get() > self.limit
     }
@@ -502,6 +507,22 @@ impl Node {
         }
     }
 
+    /// Evaluates a branch of `?:`. cel-go makes every conditional an attribute whose branches,
+    /// when they are attributes themselves (a variable and its field selections), are resolved
+    /// without charging for the variable: only the selections cost.
+    fn run_branch<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> EvalResult<'a> {
+        let base_is_free = match self {
+            Node::Var { .. } | Node::Local { .. } => true,
+            Node::Path { base, .. } => matches!(**base, Node::Var { .. } | Node::Local { .. }),
+            _ => false,
+        };
+        let result = self.run(ctx, scope);
+        if base_is_free {
+            ctx.refund(cost::SELECT_AND_IDENT);
+        }
+        result
+    }
+
     /// Evaluates a node in a boolean position (`&&`, `||`, `!`, `?:`, a quantifier's
     /// predicate) without building a `Value` for the common boolean-producing nodes.
     fn truth<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> Truth<'a> {
@@ -628,8 +649,8 @@ impl Node {
             Node::Cond(parts) => {
                 let [c, t, f] = &**parts;
                 match c.truth(ctx, scope) {
-                    Ok(true) => t.run(ctx, scope),
-                    Ok(false) => f.run(ctx, scope),
+                    Ok(true) => t.run_branch(ctx, scope),
+                    Ok(false) => f.run_branch(ctx, scope),
                     Err(n) => Err(n.into_error("_?_:_")),
                 }
             }

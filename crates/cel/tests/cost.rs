@@ -63,6 +63,10 @@ fn costs_match_cel_go() {
         ("string(1)", "{}", 1),
         ("true ? false : 1 > 3", "{}", 0),
         ("false ? false : 1 > 3", "{}", 1),
+        // A conditional's attribute branches are not charged for their variable. cel-go's
+        // "ternary eval" case, `(x > 2 ? input1 : input2).all(y, true)` over one element,
+        // costs 6; with a bool variable as the condition (1 instead of 2) that is 5.
+        ("(a ? input : input).all(y, true)", "[{}]", 5),
         // Derived from the fold's parts as cel-go charges them: list 10; two iterations of
         // condition 3 + step 1 + predicate 2; the final condition 3; the result 1.
         ("[1, 2, 3].exists(x, x == 2)", "{}", 26),
