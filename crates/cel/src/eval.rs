@@ -476,15 +476,28 @@ impl Node {
                 ctx.charge(*cost)?;
                 Ok(Operand::Ref(value))
             }
-            Node::Var { slot, name } => {
+            Node::Var { .. } | Node::Local { .. } => {
                 ctx.charge(cost::SELECT_AND_IDENT)?;
-                match ctx.activation.get(*slot) {
-                    Some(v) => Ok(Operand::Ref(v)),
-                    None => Err(EvalError::new(format!("no such attribute: {name}"))),
-                }
+                self.variable(ctx, scope)
             }
+            _ => self.run(ctx, scope).map(Operand::Val),
+        }
+    }
+
+    /// A variable's value by reference, not charged (the caller charges it with the rest of
+    /// its node). Anything but a variable is evaluated and charged as usual.
+    #[inline]
+    fn variable<'r, 'a>(
+        &'r self,
+        ctx: &Ctx<'r, 'a>,
+        scope: Option<&'r Scope<'r, 'a>>,
+    ) -> Result<Operand<'r, 'a>, EvalError> {
+        match self {
+            Node::Var { slot, name } => match ctx.activation.get(*slot) {
+                Some(v) => Ok(Operand::Ref(v)),
+                None => Err(EvalError::new(format!("no such attribute: {name}"))),
+            },
             Node::Local { up, var } => {
-                ctx.charge(cost::SELECT_AND_IDENT)?;
                 let mut s = scope;
                 for _ in 0..*up {
                     s = s.and_then(|s| s.parent);
@@ -503,8 +516,30 @@ impl Node {
                     )),
                 }
             }
-            _ => self.run(ctx, scope).map(Operand::Val),
+            _ => self.operand(ctx, scope),
         }
+    }
+
+    /// `has(base.f1...fn)`, charged at once: the variable, the selections to `fn`'s parent,
+    /// the presence test, and `extra` (a `!` applied to it).
+    #[inline]
+    fn has_path_node<'a>(
+        base: &Node,
+        fields: &[Box<str>],
+        memo: &[Option<u8>],
+        extra: u64,
+        ctx: &Ctx<'_, 'a>,
+        scope: Option<&Scope<'_, 'a>>,
+    ) -> EvalResult<'a> {
+        let selections = u64::try_from(fields.len().saturating_sub(1)).unwrap_or(u64::MAX);
+        ctx.charge(
+            cost::SELECT_AND_IDENT
+                .saturating_add(selections)
+                .saturating_add(ctx.presence_cost)
+                .saturating_add(extra),
+        )?;
+        let root = base.variable(ctx, scope)?;
+        has_path(&root, fields, memo, memo_of(base, ctx, scope))
     }
 
     /// Evaluates a branch of `?:`. cel-go makes every conditional an attribute whose branches,
@@ -529,6 +564,19 @@ impl Node {
         match self {
             Node::And(a, b) => logic(true, a, b, ctx, scope),
             Node::Or(a, b) => logic(false, a, b, ctx, scope),
+            // `!has(...)`, the most common guard in policies: one node, one charge.
+            Node::Not(a) if matches!(**a, Node::HasPath { .. }) => {
+                let Node::HasPath { base, fields, memo } = &**a else {
+                    return Err(NotBool::Error(EvalError::new(
+                        "internal error: not a has()",
+                    )));
+                };
+                match Node::has_path_node(base, fields, memo, 1, ctx, scope) {
+                    Ok(Value::Bool(b)) => Ok(!b),
+                    Ok(v) => Err(NotBool::Error(ops::overload("!_", &[&v]))),
+                    Err(e) => Err(NotBool::Error(e)),
+                }
+            }
             Node::Not(a) => {
                 let t = a.truth(ctx, scope);
                 if let Err(NotBool::Error(e)) = t {
@@ -541,11 +589,7 @@ impl Node {
                 }
             }
             Node::HasPath { base, fields, memo } => {
-                let root = base.operand(ctx, scope).map_err(NotBool::Error)?;
-                let selections = u64::try_from(fields.len().saturating_sub(1)).unwrap_or(u64::MAX);
-                ctx.charge(selections.saturating_add(ctx.presence_cost))
-                    .map_err(NotBool::Error)?;
-                match has_path(&root, fields, memo, memo_of(base, ctx, scope)) {
+                match Node::has_path_node(base, fields, memo, 0, ctx, scope) {
                     Ok(Value::Bool(b)) => Ok(b),
                     Ok(v) => Err(NotBool::Value(v)),
                     Err(e) => Err(NotBool::Error(e)),
@@ -587,16 +631,13 @@ impl Node {
                 ops::select(&v, field)
             }
             Node::Path { base, fields, memo } => {
-                let root = base.operand(ctx, scope)?;
-                ctx.charge(u64::try_from(fields.len()).unwrap_or(u64::MAX))?;
+                let selections = u64::try_from(fields.len()).unwrap_or(u64::MAX);
+                ctx.charge(cost::SELECT_AND_IDENT.saturating_add(selections))?;
+                let root = base.variable(ctx, scope)?;
                 walk(&root, fields, memo, memo_of(base, ctx, scope))
             }
             Node::HasPath { base, fields, memo } => {
-                let root = base.operand(ctx, scope)?;
-                // The operand's selections, then the presence test.
-                let selections = u64::try_from(fields.len().saturating_sub(1)).unwrap_or(u64::MAX);
-                ctx.charge(selections.saturating_add(ctx.presence_cost))?;
-                has_path(&root, fields, memo, memo_of(base, ctx, scope))
+                Node::has_path_node(base, fields, memo, 0, ctx, scope)
             }
             Node::OptSelect { operand, field } => {
                 let v = operand.run(ctx, scope)?;
