@@ -48,6 +48,10 @@ struct Frame<'e> {
     accu: &'e str,
     /// Field paths on this comprehension's variables that have a memo slot.
     memo: Vec<(LocalVar, Vec<Box<str>>)>,
+    /// The range as a dotted name, for a one-variable fold over a plain path.
+    range_path: Option<String>,
+    /// The body reads `range[iter]`.
+    needs_value: bool,
 }
 
 struct Compiler<'e> {
@@ -464,12 +468,45 @@ impl<'e> Compiler<'e> {
             (ops::DIVIDE, [a, b]) => self.arith(Arith::Divide, a, b),
             (ops::MODULO, [a, b]) => self.arith(Arith::Modulo, a, b),
             (ops::NEGATE, [a]) => Node::Neg(boxed(self.lower(a))),
-            (ops::INDEX, [a, b]) => Node::Index(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::INDEX, [a, b]) => self.lower_index(a, b),
             (ops::OPT_INDEX, [a, b]) => Node::OptIndex(boxed(self.lower(a)), boxed(self.lower(b))),
             (ops::IN, [a, b]) => self.lower_in(a, b),
             _ => return None,
         };
         Some(n)
+    }
+
+    /// `a[b]`; inside a one-variable fold over `a` keyed by its own variable `b`, the value
+    /// being visited (see `Node::RangeValue`).
+    fn lower_index(&mut self, a: &'e Expr, b: &'e Expr) -> Node {
+        let index = Node::Index(boxed(self.lower(a)), boxed(self.lower(b)));
+        let reads_range = match (self.scopes.last(), &b.kind) {
+            (Some(frame), ExprKind::Ident(key)) => {
+                frame.iter == Some(key.as_str())
+                    && frame.range_path.is_some()
+                    && resolve::qualified_name(a) == frame.range_path
+            }
+            _ => false,
+        };
+        if !reads_range {
+            return index;
+        }
+        // What the index costs: the path, the key variable, the `_[_]` call.
+        let path_cost = match &index {
+            Node::Index(c, _) => match &**c {
+                Node::Path { fields, .. } => 1 + fields.len() as u64,
+                Node::Var { .. } | Node::Local { .. } => 1,
+                _ => return index,
+            },
+            _ => return index,
+        };
+        if let Some(frame) = self.scopes.last_mut() {
+            frame.needs_value = true;
+        }
+        Node::RangeValue {
+            index: boxed(index),
+            cost: path_cost + 2,
+        }
     }
 
     fn rel(&mut self, r: Relation, a: &'e Expr, b: &'e Expr) -> Node {
@@ -510,13 +547,19 @@ impl<'e> Compiler<'e> {
             iter2: c.iter_var2.as_deref(),
             accu: c.accu_var.as_str(),
             memo: Vec::new(),
+            range_path: range_path(c),
+            needs_value: false,
         });
         if let Some(quantifier) = self.lower_quantifier(c) {
-            let memo_used = self.scopes.pop().map_or(0, |f| f.memo.len());
+            let (memo_used, needs_value) = self
+                .scopes
+                .pop()
+                .map_or((0, false), |f| (f.memo.len(), f.needs_value));
             return Node::Comprehension(Box::new(CompNode {
                 iter_range,
                 two_vars: c.iter_var2.is_some(),
                 memo_used,
+                needs_value,
                 accu_init,
                 loop_condition: None,
                 step: quantifier,
@@ -533,12 +576,17 @@ impl<'e> Compiler<'e> {
             &c.iter_var,
             c.iter_var2.as_deref(),
         );
-        let memo_used = self.scopes.pop().map_or(0, |f| f.memo.len());
+        let (memo_used, needs_value) = self
+            .scopes
+            .pop()
+            .map_or((0, false), |f| (f.memo.len(), f.needs_value));
         self.scopes.push(Frame {
             iter: None,
             iter2: None,
             accu: c.accu_var.as_str(),
             memo: Vec::new(),
+            range_path: None,
+            needs_value: false,
         });
         let result = self.lower(&c.result);
         self.scopes.pop();
@@ -546,6 +594,7 @@ impl<'e> Compiler<'e> {
             iter_range,
             two_vars: c.iter_var2.is_some(),
             memo_used,
+            needs_value,
             accu_init,
             loop_condition,
             step,
@@ -640,6 +689,17 @@ impl<'e> Compiler<'e> {
         }
         Step::Generic(self.lower(step))
     }
+}
+
+/// The range of a one-variable fold as a dotted name, when it is a plain path whose root is
+/// not one of the fold's own variables.
+fn range_path(c: &ast::Comprehension) -> Option<String> {
+    if c.iter_var2.is_some() {
+        return None;
+    }
+    let name = resolve::qualified_name(&c.iter_range)?;
+    let root = name.split('.').next().unwrap_or(&name);
+    (root != c.iter_var && root != c.accu_var).then_some(name)
 }
 
 fn is_ident(e: &Expr, name: &str) -> bool {
@@ -773,7 +833,7 @@ fn fold(node: Node) -> Node {
         // `has()` is left alone: its cost depends on the environment's presence-test setting.
         Node::Has { .. } => false,
         Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
-        Node::Path { .. } | Node::HasPath { .. } => false,
+        Node::Path { .. } | Node::HasPath { .. } | Node::RangeValue { .. } => false,
         Node::Index(a, b)
         | Node::OptIndex(a, b)
         | Node::And(a, b)

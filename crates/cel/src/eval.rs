@@ -101,6 +101,12 @@ pub enum Node {
         field: Box<str>,
     },
     Index(Box<Node>, Box<Node>),
+    /// `m[k]` inside `m.all(k, ...)` (a fold over a map, indexed by its own key): the value
+    /// the fold is visiting, charged what the index costs. Over a list, the index itself.
+    RangeValue {
+        index: Box<Node>,
+        cost: u64,
+    },
     OptIndex(Box<Node>, Box<Node>),
     And(Box<Node>, Box<Node>),
     Or(Box<Node>, Box<Node>),
@@ -150,6 +156,8 @@ pub struct Comprehension {
     pub two_vars: bool,
     /// How many memo slots paths on the loop variables use (reset at every element).
     pub memo_used: usize,
+    /// A one-variable fold over a map whose body reads `m[k]`: visit values too.
+    pub needs_value: bool,
     pub accu_init: Node,
     pub loop_condition: Option<Node>,
     pub step: Step,
@@ -659,6 +667,13 @@ impl Node {
                     _ => ops::index(&c, &i),
                 }
             }
+            Node::RangeValue { index, cost } => match scope {
+                Some(s) if !matches!(s.iter2, Value::Null) => {
+                    ctx.charge(*cost)?;
+                    Ok(s.iter2.clone())
+                }
+                _ => index.run(ctx, scope),
+            },
             Node::OptIndex(c, i) => {
                 let c = c.run(ctx, scope)?;
                 let i = i.run(ctx, scope)?;
@@ -982,7 +997,7 @@ impl Comprehension {
                     }
                 }
             }
-            Value::Map(map) if !self.two_vars => {
+            Value::Map(map) if !self.two_vars && !self.needs_value => {
                 for k in map.keys() {
                     if !self.step_once(ctx, scope, &memo, k, Value::Null, &mut accu) {
                         break;
@@ -1077,7 +1092,7 @@ impl Comprehension {
                     }
                 }
             }
-            Value::Map(map) if !self.two_vars => {
+            Value::Map(map) if !self.two_vars && !self.needs_value => {
                 for k in map.keys() {
                     match visit(k, Value::Null) {
                         Some(true) => {

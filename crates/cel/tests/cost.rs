@@ -172,3 +172,16 @@ fn a_budget_is_shared_by_evaluations() {
     assert_eq!(Budget::validations().remaining(), 10_000_000);
     assert_eq!(Budget::match_conditions().remaining(), 2_500_000);
 }
+
+#[test]
+fn reading_a_map_by_its_fold_key_costs_what_the_index_costs() {
+    // Range `input.m` 2; per element: condition 2, step 1, `input.m[k]` 2 + 1 + 1, `>` 1;
+    // result 1.
+    assert_eq!(
+        cost(
+            "input.m.all(k, input.m[k] > 0)",
+            r#"{"m": {"a": 1, "b": 2}}"#
+        ),
+        2 + 2 * (2 + 1 + 4 + 1) + 1
+    );
+}

@@ -281,3 +281,33 @@ fn paths_on_computed_values_behave_like_paths_on_json() {
     err("[{'x': 1}].map(m, m.a.b)", "no such key: a");
     ok("[optional.of({'a': 1})].map(o, o.a.value())", "[1]");
 }
+
+#[test]
+fn folds_over_a_map_indexed_by_their_own_key() {
+    let doc = r#"{"m": {"a": 1, "b": 2, "c": null}, "l": ["a", "b"]}"#;
+    assert_eq!(
+        eval_with("object.m.all(k, k == 'c' || object.m[k] > 0)", doc),
+        Ok("true".into())
+    );
+    assert_eq!(
+        eval_with("object.m.map(k, object.m[k])", doc),
+        Ok("[1, 2, null]".into())
+    );
+    // Over a list, `l[k]` indexes by the element: no value to reuse.
+    assert_eq!(
+        eval_with("object.l.map(k, object.m[k])", doc),
+        Ok("[1, 2]".into())
+    );
+    // Shadowed: the inner `m` is the fold's own variable, not the range.
+    assert_eq!(
+        eval_with(
+            "{'m': {'x': 5}}.all(m, {'m': {'x': 5}}[m] == {'x': 5})",
+            doc
+        ),
+        Ok("true".into())
+    );
+    ok(
+        "{'a': 1, 'b': 2}.exists(k, {'a': 1, 'b': 2}[k] == 2)",
+        "true",
+    );
+}
