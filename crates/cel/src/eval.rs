@@ -378,6 +378,7 @@ fn walk<'a>(
 }
 
 /// `has(root.f1...fn)`: walks to `fn`'s parent, then tests for `fn`.
+#[inline]
 fn has_path<'a>(
     root: &Value<'a>,
     fields: &[Box<str>],
@@ -420,6 +421,7 @@ fn has_path<'a>(
 
 /// The memo for paths on `base`: the evaluation's for a variable, the comprehension's (`up`
 /// scopes out) for one of its variables.
+#[inline]
 fn memo_of<'r, 'a>(
     base: &Node,
     ctx: &'r Ctx<'_, 'a>,
@@ -880,6 +882,7 @@ impl Node {
 
 /// `&&` (`is_and`) and `||` with CEL's commutative error absorption: a decisive operand
 /// (false for `&&`, true for `||`) wins over an error on the other side.
+#[inline]
 fn logic<'a>(
     is_and: bool,
     a: &Node,
