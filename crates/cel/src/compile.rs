@@ -449,8 +449,8 @@ impl<'e> Compiler<'e> {
 
     fn lower_operator(&mut self, function: &str, args: &'e [Expr]) -> Option<Node> {
         let n = match (function, args) {
-            (ops::LOGICAL_AND, [a, b]) => Node::And(boxed(self.lower(a)), boxed(self.lower(b))),
-            (ops::LOGICAL_OR, [a, b]) => Node::Or(boxed(self.lower(a)), boxed(self.lower(b))),
+            (ops::LOGICAL_AND, [a, b]) => Node::And(self.chain(ops::LOGICAL_AND, a, b)),
+            (ops::LOGICAL_OR, [a, b]) => Node::Or(self.chain(ops::LOGICAL_OR, a, b)),
             (ops::LOGICAL_NOT, [a]) => Node::Not(boxed(self.lower(a))),
             (ops::NOT_STRICTLY_FALSE, [a]) => Node::NotStrictlyFalse(boxed(self.lower(a))),
             (ops::CONDITIONAL, [c, t, f]) => {
@@ -507,6 +507,31 @@ impl<'e> Compiler<'e> {
             index: boxed(index),
             cost: path_cost + 2,
         }
+    }
+
+    /// The terms of a chain of one logical operator (`a && b && c`, however the parser
+    /// grouped it), in source order.
+    fn chain(&mut self, op: &str, a: &'e Expr, b: &'e Expr) -> Box<[Node]> {
+        let mut terms = Vec::new();
+        self.chain_terms(op, a, &mut terms);
+        self.chain_terms(op, b, &mut terms);
+        terms.into_boxed_slice()
+    }
+
+    fn chain_terms(&mut self, op: &str, e: &'e Expr, terms: &mut Vec<Node>) {
+        if let ExprKind::Call {
+            target: None,
+            function,
+            args,
+        } = &e.kind
+            && function == op
+            && let [a, b] = args.as_slice()
+        {
+            self.chain_terms(op, a, terms);
+            self.chain_terms(op, b, terms);
+            return;
+        }
+        terms.push(self.lower(e));
     }
 
     fn rel(&mut self, r: Relation, a: &'e Expr, b: &'e Expr) -> Node {
@@ -834,10 +859,9 @@ fn fold(node: Node) -> Node {
         Node::Has { .. } => false,
         Node::Select { operand, .. } | Node::OptSelect { operand, .. } => is_const(operand),
         Node::Path { .. } | Node::HasPath { .. } | Node::RangeValue { .. } => false,
+        Node::And(terms) | Node::Or(terms) => terms.iter().all(is_const),
         Node::Index(a, b)
         | Node::OptIndex(a, b)
-        | Node::And(a, b)
-        | Node::Or(a, b)
         | Node::Eq(a, b)
         | Node::Ne(a, b)
         | Node::Rel(_, a, b)

@@ -108,8 +108,10 @@ pub enum Node {
         cost: u64,
     },
     OptIndex(Box<Node>, Box<Node>),
-    And(Box<Node>, Box<Node>),
-    Or(Box<Node>, Box<Node>),
+    /// `a && b && ...`, a chain flattened into its terms.
+    And(Box<[Node]>),
+    /// `a || b || ...`, a chain flattened into its terms.
+    Or(Box<[Node]>),
     Not(Box<Node>),
     NotStrictlyFalse(Box<Node>),
     Cond(Box<[Node; 3]>),
@@ -572,8 +574,8 @@ impl Node {
     /// predicate) without building a `Value` for the common boolean-producing nodes.
     fn truth<'a>(&self, ctx: &Ctx<'_, 'a>, scope: Option<&Scope<'_, 'a>>) -> Truth<'a> {
         match self {
-            Node::And(a, b) => logic(true, a, b, ctx, scope),
-            Node::Or(a, b) => logic(false, a, b, ctx, scope),
+            Node::And(terms) => logic(true, terms, ctx, scope),
+            Node::Or(terms) => logic(false, terms, ctx, scope),
             // `!has(...)`, the most common guard in policies: one node, one charge.
             Node::Not(a) if matches!(**a, Node::HasPath { .. }) => {
                 let Node::HasPath { base, fields, memo } = &**a else {
@@ -682,10 +684,10 @@ impl Node {
                 ctx.charge(1)?;
                 ops::optional_index(&c, &i)
             }
-            Node::And(a, b) => logic(true, a, b, ctx, scope)
+            Node::And(terms) => logic(true, terms, ctx, scope)
                 .map(Value::Bool)
                 .map_err(|n| n.into_error("_&&_")),
-            Node::Or(a, b) => logic(false, a, b, ctx, scope)
+            Node::Or(terms) => logic(false, terms, ctx, scope)
                 .map(Value::Bool)
                 .map_err(|n| n.into_error("_||_")),
             Node::Not(a) => {
@@ -880,33 +882,36 @@ impl Node {
     }
 }
 
-/// `&&` (`is_and`) and `||` with CEL's commutative error absorption: a decisive operand
-/// (false for `&&`, true for `||`) wins over an error on the other side.
+/// `&&` (`is_and`) and `||` over a chain of terms with CEL's commutative error absorption:
+/// a decisive term (false for `&&`, true for `||`) wins over errors anywhere in the chain;
+/// otherwise the first error (in source order) is the result.
 #[inline]
 fn logic<'a>(
     is_and: bool,
-    a: &Node,
-    b: &Node,
+    terms: &[Node],
     ctx: &Ctx<'_, 'a>,
     scope: Option<&Scope<'_, 'a>>,
 ) -> Truth<'a> {
     let name = if is_and { "_&&_" } else { "_||_" };
     let decisive = !is_and;
-    let left = match a.truth(ctx, scope) {
-        Ok(x) if x == decisive => return Ok(decisive),
-        Ok(_) => None,
-        Err(n) => Some(n.into_error(name)),
-    };
-    if ctx.exceeded() {
-        return Err(NotBool::Error(EvalError::new(cost::LIMIT_EXCEEDED)));
+    let mut error: Option<EvalError> = None;
+    for (i, term) in terms.iter().enumerate() {
+        if i > 0 && ctx.exceeded() {
+            return Err(NotBool::Error(EvalError::new(cost::LIMIT_EXCEEDED)));
+        }
+        match term.truth(ctx, scope) {
+            Ok(x) if x == decisive => return Ok(decisive),
+            Ok(_) => {}
+            Err(n) => {
+                if error.is_none() {
+                    error = Some(n.into_error(name));
+                }
+            }
+        }
     }
-    match b.truth(ctx, scope) {
-        Ok(x) if x == decisive => Ok(decisive),
-        Ok(x) => match left {
-            Some(e) => Err(NotBool::Error(e)),
-            None => Ok(x),
-        },
-        Err(n) => Err(NotBool::Error(left.unwrap_or_else(|| n.into_error(name)))),
+    match error {
+        Some(e) => Err(NotBool::Error(e)),
+        None => Ok(!decisive),
     }
 }
 

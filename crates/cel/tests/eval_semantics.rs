@@ -311,3 +311,13 @@ fn folds_over_a_map_indexed_by_their_own_key() {
         "true",
     );
 }
+
+#[test]
+fn logical_chains_absorb_errors_anywhere() {
+    ok("(1/0 > 0) || false || true", "true");
+    ok("false || (1/0 > 0) || true", "true");
+    err("false || (1/0 > 0) || false", "division by zero");
+    err("(1 % 0 > 0) || ('a' < 1) || false", "modulus by zero");
+    ok("true && (1/0 > 0) && false", "false");
+    err("true && 'a' && true", "no such overload: _&&_(string)");
+}
