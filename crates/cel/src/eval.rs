@@ -386,9 +386,9 @@ fn has_path<'a>(
     fields: &[Box<str>],
     slots: &[Option<u8>],
     memo: Option<&MemoCells<'a>>,
-) -> EvalResult<'a> {
+) -> Result<bool, EvalError> {
     let Some((last, parent)) = fields.split_last() else {
-        return Ok(Value::Bool(true));
+        return Ok(true);
     };
     let last_cell = slots
         .get(parent.len())
@@ -397,8 +397,8 @@ fn has_path<'a>(
         .and_then(|slot| memo?.get(usize::from(slot)));
     if let Some(c) = last_cell {
         match c.get() {
-            Memo::Found(_) => return Ok(Value::Bool(true)),
-            Memo::Missing => return Ok(Value::Bool(false)),
+            Memo::Found(_) => return Ok(true),
+            Memo::Missing => return Ok(false),
             Memo::Unknown => {}
         }
     }
@@ -415,9 +415,12 @@ fn has_path<'a>(
             if let Some(c) = last_cell {
                 c.set(found.map_or(Memo::Missing, Memo::Found));
             }
-            Ok(Value::Bool(found.is_some()))
+            Ok(found.is_some())
         }
-        other => ops::has_field(other, last),
+        other => match ops::has_field(other, last)? {
+            Value::Bool(b) => Ok(b),
+            v => Err(ops::overload("has", &[&v])),
+        },
     }
 }
 
@@ -542,7 +545,7 @@ impl Node {
         extra: u64,
         ctx: &Ctx<'_, 'a>,
         scope: Option<&Scope<'_, 'a>>,
-    ) -> EvalResult<'a> {
+    ) -> Result<bool, EvalError> {
         let selections = u64::try_from(fields.len().saturating_sub(1)).unwrap_or(u64::MAX);
         ctx.charge(
             cost::SELECT_AND_IDENT
@@ -583,11 +586,9 @@ impl Node {
                         "internal error: not a has()",
                     )));
                 };
-                match Node::has_path_node(base, fields, memo, 1, ctx, scope) {
-                    Ok(Value::Bool(b)) => Ok(!b),
-                    Ok(v) => Err(NotBool::Error(ops::overload("!_", &[&v]))),
-                    Err(e) => Err(NotBool::Error(e)),
-                }
+                Node::has_path_node(base, fields, memo, 1, ctx, scope)
+                    .map(|b| !b)
+                    .map_err(NotBool::Error)
             }
             Node::Not(a) => {
                 let t = a.truth(ctx, scope);
@@ -601,11 +602,7 @@ impl Node {
                 }
             }
             Node::HasPath { base, fields, memo } => {
-                match Node::has_path_node(base, fields, memo, 0, ctx, scope) {
-                    Ok(Value::Bool(b)) => Ok(b),
-                    Ok(v) => Err(NotBool::Value(v)),
-                    Err(e) => Err(NotBool::Error(e)),
-                }
+                Node::has_path_node(base, fields, memo, 0, ctx, scope).map_err(NotBool::Error)
             }
             Node::StrTest(test, s, literal) => {
                 str_test(*test, s, literal, ctx, scope).map_err(NotBool::Error)
@@ -649,7 +646,7 @@ impl Node {
                 walk(&root, fields, memo, memo_of(base, ctx, scope))
             }
             Node::HasPath { base, fields, memo } => {
-                Node::has_path_node(base, fields, memo, 0, ctx, scope)
+                Node::has_path_node(base, fields, memo, 0, ctx, scope).map(Value::Bool)
             }
             Node::OptSelect { operand, field } => {
                 let v = operand.run(ctx, scope)?;
