@@ -1051,79 +1051,77 @@ impl Comprehension {
         let mut error: Option<EvalError> = None;
         let placeholder: EvalResult<'a> = Ok(Value::Bool(!decisive));
         let memo = fresh_memo();
-        let mut visit = |iter: Value<'a>, iter2: Value<'a>| -> Option<bool> {
+        // One scope for the whole loop; each element is assigned into it in place.
+        let mut inner = Scope {
+            parent: scope,
+            iter: Value::Null,
+            iter2: Value::Null,
+            accu: &placeholder,
+            memo: &memo,
+        };
+        // One element: Some(true) when it decides the fold, None once the budget is spent.
+        let visit = |inner: &Scope<'_, 'a>, error: &mut Option<EvalError>| -> Option<bool> {
             // The fold's condition, then its step reading @result once. Once the limit is
             // passed every further charge fails, so this also stops an exhausted loop.
             ctx.charge(condition_cost + cost::SELECT_AND_IDENT).ok()?;
-            reset_memo(&memo, self.memo_used);
-            let inner = Scope {
-                parent: scope,
-                iter,
-                iter2,
-                accu: &placeholder,
-                memo: &memo,
-            };
-            match predicate.truth(ctx, Some(&inner)) {
+            reset_memo(inner.memo, self.memo_used);
+            match predicate.truth(ctx, Some(inner)) {
                 Ok(b) if b == decisive => return Some(true),
                 Ok(_) => {}
                 Err(n) => {
                     if error.is_none() {
-                        error = Some(n.into_error(name));
+                        *error = Some(n.into_error(name));
                     }
                 }
             }
             Some(false)
         };
-        let mut found = false;
-        let mut stopped = false;
+        let mut outcome = Some(false);
         match range {
-            Value::List(list) => {
+            Value::List(list) if self.two_vars => {
                 for (i, item) in list.iter().enumerate() {
-                    let (a, b) = if self.two_vars {
-                        (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), item)
-                    } else {
-                        (item, Value::Null)
-                    };
-                    match visit(a, b) {
-                        Some(true) => {
-                            found = true;
-                            break;
-                        }
-                        Some(false) => {}
-                        None => {
-                            stopped = true;
-                            break;
-                        }
+                    inner.iter = Value::Int(i64::try_from(i).unwrap_or(i64::MAX));
+                    inner.iter2 = item;
+                    outcome = visit(&inner, &mut error);
+                    if outcome != Some(false) {
+                        break;
+                    }
+                }
+            }
+            Value::List(List::Json(items)) => {
+                for item in items.iter() {
+                    inner.iter = Value::from_json(item);
+                    outcome = visit(&inner, &mut error);
+                    if outcome != Some(false) {
+                        break;
+                    }
+                }
+            }
+            Value::List(list) => {
+                for item in list.iter() {
+                    inner.iter = item;
+                    outcome = visit(&inner, &mut error);
+                    if outcome != Some(false) {
+                        break;
                     }
                 }
             }
             Value::Map(map) if !self.two_vars && !self.needs_value => {
                 for k in map.keys() {
-                    match visit(k, Value::Null) {
-                        Some(true) => {
-                            found = true;
-                            break;
-                        }
-                        Some(false) => {}
-                        None => {
-                            stopped = true;
-                            break;
-                        }
+                    inner.iter = k;
+                    outcome = visit(&inner, &mut error);
+                    if outcome != Some(false) {
+                        break;
                     }
                 }
             }
             Value::Map(map) => {
                 for (k, v) in map_entries(map) {
-                    match visit(k.into_value(), v) {
-                        Some(true) => {
-                            found = true;
-                            break;
-                        }
-                        Some(false) => {}
-                        None => {
-                            stopped = true;
-                            break;
-                        }
+                    inner.iter = k.into_value();
+                    inner.iter2 = v;
+                    outcome = visit(&inner, &mut error);
+                    if outcome != Some(false) {
+                        break;
                     }
                 }
             }
@@ -1134,6 +1132,10 @@ impl Comprehension {
                 )));
             }
         }
+        let (found, stopped) = match outcome {
+            Some(found) => (found, false),
+            None => (false, true),
+        };
         if stopped {
             return Err(EvalError::new(cost::LIMIT_EXCEEDED));
         }
