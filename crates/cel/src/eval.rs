@@ -500,18 +500,18 @@ impl Node {
     }
 
     /// A variable's value by reference, not charged (the caller charges it with the rest of
-    /// its node). Anything but a variable is evaluated and charged as usual.
+    /// its node); `None` for anything but a variable.
     #[inline]
-    fn variable<'r, 'a>(
+    fn variable_ref<'r, 'a>(
         &'r self,
         ctx: &Ctx<'r, 'a>,
         scope: Option<&'r Scope<'r, 'a>>,
-    ) -> Result<Operand<'r, 'a>, EvalError> {
-        match self {
-            Node::Var { slot, name } => match ctx.activation.get(*slot) {
-                Some(v) => Ok(Operand::Ref(v)),
-                None => Err(EvalError::new(format!("no such attribute: {name}"))),
-            },
+    ) -> Option<Result<&'r Value<'a>, EvalError>> {
+        Some(match self {
+            Node::Var { slot, name } => ctx
+                .activation
+                .get(*slot)
+                .ok_or_else(|| EvalError::new(format!("no such attribute: {name}"))),
             Node::Local { up, var } => {
                 let mut s = scope;
                 for _ in 0..*up {
@@ -519,10 +519,10 @@ impl Node {
                 }
                 match s {
                     Some(s) => match var {
-                        LocalVar::Iter => Ok(Operand::Ref(&s.iter)),
-                        LocalVar::Iter2 => Ok(Operand::Ref(&s.iter2)),
+                        LocalVar::Iter => Ok(&s.iter),
+                        LocalVar::Iter2 => Ok(&s.iter2),
                         LocalVar::Accu => match s.accu {
-                            Ok(v) => Ok(Operand::Ref(v)),
+                            Ok(v) => Ok(v),
                             Err(e) => Err(e.clone()),
                         },
                     },
@@ -531,7 +531,21 @@ impl Node {
                     )),
                 }
             }
-            _ => self.operand(ctx, scope),
+            _ => return None,
+        })
+    }
+
+    /// A variable's value by reference, not charged (the caller charges it with the rest of
+    /// its node). Anything but a variable is evaluated and charged as usual.
+    #[inline]
+    fn variable<'r, 'a>(
+        &'r self,
+        ctx: &Ctx<'r, 'a>,
+        scope: Option<&'r Scope<'r, 'a>>,
+    ) -> Result<Operand<'r, 'a>, EvalError> {
+        match self.variable_ref(ctx, scope) {
+            Some(r) => r.map(Operand::Ref),
+            None => self.operand(ctx, scope),
         }
     }
 
@@ -553,8 +567,13 @@ impl Node {
                 .saturating_add(ctx.presence_cost)
                 .saturating_add(extra),
         )?;
-        let root = base.variable(ctx, scope)?;
-        has_path(&root, fields, memo, memo_of(base, ctx, scope))
+        match base.variable_ref(ctx, scope) {
+            Some(root) => has_path(root?, fields, memo, memo_of(base, ctx, scope)),
+            None => {
+                let root = base.operand(ctx, scope)?;
+                has_path(&root, fields, memo, memo_of(base, ctx, scope))
+            }
+        }
     }
 
     /// Evaluates a branch of `?:`. cel-go makes every conditional an attribute whose branches,
@@ -642,8 +661,13 @@ impl Node {
             Node::Path { base, fields, memo } => {
                 let selections = u64::try_from(fields.len()).unwrap_or(u64::MAX);
                 ctx.charge(cost::SELECT_AND_IDENT.saturating_add(selections))?;
-                let root = base.variable(ctx, scope)?;
-                walk(&root, fields, memo, memo_of(base, ctx, scope))
+                match base.variable_ref(ctx, scope) {
+                    Some(root) => walk(root?, fields, memo, memo_of(base, ctx, scope)),
+                    None => {
+                        let root = base.operand(ctx, scope)?;
+                        walk(&root, fields, memo, memo_of(base, ctx, scope))
+                    }
+                }
             }
             Node::HasPath { base, fields, memo } => {
                 Node::has_path_node(base, fields, memo, 0, ctx, scope).map(Value::Bool)
