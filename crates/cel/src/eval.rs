@@ -220,6 +220,8 @@ fn reset_memo(memo: &MemoCells<'_>, used: usize) {
 struct Scope<'s, 'a> {
     parent: Option<&'s Scope<'s, 'a>>,
     iter: Value<'a>,
+    /// The element when a fold visits a JSON array: read in place, `iter` is then unused.
+    iter_json: Option<&'a crate::value::Json>,
     iter2: Value<'a>,
     accu: &'s EvalResult<'a>,
     memo: &'s MemoCells<'a>,
@@ -304,10 +306,17 @@ enum Cursor<'a> {
     Val(Value<'a>),
 }
 
+/// Where a path starts: a value, or a JSON node not yet wrapped as one.
+#[derive(Clone, Copy)]
+enum Root<'r, 'a> {
+    Value(&'r Value<'a>),
+    Json(&'a crate::value::Json),
+}
+
 /// Applies field selections, borrowing JSON nodes until the last one, and using and
 /// filling the memo for prefixes that have a slot.
 fn walk<'a>(
-    root: &Value<'a>,
+    root: Root<'_, 'a>,
     fields: &[Box<str>],
     slots: &[Option<u8>],
     memo: Option<&MemoCells<'a>>,
@@ -337,8 +346,9 @@ fn walk<'a>(
     let mut at = match at {
         Some(at) => at,
         None => match root {
-            Value::Map(Map::Json(o)) => Cursor::Object(o),
-            other => Cursor::Val(other.clone()),
+            Root::Json(j) => Cursor::Json(j),
+            Root::Value(Value::Map(Map::Json(o))) => Cursor::Object(o),
+            Root::Value(other) => Cursor::Val(other.clone()),
         },
     };
     for (i, f) in fields.iter().enumerate().skip(start) {
@@ -382,7 +392,7 @@ fn walk<'a>(
 /// `has(root.f1...fn)`: walks to `fn`'s parent, then tests for `fn`.
 #[inline]
 fn has_path<'a>(
-    root: &Value<'a>,
+    root: Root<'_, 'a>,
     fields: &[Box<str>],
     slots: &[Option<u8>],
     memo: Option<&MemoCells<'a>>,
@@ -407,20 +417,31 @@ fn has_path<'a>(
         root
     } else {
         walked = walk(root, parent, slots, memo)?;
-        &walked
+        Root::Value(&walked)
     };
-    match container {
-        Value::Map(Map::Json(o)) => {
+    let object = match container {
+        Root::Json(j) => j.as_object(),
+        Root::Value(Value::Map(Map::Json(o))) => Some(*o),
+        Root::Value(_) => None,
+    };
+    match object {
+        Some(o) => {
             let found = o.get(&last.as_ref());
             if let Some(c) = last_cell {
                 c.set(found.map_or(Memo::Missing, Memo::Found));
             }
             Ok(found.is_some())
         }
-        other => match ops::has_field(other, last)? {
-            Value::Bool(b) => Ok(b),
-            v => Err(ops::overload("has", &[&v])),
-        },
+        None => {
+            let value = match container {
+                Root::Json(j) => Value::from_json(j),
+                Root::Value(v) => v.clone(),
+            };
+            match ops::has_field(&value, last)? {
+                Value::Bool(b) => Ok(b),
+                v => Err(ops::overload("has", &[&v])),
+            }
+        }
     }
 }
 
@@ -506,11 +527,12 @@ impl Node {
         &'r self,
         ctx: &Ctx<'r, 'a>,
         scope: Option<&'r Scope<'r, 'a>>,
-    ) -> Option<Result<&'r Value<'a>, EvalError>> {
+    ) -> Option<Result<Root<'r, 'a>, EvalError>> {
         Some(match self {
             Node::Var { slot, name } => ctx
                 .activation
                 .get(*slot)
+                .map(Root::Value)
                 .ok_or_else(|| EvalError::new(format!("no such attribute: {name}"))),
             Node::Local { up, var } => {
                 let mut s = scope;
@@ -519,10 +541,13 @@ impl Node {
                 }
                 match s {
                     Some(s) => match var {
-                        LocalVar::Iter => Ok(&s.iter),
-                        LocalVar::Iter2 => Ok(&s.iter2),
+                        LocalVar::Iter => Ok(match s.iter_json {
+                            Some(j) => Root::Json(j),
+                            None => Root::Value(&s.iter),
+                        }),
+                        LocalVar::Iter2 => Ok(Root::Value(&s.iter2)),
                         LocalVar::Accu => match s.accu {
-                            Ok(v) => Ok(v),
+                            Ok(v) => Ok(Root::Value(v)),
                             Err(e) => Err(e.clone()),
                         },
                     },
@@ -544,7 +569,9 @@ impl Node {
         scope: Option<&'r Scope<'r, 'a>>,
     ) -> Result<Operand<'r, 'a>, EvalError> {
         match self.variable_ref(ctx, scope) {
-            Some(r) => r.map(Operand::Ref),
+            Some(Ok(Root::Value(v))) => Ok(Operand::Ref(v)),
+            Some(Ok(Root::Json(j))) => Ok(Operand::Val(Value::from_json(j))),
+            Some(Err(e)) => Err(e),
             None => self.operand(ctx, scope),
         }
     }
@@ -571,7 +598,7 @@ impl Node {
             Some(root) => has_path(root?, fields, memo, memo_of(base, ctx, scope)),
             None => {
                 let root = base.operand(ctx, scope)?;
-                has_path(&root, fields, memo, memo_of(base, ctx, scope))
+                has_path(Root::Value(&root), fields, memo, memo_of(base, ctx, scope))
             }
         }
     }
@@ -665,7 +692,7 @@ impl Node {
                     Some(root) => walk(root?, fields, memo, memo_of(base, ctx, scope)),
                     None => {
                         let root = base.operand(ctx, scope)?;
-                        walk(&root, fields, memo, memo_of(base, ctx, scope))
+                        walk(Root::Value(&root), fields, memo, memo_of(base, ctx, scope))
                     }
                 }
             }
@@ -1050,6 +1077,7 @@ impl Comprehension {
         let inner = Scope {
             parent: scope,
             iter: Value::Null,
+            iter_json: None,
             iter2: Value::Null,
             accu: &accu,
             memo: &memo,
@@ -1079,6 +1107,7 @@ impl Comprehension {
         let mut inner = Scope {
             parent: scope,
             iter: Value::Null,
+            iter_json: None,
             iter2: Value::Null,
             accu: &placeholder,
             memo: &memo,
@@ -1114,7 +1143,7 @@ impl Comprehension {
             }
             Value::List(List::Json(items)) => {
                 for item in items.iter() {
-                    inner.iter = Value::from_json(item);
+                    inner.iter_json = Some(item);
                     outcome = visit(&inner, &mut error);
                     if outcome != Some(false) {
                         break;
@@ -1198,6 +1227,7 @@ impl Comprehension {
             let inner = Scope {
                 parent: scope,
                 iter,
+                iter_json: None,
                 iter2,
                 accu,
                 memo,
