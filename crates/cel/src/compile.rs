@@ -519,14 +519,7 @@ impl<'e> Compiler<'e> {
     }
 
     fn chain_terms(&mut self, op: &str, e: &'e Expr, terms: &mut Vec<Node>) {
-        if let ExprKind::Call {
-            target: None,
-            function,
-            args,
-        } = &e.kind
-            && function == op
-            && let [a, b] = args.as_slice()
-        {
+        if let Some([a, b]) = call_args(e, op) {
             self.chain_terms(op, a, terms);
             self.chain_terms(op, b, terms);
             return;
@@ -641,40 +634,21 @@ impl<'e> Compiler<'e> {
             _ => return None,
         };
         // all: @not_strictly_false(@result); exists: @not_strictly_false(!@result).
-        let ExprKind::Call {
-            target: None,
-            function,
-            args,
-        } = &c.loop_condition.kind
-        else {
+        let Some([cond_arg]) = call_args(&c.loop_condition, ops::NOT_STRICTLY_FALSE) else {
             return None;
         };
-        let [cond_arg] = args.as_slice() else {
-            return None;
+        let cond_ok = if init {
+            is_ident(cond_arg, accu)
+        } else {
+            matches!(call_args(cond_arg, ops::LOGICAL_NOT), Some([a]) if is_ident(a, accu))
         };
-        let cond_ok = function == ops::NOT_STRICTLY_FALSE
-            && if init {
-                is_ident(cond_arg, accu)
-            } else {
-                matches!(&cond_arg.kind, ExprKind::Call { target: None, function, args }
-                    if function == ops::LOGICAL_NOT
-                        && matches!(args.as_slice(), [a] if is_ident(a, accu)))
-            };
         if !cond_ok {
             return None;
         }
-        let ExprKind::Call {
-            target: None,
-            function,
-            args,
-        } = &c.loop_step.kind
-        else {
+        let Some([left, predicate]) = call_args(&c.loop_step, op) else {
             return None;
         };
-        let [left, predicate] = args.as_slice() else {
-            return None;
-        };
-        if function != op || !is_ident(left, accu) {
+        if !is_ident(left, accu) {
             return None;
         }
         let predicate = self.lower(predicate);
@@ -692,13 +666,7 @@ impl<'e> Compiler<'e> {
             if let Some(elem) = append_of(step, accu) {
                 return Step::Append(self.lower(elem));
             }
-            if let ExprKind::Call {
-                target: None,
-                function,
-                args,
-            } = &step.kind
-                && function == ops::CONDITIONAL
-                && let [c, t, f] = args.as_slice()
+            if let Some([c, t, f]) = call_args(step, ops::CONDITIONAL)
                 && is_ident(f, accu)
                 && let Some(elem) = append_of(t, accu)
             {
@@ -731,6 +699,18 @@ fn is_ident(e: &Expr, name: &str) -> bool {
     matches!(&e.kind, ExprKind::Ident(n) if n == name)
 }
 
+/// The arguments of `e` when it is a global call of `function` (operators included).
+fn call_args<'x>(e: &'x Expr, function: &str) -> Option<&'x [Expr]> {
+    match &e.kind {
+        ExprKind::Call {
+            target: None,
+            function: f,
+            args,
+        } if f == function => Some(args),
+        _ => None,
+    }
+}
+
 /// The step of `transformMap`/`transformMapEntry`: `cel.@mapInsert(accu, k, v)` or
 /// `cel.@mapInsert(accu, e)`, possibly as `f ? cel.@mapInsert(...) : accu`; gives the
 /// filter, the key (absent in the entry-map form) and the value.
@@ -740,18 +720,7 @@ fn map_insert_of<'x>(
     accu: &str,
 ) -> Option<(Option<&'x Expr>, Option<&'x Expr>, &'x Expr)> {
     let insert = |e: &'x Expr| -> Option<(Option<&'x Expr>, &'x Expr)> {
-        let ExprKind::Call {
-            target: None,
-            function,
-            args,
-        } = &e.kind
-        else {
-            return None;
-        };
-        if function != crate::library::ext::comprehensions::MAP_INSERT {
-            return None;
-        }
-        match args.as_slice() {
+        match call_args(e, crate::library::ext::comprehensions::MAP_INSERT)? {
             [a, k, v] if is_ident(a, accu) => Some((Some(k), v)),
             [a, m] if is_ident(a, accu) => Some((None, m)),
             _ => None,
@@ -760,18 +729,7 @@ fn map_insert_of<'x>(
     if let Some((k, v)) = insert(e) {
         return Some((None, k, v));
     }
-    let ExprKind::Call {
-        target: None,
-        function,
-        args,
-    } = &e.kind
-    else {
-        return None;
-    };
-    if function != ops::CONDITIONAL {
-        return None;
-    }
-    let [c, t, f] = args.as_slice() else {
+    let Some([c, t, f]) = call_args(e, ops::CONDITIONAL) else {
         return None;
     };
     if !is_ident(f, accu) {
@@ -783,18 +741,7 @@ fn map_insert_of<'x>(
 
 /// `accu + [elem]` → `elem`.
 fn append_of<'x>(e: &'x Expr, accu: &str) -> Option<&'x Expr> {
-    let ExprKind::Call {
-        target: None,
-        function,
-        args,
-    } = &e.kind
-    else {
-        return None;
-    };
-    if function != ops::ADD {
-        return None;
-    }
-    let [a, b] = args.as_slice() else {
+    let Some([a, b]) = call_args(e, ops::ADD) else {
         return None;
     };
     if !is_ident(a, accu) {
