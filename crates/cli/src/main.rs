@@ -2,7 +2,6 @@
 #![forbid(unsafe_code)]
 
 mod commands;
-mod input;
 
 use std::io::Write as _;
 use std::process::ExitCode;

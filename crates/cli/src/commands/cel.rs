@@ -9,7 +9,7 @@ use celer_cel::library::cost::PER_CALL_LIMIT;
 use celer_cel::{Activation, Env, Json, Type};
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::input::{Syntax, parse_document};
+use celer_policy::document::{Syntax, parse_document};
 
 /// Exit status: evaluation failed (the expression was fine, its value is an error).
 const EXIT_EVAL_ERROR: u8 = 1;

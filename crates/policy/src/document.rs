@@ -144,6 +144,39 @@ fn parse_yaml(text: &str) -> Result<Json, DocumentError> {
     }
 }
 
+/// Parses every document of a file: a JSON value (an array is one document), or a YAML stream
+/// whose documents are separated by `---`. Empty documents (a stray `---`, comments only, or a
+/// bare `null`) are skipped, as `kubectl apply` skips them. An error names the document's index
+/// (0-based, counting the skipped ones) in the stream.
+pub fn parse_documents(text: &str) -> Result<Vec<Json>, (usize, DocumentError)> {
+    match parse_json(text) {
+        Ok(json) => return Ok(vec![json]),
+        Err(JsonError::TooDeep) => return Err((0, DocumentError::TooDeep)),
+        Err(JsonError::Syntax(_)) => {}
+    }
+    let mut out = Vec::new();
+    for (index, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
+        let mut json = String::new();
+        JsonWriter::new(&mut json)
+            .deserialize(document)
+            .map_err(|e| (index, DocumentError::Yaml(e.to_string())))?;
+        if json == "null" {
+            continue;
+        }
+        let value = parse_json(&json).map_err(|e| {
+            (
+                index,
+                match e {
+                    JsonError::TooDeep => DocumentError::TooDeep,
+                    JsonError::Syntax(e) => DocumentError::Yaml(format!("no JSON form: {e}")),
+                },
+            )
+        })?;
+        out.push(value);
+    }
+    Ok(out)
+}
+
 /// Whether YAML text holds anything besides blank lines, comments and document markers.
 fn has_content(text: &str) -> bool {
     text.lines().any(|line| {
@@ -325,6 +358,20 @@ mod tests {
 
     fn json(text: &str) -> Json {
         sonic_rs::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_stream_yields_each_non_empty_document() {
+        let docs = parse_documents("---\na: 1\n---\n# nothing\n---\nb: [x]\n").unwrap();
+        assert_eq!(docs, vec![json(r#"{"a":1}"#), json(r#"{"b":["x"]}"#)]);
+        assert_eq!(
+            parse_documents(r#"[{"a":1}]"#).unwrap(),
+            vec![json(r#"[{"a":1}]"#)]
+        );
+        let (index, err) = parse_documents("a: 1\n---\nb: [\n").unwrap_err();
+        assert_eq!(index, 1);
+        assert!(matches!(err, DocumentError::Yaml(_)), "{err:?}");
+        assert!(parse_documents("").unwrap().is_empty());
     }
 
     #[test]

@@ -1,0 +1,1 @@
+//! Matching a request against match constraints: resource rules, selectors, equivalents.

@@ -1,0 +1,1 @@
+//! Mutations: JSON Patch, ApplyConfiguration merge, and the patch a response carries.
