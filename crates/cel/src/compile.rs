@@ -11,8 +11,8 @@ use crate::check::resolve::{self, Resolution};
 use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
 use crate::eval::{
-    Arith, Comprehension as CompNode, Ctx, LocalVar, MEMO_SLOTS, MapEntryNode, Node, Step, StrTest,
-    StringSet,
+    Arith, Comprehension as CompNode, Ctx, LazyRead, LocalVar, MEMO_SLOTS, MapEntryNode, Node,
+    Step, StrTest, StringSet,
 };
 use crate::library::Impl;
 use crate::ops::Relation;
@@ -116,6 +116,14 @@ impl<'e> Compiler<'e> {
                 if !*test_only && !*optional {
                     return self.selects(operand, &[field.as_str()]);
                 }
+                if let Node::LazyAll(_) = operand {
+                    let read = if *test_only {
+                        LazyRead::Has
+                    } else {
+                        LazyRead::Optional
+                    };
+                    return self.lazy(field, read);
+                }
                 if *test_only {
                     match operand {
                         base @ (Node::Var { .. } | Node::Local { .. }) => {
@@ -212,6 +220,21 @@ impl<'e> Compiler<'e> {
         }
         fields.reverse();
         let base = match resolution {
+            Resolution::Variable { ty, .. } if is_lazy_namespace(&ty) => {
+                return Some(match fields.split_first() {
+                    Some((first, rest)) => {
+                        let base = self.lazy(first, LazyRead::Value);
+                        self.selects(base, rest)
+                    }
+                    None => Node::LazyAll(
+                        self.env
+                            .variables()
+                            .lazy_iter()
+                            .map(|(n, _)| n.into())
+                            .collect(),
+                    ),
+                });
+            }
             Resolution::Variable { name, slot, .. } => Node::Var {
                 slot,
                 name: name.into(),
@@ -227,6 +250,18 @@ impl<'e> Compiler<'e> {
             },
         };
         Some(self.selects(base, &fields))
+    }
+
+    /// A read of the lazy variable `variables.<name>`.
+    fn lazy(&self, name: &str, read: LazyRead) -> Node {
+        match self.env.variables().lazy_slot(name) {
+            Some(slot) => Node::Lazy {
+                slot,
+                name: name.into(),
+                read,
+            },
+            None => Node::Fail(EvalError::no_such_key(name)),
+        }
     }
 
     /// Field selections on `node`: one path node over a variable (extending an existing
@@ -684,6 +719,11 @@ impl<'e> Compiler<'e> {
     }
 }
 
+/// Whether a variable of this type is `variables`, whose fields are the lazy variables.
+fn is_lazy_namespace(ty: &Type) -> bool {
+    matches!(ty, Type::Message(m) if &**m == crate::env::VARIABLES_TYPE)
+}
+
 /// The range of a one-variable fold as a dotted name, when it is a plain path whose root is
 /// not one of the fold's own variables.
 fn range_path(c: &ast::Comprehension) -> Option<String> {
@@ -800,6 +840,8 @@ fn fold(node: Node) -> Node {
         | Node::Folded { .. }
         | Node::Var { .. }
         | Node::Local { .. }
+        | Node::Lazy { .. }
+        | Node::LazyAll(_)
         | Node::Fail(_) => false,
         Node::Comprehension(_) | Node::InStrings(..) => false,
         // `has()` is left alone: its cost depends on the environment's presence-test setting.

@@ -20,6 +20,7 @@ pub mod eval;
 pub mod format;
 pub mod library;
 pub mod limits;
+pub mod mutation;
 pub mod ops;
 pub mod program;
 pub mod syntax;

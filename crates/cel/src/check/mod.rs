@@ -290,20 +290,30 @@ impl Checker<'_> {
                 return t;
             }
         }
-        let _ = field; // Map values and dyn do not depend on the field name.
-        let result = self.check_select_field(e, operand, optional);
+        let result = self.check_select_field(e, operand, field, optional);
         let result = if test_only { Type::Bool } else { result };
         self.substitute(&result)
     }
 
-    fn check_select_field(&mut self, e: &Expr, operand: &Expr, optional: bool) -> Type {
+    fn check_select_field(
+        &mut self,
+        e: &Expr,
+        operand: &Expr,
+        field: &str,
+        optional: bool,
+    ) -> Type {
         let operand_type = self.check(operand);
         let operand_type = self.substitute(&operand_type);
         let (target, was_optional) = unify::unwrap_optional(operand_type);
         let result = match target {
             Type::Map(_, v) => *v,
-            // Messages are not modelled: their fields are dynamic.
-            Type::Message(_) => Type::Dyn,
+            Type::Message(name) => match self.message_field_type(&name, field) {
+                Some(t) => t,
+                None => {
+                    self.error(e, format!("undefined field '{field}'"));
+                    Type::Error
+                }
+            },
             Type::Param(_) => {
                 // Pin the parameter to dyn so it cannot later be bound to something else.
                 self.is_assignable(&Type::Dyn, &target);
@@ -326,6 +336,24 @@ impl Checker<'_> {
         } else {
             result
         }
+    }
+
+    /// The type of a message's field, `None` when the message has no such field. Messages
+    /// are not modelled, so their fields are `dyn`, except the lazy variables' object
+    /// (`variables`, whose fields are the declared lazy variables) and, in an environment
+    /// with mutation types, `JSONPatch` (see [`crate::mutation`]).
+    fn message_field_type(&self, message: &str, field: &str) -> Option<Type> {
+        if message == crate::env::VARIABLES_TYPE {
+            let vars = self.env.variables();
+            return vars
+                .lazy_slot(field)
+                .and_then(|slot| vars.lazy_get(slot))
+                .map(|(_, t)| t.clone());
+        }
+        if self.env.mutation_types() {
+            return crate::mutation::field_type(message, field);
+        }
+        Some(Type::Dyn)
     }
 
     // ----- calls -----
