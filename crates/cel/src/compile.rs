@@ -12,7 +12,7 @@ use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
 use crate::eval::{
     Arith, Comprehension as CompNode, Ctx, LazyRead, LocalVar, MEMO_SLOTS, MapEntryNode, Node,
-    Step, StrTest, StringSet,
+    Step, StrTest, StringSet, StructFieldNode, StructNode,
 };
 use crate::library::Impl;
 use crate::ops::Relation;
@@ -178,11 +178,38 @@ impl<'e> Compiler<'e> {
                     })
                     .collect(),
             ),
-            ExprKind::Struct { type_name, .. } => Node::Fail(EvalError::new(format!(
-                "unknown type: {type_name} (message construction is not supported)"
-            ))),
+            ExprKind::Struct { type_name, fields } => self.lower_struct(type_name, fields),
             ExprKind::Comprehension(c) => self.lower_comprehension(c),
         }
+    }
+
+    /// `Name{...}`: with mutation types, `Object...` and `JSONPatch` are built; any other
+    /// message is an error at run time.
+    fn lower_struct(&mut self, type_name: &str, fields: &'e [ast::StructField]) -> Node {
+        let resolved = if self.env.mutation_types() {
+            resolve::candidate_names(self.env.container(), type_name)
+                .into_iter()
+                .find(|c| crate::mutation::is_mutation_type(c))
+        } else {
+            None
+        };
+        let Some(name) = resolved else {
+            return Node::Fail(EvalError::new(format!(
+                "unknown type: {type_name} (message construction is not supported)"
+            )));
+        };
+        let fields = fields
+            .iter()
+            .map(|f| StructFieldNode {
+                name: f.name.as_str().into(),
+                value: self.lower(&f.value),
+                optional: f.optional,
+            })
+            .collect();
+        Node::Struct(Box::new(StructNode {
+            type_name: name.into(),
+            fields,
+        }))
     }
 
     /// A bare identifier: a comprehension variable, a declared variable, or a type name.
@@ -240,10 +267,9 @@ impl<'e> Compiler<'e> {
                 name: name.into(),
             },
             Resolution::TypeName { name, .. } => match type_constant(&name).or_else(|| {
-                self.env
-                    .registry()
-                    .has_type(&name)
-                    .then(|| TypeValue::Named(name.as_str().into()))
+                let named = self.env.registry().has_type(&name)
+                    || (self.env.mutation_types() && crate::mutation::is_mutation_type(&name));
+                named.then(|| TypeValue::Named(name.as_str().into()))
             }) {
                 Some(t) => Node::Const(Value::Type(t)),
                 None => Node::Fail(EvalError::new(format!("unknown variable: {name}"))),
@@ -867,6 +893,7 @@ fn fold(node: Node) -> Node {
         Node::Map(entries) => entries
             .iter()
             .all(|e| is_const(&e.key) && is_const(&e.value)),
+        Node::Struct(s) => s.fields.iter().all(|f| is_const(&f.value)),
     };
     if !foldable {
         return node;

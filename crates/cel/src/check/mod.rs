@@ -6,7 +6,10 @@
 //!   `Type::Message` of the name qualified by the container (or of the type a declared
 //!   `type(...)`-typed name refers to); selecting a field of a message gives `dyn`. The
 //!   well-known types build their CEL types (`google.protobuf.Int64Value{...}` is an `int`,
-//!   `google.protobuf.Struct{...}` a `map(string, dyn)`, ...).
+//!   `google.protobuf.Struct{...}` a `map(string, dyn)`, ...). Two message types are
+//!   modelled: the lazy variables' `variables` object ([`crate::env`]) and, in an
+//!   environment with mutation types, `Object...` and `JSONPatch` ([`crate::mutation`]),
+//!   where any other message name is an undeclared reference.
 //! - There are no protobuf wrapper types (a wrapper is its primitive, so it does not accept
 //!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
@@ -191,7 +194,7 @@ impl Checker<'_> {
                 optional_indices,
             } => self.check_list(elements, optional_indices),
             ExprKind::Map { entries } => self.check_map(entries),
-            ExprKind::Struct { type_name, fields } => self.check_struct(type_name, fields),
+            ExprKind::Struct { type_name, fields } => self.check_struct(e, type_name, fields),
             ExprKind::Comprehension(comp) => self.check_comprehension(comp),
         };
         self.types.insert(e.id, t.clone());
@@ -567,7 +570,10 @@ impl Checker<'_> {
         }
     }
 
-    fn check_struct(&mut self, type_name: &str, fields: &[StructField]) -> Type {
+    fn check_struct(&mut self, e: &Expr, type_name: &str, fields: &[StructField]) -> Type {
+        if self.env.mutation_types() {
+            return self.check_mutation_struct(e, type_name, fields);
+        }
         for f in fields {
             let t = self.check(&f.value);
             if f.optional {
@@ -592,6 +598,52 @@ impl Checker<'_> {
             None if self.env.container().is_empty() => type_name.to_string(),
             None => format!("{}.{type_name}", self.env.container()),
         };
+        Type::Message(Arc::from(name))
+    }
+
+    /// `Name{...}` in an environment with mutation types: a well-known type, `Object...` or
+    /// `JSONPatch` (whose fields are checked), or an undeclared reference, as cel-go's
+    /// `checkCreateStruct` does with Kubernetes' type resolver.
+    fn check_mutation_struct(&mut self, e: &Expr, type_name: &str, fields: &[StructField]) -> Type {
+        let candidates = candidate_names(self.env.container(), type_name);
+        let well_known = candidates.iter().find_map(|c| well_known_struct(c));
+        let resolved = candidates
+            .into_iter()
+            .find(|c| crate::mutation::is_mutation_type(c));
+        if well_known.is_none() && resolved.is_none() {
+            // Like cel-go, the fields of an unknown type are not checked.
+            self.undeclared(e, type_name.trim_start_matches('.'));
+            return Type::Error;
+        }
+        let mut field_types = Vec::with_capacity(fields.len());
+        for f in fields {
+            let mut t = self.check(&f.value);
+            if f.optional {
+                t = self.unwrap_optional_element(&f.value, t);
+            }
+            field_types.push(t);
+        }
+        let (Some(name), None) = (resolved, well_known.as_ref()) else {
+            return well_known.unwrap_or(Type::Error);
+        };
+        for (f, value_type) in fields.iter().zip(field_types) {
+            let Some(field_type) = crate::mutation::field_type(&name, &f.name) else {
+                self.error(&f.value, format!("undefined field '{}'", f.name));
+                continue;
+            };
+            if !self.is_assignable(&field_type, &value_type) {
+                let found = self.substitute(&value_type);
+                self.error(
+                    &f.value,
+                    format!(
+                        "expected type of field '{}' is '{}' but provided type is '{}'",
+                        f.name,
+                        format_type(&field_type),
+                        format_type(&found)
+                    ),
+                );
+            }
+        }
         Type::Message(Arc::from(name))
     }
 

@@ -155,6 +155,7 @@ pub enum Node {
         optional: Vec<bool>,
     },
     Map(Vec<MapEntryNode>),
+    Struct(Box<StructNode>),
     Call1(Unary, Option<CostFn>, Box<Node>),
     Call2(Binary, Option<CostFn>, Box<[Node; 2]>),
     Call3(Ternary, Option<CostFn>, Box<[Node; 3]>),
@@ -169,6 +170,21 @@ pub enum Node {
     /// An error known at compile time that CEL reports at run time (unbound names in
     /// unchecked programs, unknown functions).
     Fail(EvalError),
+}
+
+/// `Object.spec{...}` or `JSONPatch{...}` (see [`crate::mutation`]).
+#[derive(Debug)]
+pub struct StructNode {
+    pub type_name: Arc<str>,
+    pub fields: Box<[StructFieldNode]>,
+}
+
+#[derive(Debug)]
+pub struct StructFieldNode {
+    pub name: Arc<str>,
+    pub value: Node,
+    /// Written `?name: value`: set only when the optional has a value.
+    pub optional: bool,
 }
 
 #[derive(Debug)]
@@ -671,6 +687,7 @@ impl Node {
             Node::InStrings(e, set, list) => in_strings(e, set, list, ctx, scope).map(Value::Bool),
             Node::List { .. }
             | Node::Map(_)
+            | Node::Struct(_)
             | Node::Call1(..)
             | Node::Call2(..)
             | Node::Call3(..)
@@ -740,6 +757,30 @@ impl Node {
                 }
                 ctx.charge(cost::MAP_CREATE_BASE)?;
                 Ok(Value::map(map))
+            }
+            Node::Struct(s) => {
+                let mut fields = Vec::with_capacity(s.fields.len());
+                for f in &s.fields {
+                    let v = f.value.run(ctx, scope)?;
+                    if !f.optional {
+                        fields.push((f.name.clone(), v));
+                        continue;
+                    }
+                    match v {
+                        Value::Optional(Some(inner)) => {
+                            fields.push((f.name.clone(), (*inner).clone()))
+                        }
+                        Value::Optional(None) => {}
+                        other => {
+                            return Err(EvalError::new(format!(
+                                "cannot use a value of type '{}' as an optional field",
+                                other.type_name()
+                            )));
+                        }
+                    }
+                }
+                ctx.charge(cost::STRUCT_CREATE_BASE)?;
+                crate::mutation::construct(&s.type_name, fields)
             }
             Node::Call1(f, c, a) => {
                 let a = a.run(ctx, scope)?;
