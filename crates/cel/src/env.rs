@@ -7,10 +7,12 @@
 //! them as *lazy variables*:
 //!
 //! - [`Env::declare_lazy`] declares `variables.<name>` with a type and returns its *lazy
-//!   slot*. The first declaration also declares the ordinary variable `variables`, of the
-//!   object type [`VARIABLES_TYPE`] whose fields are the lazy variables: `variables.x` has the
-//!   declared type, `has(variables.x)` and `variables.?x` check, and `variables.y` for an
-//!   undeclared `y` is the compile error `undefined field 'y'`, as in Kubernetes.
+//!   slot*. It also declares the ordinary variable `variables` (as
+//!   [`Env::enable_lazy_variables`] does, which a policy environment calls before its first
+//!   variable), of the object type [`VARIABLES_TYPE`] whose fields are the lazy variables:
+//!   `variables.x` has the declared type, `has(variables.x)` and `variables.?x` check, and
+//!   `variables.y` for an undeclared `y` is the compile error `undefined field 'y'`, as in
+//!   Kubernetes. `variables` on its own is a map of every variable, each evaluated.
 //! - [`Activation::set_lazy`] binds a lazy slot to a compiled [`Program`]. The program is
 //!   evaluated, under the same activation, the first time an evaluation reads the variable;
 //!   its result (value or error) is kept in the activation, so every later read, by that
@@ -84,6 +86,11 @@ impl Variables {
 
     pub fn get(&self, slot: usize) -> Option<(&str, &Type)> {
         self.names.get(slot).map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// The declared type of a variable.
+    pub fn get_type(&self, name: &str) -> Option<&Type> {
+        self.slot(name).and_then(|s| self.get(s)).map(|(_, t)| t)
     }
 
     pub fn len(&self) -> usize {
@@ -203,14 +210,27 @@ impl Env {
         slot
     }
 
+    /// Declares the variable `variables`, the object whose fields are the lazy variables,
+    /// with no fields yet: as in Kubernetes, where every expression of a policy with
+    /// composition sees `variables`, `variables.x` is then `undefined field 'x'` rather than
+    /// an undeclared reference. [`Env::declare_lazy`] calls it. Idempotent; it takes a
+    /// variable slot like [`Env::declare`].
+    pub fn enable_lazy_variables(&mut self) {
+        let ty = Type::Message(Arc::from(VARIABLES_TYPE));
+        if self.variables.slot(VARIABLES).is_none()
+            || self.variables.get_type(VARIABLES) != Some(&ty)
+        {
+            self.declare(VARIABLES, ty);
+        }
+    }
+
     /// Declares the lazy variable `variables.<name>` (or redeclares it with a new type) and
     /// returns its lazy slot, for [`Activation::set_lazy`]. The type is converted as
-    /// Kubernetes converts a variable's output type ([`lazy_variable_type`]). The first call
-    /// also declares the variable `variables` (see the [module documentation](self)).
+    /// Kubernetes converts a variable's output type ([`lazy_variable_type`]). Also declares
+    /// `variables` itself ([`Env::enable_lazy_variables`]); see the
+    /// [module documentation](self).
     pub fn declare_lazy(&mut self, name: &str, ty: Type) -> usize {
-        if self.variables.slot(VARIABLES).is_none() {
-            self.declare(VARIABLES, Type::Message(Arc::from(VARIABLES_TYPE)));
-        }
+        self.enable_lazy_variables();
         let ty = lazy_variable_type(&ty);
         let vars = Arc::make_mut(&mut self.variables);
         if let Some(&slot) = vars.lazy_by_name.get(name) {

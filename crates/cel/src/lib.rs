@@ -23,6 +23,7 @@
 //! let mut env = Env::kubernetes();
 //! env.declare("object", Type::Dyn);
 //! env.enable_mutation_types(); // MutatingAdmissionPolicy only
+//! env.enable_lazy_variables(); // `variables` exists, empty, for the first variable
 //! // spec.variables, in order: each compiled with the ones before it, then declared.
 //! let name = env.compile("object.metadata.name").unwrap();
 //! env.declare_lazy("name", name.result_type().clone());

@@ -179,7 +179,7 @@ fn variables_chain_and_each_is_evaluated_once() {
 
 #[test]
 fn a_variable_may_only_read_variables_declared_before_it() {
-    // The first variable is compiled before any is declared: there is no `variables`.
+    // Without composition there is no `variables`.
     let mut env = base_env();
     let err = env.compile("variables.b + 1").unwrap_err();
     assert!(
@@ -187,6 +187,15 @@ fn a_variable_may_only_read_variables_declared_before_it() {
             .contains("undeclared reference to 'variables'"),
         "{err}"
     );
+    // A policy environment declares it, empty, before its first variable.
+    env.enable_lazy_variables();
+    let err = env.compile("variables.b + 1").unwrap_err();
+    assert!(err.to_string().contains("undefined field 'b'"), "{err}");
+    let p = env.compile("variables").unwrap();
+    let Ok(Value::Map(m)) = p.eval(&Activation::new(&env)) else {
+        panic!("not a map")
+    };
+    assert!(m.is_empty());
     // The second sees the first, not itself nor later ones.
     env.declare_lazy("a", Type::Int);
     assert!(env.compile("variables.a + 1").is_ok());
