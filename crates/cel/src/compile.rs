@@ -11,8 +11,8 @@ use crate::check::resolve::{self, Resolution};
 use crate::env::{Activation, Env};
 use crate::error::{CompileError, EvalError};
 use crate::eval::{
-    Arith, Comprehension as CompNode, Ctx, LocalVar, MEMO_SLOTS, MapEntryNode, Node, Step, StrTest,
-    StringSet,
+    Arith, Comprehension as CompNode, Ctx, LazyRead, LocalVar, MEMO_SLOTS, MapEntryNode, Node,
+    Step, StrTest, StringSet, StructFieldNode, StructNode,
 };
 use crate::library::Impl;
 use crate::ops::Relation;
@@ -116,6 +116,14 @@ impl<'e> Compiler<'e> {
                 if !*test_only && !*optional {
                     return self.selects(operand, &[field.as_str()]);
                 }
+                if let Node::LazyAll(_) = operand {
+                    let read = if *test_only {
+                        LazyRead::Has
+                    } else {
+                        LazyRead::Optional
+                    };
+                    return self.lazy(field, read);
+                }
                 if *test_only {
                     match operand {
                         base @ (Node::Var { .. } | Node::Local { .. }) => {
@@ -170,11 +178,38 @@ impl<'e> Compiler<'e> {
                     })
                     .collect(),
             ),
-            ExprKind::Struct { type_name, .. } => Node::Fail(EvalError::new(format!(
-                "unknown type: {type_name} (message construction is not supported)"
-            ))),
+            ExprKind::Struct { type_name, fields } => self.lower_struct(type_name, fields),
             ExprKind::Comprehension(c) => self.lower_comprehension(c),
         }
+    }
+
+    /// `Name{...}`: with mutation types, `Object...` and `JSONPatch` are built; any other
+    /// message is an error at run time.
+    fn lower_struct(&mut self, type_name: &str, fields: &'e [ast::StructField]) -> Node {
+        let resolved = if self.env.mutation_types() {
+            resolve::candidate_names(self.env.container(), type_name)
+                .into_iter()
+                .find(|c| crate::mutation::is_mutation_type(c))
+        } else {
+            None
+        };
+        let Some(name) = resolved else {
+            return Node::Fail(EvalError::new(format!(
+                "unknown type: {type_name} (message construction is not supported)"
+            )));
+        };
+        let fields = fields
+            .iter()
+            .map(|f| StructFieldNode {
+                name: f.name.as_str().into(),
+                value: self.lower(&f.value),
+                optional: f.optional,
+            })
+            .collect();
+        Node::Struct(Box::new(StructNode {
+            type_name: name.into(),
+            fields,
+        }))
     }
 
     /// A bare identifier: a comprehension variable, a declared variable, or a type name.
@@ -212,21 +247,47 @@ impl<'e> Compiler<'e> {
         }
         fields.reverse();
         let base = match resolution {
+            Resolution::Variable { ty, .. } if is_lazy_namespace(&ty) => {
+                return Some(match fields.split_first() {
+                    Some((first, rest)) => {
+                        let base = self.lazy(first, LazyRead::Value);
+                        self.selects(base, rest)
+                    }
+                    None => Node::LazyAll(
+                        self.env
+                            .variables()
+                            .lazy_iter()
+                            .map(|(n, _)| n.into())
+                            .collect(),
+                    ),
+                });
+            }
             Resolution::Variable { name, slot, .. } => Node::Var {
                 slot,
                 name: name.into(),
             },
             Resolution::TypeName { name, .. } => match type_constant(&name).or_else(|| {
-                self.env
-                    .registry()
-                    .has_type(&name)
-                    .then(|| TypeValue::Named(name.as_str().into()))
+                let named = self.env.registry().has_type(&name)
+                    || (self.env.mutation_types() && crate::mutation::is_mutation_type(&name));
+                named.then(|| TypeValue::Named(name.as_str().into()))
             }) {
                 Some(t) => Node::Const(Value::Type(t)),
                 None => Node::Fail(EvalError::new(format!("unknown variable: {name}"))),
             },
         };
         Some(self.selects(base, &fields))
+    }
+
+    /// A read of the lazy variable `variables.<name>`.
+    fn lazy(&self, name: &str, read: LazyRead) -> Node {
+        match self.env.variables().lazy_slot(name) {
+            Some(slot) => Node::Lazy {
+                slot,
+                name: name.into(),
+                read,
+            },
+            None => Node::Fail(EvalError::no_such_key(name)),
+        }
     }
 
     /// Field selections on `node`: one path node over a variable (extending an existing
@@ -684,6 +745,11 @@ impl<'e> Compiler<'e> {
     }
 }
 
+/// Whether a variable of this type is `variables`, whose fields are the lazy variables.
+fn is_lazy_namespace(ty: &Type) -> bool {
+    matches!(ty, Type::Message(m) if &**m == crate::env::VARIABLES_TYPE)
+}
+
 /// The range of a one-variable fold as a dotted name, when it is a plain path whose root is
 /// not one of the fold's own variables.
 fn range_path(c: &ast::Comprehension) -> Option<String> {
@@ -800,6 +866,8 @@ fn fold(node: Node) -> Node {
         | Node::Folded { .. }
         | Node::Var { .. }
         | Node::Local { .. }
+        | Node::Lazy { .. }
+        | Node::LazyAll(_)
         | Node::Fail(_) => false,
         Node::Comprehension(_) | Node::InStrings(..) => false,
         // `has()` is left alone: its cost depends on the environment's presence-test setting.
@@ -825,6 +893,7 @@ fn fold(node: Node) -> Node {
         Node::Map(entries) => entries
             .iter()
             .all(|e| is_const(&e.key) && is_const(&e.value)),
+        Node::Struct(s) => s.fields.iter().all(|f| is_const(&f.value)),
     };
     if !foldable {
         return node;

@@ -1,9 +1,41 @@
 //! The compilation environment: declared variables, functions, container and limits.
+//!
+//! # Lazily evaluated variables (`variables.<name>`)
+//!
+//! Kubernetes admission policies declare `spec.variables`, which their expressions read as
+//! `variables.<name>` (apiserver `pkg/admission/plugin/cel/composition.go`). celer models
+//! them as *lazy variables*:
+//!
+//! - [`Env::declare_lazy`] declares `variables.<name>` with a type and returns its *lazy
+//!   slot*. It also declares the ordinary variable `variables` (as
+//!   [`Env::enable_lazy_variables`] does, which a policy environment calls before its first
+//!   variable), of the object type [`VARIABLES_TYPE`] whose fields are the lazy variables:
+//!   `variables.x` has the declared type, `has(variables.x)` and `variables.?x` check, and
+//!   `variables.y` for an undeclared `y` is the compile error `undefined field 'y'`, as in
+//!   Kubernetes. `variables` on its own is a map of every variable, each evaluated.
+//! - [`Activation::set_lazy`] binds a lazy slot to a compiled [`Program`]. The program is
+//!   evaluated, under the same activation, the first time an evaluation reads the variable;
+//!   its result (value or error) is kept in the activation, so every later read, by that
+//!   evaluation or another one using the same activation, costs nothing more.
+//! - The variable's cost is reported by the evaluation that first reads it, in
+//!   [`Evaluation::cost`](crate::Evaluation::cost) and, separately,
+//!   [`Evaluation::variables_cost`](crate::Evaluation::variables_cost). As in Kubernetes it
+//!   is its own CEL evaluation: the per-call limit given to
+//!   [`Program::evaluate`](crate::Program::evaluate) applies to the variable's cost and the
+//!   reader's cost separately, and a variable that exceeds it becomes an error value.
+//! - An error becomes the error value `composited variable "<name>" fails to evaluate:
+//!   <error>`, which `&&`, `||`, `?:` and comprehensions absorb like any other.
+//!
+//! The policy engine compiles variable *i* with an environment where variables `0..i` are
+//! declared, then declares variable *i* with the program's
+//! [`result_type`](crate::Program::result_type); every later expression is compiled with the
+//! extended environment. Declarations only append slots, so a program compiled from an
+//! earlier environment runs unchanged with an activation built from the final one.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use crate::error::CompileError;
+use crate::error::{CompileError, EvalResult};
 use crate::library::Registry;
 use crate::program::Program;
 use crate::syntax::ast::Expr;
@@ -31,11 +63,20 @@ impl Default for ParseOptions {
     }
 }
 
-/// Declared variables; a variable's slot is its index here.
+/// The name under which lazy variables are read: `variables.<name>`.
+pub const VARIABLES: &str = "variables";
+
+/// The type of the `variables` object, as Kubernetes names it.
+pub const VARIABLES_TYPE: &str = "kubernetes.variables";
+
+/// Declared variables; a variable's slot is its index here. Lazy variables
+/// (`variables.<name>`) have slots of their own, indices into a second table.
 #[derive(Debug, Clone, Default)]
 pub struct Variables {
     names: Vec<(String, Type)>,
     by_name: HashMap<String, usize>,
+    lazy: Vec<(String, Type)>,
+    lazy_by_name: HashMap<String, usize>,
 }
 
 impl Variables {
@@ -45,6 +86,11 @@ impl Variables {
 
     pub fn get(&self, slot: usize) -> Option<(&str, &Type)> {
         self.names.get(slot).map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// The declared type of a variable.
+    pub fn get_type(&self, name: &str) -> Option<&Type> {
+        self.slot(name).and_then(|s| self.get(s)).map(|(_, t)| t)
     }
 
     pub fn len(&self) -> usize {
@@ -57,6 +103,53 @@ impl Variables {
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Type)> {
         self.names.iter().map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// The lazy slot of `variables.<name>`.
+    pub fn lazy_slot(&self, name: &str) -> Option<usize> {
+        self.lazy_by_name.get(name).copied()
+    }
+
+    /// The name and type of a lazy slot.
+    pub fn lazy_get(&self, slot: usize) -> Option<(&str, &Type)> {
+        self.lazy.get(slot).map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// How many lazy variables are declared.
+    pub fn lazy_len(&self) -> usize {
+        self.lazy.len()
+    }
+
+    /// Lazy variables in slot order.
+    pub fn lazy_iter(&self) -> impl Iterator<Item = (&str, &Type)> {
+        self.lazy.iter().map(|(n, t)| (n.as_str(), t))
+    }
+}
+
+/// The type under which a variable's output type is declared, as Kubernetes converts it
+/// (`convertCelTypeToDeclType` in composition.go): scalar types, lists and maps keep their
+/// types (element types converted the same way), anything else (messages, optionals, type
+/// values, extension types) becomes `dyn`.
+pub fn lazy_variable_type(ty: &Type) -> Type {
+    match ty {
+        Type::Dyn
+        | Type::Null
+        | Type::Bool
+        | Type::Int
+        | Type::Uint
+        | Type::Double
+        | Type::String
+        | Type::Bytes
+        | Type::Timestamp
+        | Type::Duration => ty.clone(),
+        Type::List(e) => Type::list(lazy_variable_type(e)),
+        Type::Map(k, v) => Type::map(lazy_variable_type(k), lazy_variable_type(v)),
+        Type::Type(_)
+        | Type::Optional(_)
+        | Type::Param(_)
+        | Type::Message(_)
+        | Type::Abstract(..)
+        | Type::Error => Type::Dyn,
     }
 }
 
@@ -71,6 +164,8 @@ pub struct Env {
     pub(crate) check_options: crate::check::CheckOptions,
     /// Whether `has()` costs 1 (cel-go's default) or 0 (as Kubernetes configures it).
     pub(crate) presence_test_has_cost: bool,
+    /// Whether `Object{...}` and `JSONPatch{...}` are types (see [`crate::mutation`]).
+    pub(crate) mutation_types: bool,
 }
 
 impl Env {
@@ -83,6 +178,7 @@ impl Env {
             parse_options: ParseOptions::default(),
             check_options: crate::check::CheckOptions::default(),
             presence_test_has_cost: true,
+            mutation_types: false,
         }
     }
 
@@ -112,6 +208,54 @@ impl Env {
         vars.names.push((name.to_string(), ty));
         vars.by_name.insert(name.to_string(), slot);
         slot
+    }
+
+    /// Declares the variable `variables`, the object whose fields are the lazy variables,
+    /// with no fields yet: as in Kubernetes, where every expression of a policy with
+    /// composition sees `variables`, `variables.x` is then `undefined field 'x'` rather than
+    /// an undeclared reference. [`Env::declare_lazy`] calls it. Idempotent; it takes a
+    /// variable slot like [`Env::declare`].
+    pub fn enable_lazy_variables(&mut self) {
+        let ty = Type::Message(Arc::from(VARIABLES_TYPE));
+        if self.variables.slot(VARIABLES).is_none()
+            || self.variables.get_type(VARIABLES) != Some(&ty)
+        {
+            self.declare(VARIABLES, ty);
+        }
+    }
+
+    /// Declares the lazy variable `variables.<name>` (or redeclares it with a new type) and
+    /// returns its lazy slot, for [`Activation::set_lazy`]. The type is converted as
+    /// Kubernetes converts a variable's output type ([`lazy_variable_type`]). Also declares
+    /// `variables` itself ([`Env::enable_lazy_variables`]); see the
+    /// [module documentation](self).
+    pub fn declare_lazy(&mut self, name: &str, ty: Type) -> usize {
+        self.enable_lazy_variables();
+        let ty = lazy_variable_type(&ty);
+        let vars = Arc::make_mut(&mut self.variables);
+        if let Some(&slot) = vars.lazy_by_name.get(name) {
+            if let Some(entry) = vars.lazy.get_mut(slot) {
+                entry.1 = ty;
+            }
+            return slot;
+        }
+        let slot = vars.lazy.len();
+        vars.lazy.push((name.to_string(), ty));
+        vars.lazy_by_name.insert(name.to_string(), slot);
+        slot
+    }
+
+    /// Makes `Object`, `Object.<field>...` and `JSONPatch` types that expressions construct
+    /// (`Object{spec: Object.spec{replicas: 3}}`, `JSONPatch{op: "add", ...}`), as
+    /// Kubernetes' MutatingAdmissionPolicy environment does; any other message name then is
+    /// an undeclared reference. See [`crate::mutation`].
+    pub fn enable_mutation_types(&mut self) {
+        self.mutation_types = true;
+    }
+
+    /// Whether [`Env::enable_mutation_types`] was called.
+    pub fn mutation_types(&self) -> bool {
+        self.mutation_types
     }
 
     /// Sets the container (namespace) that qualifies identifiers, as cel-go's `Container`.
@@ -179,11 +323,24 @@ impl Env {
     }
 }
 
-/// Variable values for one evaluation, by slot.
+/// Variable values for one evaluation, by slot, and the lazy variables with the values they
+/// took once read.
 #[derive(Debug, Clone)]
 pub struct Activation<'a> {
     variables: Arc<Variables>,
     values: Vec<Option<Value<'a>>>,
+    lazy: Vec<LazyVariable<'a>>,
+}
+
+/// A lazy variable in an activation: the program that computes it and, once read, its
+/// result.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LazyVariable<'a> {
+    pub(crate) program: Option<&'a Program>,
+    /// A lock only in name: activations are meant for one thread, but staying `Sync` costs
+    /// one atomic load per read. Two threads reading a variable first at the same time would
+    /// both evaluate it, and keep one result.
+    pub(crate) result: OnceLock<EvalResult<'a>>,
 }
 
 /// A variable name the environment does not declare.
@@ -196,6 +353,9 @@ impl<'a> Activation<'a> {
         Activation {
             variables: env.variables.clone(),
             values: vec![None; env.variables.len()],
+            lazy: (0..env.variables.lazy_len())
+                .map(|_| LazyVariable::default())
+                .collect(),
         }
     }
 
@@ -204,6 +364,7 @@ impl<'a> Activation<'a> {
         Activation {
             variables: Arc::new(Variables::default()),
             values: Vec::new(),
+            lazy: Vec::new(),
         }
     }
 
@@ -232,5 +393,42 @@ impl<'a> Activation<'a> {
 
     pub fn get(&self, slot: usize) -> Option<&Value<'a>> {
         self.values.get(slot).and_then(Option::as_ref)
+    }
+
+    /// Binds the lazy variable `variables.<name>` to the program that computes it.
+    pub fn bind_lazy(
+        &mut self,
+        name: &str,
+        program: &'a Program,
+    ) -> Result<(), UndeclaredVariable> {
+        let slot = self
+            .variables
+            .lazy_slot(name)
+            .ok_or_else(|| UndeclaredVariable(format!("{VARIABLES}.{name}")))?;
+        self.set_lazy(slot, program);
+        Ok(())
+    }
+
+    /// Binds a lazy slot (from [`Env::declare_lazy`]) to the program that computes it, and
+    /// forgets any value it had taken.
+    pub fn set_lazy(&mut self, slot: usize, program: &'a Program) {
+        if slot >= self.lazy.len() {
+            self.lazy.resize_with(slot + 1, LazyVariable::default);
+        }
+        if let Some(v) = self.lazy.get_mut(slot) {
+            *v = LazyVariable {
+                program: Some(program),
+                ..LazyVariable::default()
+            };
+        }
+    }
+
+    /// The result of a lazy variable if some evaluation has read it.
+    pub fn lazy_result(&self, slot: usize) -> Option<&EvalResult<'a>> {
+        self.lazy.get(slot).and_then(|v| v.result.get())
+    }
+
+    pub(crate) fn lazy(&self, slot: usize) -> Option<&LazyVariable<'a>> {
+        self.lazy.get(slot)
     }
 }

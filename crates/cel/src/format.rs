@@ -15,6 +15,8 @@
 //! | an extension type's value (IP, quantity, ...) | a string: its text ([`Opaque::to_text`](crate::value::Opaque::to_text)); a [`FormatError`] when it has none |
 //! | `list` | an array |
 //! | `map` | an object, entries in the map's order; JSON keys must be strings, so `int`, `uint` and `bool` keys are written as their text (`1`, `true`) |
+//! | `Object{...}` (any `Object.<field>...` type) | an object of the fields that were set, in the order they were written |
+//! | `JSONPatch{...}` | an operation: `{"op": ..., "path": ..., "from": ..., "value": ...}`; `op` and `path` always (`""` when unset), `from` only when not empty, `value` only when set, as Kubernetes builds the patch |
 //!
 //! A map whose keys collide once written as text, like `{1: 'a', '1': 'b'}`, cannot be
 //! represented and is a [`FormatError`].
@@ -26,7 +28,7 @@
 //! data often does): `1`, `1u`, `1.0`, `"a\n"`,
 //! `b"\x00"`, `[1, 2]`, `{"a": 1}` with map keys sorted (bools, then ints, then uints, then
 //! strings, each in ascending order), `timestamp("...")`, `duration("...")`,
-//! `optional.of(x)`, `optional.none()`, and types by name. An extension type's value prints
+//! `optional.of(x)`, `optional.none()`, `Object.spec{replicas: 3}`, and types by name. An extension type's value prints
 //! as its [`Opaque::to_cel`](crate::value::Opaque::to_cel) expression, or, lacking one, as a
 //! `<type name>` placeholder, the one output that does not evaluate.
 //!
@@ -71,6 +73,10 @@ pub fn to_cel(value: &Value<'_>) -> String {
         let value = match work {
             CelWork::Text(s) => {
                 out.push_str(s);
+                continue;
+            }
+            CelWork::Name(s) => {
+                out.push_str(&s);
                 continue;
             }
             CelWork::Value(v) => v,
@@ -121,6 +127,19 @@ pub fn to_cel(value: &Value<'_>) -> String {
                     }
                 }
             }
+            Value::Struct(s) => {
+                out.push_str(s.type_name());
+                out.push('{');
+                stack.push(CelWork::Text("}"));
+                for (i, (name, v)) in s.fields().enumerate().rev() {
+                    stack.push(CelWork::Value(v.clone()));
+                    stack.push(CelWork::Text(": "));
+                    stack.push(CelWork::Name(name.into()));
+                    if i > 0 {
+                        stack.push(CelWork::Text(", "));
+                    }
+                }
+            }
             Value::Map(map) => {
                 out.push('{');
                 stack.push(CelWork::Text("}"));
@@ -145,6 +164,8 @@ pub fn to_cel(value: &Value<'_>) -> String {
 enum CelWork<'a> {
     Value(Value<'a>),
     Text(&'static str),
+    /// A message field's name.
+    Name(String),
 }
 
 /// Map keys ordered by type (bool, int, uint, string), then by value.
@@ -319,6 +340,25 @@ fn write_json(value: &Value<'_>, indent: Option<usize>) -> Result<String, Format
                 let items: Vec<Value<'_>> = list.iter().collect();
                 for (i, item) in items.into_iter().enumerate().rev() {
                     stack.push(JsonWork::Value(item, depth + 1));
+                    stack.push(JsonWork::Newline(depth + 1));
+                    if i > 0 {
+                        stack.push(JsonWork::Text(comma));
+                    }
+                }
+            }
+            Value::Struct(s) => {
+                let entries = crate::mutation::json_fields(&s);
+                if entries.is_empty() {
+                    out.push_str("{}");
+                    continue;
+                }
+                out.push('{');
+                stack.push(JsonWork::Text("}"));
+                stack.push(JsonWork::Newline(depth));
+                for (i, (k, v)) in entries.into_iter().enumerate().rev() {
+                    stack.push(JsonWork::Value(v, depth + 1));
+                    stack.push(JsonWork::Text(colon));
+                    stack.push(JsonWork::Key(k.to_string()));
                     stack.push(JsonWork::Newline(depth + 1));
                     if i > 0 {
                         stack.push(JsonWork::Text(comma));

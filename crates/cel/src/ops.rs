@@ -28,6 +28,7 @@ pub fn equals(a: &Value<'_>, b: &Value<'_>) -> bool {
         (Value::Timestamp(x), Value::Timestamp(y)) => x == y,
         (Value::Duration(x), Value::Duration(y)) => x == y,
         (Value::Opaque(x), Value::Opaque(y)) => x.equals(y.as_ref()),
+        (Value::Struct(x), Value::Struct(y)) => crate::mutation::equals(x, y),
         (Value::Optional(x), Value::Optional(y)) => match (x, y) {
             (None, None) => true,
             (Some(p), Some(q)) => equals(p, q),
@@ -380,6 +381,7 @@ pub fn select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
             .ok_or_else(|| EvalError::no_such_key(field)),
         Value::Optional(None) => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => optional_select(inner, field),
+        Value::Struct(s) => crate::mutation::select(s, field),
         other => Err(EvalError::new(format!(
             "type '{}' does not support field selection",
             other.type_name()
@@ -393,6 +395,7 @@ pub fn optional_select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
         Value::Map(m) => Ok(Value::Optional(m.get_str(field).map(Arc::new))),
         Value::Optional(None) => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => optional_select(inner, field),
+        Value::Struct(s) => crate::mutation::optional_select(s, field),
         other => Err(EvalError::new(format!(
             "type '{}' does not support field selection",
             other.type_name()
@@ -406,6 +409,7 @@ pub fn has_field<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
         Value::Map(m) => Ok(Value::Bool(m.get_str(field).is_some())),
         Value::Optional(None) => Ok(Value::Bool(false)),
         Value::Optional(Some(inner)) => has_field(inner, field),
+        Value::Struct(s) => crate::mutation::has_field(s, field).map(Value::Bool),
         other => Err(EvalError::new(format!(
             "invalid type for field selection: '{}'",
             other.type_name()

@@ -18,8 +18,13 @@ pub struct Program {
 pub struct Evaluation<'a> {
     pub result: EvalResult<'a>,
     /// The cost as cel-go's runtime cost tracker counts it (when the limit was exceeded, the
-    /// cost at the moment evaluation stopped).
+    /// cost at the moment evaluation stopped), plus `variables_cost`: what a policy's budget
+    /// pays for this evaluation.
     pub cost: u64,
+    /// The part of `cost` spent on the lazy variables this evaluation was the first to read
+    /// (Kubernetes' composition cost). The limit applies to `cost - variables_cost` and to
+    /// each variable's own evaluation, separately.
+    pub variables_cost: u64,
 }
 
 impl Program {
@@ -43,9 +48,11 @@ impl Program {
         } else {
             result
         };
+        let variables_cost = ctx.lazy_cost.get();
         Evaluation {
             result,
-            cost: ctx.cost.get(),
+            cost: ctx.cost.get().saturating_add(variables_cost),
+            variables_cost,
         }
     }
 

@@ -141,6 +141,72 @@ pub enum Value<'a> {
     Optional(Option<Arc<Value<'a>>>),
     /// A value of an extension type (IP, CIDR, quantity, URL, semver, ...).
     Opaque(Arc<dyn Opaque>),
+    /// A constructed message: `Object{...}` or `JSONPatch{...}` (see [`crate::mutation`]).
+    Struct(Arc<Struct<'a>>),
+}
+
+/// A message built by an expression, such as `Object.spec{replicas: 3}`: its type name and
+/// the fields that were set, in the order they were written.
+#[derive(Clone, Debug)]
+pub struct Struct<'a> {
+    type_name: Arc<str>,
+    fields: Vec<(Arc<str>, Value<'a>)>,
+}
+
+impl<'a> Struct<'a> {
+    /// A message of type `type_name` with these fields; a field given twice keeps its last
+    /// value.
+    pub fn new(
+        type_name: Arc<str>,
+        fields: impl IntoIterator<Item = (Arc<str>, Value<'a>)>,
+    ) -> Self {
+        let mut s = Struct {
+            type_name,
+            fields: Vec::new(),
+        };
+        for (name, value) in fields {
+            s.set(name, value);
+        }
+        s
+    }
+
+    fn set(&mut self, name: Arc<str>, value: Value<'a>) {
+        match self.fields.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.fields.push((name, value)),
+        }
+    }
+
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    pub(crate) fn type_name_arc(&self) -> &Arc<str> {
+        &self.type_name
+    }
+
+    /// The value of a field that was set.
+    pub fn field(&self, name: &str) -> Option<&Value<'a>> {
+        self.fields
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// The fields that were set, in the order they were written.
+    pub fn fields(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (&str, &Value<'a>)> + ExactSizeIterator {
+        self.fields.iter().map(|(n, v)| (&**n, v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
 }
 
 /// An extension type's value. Libraries define these; the core only compares and names them.
@@ -440,6 +506,7 @@ impl<'a> Value<'a> {
             Value::Duration(_) => TypeValue::Duration,
             Value::Optional(_) => TypeValue::Optional,
             Value::Opaque(o) => TypeValue::Named(Arc::from(o.type_name())),
+            Value::Struct(s) => TypeValue::Named(s.type_name_arc().clone()),
         }
     }
 
@@ -449,6 +516,7 @@ impl<'a> Value<'a> {
             Value::Type(_) => "type",
             Value::Optional(_) => "optional_type",
             Value::Opaque(o) => o.type_name(),
+            Value::Struct(s) => s.type_name(),
             other => other.type_of().builtin_name().unwrap_or("unknown"),
         }
     }

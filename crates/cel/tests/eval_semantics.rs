@@ -51,6 +51,7 @@ fn render(v: &Value<'_>) -> String {
         Value::Optional(None) => "optional.none()".into(),
         Value::Optional(Some(x)) => format!("optional.of({})", render(x)),
         Value::Opaque(o) => format!("{o:?}"),
+        Value::Struct(_) => celer_cel::format::to_cel(v),
     }
 }
 

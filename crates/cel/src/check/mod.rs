@@ -6,7 +6,10 @@
 //!   `Type::Message` of the name qualified by the container (or of the type a declared
 //!   `type(...)`-typed name refers to); selecting a field of a message gives `dyn`. The
 //!   well-known types build their CEL types (`google.protobuf.Int64Value{...}` is an `int`,
-//!   `google.protobuf.Struct{...}` a `map(string, dyn)`, ...).
+//!   `google.protobuf.Struct{...}` a `map(string, dyn)`, ...). Two message types are
+//!   modelled: the lazy variables' `variables` object ([`crate::env`]) and, in an
+//!   environment with mutation types, `Object...` and `JSONPatch` ([`crate::mutation`]),
+//!   where any other message name is an undeclared reference.
 //! - There are no protobuf wrapper types (a wrapper is its primitive, so it does not accept
 //!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
@@ -191,7 +194,7 @@ impl Checker<'_> {
                 optional_indices,
             } => self.check_list(elements, optional_indices),
             ExprKind::Map { entries } => self.check_map(entries),
-            ExprKind::Struct { type_name, fields } => self.check_struct(type_name, fields),
+            ExprKind::Struct { type_name, fields } => self.check_struct(e, type_name, fields),
             ExprKind::Comprehension(comp) => self.check_comprehension(comp),
         };
         self.types.insert(e.id, t.clone());
@@ -290,20 +293,30 @@ impl Checker<'_> {
                 return t;
             }
         }
-        let _ = field; // Map values and dyn do not depend on the field name.
-        let result = self.check_select_field(e, operand, optional);
+        let result = self.check_select_field(e, operand, field, optional);
         let result = if test_only { Type::Bool } else { result };
         self.substitute(&result)
     }
 
-    fn check_select_field(&mut self, e: &Expr, operand: &Expr, optional: bool) -> Type {
+    fn check_select_field(
+        &mut self,
+        e: &Expr,
+        operand: &Expr,
+        field: &str,
+        optional: bool,
+    ) -> Type {
         let operand_type = self.check(operand);
         let operand_type = self.substitute(&operand_type);
         let (target, was_optional) = unify::unwrap_optional(operand_type);
         let result = match target {
             Type::Map(_, v) => *v,
-            // Messages are not modelled: their fields are dynamic.
-            Type::Message(_) => Type::Dyn,
+            Type::Message(name) => match self.message_field_type(&name, field) {
+                Some(t) => t,
+                None => {
+                    self.error(e, format!("undefined field '{field}'"));
+                    Type::Error
+                }
+            },
             Type::Param(_) => {
                 // Pin the parameter to dyn so it cannot later be bound to something else.
                 self.is_assignable(&Type::Dyn, &target);
@@ -326,6 +339,24 @@ impl Checker<'_> {
         } else {
             result
         }
+    }
+
+    /// The type of a message's field, `None` when the message has no such field. Messages
+    /// are not modelled, so their fields are `dyn`, except the lazy variables' object
+    /// (`variables`, whose fields are the declared lazy variables) and, in an environment
+    /// with mutation types, `JSONPatch` (see [`crate::mutation`]).
+    fn message_field_type(&self, message: &str, field: &str) -> Option<Type> {
+        if message == crate::env::VARIABLES_TYPE {
+            let vars = self.env.variables();
+            return vars
+                .lazy_slot(field)
+                .and_then(|slot| vars.lazy_get(slot))
+                .map(|(_, t)| t.clone());
+        }
+        if self.env.mutation_types() {
+            return crate::mutation::field_type(message, field);
+        }
+        Some(Type::Dyn)
     }
 
     // ----- calls -----
@@ -539,7 +570,10 @@ impl Checker<'_> {
         }
     }
 
-    fn check_struct(&mut self, type_name: &str, fields: &[StructField]) -> Type {
+    fn check_struct(&mut self, e: &Expr, type_name: &str, fields: &[StructField]) -> Type {
+        if self.env.mutation_types() {
+            return self.check_mutation_struct(e, type_name, fields);
+        }
         for f in fields {
             let t = self.check(&f.value);
             if f.optional {
@@ -564,6 +598,52 @@ impl Checker<'_> {
             None if self.env.container().is_empty() => type_name.to_string(),
             None => format!("{}.{type_name}", self.env.container()),
         };
+        Type::Message(Arc::from(name))
+    }
+
+    /// `Name{...}` in an environment with mutation types: a well-known type, `Object...` or
+    /// `JSONPatch` (whose fields are checked), or an undeclared reference, as cel-go's
+    /// `checkCreateStruct` does with Kubernetes' type resolver.
+    fn check_mutation_struct(&mut self, e: &Expr, type_name: &str, fields: &[StructField]) -> Type {
+        let candidates = candidate_names(self.env.container(), type_name);
+        let well_known = candidates.iter().find_map(|c| well_known_struct(c));
+        let resolved = candidates
+            .into_iter()
+            .find(|c| crate::mutation::is_mutation_type(c));
+        if well_known.is_none() && resolved.is_none() {
+            // Like cel-go, the fields of an unknown type are not checked.
+            self.undeclared(e, type_name.trim_start_matches('.'));
+            return Type::Error;
+        }
+        let mut field_types = Vec::with_capacity(fields.len());
+        for f in fields {
+            let mut t = self.check(&f.value);
+            if f.optional {
+                t = self.unwrap_optional_element(&f.value, t);
+            }
+            field_types.push(t);
+        }
+        let (Some(name), None) = (resolved, well_known.as_ref()) else {
+            return well_known.unwrap_or(Type::Error);
+        };
+        for (f, value_type) in fields.iter().zip(field_types) {
+            let Some(field_type) = crate::mutation::field_type(&name, &f.name) else {
+                self.error(&f.value, format!("undefined field '{}'", f.name));
+                continue;
+            };
+            if !self.is_assignable(&field_type, &value_type) {
+                let found = self.substitute(&value_type);
+                self.error(
+                    &f.value,
+                    format!(
+                        "expected type of field '{}' is '{}' but provided type is '{}'",
+                        f.name,
+                        format_type(&field_type),
+                        format_type(&found)
+                    ),
+                );
+            }
+        }
         Type::Message(Arc::from(name))
     }
 

@@ -14,7 +14,8 @@
 //!   part of a name hides every global with that first part, qualified or not, unless the
 //!   name starts with a dot.
 //! - **What a name can be.** A declared variable, else one of the built-in type names
-//!   ([`type_identifier`]: `int`, `list`, `google.protobuf.Timestamp`, ...), checked in that
+//!   ([`type_identifier`]: `int`, `list`, `google.protobuf.Timestamp`, ...), else (with
+//!   mutation types) `Object...` or `JSONPatch`, else an extension type, checked in that
 //!   order for each candidate.
 //! - **Functions.** Function names go through the container the same way
 //!   ([`resolve_function`]). For a receiver call `a.b.f(x)` whose target `a.b` is not a
@@ -108,6 +109,13 @@ pub fn resolve_name(env: &Env, name: &str) -> Option<Resolution> {
             });
         }
         if let Some(ty) = type_identifier(&candidate) {
+            return Some(Resolution::TypeName {
+                name: candidate,
+                ty,
+            });
+        }
+        if env.mutation_types() && crate::mutation::is_mutation_type(&candidate) {
+            let ty = Type::type_of(Type::Message(candidate.as_str().into()));
             return Some(Resolution::TypeName {
                 name: candidate,
                 ty,

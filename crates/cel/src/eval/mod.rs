@@ -15,6 +15,7 @@ use crate::ops::{self, Relation};
 use crate::value::{Key, OwnedMap, Value};
 
 mod fold;
+mod lazy;
 mod paths;
 
 pub use paths::MEMO_SLOTS;
@@ -50,6 +51,17 @@ impl StrTest {
 /// A set of literal strings, hashed with a fast seeded hasher.
 pub type StringSet = hashbrown::HashSet<Box<str>>;
 
+/// How an expression reads a lazy variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LazyRead {
+    /// `variables.x`
+    Value,
+    /// `has(variables.x)`: true once the variable evaluates without error.
+    Has,
+    /// `variables.?x`
+    Optional,
+}
+
 /// Which comprehension variable a local refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocalVar {
@@ -72,6 +84,16 @@ pub enum Node {
         slot: usize,
         name: Box<str>,
     },
+    /// A lazy variable, `variables.<name>`, by lazy slot: evaluated on first read and kept
+    /// in the activation.
+    Lazy {
+        slot: usize,
+        name: Box<str>,
+        read: LazyRead,
+    },
+    /// `variables` on its own: a map of every lazy variable the program's environment
+    /// declared (by lazy slot), each evaluated.
+    LazyAll(Box<[Box<str>]>),
     /// A comprehension variable, `up` scopes out from the innermost.
     Local {
         up: u32,
@@ -133,6 +155,7 @@ pub enum Node {
         optional: Vec<bool>,
     },
     Map(Vec<MapEntryNode>),
+    Struct(Box<StructNode>),
     Call1(Unary, Option<CostFn>, Box<Node>),
     Call2(Binary, Option<CostFn>, Box<[Node; 2]>),
     Call3(Ternary, Option<CostFn>, Box<[Node; 3]>),
@@ -147,6 +170,21 @@ pub enum Node {
     /// An error known at compile time that CEL reports at run time (unbound names in
     /// unchecked programs, unknown functions).
     Fail(EvalError),
+}
+
+/// `Object.spec{...}` or `JSONPatch{...}` (see [`crate::mutation`]).
+#[derive(Debug)]
+pub struct StructNode {
+    pub type_name: Arc<str>,
+    pub fields: Box<[StructFieldNode]>,
+}
+
+#[derive(Debug)]
+pub struct StructFieldNode {
+    pub name: Arc<str>,
+    pub value: Node,
+    /// Written `?name: value`: set only when the optional has a value.
+    pub optional: bool,
 }
 
 #[derive(Debug)]
@@ -212,6 +250,12 @@ pub(crate) struct Ctx<'c, 'a> {
     pub limit: u64,
     /// What `has()` costs: cel-go charges 1, Kubernetes configures 0.
     pub presence_cost: u64,
+    /// The cost of the lazy variables this evaluation was first to read: separate
+    /// evaluations, not counted against `limit`.
+    pub lazy_cost: Cell<u64>,
+    /// Lazy slots from this one up may not be read: inside the evaluation of lazy variable
+    /// `i`, only variables declared before it exist.
+    lazy_bound: usize,
     /// Field paths on variables (`object.metadata.annotations`) read more than once.
     memo: MemoCells<'a>,
 }
@@ -223,6 +267,8 @@ impl<'c, 'a> Ctx<'c, 'a> {
             cost: Cell::new(0),
             limit,
             presence_cost,
+            lazy_cost: Cell::new(0),
+            lazy_bound: usize::MAX,
             memo: fresh_memo(),
         }
     }
@@ -418,6 +464,7 @@ impl Node {
         let base_is_free = match self {
             Node::Var { .. } | Node::Local { .. } => true,
             Node::Path { base, .. } => matches!(**base, Node::Var { .. } | Node::Local { .. }),
+            Node::Lazy { .. } | Node::Select { .. } => self.is_lazy_attribute(),
             _ => false,
         };
         let result = self.run(ctx, scope);
@@ -425,6 +472,18 @@ impl Node {
             ctx.refund(cost::SELECT_AND_IDENT);
         }
         result
+    }
+
+    /// `variables.x` and field selections on it: an attribute rooted at `variables`.
+    fn is_lazy_attribute(&self) -> bool {
+        match self {
+            Node::Lazy {
+                read: LazyRead::Value,
+                ..
+            } => true,
+            Node::Select { operand, .. } => operand.is_lazy_attribute(),
+            _ => false,
+        }
     }
 
     /// Evaluates a node in a boolean position (`&&`, `||`, `!`, `?:`, a quantifier's
@@ -628,12 +687,15 @@ impl Node {
             Node::InStrings(e, set, list) => in_strings(e, set, list, ctx, scope).map(Value::Bool),
             Node::List { .. }
             | Node::Map(_)
+            | Node::Struct(_)
             | Node::Call1(..)
             | Node::Call2(..)
             | Node::Call3(..)
             | Node::CallN(..)
             | Node::StrTest(..)
-            | Node::Matches(..) => self.run_cold(ctx, scope),
+            | Node::Matches(..)
+            | Node::Lazy { .. }
+            | Node::LazyAll(_) => self.run_cold(ctx, scope),
             Node::Comprehension(c) => c.run(ctx, scope),
             Node::Fail(e) => Err(e.clone()),
         }
@@ -696,6 +758,30 @@ impl Node {
                 ctx.charge(cost::MAP_CREATE_BASE)?;
                 Ok(Value::map(map))
             }
+            Node::Struct(s) => {
+                let mut fields = Vec::with_capacity(s.fields.len());
+                for f in &s.fields {
+                    let v = f.value.run(ctx, scope)?;
+                    if !f.optional {
+                        fields.push((f.name.clone(), v));
+                        continue;
+                    }
+                    match v {
+                        Value::Optional(Some(inner)) => {
+                            fields.push((f.name.clone(), (*inner).clone()))
+                        }
+                        Value::Optional(None) => {}
+                        other => {
+                            return Err(EvalError::new(format!(
+                                "cannot use a value of type '{}' as an optional field",
+                                other.type_name()
+                            )));
+                        }
+                    }
+                }
+                ctx.charge(cost::STRUCT_CREATE_BASE)?;
+                crate::mutation::construct(&s.type_name, fields)
+            }
             Node::Call1(f, c, a) => {
                 let a = a.run(ctx, scope)?;
                 charge_call(ctx, *c, [a], |[a]| f(a))
@@ -733,6 +819,8 @@ impl Node {
                     other => Err(ops::overload("matches", &[other])),
                 }
             }
+            Node::Lazy { slot, name, read } => lazy::read(ctx, *slot, name, *read),
+            Node::LazyAll(names) => lazy::all(ctx, names),
             _ => Err(EvalError::new("internal error: not a cold node")),
         }
     }

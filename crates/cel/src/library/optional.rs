@@ -88,6 +88,9 @@ pub fn is_zero(v: &Value<'_>) -> bool {
         Value::Timestamp(t) => t.secs == 0 && t.nanos == 0,
         Value::Duration(d) => d.secs == 0 && d.nanos == 0,
         Value::Optional(o) => o.is_none(),
+        // An `Object{}` without fields is zero (Kubernetes' `ObjectVal.IsZeroValue`); a
+        // `JSONPatch` never is.
+        Value::Struct(s) => crate::mutation::is_object_type(s.type_name()) && s.is_empty(),
         Value::Type(_) | Value::Opaque(_) => false,
     }
 }

@@ -313,6 +313,7 @@ fn render_into(out: &mut String, v: &Value<'_>) {
         Value::Duration(d) => write!(out, "duration({}s+{}ns)", d.secs, d.nanos),
         Value::Optional(None) => write!(out, "optional.none()"),
         Value::Opaque(o) => write!(out, "{o:?}"),
+        Value::Struct(_) => write!(out, "{}", celer_cel::format::to_cel(v)),
         Value::Optional(Some(inner)) => {
             out.push_str("optional.of(");
             render_into(out, inner);
