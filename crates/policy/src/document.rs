@@ -82,11 +82,16 @@ fn parse_json(text: &str) -> Result<Json, JsonError> {
 /// The deepest nesting of `[` and `{` outside strings. Exact for valid JSON; for invalid text
 /// it is only a bound used to refuse input before the recursive parser sees it.
 fn json_depth(text: &str) -> usize {
+    json_depth_bytes(text.as_bytes())
+}
+
+/// [`json_depth`] over bytes, for request bodies that are not yet known to be UTF-8.
+pub fn json_depth_bytes(text: &[u8]) -> usize {
     let mut depth = 0usize;
     let mut max = 0usize;
     let mut in_string = false;
     let mut escaped = false;
-    for b in text.bytes() {
+    for &b in text {
         if in_string {
             if escaped {
                 escaped = false;

@@ -1,10 +1,28 @@
 //! celer's admission engine: ValidatingAdmissionPolicy and MutatingAdmissionPolicy evaluated
 //! with kube-apiserver's semantics, over one parse of the AdmissionReview.
+//!
+//! Flow: [`load::Manifests`] reads files, [`policy_set::PolicySet::build`] validates, compiles
+//! and indexes them, [`request::AdmissionReview::parse`] parses a request once, and
+//! [`engine::evaluate`] runs the mutating then the validating policies that match it into a
+//! [`response::Outcome`], which [`response::Outcome::review_json`] writes back.
 #![forbid(unsafe_code)]
 
 pub mod attributes;
+pub mod compiled;
 pub mod document;
+pub mod engine;
+pub mod environment;
+pub mod index;
+pub mod invocation;
+pub mod kinds;
+pub mod load;
 pub mod lookup;
 pub mod matching;
 pub mod model;
+pub mod mutating;
 pub mod mutation;
+pub mod policy_set;
+pub mod request;
+pub mod response;
+pub mod validating;
+pub mod validation;

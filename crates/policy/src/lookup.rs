@@ -75,3 +75,177 @@ impl Lookup for NoLookup {
         Ok(Vec::new())
     }
 }
+
+/// Kinds whose scope is known without a cluster's discovery: the built-in kinds most often used
+/// as params or read as objects. Other kinds are namespaced when any loaded object of theirs
+/// has a namespace.
+fn builtin_scope(api_version: &str, kind: &str) -> Option<ParamScope> {
+    let cluster = matches!(
+        (api_version, kind),
+        ("v1", "Namespace" | "Node" | "PersistentVolume")
+            | (
+                "rbac.authorization.k8s.io/v1",
+                "ClusterRole" | "ClusterRoleBinding"
+            )
+            | ("storage.k8s.io/v1", "StorageClass")
+            | ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    ) || api_version.starts_with("admissionregistration.k8s.io/");
+    if cluster {
+        return Some(ParamScope::Cluster);
+    }
+    let namespaced = matches!(
+        (api_version, kind),
+        (
+            "v1",
+            "ConfigMap" | "Secret" | "Pod" | "Service" | "ServiceAccount" | "LimitRange"
+                | "ResourceQuota" | "PersistentVolumeClaim"
+        ) | (
+            "apps/v1",
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+        ) | ("rbac.authorization.k8s.io/v1", "Role" | "RoleBinding")
+    );
+    namespaced.then_some(ParamScope::Namespaced)
+}
+
+fn str_at<'j>(v: &'j Json, path: &[&str]) -> &'j str {
+    use sonic_rs::JsonValueTrait;
+    let mut cur = Some(v);
+    for key in path {
+        cur = cur.and_then(|c| c.get(*key));
+    }
+    cur.and_then(|c| c.as_str()).unwrap_or_default()
+}
+
+/// A lookup over objects read from files (the CLI's `--namespace` and `--param` inputs, a test
+/// suite's objects). A namespaced object without a namespace is in `default`, as `kubectl
+/// apply` would put it.
+#[derive(Debug, Clone, Default)]
+pub struct ObjectLookup {
+    objects: Vec<Arc<Json>>,
+}
+
+impl ObjectLookup {
+    pub fn new(objects: impl IntoIterator<Item = Json>) -> ObjectLookup {
+        ObjectLookup {
+            objects: objects.into_iter().map(Arc::new).collect(),
+        }
+    }
+
+    pub fn push(&mut self, object: Json) {
+        self.objects.push(Arc::new(object));
+    }
+
+    fn of_kind<'s>(&'s self, kind: &'s ParamKind) -> impl Iterator<Item = &'s Arc<Json>> + 's {
+        self.objects.iter().filter(move |o| {
+            str_at(o, &["apiVersion"]) == kind.api_version && str_at(o, &["kind"]) == kind.kind
+        })
+    }
+
+    fn namespace_of(&self, o: &Json, scope: ParamScope) -> Option<String> {
+        match scope {
+            ParamScope::Cluster => None,
+            ParamScope::Namespaced => {
+                let ns = str_at(o, &["metadata", "namespace"]);
+                Some(if ns.is_empty() { "default" } else { ns }.to_string())
+            }
+        }
+    }
+}
+
+impl Lookup for ObjectLookup {
+    fn namespace(&self, name: &str) -> Result<Option<Arc<Json>>, LookupError> {
+        Ok(self
+            .objects
+            .iter()
+            .find(|o| {
+                str_at(o, &["apiVersion"]) == "v1"
+                    && str_at(o, &["kind"]) == "Namespace"
+                    && str_at(o, &["metadata", "name"]) == name
+            })
+            .cloned())
+    }
+
+    fn param_scope(&self, kind: &ParamKind) -> Option<ParamScope> {
+        if let Some(scope) = builtin_scope(&kind.api_version, &kind.kind) {
+            return Some(scope);
+        }
+        let mut found = false;
+        for o in self.of_kind(kind) {
+            found = true;
+            if !str_at(o, &["metadata", "namespace"]).is_empty() {
+                return Some(ParamScope::Namespaced);
+            }
+        }
+        found.then_some(ParamScope::Cluster)
+    }
+
+    fn param(
+        &self,
+        kind: &ParamKind,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<Json>>, LookupError> {
+        let scope = self.param_scope(kind).unwrap_or(ParamScope::Cluster);
+        Ok(self
+            .of_kind(kind)
+            .find(|o| {
+                str_at(o, &["metadata", "name"]) == name
+                    && self.namespace_of(o, scope).as_deref() == namespace
+            })
+            .cloned())
+    }
+
+    fn params(
+        &self,
+        kind: &ParamKind,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Arc<Json>>, LookupError> {
+        let scope = self.param_scope(kind).unwrap_or(ParamScope::Cluster);
+        Ok(self
+            .of_kind(kind)
+            .filter(|o| self.namespace_of(o, scope).as_deref() == namespace)
+            .cloned()
+            .collect())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn json(s: &str) -> Json {
+        sonic_rs::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn objects_serve_namespaces_and_params() {
+        let lookup = ObjectLookup::new([
+            json(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod","labels":{"env":"prod"}}}"#),
+            json(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limits"}}"#),
+            json(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limits","namespace":"prod"}}"#),
+            json(r#"{"apiVersion":"example.com/v1","kind":"Rule","metadata":{"name":"r1"}}"#),
+        ]);
+        assert!(lookup.namespace("prod").unwrap().is_some());
+        assert!(lookup.namespace("dev").unwrap().is_none());
+        let cm = ParamKind {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+        };
+        assert_eq!(lookup.param_scope(&cm), Some(ParamScope::Namespaced));
+        assert!(lookup.param(&cm, Some("default"), "limits").unwrap().is_some());
+        assert_eq!(lookup.params(&cm, Some("prod")).unwrap().len(), 1);
+        assert!(lookup.param(&cm, Some("dev"), "limits").unwrap().is_none());
+        let rule = ParamKind {
+            api_version: "example.com/v1".into(),
+            kind: "Rule".into(),
+        };
+        assert_eq!(lookup.param_scope(&rule), Some(ParamScope::Cluster));
+        assert!(lookup.param(&rule, None, "r1").unwrap().is_some());
+        let unknown = ParamKind {
+            api_version: "example.com/v1".into(),
+            kind: "Other".into(),
+        };
+        assert_eq!(lookup.param_scope(&unknown), None);
+    }
+}

@@ -1,0 +1,85 @@
+//! Reading manifests from paths: files, or directories searched recursively for `.yaml`,
+//! `.yml` and `.json` files in name order.
+
+use std::path::{Path, PathBuf};
+
+use celer_policy::load::{LoadError, Manifests, Source};
+
+/// Files larger than this are refused rather than read into memory.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The manifest files under `path` (itself, if it is a file), sorted.
+pub fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let p = entry.path();
+            let file_type = entry
+                .file_type()
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+            if file_type.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads every manifest under `path` into `manifests`; unreadable files become load errors.
+pub fn read_into(manifests: &mut Manifests, path: &Path) {
+    let files = match manifest_files(path) {
+        Ok(f) => f,
+        Err(message) => {
+            manifests.errors.push(LoadError {
+                source: Source {
+                    file: path.display().to_string(),
+                    document: 0,
+                },
+                what: "file".to_string(),
+                message,
+            });
+            return;
+        }
+    };
+    for file in files {
+        let name = file.display().to_string();
+        match read_text(&file) {
+            Ok(text) => manifests.add_text(&name, &text),
+            Err(message) => manifests.errors.push(LoadError {
+                source: Source {
+                    file: name,
+                    document: 0,
+                },
+                what: "file".to_string(),
+                message,
+            }),
+        }
+    }
+}
+
+/// A file's text, refusing huge and non-UTF-8 files with a clear message.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "file is {} bytes, more than the {MAX_FILE_BYTES} bytes celer reads",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))
+}

@@ -1,0 +1,93 @@
+//! Kyverno's CLI suites for the native kinds (ValidatingAdmissionPolicy and
+//! MutatingAdmissionPolicy) from ../shared/corpus: every expected row must hold.
+
+use std::path::{Path, PathBuf};
+
+use celer_offline::kyverno;
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var_os("CELER_CORPUS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus")),
+    }
+}
+
+#[allow(clippy::panic)]
+fn require(dir: &Path) -> bool {
+    if dir.is_dir() {
+        return true;
+    }
+    let message = format!("corpus folder {} is missing (set CELER_CORPUS)", dir.display());
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{message}");
+    }
+    eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
+    false
+}
+
+fn suites(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("kyverno-test.yaml"))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+#[allow(clippy::panic)]
+fn run_family(relative: &str, minimum_rows: usize) {
+    let dir = corpus_dir().join(relative);
+    if !require(&dir) {
+        return;
+    }
+    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    let mut report = String::new();
+    for suite in suites(&dir) {
+        let outcome = match kyverno::run(&suite) {
+            Ok(o) => o,
+            Err(e) => {
+                failed += 1;
+                report.push_str(&format!("{}: {e}\n", suite.display()));
+                continue;
+            }
+        };
+        skipped += outcome.skipped.len();
+        for e in &outcome.errors {
+            report.push_str(&format!("{}: load: {e}\n", suite.display()));
+        }
+        for row in &outcome.rows {
+            if row.passed() {
+                passed += 1;
+            } else {
+                failed += 1;
+                report.push_str(&format!(
+                    "{}: {} {}/{}: expected {}, got {}{}\n",
+                    suite.display(),
+                    row.policy,
+                    row.kind,
+                    row.resource,
+                    row.expected,
+                    row.actual,
+                    row.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    println!("kyverno {relative}: {passed} passed, {failed} failed, {skipped} skipped");
+    if failed > 0 || passed < minimum_rows {
+        panic!("{failed} failed, {passed} passed (at least {minimum_rows} must):\n{report}");
+    }
+}
+
+#[test]
+fn validating_admission_policy_suites() {
+    run_family("kyverno/test/cli/test-validating-admission-policy", 20);
+}
+
+#[test]
+fn mutating_admission_policy_suites() {
+    run_family("kyverno/test/cli/test-mutating-admission-policy", 14);
+}

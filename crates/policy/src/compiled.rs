@@ -1,0 +1,237 @@
+//! Policies and bindings lowered into what evaluation runs: every expression compiled once, at
+//! load time, defaults applied. An expression that fails to compile keeps its error, which
+//! evaluation reports through failurePolicy (`compilation error: ...`), as kube-apiserver does
+//! for a stored policy its environment no longer compiles.
+
+use std::sync::Arc;
+
+use celer_cel::Program;
+
+use crate::environment::{ExpressionKind, PolicyEnv};
+use crate::matching::MatchConstraints;
+use crate::model::{self, FailurePolicy, ParamKind, ParamRef, ReinvocationPolicy, ValidationAction};
+
+/// One compiled expression with its source (messages quote it).
+#[derive(Debug, Clone)]
+pub struct Expression {
+    pub source: Arc<str>,
+    pub program: Result<Program, String>,
+}
+
+impl Expression {
+    fn compile(env: &PolicyEnv, source: &str, kind: ExpressionKind) -> Expression {
+        Expression {
+            source: Arc::from(source),
+            program: env.compile(source, kind),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NamedExpression {
+    pub name: String,
+    pub expression: Expression,
+}
+
+/// A variable: its compiled expression and its slot in the policy's environment.
+#[derive(Debug, Clone)]
+pub struct CompiledVariable {
+    pub name: String,
+    pub expression: Expression,
+    pub slot: usize,
+}
+
+/// What validating and mutating policies share.
+#[derive(Debug, Clone)]
+pub struct PolicyCommon {
+    pub name: String,
+    pub failure_policy: FailurePolicy,
+    pub param_kind: Option<ParamKind>,
+    pub constraints: MatchConstraints,
+    pub match_conditions: Vec<NamedExpression>,
+    pub variables: Vec<CompiledVariable>,
+    pub env: PolicyEnv,
+}
+
+impl PolicyCommon {
+    fn new(
+        name: &str,
+        failure_policy: Option<FailurePolicy>,
+        param_kind: Option<&ParamKind>,
+        constraints: MatchConstraints,
+        match_conditions: &[model::MatchCondition],
+        variables: &[model::Variable],
+        mutating: bool,
+    ) -> PolicyCommon {
+        let mut env = PolicyEnv::new(param_kind.is_some(), mutating);
+        // Match conditions see no variables.
+        let match_conditions = match_conditions
+            .iter()
+            .map(|c| NamedExpression {
+                name: c.name.clone(),
+                expression: Expression::compile(&env, &c.expression, ExpressionKind::Condition),
+            })
+            .collect();
+        let mut compiled = Vec::with_capacity(variables.len());
+        for v in variables {
+            let expression = Expression::compile(&env, &v.expression, ExpressionKind::Variable);
+            let slot = env.declare_variable(&v.name, expression.program.as_ref().ok());
+            compiled.push(CompiledVariable {
+                name: v.name.clone(),
+                expression,
+                slot,
+            });
+        }
+        PolicyCommon {
+            name: name.to_string(),
+            failure_policy: failure_policy.unwrap_or(FailurePolicy::Fail),
+            param_kind: param_kind.cloned(),
+            constraints,
+            match_conditions,
+            variables: compiled,
+            env,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CompiledValidation {
+    pub expression: Expression,
+    pub message: Option<String>,
+    pub message_expression: Option<Expression>,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompiledAuditAnnotation {
+    pub key: String,
+    pub value: Expression,
+}
+
+/// A compiled ValidatingAdmissionPolicy.
+#[derive(Debug, Clone)]
+pub struct ValidatingPolicy {
+    pub common: PolicyCommon,
+    pub validations: Vec<CompiledValidation>,
+    pub audit_annotations: Vec<CompiledAuditAnnotation>,
+}
+
+impl ValidatingPolicy {
+    pub fn compile(p: &model::ValidatingAdmissionPolicy, constraints: MatchConstraints) -> Self {
+        let spec = &p.spec;
+        let common = PolicyCommon::new(
+            &p.metadata.name,
+            spec.failure_policy,
+            spec.param_kind.as_ref(),
+            constraints,
+            &spec.match_conditions,
+            &spec.variables,
+            false,
+        );
+        let env = &common.env;
+        let validations = spec
+            .validations
+            .iter()
+            .map(|v| CompiledValidation {
+                expression: Expression::compile(env, &v.expression, ExpressionKind::Condition),
+                message: v.message.clone(),
+                message_expression: v
+                    .message_expression
+                    .as_deref()
+                    .filter(|m| !m.is_empty())
+                    .map(|m| Expression::compile(env, m, ExpressionKind::Message)),
+                reason: v.reason.clone(),
+            })
+            .collect();
+        let audit_annotations = spec
+            .audit_annotations
+            .iter()
+            .map(|a| CompiledAuditAnnotation {
+                key: a.key.clone(),
+                value: Expression::compile(env, &a.value_expression, ExpressionKind::AuditValue),
+            })
+            .collect();
+        ValidatingPolicy {
+            common,
+            validations,
+            audit_annotations,
+        }
+    }
+}
+
+/// How a mutation patches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    ApplyConfiguration,
+    JsonPatch,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompiledMutation {
+    pub patch_type: PatchType,
+    pub expression: Expression,
+}
+
+/// A compiled MutatingAdmissionPolicy.
+#[derive(Debug, Clone)]
+pub struct MutatingPolicy {
+    pub common: PolicyCommon,
+    pub mutations: Vec<CompiledMutation>,
+    pub reinvocation: ReinvocationPolicy,
+}
+
+impl MutatingPolicy {
+    pub fn compile(p: &model::MutatingAdmissionPolicy, constraints: MatchConstraints) -> Self {
+        let spec = &p.spec;
+        let common = PolicyCommon::new(
+            &p.metadata.name,
+            spec.failure_policy,
+            spec.param_kind.as_ref(),
+            constraints,
+            &spec.match_conditions,
+            &spec.variables,
+            true,
+        );
+        let mutations = spec
+            .mutations
+            .iter()
+            .filter_map(|m| {
+                let (patch_type, source, kind) = match (&m.apply_configuration, &m.json_patch) {
+                    (Some(a), _) if m.patch_type != "JSONPatch" => (
+                        PatchType::ApplyConfiguration,
+                        &a.expression,
+                        ExpressionKind::ApplyConfiguration,
+                    ),
+                    (_, Some(j)) => (PatchType::JsonPatch, &j.expression, ExpressionKind::JsonPatch),
+                    (Some(a), None) => (
+                        PatchType::ApplyConfiguration,
+                        &a.expression,
+                        ExpressionKind::ApplyConfiguration,
+                    ),
+                    (None, None) => return None,
+                };
+                Some(CompiledMutation {
+                    patch_type,
+                    expression: Expression::compile(&common.env, source, kind),
+                })
+            })
+            .collect();
+        MutatingPolicy {
+            common,
+            mutations,
+            reinvocation: spec.reinvocation_policy.unwrap_or(ReinvocationPolicy::Never),
+        }
+    }
+}
+
+/// A compiled binding of either kind.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    pub policy_name: String,
+    pub param_ref: Option<ParamRef>,
+    /// `None`: the binding matches whatever its policy matches.
+    pub match_resources: Option<MatchConstraints>,
+    /// Validating bindings only; empty for mutating ones.
+    pub validation_actions: Vec<ValidationAction>,
+}

@@ -1,0 +1,620 @@
+//! Evaluating one admission request against a policy set: mutating policies first, then
+//! validating ones on the mutated object, as kube-apiserver orders its admission plugins;
+//! decisions gathered into one [`Outcome`].
+
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use celer_cel::library::cost::Budget;
+use celer_cel::library::k8s::authz::{self, Authorizer, RequestResource};
+use celer_cel::{Activation, Json, Value};
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+use crate::attributes::{Attributes, GroupVersionKind, GroupVersionResource};
+use crate::compiled::{Binding, PolicyCommon};
+use crate::invocation::Inputs;
+use crate::lookup::{Lookup, LookupError, ParamScope};
+use crate::matching::{self, MatchConstraints, Matched};
+use crate::model::{FailurePolicy, ParameterNotFoundAction, ValidationAction};
+use crate::mutating::{self, MutationState};
+use crate::policy_set::PolicySet;
+use crate::request::Request;
+use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::validating::{self, AuditAnnotationResult, Decision, Evaluated, OutOfBudget};
+
+/// Longest audit annotation value (`maxAuditAnnotationValueLength`).
+const MAX_AUDIT_ANNOTATION_BYTES: usize = 10 * 1024;
+/// Entries kept in the `validation_failure` audit annotation.
+const MAX_VALIDATION_FAILURES: usize = 50;
+pub const VALIDATION_FAILURE_ANNOTATION: &str =
+    "validation.policy.admission.k8s.io/validation_failure";
+
+/// Options of one evaluation.
+#[derive(Clone, Default)]
+pub struct EvalOptions {
+    /// Answers `authorizer` checks; without one, expressions that use it fail.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
+}
+
+/// What an evaluation reads besides the request: cached per request.
+pub struct RequestContext<'r> {
+    pub request: &'r Request<'r>,
+    lookup: &'r dyn Lookup,
+    namespace: OnceCell<Result<Option<Arc<Json>>, LookupError>>,
+    cel_request: OnceCell<Json>,
+    authorizer: Option<(Value<'static>, Value<'static>)>,
+}
+
+impl<'r> RequestContext<'r> {
+    pub fn new(request: &'r Request<'r>, lookup: &'r dyn Lookup, options: &EvalOptions) -> Self {
+        let authorizer = options.authorizer.as_ref().map(|a| {
+            let user = authz::UserInfo {
+                name: request.user.username.to_string(),
+                uid: request.user.uid.to_string(),
+                groups: request.groups().map(str::to_string).collect(),
+                extra: Default::default(),
+            };
+            let resource = RequestResource {
+                group: request.attributes.resource.group.to_string(),
+                resource: request.attributes.resource.resource.to_string(),
+                subresource: request.attributes.sub_resource.to_string(),
+                namespace: request.attributes.namespace.to_string(),
+                name: request.attributes.name.to_string(),
+            };
+            (
+                authz::authorizer_value(a.clone(), user.clone()),
+                authz::request_resource_value(a.clone(), user, &resource),
+            )
+        });
+        RequestContext {
+            request,
+            lookup,
+            namespace: OnceCell::new(),
+            cel_request: OnceCell::new(),
+            authorizer,
+        }
+    }
+
+    /// The request's Namespace object, fetched once. `None` for cluster-scoped requests and
+    /// for Namespace objects themselves (upstream unsets it: "the namespace object has the
+    /// namespace of itself").
+    fn namespace(&self) -> Result<Option<Arc<Json>>, LookupError> {
+        let a = &self.request.attributes;
+        let is_namespace = a.kind.group.is_empty() && a.kind.version == "v1" && a.kind.kind == "Namespace";
+        if a.namespace.is_empty() || is_namespace {
+            return Ok(None);
+        }
+        self.namespace
+            .get_or_init(|| self.lookup.namespace(a.namespace))
+            .clone()
+    }
+
+    /// The Namespace whose labels namespaceSelector reads (the object itself for Namespaces).
+    fn namespace_for_selector(&self) -> Result<Option<Arc<Json>>, LookupError> {
+        let a = &self.request.attributes;
+        if a.namespace.is_empty() {
+            return Ok(None);
+        }
+        self.namespace
+            .get_or_init(|| self.lookup.namespace(a.namespace))
+            .clone()
+    }
+
+    fn cel_request(&self, matched: &Matched) -> Option<Json> {
+        let a = &self.request.attributes;
+        if matched.is_request(a) {
+            return None;
+        }
+        Some(self.request.cel_request(matched.kind(), matched.resource()))
+    }
+
+    fn default_cel_request(&self) -> &Json {
+        let a = &self.request.attributes;
+        self.cel_request
+            .get_or_init(|| self.request.cel_request(a.kind, a.resource))
+    }
+}
+
+/// Evaluates a request against every policy of the set.
+pub fn evaluate(
+    set: &PolicySet,
+    request: &Request<'_>,
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
+) -> Outcome {
+    let mut outcome = Outcome::allowed();
+    if matching::is_exempt(&request.attributes) {
+        return outcome;
+    }
+    let ctx = RequestContext::new(request, lookup, options);
+
+    // Mutating admission first; validation sees its result.
+    let mutation = if set.mutating.policies.is_empty() {
+        None
+    } else {
+        match mutating::run(set, &ctx, &mut outcome) {
+            Ok(state) => state,
+            Err(status) => {
+                outcome.deny(status);
+                return outcome;
+            }
+        }
+    };
+    let object = mutation
+        .as_ref()
+        .and_then(MutationState::patched)
+        .or(request.attributes.object);
+    if let Err(status) = validate(set, &ctx, object, &mut outcome) {
+        outcome.deny(status);
+    }
+    if let Some(state) = mutation {
+        outcome.set_patch(state);
+    }
+    outcome
+}
+
+/// The candidates for a request in a family's index, sorted and unique.
+pub fn candidates(
+    index: &crate::index::PolicyIndex,
+    attributes: &Attributes<'_>,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    index.candidates(
+        attributes.operation,
+        attributes.resource.group,
+        attributes.resource.resource,
+        out,
+    );
+    if out.len() > 1 {
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+/// A policy or binding matched the request, or why it did not run.
+pub enum MatchStep {
+    Matched(Matched),
+    NotMatched,
+    /// A configuration error: goes through failurePolicy as `failed to configure ...`.
+    Error(String),
+}
+
+/// Matches a request against constraints (a policy's or a binding's).
+pub fn match_constraints(
+    constraints: &MatchConstraints,
+    attributes: &Attributes<'_>,
+    ctx: &RequestContext<'_>,
+) -> MatchStep {
+    let namespace = || ctx.namespace_for_selector();
+    match constraints.matches(attributes, &namespace) {
+        Ok(Some(m)) => MatchStep::Matched(m),
+        Ok(None) => MatchStep::NotMatched,
+        Err(e) => MatchStep::Error(e.to_string()),
+    }
+}
+
+/// The params a binding evaluates with (`CollectParams`): `[None]` when the policy or binding
+/// has none, the selected objects otherwise; an error is a binding configuration error.
+pub fn collect_params(
+    common: &PolicyCommon,
+    binding: &Binding,
+    ctx: &RequestContext<'_>,
+) -> Result<Vec<Option<Arc<Json>>>, String> {
+    let (Some(kind), Some(param_ref)) = (&common.param_kind, &binding.param_ref) else {
+        return Ok(vec![None]);
+    };
+    let Some(scope) = ctx.lookup.param_scope(kind) else {
+        return Err(format!(
+            "paramKind kind `&ParamKind{{APIVersion:{},Kind:{},}}` not known",
+            kind.api_version, kind.kind
+        ));
+    };
+    let request_namespace = ctx.request.attributes.namespace;
+    let namespace = match scope {
+        ParamScope::Cluster if param_ref.namespace.as_deref().is_some_and(|n| !n.is_empty()) => {
+            return Err(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
+                    .to_string(),
+            );
+        }
+        ParamScope::Cluster => None,
+        ParamScope::Namespaced => match param_ref.namespace.as_deref().filter(|n| !n.is_empty()) {
+            Some(ns) => Some(ns),
+            None if request_namespace.is_empty() => {
+                return Err(
+                    "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
+                        .to_string(),
+                );
+            }
+            None => Some(request_namespace),
+        },
+    };
+    let mut params = Vec::new();
+    if let Some(name) = param_ref.name.as_deref().filter(|n| !n.is_empty()) {
+        if let Some(p) = ctx
+            .lookup
+            .param(kind, namespace, name)
+            .map_err(|e| e.to_string())?
+        {
+            params.push(Some(p));
+        }
+    } else if let Some(selector) = &param_ref.selector {
+        let selector = matching::LabelSelector::compile(selector).map_err(|e| e.to_string())?;
+        for p in ctx
+            .lookup
+            .params(kind, namespace)
+            .map_err(|e| e.to_string())?
+        {
+            if selector.matches_object(&p) {
+                params.push(Some(p));
+            }
+        }
+    }
+    if params.is_empty() {
+        if param_ref.parameter_not_found_action == Some(ParameterNotFoundAction::Deny) {
+            return Err(
+                "no params found for policy binding with `Deny` parameterNotFoundAction"
+                    .to_string(),
+            );
+        }
+        return Ok(Vec::new());
+    }
+    Ok(params)
+}
+
+/// Evaluates matchConditions (`matchconditions/matcher.go`): any false skips, and wins over
+/// errors; errors go through failurePolicy; all true runs the policy. `Ok(true)`: run it.
+pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bool, String> {
+    if common.match_conditions.is_empty() {
+        return Ok(true);
+    }
+    let mut activation = Activation::new(&common.env.env);
+    let inputs = Inputs {
+        namespace_object: None,
+        ..inputs.clone()
+    };
+    crate::invocation::bind_inputs(&mut activation, common, &inputs, true);
+    let mut budget = Budget::match_conditions();
+    let mut errors: Vec<String> = Vec::new();
+    for c in &common.match_conditions {
+        match validating::evaluate(&c.expression, &activation, &mut budget) {
+            Err(OutOfBudget) => {
+                errors.push(celer_cel::library::cost::BudgetExhausted.to_string());
+                break;
+            }
+            Ok(Evaluated::Error(e)) => errors.push(e),
+            Ok(Evaluated::Value(v)) => {
+                if v.as_bool() == Some(false) {
+                    return Ok(false);
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        return Ok(true);
+    }
+    match common.failure_policy {
+        FailurePolicy::Ignore => Ok(false),
+        FailurePolicy::Fail => Err(if errors.len() == 1 {
+            errors.swap_remove(0)
+        } else {
+            format!("[{}]", errors.join(", "))
+        }),
+    }
+}
+
+/// A deny decision waiting to become the response (the first one does).
+struct Denied {
+    policy: String,
+    binding: Option<String>,
+    message: String,
+    reason: String,
+}
+
+fn validate(
+    set: &PolicySet,
+    ctx: &RequestContext<'_>,
+    object: Option<&Json>,
+    outcome: &mut Outcome,
+) -> Result<(), Status> {
+    let family = &set.validating;
+    if family.policies.is_empty() {
+        return Ok(());
+    }
+    let mut attributes = ctx.request.attributes;
+    attributes.object = object;
+    let mut ids = Vec::new();
+    candidates(&family.index, &attributes, &mut ids);
+    let mut denied: Vec<Denied> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+
+    for &id in &ids {
+        let Some(policy) = family.policies.get(id as usize) else {
+            continue;
+        };
+        let bindings = family.bindings.get(id as usize).map_or(&[][..], Vec::as_slice);
+        if bindings.is_empty() {
+            continue;
+        }
+        let common = &policy.common;
+        let config_error = |denied: &mut Vec<Denied>,
+                            outcome: &mut Outcome,
+                            binding: Option<&Binding>,
+                            e: String| {
+            let message = match binding {
+                None => format!("failed to configure policy: {e}"),
+                Some(_) => format!("failed to configure binding: {e}"),
+            };
+            outcome.results.push(PolicyResult::new(
+                PolicyKind::Validating,
+                &common.name,
+                binding.map(|b| b.name.as_str()),
+                ResultKind::Error,
+                Some(message.clone()),
+            ));
+            if common.failure_policy == FailurePolicy::Fail {
+                denied.push(Denied {
+                    policy: common.name.clone(),
+                    binding: binding.map(|b| b.name.clone()),
+                    message,
+                    reason: String::new(),
+                });
+            }
+        };
+        let matched = match match_constraints(&common.constraints, &attributes, ctx) {
+            MatchStep::Matched(m) => m,
+            MatchStep::NotMatched => continue,
+            MatchStep::Error(e) => {
+                config_error(&mut denied, outcome, None, e);
+                continue;
+            }
+        };
+        let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
+        for binding in bindings {
+            if let Some(c) = &binding.match_resources {
+                match match_constraints(c, &attributes, ctx) {
+                    MatchStep::Matched(_) => {}
+                    MatchStep::NotMatched => continue,
+                    MatchStep::Error(e) => {
+                        config_error(&mut denied, outcome, Some(binding), e);
+                        continue;
+                    }
+                }
+            }
+            let params = match collect_params(common, binding, ctx) {
+                Ok(p) => p,
+                Err(e) => {
+                    config_error(&mut denied, outcome, Some(binding), e);
+                    continue;
+                }
+            };
+            if params.is_empty() {
+                outcome.results.push(PolicyResult::new(
+                    PolicyKind::Validating,
+                    &common.name,
+                    Some(&binding.name),
+                    ResultKind::Skip,
+                    Some("no params found; parameterNotFoundAction is Allow".to_string()),
+                ));
+                continue;
+            }
+            let namespace = match ctx.namespace() {
+                Ok(ns) => ns,
+                Err(e) => return Err(Status::internal(&e.to_string())),
+            };
+            let special_request = ctx.cel_request(&matched);
+            let request_json = special_request
+                .as_ref()
+                .unwrap_or_else(|| ctx.default_cel_request());
+            for param in &params {
+                let inputs = Inputs {
+                    object,
+                    old_object: attributes.old_object,
+                    request: request_json,
+                    namespace_object: namespace.as_deref(),
+                    params: param.as_deref(),
+                    authorizer: ctx.authorizer.clone(),
+                };
+                let result = match match_conditions(common, &inputs) {
+                    Ok(false) => {
+                        outcome.results.push(PolicyResult::new(
+                            PolicyKind::Validating,
+                            &common.name,
+                            Some(&binding.name),
+                            ResultKind::Skip,
+                            Some("matchConditions not met".to_string()),
+                        ));
+                        continue;
+                    }
+                    Ok(true) => validating::validate(policy, &inputs),
+                    Err(e) => validating::ValidateResult {
+                        decisions: vec![Decision::Error {
+                            message: e,
+                            enforced: true,
+                        }],
+                        audit_annotations: Vec::new(),
+                    },
+                };
+                record_decisions(
+                    &common.name,
+                    binding,
+                    &result,
+                    outcome,
+                    &mut denied,
+                    &mut failures,
+                    &mut annotations,
+                );
+            }
+        }
+        for (key, values) in annotations {
+            outcome
+                .audit_annotations
+                .insert(format!("{}/{key}", common.name), values.join(", "));
+        }
+    }
+    if !failures.is_empty() {
+        failures.truncate(MAX_VALIDATION_FAILURES);
+        outcome.audit_annotations.insert(
+            VALIDATION_FAILURE_ANNOTATION.to_string(),
+            format!("[{}]", failures.join(",")),
+        );
+    }
+    match denied.first() {
+        None => Ok(()),
+        Some(d) => {
+            let message = match &d.binding {
+                Some(b) => format!(
+                    "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
+                    d.policy, b, d.message
+                ),
+                None => format!(
+                    "ValidatingAdmissionPolicy '{}' denied request: {}",
+                    d.policy, d.message
+                ),
+            };
+            Err(Status::forbidden(
+                &ctx.request.attributes,
+                object,
+                &message,
+                &d.reason,
+            ))
+        }
+    }
+}
+
+fn record_decisions(
+    policy: &str,
+    binding: &Binding,
+    result: &validating::ValidateResult,
+    outcome: &mut Outcome,
+    denied: &mut Vec<Denied>,
+    failures: &mut Vec<String>,
+    annotations: &mut Vec<(String, Vec<String>)>,
+) {
+    let mut worst = ResultKind::Pass;
+    let mut first_message: Option<String> = None;
+    for (index, decision) in result.decisions.iter().enumerate() {
+        if let Decision::Error {
+            enforced: false,
+            message,
+        } = decision
+        {
+            // failurePolicy Ignore: the error admits, silently upstream; reported here.
+            if worst == ResultKind::Pass {
+                worst = ResultKind::Error;
+                first_message.get_or_insert_with(|| message.clone());
+            }
+            continue;
+        }
+        if !decision.is_failure() {
+            continue;
+        }
+        let message = decision.message().to_string();
+        let is_error = matches!(decision, Decision::Error { .. });
+        let mut kind = if is_error {
+            ResultKind::Error
+        } else {
+            ResultKind::Warn
+        };
+        for action in &binding.validation_actions {
+            match action {
+                ValidationAction::Deny => {
+                    if !is_error {
+                        kind = ResultKind::Fail;
+                    }
+                    denied.push(Denied {
+                        policy: policy.to_string(),
+                        binding: Some(binding.name.clone()),
+                        message: message.clone(),
+                        reason: decision.reason().to_string(),
+                    });
+                }
+                ValidationAction::Warn => outcome.warnings.push(format!(
+                    "Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{}': {message}",
+                    binding.name
+                )),
+                ValidationAction::Audit => failures.push(validation_failure_json(
+                    policy, binding, index, &message,
+                )),
+            }
+        }
+        if binding.validation_actions == [ValidationAction::Audit] && !is_error {
+            kind = ResultKind::Audit;
+        }
+        if worst.rank() < kind.rank() {
+            worst = kind;
+            first_message = Some(message);
+        }
+    }
+    for a in &result.audit_annotations {
+        match a {
+            AuditAnnotationResult::Publish { key, value } => {
+                let mut value = value.clone();
+                if value.len() > MAX_AUDIT_ANNOTATION_BYTES {
+                    let mut end = MAX_AUDIT_ANNOTATION_BYTES;
+                    while !value.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    value.truncate(end);
+                }
+                match annotations.iter_mut().find(|(k, _)| k == key) {
+                    Some((_, values)) => {
+                        if !values.contains(&value) {
+                            values.push(value);
+                        }
+                    }
+                    None => annotations.push((key.clone(), vec![value])),
+                }
+            }
+            AuditAnnotationResult::Error(e) => {
+                denied.push(Denied {
+                    policy: policy.to_string(),
+                    binding: Some(binding.name.clone()),
+                    message: e.clone(),
+                    reason: String::new(),
+                });
+                if worst.rank() < ResultKind::Error.rank() {
+                    worst = ResultKind::Error;
+                    first_message = Some(e.clone());
+                }
+            }
+        }
+    }
+    outcome.results.push(PolicyResult::new(
+        PolicyKind::Validating,
+        policy,
+        Some(&binding.name),
+        worst,
+        first_message,
+    ));
+}
+
+/// One entry of the `validation_failure` audit annotation.
+fn validation_failure_json(policy: &str, binding: &Binding, index: usize, message: &str) -> String {
+    let actions: Vec<String> = binding
+        .validation_actions
+        .iter()
+        .map(|a| format!("\"{a:?}\""))
+        .collect();
+    format!(
+        "{{\"message\":{},\"policy\":{},\"binding\":{},\"expressionIndex\":{index},\"validationActions\":[{}]}}",
+        json_string(message),
+        json_string(policy),
+        json_string(&binding.name),
+        actions.join(",")
+    )
+}
+
+pub(crate) fn json_string(s: &str) -> String {
+    sonic_rs::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// For `Matched`: whether the match is the request's own kind and resource.
+impl Matched {
+    fn is_request(&self, a: &Attributes<'_>) -> bool {
+        self.kind() == a.kind && self.resource() == a.resource
+    }
+}
+

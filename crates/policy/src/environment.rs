@@ -1,0 +1,133 @@
+//! The CEL environment of admission policies (`plugin/cel/compile.go createEnvForOpts`):
+//! `object`, `oldObject`, `request`, `namespaceObject`, `params` (only with a paramKind),
+//! `authorizer` and `authorizer.requestResource`, then the policy's `variables`.
+//!
+//! Every expression of a policy is compiled against one environment, so one activation layout
+//! serves them all. Upstream compiles messageExpressions without `authorizer`; here they compile
+//! with it declared but run with it unbound, so using it there is a runtime error rather than a
+//! compile error.
+
+use celer_cel::library::k8s::authz;
+use celer_cel::{Env, Program, Type, mutation};
+
+/// What kind of expression is compiled: decides the required result type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpressionKind {
+    /// `validations[].expression`, `matchConditions[].expression`: bool.
+    Condition,
+    /// `validations[].messageExpression`: string.
+    Message,
+    /// `auditAnnotations[].valueExpression`: string or null.
+    AuditValue,
+    /// `variables[].expression`: anything.
+    Variable,
+    /// `mutations[].applyConfiguration.expression`: an `Object`.
+    ApplyConfiguration,
+    /// `mutations[].jsonPatch.expression`: a list of `JSONPatch`.
+    JsonPatch,
+}
+
+/// The slots of the fixed variables.
+#[derive(Debug, Clone, Copy)]
+pub struct Slots {
+    pub object: usize,
+    pub old_object: usize,
+    pub request: usize,
+    pub namespace_object: usize,
+    pub params: Option<usize>,
+    pub authorizer: usize,
+    pub request_resource: usize,
+}
+
+/// A policy's environment while it is being compiled.
+#[derive(Debug, Clone)]
+pub struct PolicyEnv {
+    pub env: Env,
+    pub slots: Slots,
+}
+
+impl PolicyEnv {
+    pub fn new(has_params: bool, mutating: bool) -> PolicyEnv {
+        let mut env = Env::kubernetes();
+        if mutating {
+            env.enable_mutation_types();
+        }
+        let object = env.declare("object", Type::Dyn);
+        let old_object = env.declare("oldObject", Type::Dyn);
+        let request = env.declare("request", Type::Dyn);
+        let namespace_object = env.declare("namespaceObject", Type::Dyn);
+        let params = has_params.then(|| env.declare("params", Type::Dyn));
+        authz::declare_variables(&mut env);
+        env.enable_lazy_variables();
+        let authorizer = env.variables().slot(authz::AUTHORIZER_VAR).unwrap_or(usize::MAX);
+        let request_resource = env
+            .variables()
+            .slot(authz::REQUEST_RESOURCE_VAR)
+            .unwrap_or(usize::MAX);
+        PolicyEnv {
+            env,
+            slots: Slots {
+                object,
+                old_object,
+                request,
+                namespace_object,
+                params,
+                authorizer,
+                request_resource,
+            },
+        }
+    }
+
+    /// Compiles one expression and checks its result type, giving the error text
+    /// kube-apiserver gives (`compilation failed: ERROR: <input>:1:3: ...`,
+    /// `must evaluate to bool but got dyn`).
+    pub fn compile(&self, source: &str, kind: ExpressionKind) -> Result<Program, String> {
+        let program = self
+            .env
+            .compile(source)
+            .map_err(|e| format!("compilation failed: {e}"))?;
+        let ty = program.result_type();
+        let ok = match kind {
+            ExpressionKind::Condition => *ty == Type::Bool,
+            ExpressionKind::Message => *ty == Type::String,
+            ExpressionKind::AuditValue => matches!(ty, Type::String | Type::Null),
+            ExpressionKind::Variable => true,
+            ExpressionKind::ApplyConfiguration => *ty == mutation::object_type(),
+            ExpressionKind::JsonPatch => *ty == mutation::json_patch_list_type(),
+        };
+        if ok {
+            return Ok(program);
+        }
+        Err(match kind {
+            ExpressionKind::Condition => format!("must evaluate to bool but got {}", type_name(ty)),
+            ExpressionKind::Message => format!("must evaluate to string but got {}", type_name(ty)),
+            ExpressionKind::AuditValue => format!(
+                "must evaluate to one of [string null_type] but got {}",
+                type_name(ty)
+            ),
+            ExpressionKind::ApplyConfiguration => {
+                format!("must evaluate to Object but got {}", type_name(ty))
+            }
+            ExpressionKind::JsonPatch => {
+                format!("must evaluate to list(JSONPatch) but got {}", type_name(ty))
+            }
+            ExpressionKind::Variable => String::new(),
+        })
+    }
+
+    /// Declares a compiled variable so later expressions can read `variables.<name>`; a
+    /// variable that failed to compile is declared `dyn`, as upstream.
+    pub fn declare_variable(&mut self, name: &str, program: Option<&Program>) -> usize {
+        let ty = program.map_or(Type::Dyn, |p| p.result_type().clone());
+        self.env.declare_lazy(name, ty)
+    }
+}
+
+/// cel-go's spelling of a type in these messages.
+fn type_name(ty: &Type) -> String {
+    match ty {
+        Type::Timestamp => "timestamp".to_string(),
+        Type::Duration => "duration".to_string(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,197 @@
+//! Reading policy manifests: YAML or JSON files, many documents each, sorted by kind into
+//! policies, bindings and other objects (Namespaces, params). Errors name the file, the
+//! document, the object and the field.
+
+use std::fmt;
+
+use celer_cel::Json;
+use serde::de::DeserializeOwned;
+use sonic_rs::JsonValueTrait;
+
+use crate::document::parse_documents;
+use crate::model::{
+    MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
+};
+
+/// Where a document came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Source {
+    pub file: String,
+    /// 0-based index of the document in its file.
+    pub document: usize,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (document {})", self.file, self.document + 1)
+    }
+}
+
+/// A document that could not be read, or a policy the API server would refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source}: {what}: {message}")]
+pub struct LoadError {
+    pub source: Source,
+    /// `ValidatingAdmissionPolicy "name"`, or `document` when the kind is unknown.
+    pub what: String,
+    pub message: String,
+}
+
+/// The admission API versions celer reads.
+const ADMISSION_VERSIONS: [&str; 3] = [
+    "admissionregistration.k8s.io/v1",
+    "admissionregistration.k8s.io/v1beta1",
+    "admissionregistration.k8s.io/v1alpha1",
+];
+
+/// A document sorted by kind.
+#[derive(Debug, Clone)]
+pub enum Manifest {
+    ValidatingPolicy(Box<ValidatingAdmissionPolicy>),
+    ValidatingBinding(Box<ValidatingAdmissionPolicyBinding>),
+    MutatingPolicy(Box<MutatingAdmissionPolicy>),
+    MutatingBinding(Box<MutatingAdmissionPolicyBinding>),
+    /// Any other object: a Namespace, a param, a resource.
+    Object(Json),
+}
+
+/// Everything read from a set of files, with the errors met on the way.
+#[derive(Debug, Clone, Default)]
+pub struct Manifests {
+    pub items: Vec<(Source, Manifest)>,
+    pub errors: Vec<LoadError>,
+}
+
+impl Manifests {
+    /// Reads every document of one file's text.
+    pub fn add_text(&mut self, file: &str, text: &str) {
+        match parse_documents(text) {
+            Ok(docs) => {
+                for (i, doc) in docs.into_iter().enumerate() {
+                    let source = Source {
+                        file: file.to_string(),
+                        document: i,
+                    };
+                    self.add_json(source, doc);
+                }
+            }
+            Err((document, e)) => self.errors.push(LoadError {
+                source: Source {
+                    file: file.to_string(),
+                    document,
+                },
+                what: "document".to_string(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Sorts one parsed document. A `List` (kind `...List` with `items`) is unpacked.
+    pub fn add_json(&mut self, source: Source, doc: Json) {
+        let kind = doc.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+        let api_version = doc
+            .get("apiVersion")
+            .and_then(|k| k.as_str())
+            .unwrap_or_default();
+        if kind.ends_with("List")
+            && let Some(items) = doc.get("items").and_then(|i| i.as_array())
+        {
+            for item in items.iter() {
+                self.add_json(source.clone(), item.clone());
+            }
+            return;
+        }
+        if !ADMISSION_VERSIONS.contains(&api_version) {
+            if !doc.is_object() {
+                self.errors.push(LoadError {
+                    source,
+                    what: "document".to_string(),
+                    message: "not a Kubernetes object (expected a YAML or JSON mapping)"
+                        .to_string(),
+                });
+                return;
+            }
+            self.items.push((source, Manifest::Object(doc)));
+            return;
+        }
+        let name = doc
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(|n| n.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let what = format!("{kind} {name:?}");
+        let parsed = match kind {
+            "ValidatingAdmissionPolicy" => {
+                read(&doc).map(|p| Manifest::ValidatingPolicy(Box::new(p)))
+            }
+            "ValidatingAdmissionPolicyBinding" => {
+                read(&doc).map(|p| Manifest::ValidatingBinding(Box::new(p)))
+            }
+            "MutatingAdmissionPolicy" => read(&doc).map(|p| Manifest::MutatingPolicy(Box::new(p))),
+            "MutatingAdmissionPolicyBinding" => {
+                read(&doc).map(|p| Manifest::MutatingBinding(Box::new(p)))
+            }
+            // Webhook configurations and other admissionregistration kinds are not policies.
+            _ => Ok(Manifest::Object(doc)),
+        };
+        match parsed {
+            Ok(m) => self.items.push((source, m)),
+            Err(message) => self.errors.push(LoadError {
+                source,
+                what,
+                message,
+            }),
+        }
+    }
+}
+
+/// Deserialises a policy kind, naming the field a problem is at.
+fn read<T: DeserializeOwned>(doc: &Json) -> Result<T, String> {
+    serde_path_to_error::deserialize(doc).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            inner
+        } else {
+            format!("{path}: {inner}")
+        }
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_documents_by_kind() {
+        let mut m = Manifests::default();
+        m.add_text(
+            "p.yaml",
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: a}\nspec:\n  validations: [{expression: 'true'}]\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: admissionregistration.k8s.io/v1beta1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: b}\nspec: {policyName: a, validationActions: [Deny]}\n",
+        );
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        assert_eq!(m.items.len(), 3);
+        assert!(matches!(m.items[0].1, Manifest::ValidatingPolicy(_)));
+        assert!(matches!(m.items[1].1, Manifest::Object(_)));
+        assert!(matches!(m.items[2].1, Manifest::ValidatingBinding(_)));
+        assert_eq!(m.items[2].0.document, 2);
+    }
+
+    #[test]
+    fn errors_name_file_document_object_and_field() {
+        let mut m = Manifests::default();
+        m.add_text(
+            "bad.yaml",
+            "kind: ConfigMap\napiVersion: v1\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: a}\nspec:\n  failurePolicy: Sometimes\n",
+        );
+        assert_eq!(m.errors.len(), 1);
+        let text = m.errors[0].to_string();
+        assert!(text.starts_with("bad.yaml (document 2): ValidatingAdmissionPolicy \"a\": spec.failurePolicy: unknown variant `Sometimes`"), "{text}");
+        let mut m = Manifests::default();
+        m.add_text("broken.yaml", "a: [\n");
+        assert!(m.errors[0].to_string().starts_with("broken.yaml (document 1): document: "));
+    }
+}

@@ -1,0 +1,509 @@
+//! The AdmissionReview, parsed once. Everything the engine reads of a request (matching
+//! attributes, `object`, `oldObject`, the CEL `request` variable) borrows from this one parse.
+
+use celer_cel::Json;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+use crate::attributes::{Attributes, GroupVersionKind, GroupVersionResource, Operation};
+
+/// Deeper bodies are refused before the (recursive) parser sees them.
+pub const MAX_DEPTH: usize = 128;
+
+/// Why an AdmissionReview body was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReviewError {
+    #[error("request body is not valid JSON: {0}")]
+    Json(String),
+    #[error("request body is nested deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    #[error("expected kind AdmissionReview, got {0:?}")]
+    Kind(String),
+    #[error("unsupported AdmissionReview apiVersion {0:?} (admission.k8s.io/v1 and v1beta1 are)")]
+    ApiVersion(String),
+    #[error("AdmissionReview has no request")]
+    NoRequest,
+    #[error("AdmissionReview request.{field}: {problem}")]
+    Field {
+        field: &'static str,
+        problem: &'static str,
+    },
+}
+
+/// The AdmissionReview versions a webhook may be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewVersion {
+    V1,
+    V1beta1,
+}
+
+impl ReviewVersion {
+    pub fn api_version(self) -> &'static str {
+        match self {
+            ReviewVersion::V1 => "admission.k8s.io/v1",
+            ReviewVersion::V1beta1 => "admission.k8s.io/v1beta1",
+        }
+    }
+}
+
+/// A parsed AdmissionReview.
+#[derive(Debug, Clone)]
+pub struct AdmissionReview {
+    root: Json,
+    version: ReviewVersion,
+}
+
+impl AdmissionReview {
+    /// Parses an AdmissionReview body.
+    pub fn parse(body: &[u8]) -> Result<AdmissionReview, ReviewError> {
+        if crate::document::json_depth_bytes(body) > MAX_DEPTH {
+            return Err(ReviewError::TooDeep);
+        }
+        let root: Json = sonic_rs::from_slice(body).map_err(|e| {
+            let text = e.to_string();
+            ReviewError::Json(text.lines().next().unwrap_or_default().trim().to_string())
+        })?;
+        AdmissionReview::from_json(root)
+    }
+
+    /// Wraps an already parsed AdmissionReview.
+    pub fn from_json(root: Json) -> Result<AdmissionReview, ReviewError> {
+        let kind = root
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or_default();
+        if kind != "AdmissionReview" {
+            return Err(ReviewError::Kind(kind.to_string()));
+        }
+        let api_version = root
+            .get("apiVersion")
+            .and_then(|k| k.as_str())
+            .unwrap_or_default();
+        let version = match api_version {
+            "admission.k8s.io/v1" => ReviewVersion::V1,
+            "admission.k8s.io/v1beta1" => ReviewVersion::V1beta1,
+            other => return Err(ReviewError::ApiVersion(other.to_string())),
+        };
+        if !root.get("request").is_some_and(|r| r.is_object()) {
+            return Err(ReviewError::NoRequest);
+        }
+        let review = AdmissionReview { root, version };
+        review.request()?;
+        Ok(review)
+    }
+
+    pub fn version(&self) -> ReviewVersion {
+        self.version
+    }
+
+    pub fn json(&self) -> &Json {
+        &self.root
+    }
+
+    /// The request's fields, borrowed.
+    pub fn request(&self) -> Result<Request<'_>, ReviewError> {
+        let raw = self.root.get("request").ok_or(ReviewError::NoRequest)?;
+        Request::from_json(raw)
+    }
+}
+
+/// `request.userInfo`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UserInfo<'a> {
+    pub username: &'a str,
+    pub uid: &'a str,
+    /// A JSON array of strings, when present.
+    pub groups: Option<&'a Json>,
+    /// A JSON object of string lists, when present.
+    pub extra: Option<&'a Json>,
+}
+
+/// One admission request's fields, borrowed from the parse.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub uid: &'a str,
+    pub attributes: Attributes<'a>,
+    pub request_kind: GroupVersionKind<'a>,
+    pub request_resource: GroupVersionResource<'a>,
+    pub request_sub_resource: &'a str,
+    pub user: UserInfo<'a>,
+    pub dry_run: bool,
+    pub options: Option<&'a Json>,
+}
+
+fn str_field<'a>(v: &'a Json, key: &str) -> &'a str {
+    v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
+}
+
+fn non_null<'a>(v: Option<&'a Json>) -> Option<&'a Json> {
+    v.filter(|v| !v.is_null())
+}
+
+fn gvk(v: Option<&Json>) -> GroupVersionKind<'_> {
+    v.map(|v| GroupVersionKind {
+        group: str_field(v, "group"),
+        version: str_field(v, "version"),
+        kind: str_field(v, "kind"),
+    })
+    .unwrap_or_default()
+}
+
+fn gvr(v: Option<&Json>) -> GroupVersionResource<'_> {
+    v.map(|v| GroupVersionResource {
+        group: str_field(v, "group"),
+        version: str_field(v, "version"),
+        resource: str_field(v, "resource"),
+    })
+    .unwrap_or_default()
+}
+
+impl<'a> Request<'a> {
+    /// Reads the fields of an `AdmissionRequest` object.
+    pub fn from_json(raw: &'a Json) -> Result<Request<'a>, ReviewError> {
+        if !raw.is_object() {
+            return Err(ReviewError::NoRequest);
+        }
+        let operation =
+            Operation::parse(str_field(raw, "operation")).ok_or(ReviewError::Field {
+                field: "operation",
+                problem: "must be one of CREATE, UPDATE, DELETE, CONNECT",
+            })?;
+        let kind = gvk(raw.get("kind"));
+        if kind.kind.is_empty() || kind.version.is_empty() {
+            return Err(ReviewError::Field {
+                field: "kind",
+                problem: "must name a version and kind",
+            });
+        }
+        let resource = gvr(raw.get("resource"));
+        if resource.resource.is_empty() || resource.version.is_empty() {
+            return Err(ReviewError::Field {
+                field: "resource",
+                problem: "must name a version and resource",
+            });
+        }
+        let sub_resource = str_field(raw, "subResource");
+        let request_kind = match raw.get("requestKind") {
+            Some(v) if v.is_object() => gvk(Some(v)),
+            _ => kind,
+        };
+        let request_resource = match raw.get("requestResource") {
+            Some(v) if v.is_object() => gvr(Some(v)),
+            _ => resource,
+        };
+        let request_sub_resource = match raw.get("requestSubResource").and_then(|v| v.as_str()) {
+            Some(s) => s,
+            None => sub_resource,
+        };
+        let user = match raw.get("userInfo") {
+            Some(u) if u.is_object() => UserInfo {
+                username: str_field(u, "username"),
+                uid: str_field(u, "uid"),
+                groups: non_null(u.get("groups")).filter(|g| g.is_array()),
+                extra: non_null(u.get("extra")).filter(|g| g.is_object()),
+            },
+            _ => UserInfo::default(),
+        };
+        let object = non_null(raw.get("object"));
+        let old_object = non_null(raw.get("oldObject"));
+        for (field, value) in [("object", object), ("oldObject", old_object)] {
+            if value.is_some_and(|v| !v.is_object()) {
+                return Err(ReviewError::Field {
+                    field: if field == "object" {
+                        "object"
+                    } else {
+                        "oldObject"
+                    },
+                    problem: "must be a JSON object",
+                });
+            }
+        }
+        Ok(Request {
+            uid: str_field(raw, "uid"),
+            attributes: Attributes {
+                kind,
+                resource,
+                sub_resource,
+                operation,
+                name: str_field(raw, "name"),
+                namespace: str_field(raw, "namespace"),
+                object,
+                old_object,
+            },
+            request_kind,
+            request_resource,
+            request_sub_resource,
+            user,
+            dry_run: raw.get("dryRun").and_then(|v| v.as_bool()).unwrap_or(false),
+            options: non_null(raw.get("options")),
+        })
+    }
+
+    /// The value of the CEL `request` variable: the fields kube-apiserver exposes
+    /// (`CreateAdmissionRequest`, then converted to unstructured, so `omitempty` fields that are
+    /// empty are absent: `has(request.name)` is false for a generated name), with
+    /// `kind`/`resource` set to what the policy matched (an equivalent resource may differ from
+    /// the request's own).
+    pub fn cel_request(
+        &self,
+        kind: GroupVersionKind<'_>,
+        resource: GroupVersionResource<'_>,
+    ) -> Json {
+        let mut out = String::with_capacity(512);
+        out.push('{');
+        push_gvk(&mut out, "kind", kind);
+        out.push(',');
+        push_gvr(&mut out, "resource", resource);
+        push_opt_str(&mut out, "subResource", self.attributes.sub_resource);
+        out.push(',');
+        push_gvk(&mut out, "requestKind", self.request_kind);
+        out.push(',');
+        push_gvr(&mut out, "requestResource", self.request_resource);
+        push_opt_str(&mut out, "requestSubResource", self.request_sub_resource);
+        push_opt_str(&mut out, "name", self.attributes.name);
+        push_opt_str(&mut out, "namespace", self.attributes.namespace);
+        out.push(',');
+        push_str(&mut out, "operation", self.attributes.operation.as_str());
+        out.push_str(",\"userInfo\":{");
+        let mut user = String::new();
+        push_opt_str(&mut user, "username", self.user.username);
+        push_opt_str(&mut user, "uid", self.user.uid);
+        push_opt_json(
+            &mut user,
+            "groups",
+            self.user
+                .groups
+                .filter(|g| !g.as_array().is_some_and(|a| a.is_empty())),
+        );
+        push_opt_json(
+            &mut user,
+            "extra",
+            self.user
+                .extra
+                .filter(|e| !e.as_object().is_some_and(|o| o.is_empty())),
+        );
+        out.push_str(user.strip_prefix(',').unwrap_or(&user));
+        out.push_str("},\"dryRun\":");
+        out.push_str(if self.dry_run { "true" } else { "false" });
+        push_opt_json(&mut out, "options", self.options);
+        out.push('}');
+        // Every part above is valid JSON, so this parse cannot fail; fall back to null anyway.
+        sonic_rs::from_str(&out).unwrap_or_default()
+    }
+
+    /// The groups of the requesting user.
+    pub fn groups(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.user
+            .groups
+            .and_then(|g| g.as_array())
+            .into_iter()
+            .flat_map(|a| a.iter())
+            .filter_map(|g| g.as_str())
+    }
+}
+
+/// Who makes a request built offline.
+#[derive(Debug, Clone, Default)]
+pub struct RequestUser {
+    pub username: String,
+    pub uid: String,
+    pub groups: Vec<String>,
+}
+
+/// Builds the AdmissionReview kube-apiserver would send for writing `object` (or deleting
+/// `old_object`), for offline evaluation. The resource and scope come from [`crate::kinds`]; a
+/// namespaced object without a namespace is taken to be in `default`.
+pub fn review_for(
+    object: Option<&Json>,
+    old_object: Option<&Json>,
+    operation: Operation,
+    user: &RequestUser,
+    uid: &str,
+) -> Result<String, ReviewError> {
+    let subject = object.or(old_object).ok_or(ReviewError::Field {
+        field: "object",
+        problem: "an object or an old object is required",
+    })?;
+    let api_version = str_field(subject, "apiVersion");
+    let kind = str_field(subject, "kind");
+    if api_version.is_empty() || kind.is_empty() {
+        return Err(ReviewError::Field {
+            field: "object",
+            problem: "must have apiVersion and kind",
+        });
+    }
+    let info = crate::kinds::kind_info(api_version, kind);
+    let meta = subject.get("metadata");
+    let name = meta.map(|m| str_field(m, "name")).unwrap_or_default();
+    let mut namespace = meta.map(|m| str_field(m, "namespace")).unwrap_or_default();
+    if info.namespaced && namespace.is_empty() {
+        namespace = "default";
+    }
+    if !info.namespaced {
+        namespace = "";
+    }
+    let mut out = String::with_capacity(1024);
+    out.push_str("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{");
+    push_str(&mut out, "uid", uid);
+    out.push(',');
+    let kind_gvk = GroupVersionKind {
+        group: &info.group,
+        version: &info.version,
+        kind,
+    };
+    let gvr_value = GroupVersionResource {
+        group: &info.group,
+        version: &info.version,
+        resource: &info.resource,
+    };
+    push_gvk(&mut out, "kind", kind_gvk);
+    out.push(',');
+    push_gvr(&mut out, "resource", gvr_value);
+    out.push(',');
+    push_gvk(&mut out, "requestKind", kind_gvk);
+    out.push(',');
+    push_gvr(&mut out, "requestResource", gvr_value);
+    push_opt_str(&mut out, "name", name);
+    push_opt_str(&mut out, "namespace", namespace);
+    out.push(',');
+    push_str(&mut out, "operation", operation.as_str());
+    out.push_str(",\"userInfo\":{");
+    push_str(&mut out, "username", &user.username);
+    push_opt_str(&mut out, "uid", &user.uid);
+    out.push_str(",\"groups\":");
+    out.push_str(&sonic_rs::to_string(&user.groups).unwrap_or_else(|_| "[]".to_string()));
+    out.push('}');
+    let mut with_namespace = |key: &str, v: Option<&Json>| {
+        let Some(v) = v else { return };
+        out.push_str(",\"");
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(&sonic_rs::to_string(v).unwrap_or_else(|_| "null".to_string()));
+    };
+    with_namespace("object", object);
+    with_namespace("oldObject", old_object);
+    out.push_str(",\"dryRun\":false}}");
+    Ok(out)
+}
+
+fn push_str(out: &mut String, key: &str, value: &str) {
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":");
+    out.push_str(&sonic_rs::to_string(value).unwrap_or_else(|_| "\"\"".to_string()));
+}
+
+fn push_gvk(out: &mut String, key: &str, v: GroupVersionKind<'_>) {
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":{");
+    push_str(out, "group", v.group);
+    out.push(',');
+    push_str(out, "version", v.version);
+    out.push(',');
+    push_str(out, "kind", v.kind);
+    out.push('}');
+}
+
+fn push_gvr(out: &mut String, key: &str, v: GroupVersionResource<'_>) {
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":{");
+    push_str(out, "group", v.group);
+    out.push(',');
+    push_str(out, "version", v.version);
+    out.push(',');
+    push_str(out, "resource", v.resource);
+    out.push('}');
+}
+
+/// `,"key":"value"`, or nothing when the value is empty (Go's `omitempty`).
+fn push_opt_str(out: &mut String, key: &str, value: &str) {
+    if !value.is_empty() {
+        out.push(',');
+        push_str(out, key, value);
+    }
+}
+
+/// `,"key":<json>`, or nothing when absent.
+fn push_opt_json(out: &mut String, key: &str, v: Option<&Json>) {
+    if let Some(text) = v.and_then(|v| sonic_rs::to_string(v).ok()) {
+        out.push_str(",\"");
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(&text);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    const REVIEW: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+      "request":{"uid":"u-1","kind":{"group":"","version":"v1","kind":"Pod"},
+      "resource":{"group":"","version":"v1","resource":"pods"},
+      "name":"p","namespace":"ns","operation":"CREATE",
+      "userInfo":{"username":"alice","groups":["g1","system:authenticated"]},
+      "object":{"metadata":{"name":"p"}},"oldObject":null,"dryRun":true}}"#;
+
+    #[test]
+    fn reads_the_request_fields() {
+        let review = AdmissionReview::parse(REVIEW.as_bytes()).unwrap();
+        assert_eq!(review.version(), ReviewVersion::V1);
+        let r = review.request().unwrap();
+        assert_eq!(r.uid, "u-1");
+        assert_eq!(r.attributes.resource.resource, "pods");
+        assert_eq!(r.attributes.operation, Operation::Create);
+        assert_eq!(r.request_kind.kind, "Pod");
+        assert!(r.attributes.object.is_some());
+        assert!(r.attributes.old_object.is_none());
+        assert!(r.dry_run);
+        assert_eq!(
+            r.groups().collect::<Vec<_>>(),
+            ["g1", "system:authenticated"]
+        );
+    }
+
+    #[test]
+    fn the_cel_request_has_every_field() {
+        let review = AdmissionReview::parse(REVIEW.as_bytes()).unwrap();
+        let r = review.request().unwrap();
+        let v = r.cel_request(r.attributes.kind, r.attributes.resource);
+        let text = sonic_rs::to_string(&v).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"requestKind":{"group":"","version":"v1","kind":"Pod"},"requestResource":{"group":"","version":"v1","resource":"pods"},"name":"p","namespace":"ns","operation":"CREATE","userInfo":{"username":"alice","groups":["g1","system:authenticated"]},"dryRun":true}"#
+        );
+    }
+
+    #[test]
+    fn bad_reviews_are_named() {
+        let cases: &[(&str, &str)] = &[
+            ("{", "not valid JSON"),
+            (r#"{"kind":"Pod"}"#, "expected kind AdmissionReview"),
+            (
+                r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v2"}"#,
+                "unsupported AdmissionReview apiVersion",
+            ),
+            (
+                r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}"#,
+                "has no request",
+            ),
+            (
+                r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"operation":"PATCH"}}"#,
+                "request.operation",
+            ),
+        ];
+        for (body, want) in cases {
+            let err = AdmissionReview::parse(body.as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{body}: {err}");
+        }
+        let deep = "[".repeat(10_000);
+        assert_eq!(
+            AdmissionReview::parse(deep.as_bytes()).unwrap_err(),
+            ReviewError::TooDeep
+        );
+    }
+}
