@@ -1,0 +1,1086 @@
+//! Equivalent resources: the same objects served under another group or version
+//! (`runtime.EquivalentResourceRegistry`). kube-apiserver keys every resource by its storage
+//! location, so all served versions of a resource are equivalent, and so are the few built-in
+//! resources that share storage across groups (`events` in the core group and
+//! `events.k8s.io`; historically `deployments` in `extensions` and `apps`, ...).
+//! Equivalents are registered per subresource, each with the kind it is served as
+//! (`apps/v1 deployments/scale` is an `autoscaling/v1 Scale`).
+//!
+//! [`EquivalentResources::builtin`] gives the built-in API as served by a Kubernetes minor
+//! version; CRDs and aggregated APIs are added with [`EquivalentResources::register`].
+
+use hashbrown::HashMap;
+
+use crate::attributes::{GroupVersionKind, GroupVersionResource};
+
+/// The newest Kubernetes minor version the built-in table describes.
+pub const LATEST_KUBERNETES_MINOR: u16 = 36;
+
+/// One equivalent resource: where it is served and the kind it is served as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EquivalentResource {
+    group: Box<str>,
+    version: Box<str>,
+    resource: Box<str>,
+    kind_group: Box<str>,
+    kind_version: Box<str>,
+    kind: Box<str>,
+}
+
+impl EquivalentResource {
+    pub fn resource(&self) -> GroupVersionResource<'_> {
+        GroupVersionResource {
+            group: &self.group,
+            version: &self.version,
+            resource: &self.resource,
+        }
+    }
+
+    pub fn kind(&self) -> GroupVersionKind<'_> {
+        GroupVersionKind {
+            group: &self.kind_group,
+            version: &self.kind_version,
+            kind: &self.kind,
+        }
+    }
+}
+
+/// One storage identity: per subresource (`""` for the main resource), its equivalents in
+/// registration order.
+#[derive(Debug, Clone, Default)]
+struct Class {
+    by_subresource: Vec<(Box<str>, Vec<EquivalentResource>)>,
+}
+
+impl Class {
+    fn members(&self, subresource: &str) -> &[EquivalentResource] {
+        self.by_subresource
+            .iter()
+            .find(|(s, _)| &**s == subresource)
+            .map_or(&[], |(_, m)| m.as_slice())
+    }
+}
+
+/// A registry of equivalent resources. [`equivalents_for`](Self::equivalents_for) and
+/// [`kind_for`](Self::kind_for), used while matching, do not allocate.
+#[derive(Debug, Clone, Default)]
+pub struct EquivalentResources {
+    identities: HashMap<Box<str>, usize>,
+    classes: Vec<Class>,
+    /// group -> resource -> class
+    by_group_resource: HashMap<Box<str>, HashMap<Box<str>, usize>>,
+}
+
+impl EquivalentResources {
+    /// An empty registry: no request has equivalents.
+    pub fn new() -> EquivalentResources {
+        EquivalentResources::default()
+    }
+
+    /// The built-in API of Kubernetes `1.<minor>` with its default API versions enabled: only
+    /// rows served by that version are registered, so that a rule for a version the cluster no
+    /// longer serves does not match by equivalence.
+    pub fn builtin(minor: u16) -> EquivalentResources {
+        let mut registry = EquivalentResources::new();
+        for row in BUILTIN.iter().filter(|r| r.served_in(minor)) {
+            let (group, version) = split_api_version(row.api_version);
+            let gvr = GroupVersionResource {
+                group,
+                version,
+                resource: row.resource,
+            };
+            registry.register(
+                row.resource,
+                gvr,
+                "",
+                GroupVersionKind {
+                    group,
+                    version,
+                    kind: row.kind,
+                },
+            );
+            for (sub, kind) in row.subresources {
+                let kind = match kind {
+                    SubKind::Same => GroupVersionKind {
+                        group,
+                        version,
+                        kind: row.kind,
+                    },
+                    SubKind::Other(api_version, kind) => {
+                        let (g, v) = split_api_version(api_version);
+                        GroupVersionKind {
+                            group: g,
+                            version: v,
+                            kind,
+                        }
+                    }
+                };
+                registry.register(row.resource, gvr, sub, kind);
+            }
+        }
+        registry
+    }
+
+    /// The built-in API of [`LATEST_KUBERNETES_MINOR`].
+    pub fn builtin_latest() -> EquivalentResources {
+        EquivalentResources::builtin(LATEST_KUBERNETES_MINOR)
+    }
+
+    /// Registers that `resource` (with `subresource`, `""` for none) is served as `kind`, in the
+    /// storage identity `identity`: resources with the same identity are equivalent. For a
+    /// CRD, register each served version with the identity `<resource>.<group>`.
+    /// Re-registering a resource/subresource replaces its kind.
+    pub fn register(
+        &mut self,
+        identity: &str,
+        resource: GroupVersionResource<'_>,
+        subresource: &str,
+        kind: GroupVersionKind<'_>,
+    ) {
+        let class = match self.by_group_resource_index(resource.group, resource.resource) {
+            Some(class) => class,
+            None => {
+                let class = match self.identities.get(identity) {
+                    Some(class) => *class,
+                    None => {
+                        self.classes.push(Class::default());
+                        let class = self.classes.len() - 1;
+                        self.identities.insert(identity.into(), class);
+                        class
+                    }
+                };
+                self.by_group_resource
+                    .entry(resource.group.into())
+                    .or_default()
+                    .insert(resource.resource.into(), class);
+                class
+            }
+        };
+        let Some(class) = self.classes.get_mut(class) else {
+            return;
+        };
+        let entry = EquivalentResource {
+            group: resource.group.into(),
+            version: resource.version.into(),
+            resource: resource.resource.into(),
+            kind_group: kind.group.into(),
+            kind_version: kind.version.into(),
+            kind: kind.kind.into(),
+        };
+        if !class
+            .by_subresource
+            .iter()
+            .any(|(s, _)| &**s == subresource)
+        {
+            class.by_subresource.push((subresource.into(), Vec::new()));
+        }
+        let Some((_, members)) = class
+            .by_subresource
+            .iter_mut()
+            .find(|(s, _)| &**s == subresource)
+        else {
+            return;
+        };
+        match members.iter_mut().find(|m| m.resource() == resource) {
+            Some(existing) => *existing = entry,
+            None => members.push(entry),
+        }
+    }
+
+    fn by_group_resource_index(&self, group: &str, resource: &str) -> Option<usize> {
+        self.by_group_resource.get(group)?.get(resource).copied()
+    }
+
+    /// `EquivalentResourcesFor`: every resource equivalent to `resource` with `subresource`,
+    /// itself included when registered, in registration order.
+    pub fn equivalents_for(
+        &self,
+        resource: GroupVersionResource<'_>,
+        subresource: &str,
+    ) -> &[EquivalentResource] {
+        self.by_group_resource_index(resource.group, resource.resource)
+            .and_then(|c| self.classes.get(c))
+            .map_or(&[], |c| c.members(subresource))
+    }
+
+    /// `KindFor`: the kind `resource` with `subresource` is served as, if registered.
+    pub fn kind_for(
+        &self,
+        resource: GroupVersionResource<'_>,
+        subresource: &str,
+    ) -> Option<GroupVersionKind<'_>> {
+        self.equivalents_for(resource, subresource)
+            .iter()
+            .find(|m| m.resource() == resource)
+            .map(EquivalentResource::kind)
+    }
+
+    /// Every registered (group, resource) pair equivalent to `group`/`resource` in any version
+    /// and for any subresource, itself included when registered; for an index.
+    pub fn group_resources_equivalent_to(
+        &self,
+        group: &str,
+        resource: &str,
+    ) -> impl Iterator<Item = (&str, &str)> {
+        let class = self
+            .by_group_resource_index(group, resource)
+            .and_then(|c| self.classes.get(c));
+        class_group_resources(class)
+    }
+}
+
+fn class_group_resources(class: Option<&Class>) -> impl Iterator<Item = (&str, &str)> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    if let Some(class) = class {
+        for (_, members) in &class.by_subresource {
+            for m in members {
+                let pair = (&*m.group, &*m.resource);
+                if !seen.contains(&pair) {
+                    seen.push(pair);
+                }
+            }
+        }
+    }
+    seen.into_iter()
+}
+
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+/// The kind of a subresource: its resource's, or another one.
+#[derive(Debug, Clone, Copy)]
+enum SubKind {
+    Same,
+    Other(&'static str, &'static str),
+}
+
+/// A built-in resource at one group/version, served from minor version `since` until (not
+/// including) `removed`.
+struct Row {
+    api_version: &'static str,
+    resource: &'static str,
+    kind: &'static str,
+    subresources: &'static [(&'static str, SubKind)],
+    since: u16,
+    removed: Option<u16>,
+}
+
+impl Row {
+    fn served_in(&self, minor: u16) -> bool {
+        self.since <= minor && self.removed.is_none_or(|r| minor < r)
+    }
+}
+
+const STATUS: &[(&str, SubKind)] = &[("status", SubKind::Same)];
+const NONE: &[(&str, SubKind)] = &[];
+
+const fn row(
+    api_version: &'static str,
+    resource: &'static str,
+    kind: &'static str,
+    subresources: &'static [(&'static str, SubKind)],
+    since: u16,
+    removed: Option<u16>,
+) -> Row {
+    Row {
+        api_version,
+        resource,
+        kind,
+        subresources,
+        since,
+        removed,
+    }
+}
+
+/// Built-in resources that have, or had, more than one place of service. Each class (rows of
+/// one resource name; built-in resources share a storage identity exactly when they share a
+/// name) is in kube-apiserver's registration order as far as it is established: the core
+/// group, then groups in install order (`extensions` before `apps`, `events.k8s.io` late),
+/// the preferred version of a group first. `since` is 0 for versions older than any release
+/// this table cares about. Resources served at a single group/version are left out: they have
+/// no equivalents. Beta versions that are off by default (introduced after 1.24) are left out
+/// too; register them if a cluster enables them.
+const BUILTIN: &[Row] = &[
+    // events: the core group and events.k8s.io share storage.
+    row("v1", "events", "Event", NONE, 0, None),
+    row("events.k8s.io/v1", "events", "Event", NONE, 19, None),
+    row(
+        "events.k8s.io/v1beta1",
+        "events",
+        "Event",
+        NONE,
+        0,
+        Some(25),
+    ),
+    // horizontalpodautoscalers
+    row(
+        "autoscaling/v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        STATUS,
+        23,
+        None,
+    ),
+    row(
+        "autoscaling/v1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        STATUS,
+        0,
+        None,
+    ),
+    row(
+        "autoscaling/v2beta1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        STATUS,
+        0,
+        Some(25),
+    ),
+    row(
+        "autoscaling/v2beta2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        STATUS,
+        12,
+        Some(26),
+    ),
+    // cronjobs
+    row("batch/v1", "cronjobs", "CronJob", STATUS, 21, None),
+    row("batch/v1beta1", "cronjobs", "CronJob", STATUS, 0, Some(25)),
+    // certificatesigningrequests
+    row(
+        "certificates.k8s.io/v1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        &[("status", SubKind::Same), ("approval", SubKind::Same)],
+        19,
+        None,
+    ),
+    row(
+        "certificates.k8s.io/v1beta1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        &[("status", SubKind::Same), ("approval", SubKind::Same)],
+        0,
+        Some(22),
+    ),
+    // leases
+    row("coordination.k8s.io/v1", "leases", "Lease", NONE, 0, None),
+    row(
+        "coordination.k8s.io/v1beta1",
+        "leases",
+        "Lease",
+        NONE,
+        0,
+        Some(22),
+    ),
+    // endpointslices
+    row(
+        "discovery.k8s.io/v1",
+        "endpointslices",
+        "EndpointSlice",
+        NONE,
+        21,
+        None,
+    ),
+    row(
+        "discovery.k8s.io/v1beta1",
+        "endpointslices",
+        "EndpointSlice",
+        NONE,
+        0,
+        Some(25),
+    ),
+    // deployments, daemonsets, replicasets: extensions and apps share storage.
+    row(
+        "extensions/v1beta1",
+        "deployments",
+        "Deployment",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("extensions/v1beta1", "Scale")),
+            (
+                "rollback",
+                SubKind::Other("extensions/v1beta1", "DeploymentRollback"),
+            ),
+        ],
+        0,
+        Some(16),
+    ),
+    row(
+        "extensions/v1beta1",
+        "daemonsets",
+        "DaemonSet",
+        STATUS,
+        0,
+        Some(16),
+    ),
+    row(
+        "extensions/v1beta1",
+        "replicasets",
+        "ReplicaSet",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("extensions/v1beta1", "Scale")),
+        ],
+        0,
+        Some(16),
+    ),
+    // networkpolicies, ingresses, podsecuritypolicies also lived in extensions.
+    row(
+        "extensions/v1beta1",
+        "networkpolicies",
+        "NetworkPolicy",
+        NONE,
+        0,
+        Some(16),
+    ),
+    row(
+        "extensions/v1beta1",
+        "ingresses",
+        "Ingress",
+        STATUS,
+        0,
+        Some(22),
+    ),
+    row(
+        "extensions/v1beta1",
+        "podsecuritypolicies",
+        "PodSecurityPolicy",
+        NONE,
+        0,
+        Some(16),
+    ),
+    row(
+        "networking.k8s.io/v1",
+        "networkpolicies",
+        "NetworkPolicy",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "networking.k8s.io/v1",
+        "ingresses",
+        "Ingress",
+        STATUS,
+        19,
+        None,
+    ),
+    row(
+        "networking.k8s.io/v1beta1",
+        "ingresses",
+        "Ingress",
+        STATUS,
+        14,
+        Some(22),
+    ),
+    row(
+        "networking.k8s.io/v1",
+        "ingressclasses",
+        "IngressClass",
+        NONE,
+        19,
+        None,
+    ),
+    row(
+        "networking.k8s.io/v1beta1",
+        "ingressclasses",
+        "IngressClass",
+        NONE,
+        18,
+        Some(22),
+    ),
+    // runtimeclasses
+    row(
+        "node.k8s.io/v1",
+        "runtimeclasses",
+        "RuntimeClass",
+        NONE,
+        20,
+        None,
+    ),
+    row(
+        "node.k8s.io/v1beta1",
+        "runtimeclasses",
+        "RuntimeClass",
+        NONE,
+        0,
+        Some(25),
+    ),
+    // poddisruptionbudgets, podsecuritypolicies
+    row(
+        "policy/v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        STATUS,
+        21,
+        None,
+    ),
+    row(
+        "policy/v1beta1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        STATUS,
+        0,
+        Some(25),
+    ),
+    row(
+        "policy/v1beta1",
+        "podsecuritypolicies",
+        "PodSecurityPolicy",
+        NONE,
+        0,
+        Some(25),
+    ),
+    // rbac
+    row(
+        "rbac.authorization.k8s.io/v1",
+        "roles",
+        "Role",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "rbac.authorization.k8s.io/v1beta1",
+        "roles",
+        "Role",
+        NONE,
+        0,
+        Some(22),
+    ),
+    row(
+        "rbac.authorization.k8s.io/v1",
+        "rolebindings",
+        "RoleBinding",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "rbac.authorization.k8s.io/v1beta1",
+        "rolebindings",
+        "RoleBinding",
+        NONE,
+        0,
+        Some(22),
+    ),
+    row(
+        "rbac.authorization.k8s.io/v1",
+        "clusterroles",
+        "ClusterRole",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "rbac.authorization.k8s.io/v1beta1",
+        "clusterroles",
+        "ClusterRole",
+        NONE,
+        0,
+        Some(22),
+    ),
+    row(
+        "rbac.authorization.k8s.io/v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "rbac.authorization.k8s.io/v1beta1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        NONE,
+        0,
+        Some(22),
+    ),
+    // priorityclasses
+    row(
+        "scheduling.k8s.io/v1",
+        "priorityclasses",
+        "PriorityClass",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "scheduling.k8s.io/v1beta1",
+        "priorityclasses",
+        "PriorityClass",
+        NONE,
+        0,
+        Some(22),
+    ),
+    // storage
+    row(
+        "storage.k8s.io/v1",
+        "storageclasses",
+        "StorageClass",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "storage.k8s.io/v1beta1",
+        "storageclasses",
+        "StorageClass",
+        NONE,
+        0,
+        Some(22),
+    ),
+    row(
+        "storage.k8s.io/v1",
+        "volumeattachments",
+        "VolumeAttachment",
+        STATUS,
+        0,
+        None,
+    ),
+    row(
+        "storage.k8s.io/v1beta1",
+        "volumeattachments",
+        "VolumeAttachment",
+        STATUS,
+        0,
+        Some(22),
+    ),
+    row(
+        "storage.k8s.io/v1",
+        "csidrivers",
+        "CSIDriver",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "storage.k8s.io/v1beta1",
+        "csidrivers",
+        "CSIDriver",
+        NONE,
+        0,
+        Some(22),
+    ),
+    row("storage.k8s.io/v1", "csinodes", "CSINode", NONE, 0, None),
+    row(
+        "storage.k8s.io/v1beta1",
+        "csinodes",
+        "CSINode",
+        NONE,
+        0,
+        Some(22),
+    ),
+    row(
+        "storage.k8s.io/v1",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+        NONE,
+        24,
+        None,
+    ),
+    row(
+        "storage.k8s.io/v1beta1",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+        NONE,
+        21,
+        Some(27),
+    ),
+    // flowcontrol
+    row(
+        "flowcontrol.apiserver.k8s.io/v1",
+        "flowschemas",
+        "FlowSchema",
+        STATUS,
+        29,
+        None,
+    ),
+    row(
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "flowschemas",
+        "FlowSchema",
+        STATUS,
+        26,
+        Some(32),
+    ),
+    row(
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "flowschemas",
+        "FlowSchema",
+        STATUS,
+        23,
+        Some(29),
+    ),
+    row(
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "flowschemas",
+        "FlowSchema",
+        STATUS,
+        20,
+        Some(26),
+    ),
+    row(
+        "flowcontrol.apiserver.k8s.io/v1",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        STATUS,
+        29,
+        None,
+    ),
+    row(
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        STATUS,
+        26,
+        Some(32),
+    ),
+    row(
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        STATUS,
+        23,
+        Some(29),
+    ),
+    row(
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        STATUS,
+        20,
+        Some(26),
+    ),
+    // apps, after extensions
+    row(
+        "apps/v1",
+        "deployments",
+        "Deployment",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("autoscaling/v1", "Scale")),
+        ],
+        0,
+        None,
+    ),
+    row(
+        "apps/v1beta2",
+        "deployments",
+        "Deployment",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("apps/v1beta2", "Scale")),
+        ],
+        0,
+        Some(16),
+    ),
+    row(
+        "apps/v1beta1",
+        "deployments",
+        "Deployment",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("apps/v1beta1", "Scale")),
+            (
+                "rollback",
+                SubKind::Other("apps/v1beta1", "DeploymentRollback"),
+            ),
+        ],
+        0,
+        Some(16),
+    ),
+    row(
+        "apps/v1",
+        "statefulsets",
+        "StatefulSet",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("autoscaling/v1", "Scale")),
+        ],
+        0,
+        None,
+    ),
+    row(
+        "apps/v1beta2",
+        "statefulsets",
+        "StatefulSet",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("apps/v1beta2", "Scale")),
+        ],
+        0,
+        Some(16),
+    ),
+    row(
+        "apps/v1beta1",
+        "statefulsets",
+        "StatefulSet",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("apps/v1beta1", "Scale")),
+        ],
+        0,
+        Some(16),
+    ),
+    row("apps/v1", "daemonsets", "DaemonSet", STATUS, 0, None),
+    row(
+        "apps/v1beta2",
+        "daemonsets",
+        "DaemonSet",
+        STATUS,
+        0,
+        Some(16),
+    ),
+    row(
+        "apps/v1",
+        "replicasets",
+        "ReplicaSet",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("autoscaling/v1", "Scale")),
+        ],
+        0,
+        None,
+    ),
+    row(
+        "apps/v1beta2",
+        "replicasets",
+        "ReplicaSet",
+        &[
+            ("status", SubKind::Same),
+            ("scale", SubKind::Other("apps/v1beta2", "Scale")),
+        ],
+        0,
+        Some(16),
+    ),
+    // admissionregistration (the webhook configurations; the policy kinds are exempt anyway)
+    row(
+        "admissionregistration.k8s.io/v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "admissionregistration.k8s.io/v1beta1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        NONE,
+        0,
+        Some(22),
+    ),
+    row(
+        "admissionregistration.k8s.io/v1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        NONE,
+        0,
+        None,
+    ),
+    row(
+        "admissionregistration.k8s.io/v1beta1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        NONE,
+        0,
+        Some(22),
+    ),
+    // apiextensions and apiregistration (served by kube-apiserver's delegates)
+    row(
+        "apiextensions.k8s.io/v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        STATUS,
+        0,
+        None,
+    ),
+    row(
+        "apiextensions.k8s.io/v1beta1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        STATUS,
+        0,
+        Some(22),
+    ),
+    row(
+        "apiregistration.k8s.io/v1",
+        "apiservices",
+        "APIService",
+        STATUS,
+        0,
+        None,
+    ),
+    row(
+        "apiregistration.k8s.io/v1beta1",
+        "apiservices",
+        "APIService",
+        STATUS,
+        0,
+        Some(22),
+    ),
+];
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn gvr<'a>(group: &'a str, version: &'a str, resource: &'a str) -> GroupVersionResource<'a> {
+        GroupVersionResource {
+            group,
+            version,
+            resource,
+        }
+    }
+
+    fn listed(eq: &EquivalentResources, r: GroupVersionResource<'_>, sub: &str) -> Vec<String> {
+        eq.equivalents_for(r, sub)
+            .iter()
+            .map(|m| {
+                let (r, k) = (m.resource(), m.kind());
+                format!(
+                    "{}/{}/{} {}/{}/{}",
+                    r.group, r.version, r.resource, k.group, k.version, k.kind
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deployments_before_1_16() {
+        let eq = EquivalentResources::builtin(15);
+        assert_eq!(
+            listed(&eq, gvr("apps", "v1", "deployments"), ""),
+            vec![
+                "extensions/v1beta1/deployments extensions/v1beta1/Deployment",
+                "apps/v1/deployments apps/v1/Deployment",
+                "apps/v1beta2/deployments apps/v1beta2/Deployment",
+                "apps/v1beta1/deployments apps/v1beta1/Deployment",
+            ]
+        );
+        assert_eq!(
+            listed(&eq, gvr("extensions", "v1beta1", "deployments"), "scale"),
+            vec![
+                "extensions/v1beta1/deployments extensions/v1beta1/Scale",
+                "apps/v1/deployments autoscaling/v1/Scale",
+                "apps/v1beta2/deployments apps/v1beta2/Scale",
+                "apps/v1beta1/deployments apps/v1beta1/Scale",
+            ]
+        );
+        assert_eq!(
+            listed(&eq, gvr("apps", "v1", "deployments"), "rollback"),
+            vec![
+                "extensions/v1beta1/deployments extensions/v1beta1/DeploymentRollback",
+                "apps/v1beta1/deployments apps/v1beta1/DeploymentRollback",
+            ]
+        );
+        // statefulsets never lived in extensions; daemonsets never in apps/v1beta1.
+        assert_eq!(listed(&eq, gvr("apps", "v1", "statefulsets"), "").len(), 3);
+        assert_eq!(
+            listed(&eq, gvr("apps", "v1", "daemonsets"), "status").len(),
+            3
+        );
+    }
+
+    #[test]
+    fn the_latest_release_serves_few_equivalents() {
+        let eq = EquivalentResources::builtin_latest();
+        assert_eq!(
+            listed(&eq, gvr("", "v1", "events"), ""),
+            vec![
+                "/v1/events /v1/Event",
+                "events.k8s.io/v1/events events.k8s.io/v1/Event"
+            ]
+        );
+        assert_eq!(
+            listed(
+                &eq,
+                gvr("autoscaling", "v1", "horizontalpodautoscalers"),
+                "status"
+            ),
+            vec![
+                "autoscaling/v2/horizontalpodautoscalers autoscaling/v2/HorizontalPodAutoscaler",
+                "autoscaling/v1/horizontalpodautoscalers autoscaling/v1/HorizontalPodAutoscaler",
+            ]
+        );
+        assert_eq!(
+            listed(&eq, gvr("apps", "v1", "deployments"), "scale"),
+            vec!["apps/v1/deployments autoscaling/v1/Scale"]
+        );
+        // Unknown resources and subresources have none.
+        assert!(eq.equivalents_for(gvr("", "v1", "pods"), "").is_empty());
+        assert!(
+            eq.equivalents_for(gvr("", "v1", "events"), "status")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn served_ranges() {
+        let at = |minor| EquivalentResources::builtin(minor);
+        let ingress = gvr("networking.k8s.io", "v1", "ingresses");
+        assert_eq!(at(21).equivalents_for(ingress, "").len(), 3);
+        assert_eq!(at(22).equivalents_for(ingress, "").len(), 1);
+        let cronjob = gvr("batch", "v1", "cronjobs");
+        assert_eq!(at(24).equivalents_for(cronjob, "").len(), 2);
+        assert_eq!(at(25).equivalents_for(cronjob, "").len(), 1);
+        let hpa = gvr("autoscaling", "v2", "horizontalpodautoscalers");
+        assert_eq!(at(25).equivalents_for(hpa, "").len(), 3);
+        assert_eq!(at(26).equivalents_for(hpa, "").len(), 2);
+        let pdb = gvr("policy", "v1", "poddisruptionbudgets");
+        assert_eq!(at(24).equivalents_for(pdb, "status").len(), 2);
+        let psp = gvr("policy", "v1beta1", "podsecuritypolicies");
+        assert_eq!(at(15).equivalents_for(psp, "").len(), 2);
+        assert_eq!(at(24).equivalents_for(psp, "").len(), 1);
+        assert_eq!(at(25).equivalents_for(psp, "").len(), 0);
+        let slices = gvr("discovery.k8s.io", "v1", "endpointslices");
+        assert_eq!(at(24).equivalents_for(slices, "").len(), 2);
+        let pcs = gvr("scheduling.k8s.io", "v1", "priorityclasses");
+        assert_eq!(at(21).equivalents_for(pcs, "").len(), 2);
+        let events = gvr("events.k8s.io", "v1beta1", "events");
+        assert_eq!(at(24).equivalents_for(events, "").len(), 3);
+        let fs = gvr("flowcontrol.apiserver.k8s.io", "v1", "flowschemas");
+        assert_eq!(at(29).equivalents_for(fs, "status").len(), 2);
+        assert_eq!(at(32).equivalents_for(fs, "status").len(), 1);
+    }
+
+    #[test]
+    fn kinds_and_registration() {
+        let mut eq = EquivalentResources::builtin_latest();
+        let deploy = gvr("apps", "v1", "deployments");
+        let scale = eq.kind_for(deploy, "scale").unwrap();
+        assert_eq!(
+            (scale.group, scale.version, scale.kind),
+            ("autoscaling", "v1", "Scale")
+        );
+        assert!(eq.kind_for(deploy, "exec").is_none());
+
+        // A CRD served at two versions.
+        for version in ["v1", "v1beta1"] {
+            let w = gvr("example.com", version, "widgets");
+            let kind = GroupVersionKind {
+                group: "example.com",
+                version,
+                kind: "Widget",
+            };
+            eq.register("widgets.example.com", w, "", kind);
+            eq.register("widgets.example.com", w, "status", kind);
+        }
+        assert_eq!(
+            listed(&eq, gvr("example.com", "v1beta1", "widgets"), "status"),
+            vec![
+                "example.com/v1/widgets example.com/v1/Widget",
+                "example.com/v1beta1/widgets example.com/v1beta1/Widget",
+            ]
+        );
+        let pairs: Vec<_> = eq.group_resources_equivalent_to("", "events").collect();
+        assert_eq!(pairs, vec![("", "events"), ("events.k8s.io", "events")]);
+        assert_eq!(eq.group_resources_equivalent_to("", "pods").count(), 0);
+    }
+}
