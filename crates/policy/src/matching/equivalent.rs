@@ -227,6 +227,13 @@ impl EquivalentResources {
             .and_then(|c| self.classes.get(c));
         class_group_resources(class)
     }
+
+    /// Every class's (group, resource) pairs, for expanding wildcard rules in an index.
+    pub(crate) fn classes(&self) -> impl Iterator<Item = Vec<(&str, &str)>> {
+        self.classes
+            .iter()
+            .map(|c| class_group_resources(Some(c)).collect())
+    }
 }
 
 fn class_group_resources(class: Option<&Class>) -> impl Iterator<Item = (&str, &str)> {

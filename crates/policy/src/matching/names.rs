@@ -1,6 +1,6 @@
 //! The name formats the API server checks here, with its messages
 //! (`k8s.io/apimachinery/pkg/api/validate/content`): label keys (qualified names), label
-//! values and DNS-1123 subdomains. Each returns upstream's list of
+//! values, DNS-1123 subdomains and path segment names. Each returns upstream's list of
 //! messages, empty when the value is valid.
 
 const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
@@ -147,6 +147,20 @@ pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
     errs
 }
 
+/// `ValidatePathSegmentName(name, false)`: not `.` or `..`, no `/` or `%`.
+pub(crate) fn path_segment_name_errors(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    let mut errs = Vec::new();
+    for illegal in ["/", "%"] {
+        if name.contains(illegal) {
+            errs.push(format!("may not contain '{illegal}'"));
+        }
+    }
+    errs
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -223,6 +237,17 @@ mod tests {
         assert_eq!(
             dns1123_subdomain_errors(&long),
             vec!["must be no more than 253 bytes".to_string()]
+        );
+    }
+
+    #[test]
+    fn path_segments() {
+        assert!(path_segment_name_errors("my-pod").is_empty());
+        assert!(path_segment_name_errors("").is_empty());
+        assert_eq!(path_segment_name_errors(".."), vec!["may not be '..'"]);
+        assert_eq!(
+            path_segment_name_errors("a/b%c"),
+            vec!["may not contain '/'", "may not contain '%'"]
         );
     }
 }
