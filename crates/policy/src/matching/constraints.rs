@@ -11,6 +11,7 @@ use super::equivalent::EquivalentResources;
 use super::field::{FieldError, FieldErrors, child, index};
 use super::rules::{self, Pattern, Rule, RuleKey};
 use super::selector::Selector;
+use super::text::gvr_eq;
 use crate::attributes::{Attributes, GroupVersionKind, GroupVersionResource, Operation};
 use crate::lookup::LookupError;
 use crate::model::{MatchPolicy, MatchResources, NamedRuleWithOperations};
@@ -263,7 +264,7 @@ impl MatchConstraints {
         for rule in rules {
             for candidate in candidates {
                 let resource = candidate.resource();
-                if resource == attrs.resource {
+                if gvr_eq(resource, attrs.resource) {
                     continue;
                 }
                 if rule.matches(attrs, resource) {

@@ -11,6 +11,7 @@
 
 use hashbrown::HashMap;
 
+use super::text::{gvr_eq, str_eq};
 use crate::attributes::{GroupVersionKind, GroupVersionResource};
 
 /// The newest Kubernetes minor version the built-in table describes.
@@ -56,7 +57,7 @@ impl Class {
     fn members(&self, subresource: &str) -> &[EquivalentResource] {
         self.by_subresource
             .iter()
-            .find(|(s, _)| &**s == subresource)
+            .find(|(s, _)| str_eq(s, subresource))
             .map_or(&[], |(_, m)| m.as_slice())
     }
 }
@@ -67,8 +68,9 @@ impl Class {
 pub struct EquivalentResources {
     identities: HashMap<Box<str>, usize>,
     classes: Vec<Class>,
-    /// group -> resource -> class
-    by_group_resource: HashMap<Box<str>, HashMap<Box<str>, usize>>,
+    /// resource -> [(group, class)]. Keyed by resource, whose names are never empty, with the
+    /// few groups of a name compared by `str_eq`: the core group is `""` (see `text`).
+    by_resource: HashMap<Box<str>, Vec<(Box<str>, usize)>>,
 }
 
 impl EquivalentResources {
@@ -137,6 +139,10 @@ impl EquivalentResources {
         subresource: &str,
         kind: GroupVersionKind<'_>,
     ) {
+        if resource.resource.is_empty() {
+            // No resource is called "".
+            return;
+        }
         let class = match self.by_group_resource_index(resource.group, resource.resource) {
             Some(class) => class,
             None => {
@@ -149,10 +155,10 @@ impl EquivalentResources {
                         class
                     }
                 };
-                self.by_group_resource
-                    .entry(resource.group.into())
+                self.by_resource
+                    .entry(resource.resource.into())
                     .or_default()
-                    .insert(resource.resource.into(), class);
+                    .push((resource.group.into(), class));
                 class
             }
         };
@@ -188,7 +194,14 @@ impl EquivalentResources {
     }
 
     fn by_group_resource_index(&self, group: &str, resource: &str) -> Option<usize> {
-        self.by_group_resource.get(group)?.get(resource).copied()
+        if resource.is_empty() {
+            return None;
+        }
+        self.by_resource
+            .get(resource)?
+            .iter()
+            .find(|(g, _)| str_eq(g, group))
+            .map(|(_, class)| *class)
     }
 
     /// `EquivalentResourcesFor`: every resource equivalent to `resource` with `subresource`,
@@ -211,7 +224,7 @@ impl EquivalentResources {
     ) -> Option<GroupVersionKind<'_>> {
         self.equivalents_for(resource, subresource)
             .iter()
-            .find(|m| m.resource() == resource)
+            .find(|m| gvr_eq(m.resource(), resource))
             .map(EquivalentResource::kind)
     }
 

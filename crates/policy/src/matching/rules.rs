@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 use super::field::{BadValue, FieldError, child, index};
 use super::names::path_segment_name_errors;
+use super::text::{gvr_eq, str_eq};
 use crate::attributes::{Attributes, GroupVersionResource, Operation};
 use crate::model::NamedRuleWithOperations;
 
@@ -27,7 +28,7 @@ impl Pattern<'_> {
     pub fn matches(self, value: &str) -> bool {
         match self {
             Pattern::Any => true,
-            Pattern::Exact(v) => v == value,
+            Pattern::Exact(v) => str_eq(v, value),
         }
     }
 }
@@ -51,7 +52,7 @@ impl Names {
     fn matches(&self, value: &str) -> bool {
         match self {
             Names::Any => true,
-            Names::Exact(items) => items.iter().any(|i| &**i == value),
+            Names::Exact(items) => items.iter().any(|i| str_eq(i, value)),
         }
     }
 
@@ -85,8 +86,11 @@ impl ResourcePattern {
     }
 
     fn matches(&self, resource: &str, subresource: &str) -> bool {
-        self.resource.as_deref().is_none_or(|r| r == resource)
-            && self.subresource.as_deref().is_none_or(|s| s == subresource)
+        self.resource.as_deref().is_none_or(|r| str_eq(r, resource))
+            && self
+                .subresource
+                .as_deref()
+                .is_none_or(|s| str_eq(s, subresource))
     }
 
     fn resource(&self) -> Pattern<'_> {
@@ -223,15 +227,15 @@ impl Rule {
     ) -> bool {
         self.matches_rule(attrs, resource)
             && (self.resource_names.is_empty()
-                || self.resource_names.iter().any(|n| &**n == attrs.name))
+                || self.resource_names.iter().any(|n| str_eq(n, attrs.name)))
     }
 
     fn scope_matches(&self, attrs: &Attributes<'_>, resource: GroupVersionResource<'_>) -> bool {
         // The namespace of a request for a Namespace object is the namespace's own name.
         match self.scope {
             Scope::All => true,
-            Scope::Namespaced => resource != NAMESPACES && !attrs.namespace.is_empty(),
-            Scope::Cluster => resource == NAMESPACES || attrs.namespace.is_empty(),
+            Scope::Namespaced => !gvr_eq(resource, NAMESPACES) && !attrs.namespace.is_empty(),
+            Scope::Cluster => gvr_eq(resource, NAMESPACES) || attrs.namespace.is_empty(),
             Scope::Unknown => false,
         }
     }
@@ -275,7 +279,7 @@ impl Rule {
             && self
                 .resources
                 .iter()
-                .any(|p| p.resource.as_deref().is_none_or(|r| r == resource))
+                .any(|p| p.resource.as_deref().is_none_or(|r| str_eq(r, resource)))
     }
 }
 

@@ -14,6 +14,7 @@ use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use super::field::{BadValue, FieldError, child, index};
 use super::names::{label_key_errors, label_value_errors};
+use super::text::str_cmp;
 use crate::model::LabelSelector;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +49,7 @@ impl Requirement {
     fn has_value(&self, value: &Json) -> bool {
         value.as_str().is_some_and(|s| {
             self.values
-                .binary_search_by(|candidate| (**candidate).cmp(s))
+                .binary_search_by(|candidate| str_cmp(candidate, s))
                 .is_ok()
         })
     }
