@@ -205,7 +205,8 @@ impl EquivalentResources {
     }
 
     /// `EquivalentResourcesFor`: every resource equivalent to `resource` with `subresource`,
-    /// itself included when registered, in registration order.
+    /// itself included when registered, in registration order; each gives its
+    /// group/version/resource and kind. Only the group and resource of `resource` are read.
     pub fn equivalents_for(
         &self,
         resource: GroupVersionResource<'_>,
