@@ -67,6 +67,7 @@
 //! # }
 //! ```
 
+mod builtin;
 mod constraints;
 mod equivalent;
 mod exempt;
