@@ -45,7 +45,7 @@ pub fn read_into(manifests: &mut Manifests, path: &Path) {
         Ok(f) => f,
         Err(message) => {
             manifests.errors.push(LoadError {
-                source: Source {
+                location: Source {
                     file: path.display().to_string(),
                     document: 0,
                 },
@@ -60,7 +60,7 @@ pub fn read_into(manifests: &mut Manifests, path: &Path) {
         match read_text(&file) {
             Ok(text) => manifests.add_text(&name, &text),
             Err(message) => manifests.errors.push(LoadError {
-                source: Source {
+                location: Source {
                     file: name,
                     document: 0,
                 },

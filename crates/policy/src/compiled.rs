@@ -12,7 +12,7 @@ use crate::matching::MatchConstraints;
 use crate::model::{self, FailurePolicy, ParamKind, ParamRef, ReinvocationPolicy, ValidationAction};
 
 /// One compiled expression with its source (messages quote it).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Expression {
     pub source: Arc<str>,
     pub program: Result<Program, String>,
@@ -27,14 +27,14 @@ impl Expression {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct NamedExpression {
     pub name: String,
     pub expression: Expression,
 }
 
 /// A variable: its compiled expression and its slot in the policy's environment.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CompiledVariable {
     pub name: String,
     pub expression: Expression,
@@ -42,7 +42,7 @@ pub struct CompiledVariable {
 }
 
 /// What validating and mutating policies share.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PolicyCommon {
     pub name: String,
     pub failure_policy: FailurePolicy,
@@ -94,7 +94,7 @@ impl PolicyCommon {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CompiledValidation {
     pub expression: Expression,
     pub message: Option<String>,
@@ -102,14 +102,14 @@ pub struct CompiledValidation {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CompiledAuditAnnotation {
     pub key: String,
     pub value: Expression,
 }
 
 /// A compiled ValidatingAdmissionPolicy.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ValidatingPolicy {
     pub common: PolicyCommon,
     pub validations: Vec<CompiledValidation>,
@@ -166,14 +166,14 @@ pub enum PatchType {
     JsonPatch,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CompiledMutation {
     pub patch_type: PatchType,
     pub expression: Expression,
 }
 
 /// A compiled MutatingAdmissionPolicy.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MutatingPolicy {
     pub common: PolicyCommon,
     pub mutations: Vec<CompiledMutation>,
@@ -225,7 +225,7 @@ impl MutatingPolicy {
 }
 
 /// A compiled binding of either kind.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Binding {
     pub name: String,
     pub policy_name: String,

@@ -3,19 +3,17 @@
 //! decisions gathered into one [`Outcome`].
 
 use std::cell::OnceCell;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use celer_cel::library::cost::Budget;
 use celer_cel::library::k8s::authz::{self, Authorizer, RequestResource};
 use celer_cel::{Activation, Json, Value};
-use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
-use crate::attributes::{Attributes, GroupVersionKind, GroupVersionResource};
+use crate::attributes::Attributes;
 use crate::compiled::{Binding, PolicyCommon};
 use crate::invocation::Inputs;
 use crate::lookup::{Lookup, LookupError, ParamScope};
-use crate::matching::{self, MatchConstraints, Matched};
+use crate::matching::{self, EquivalentResources, MatchConstraints, Matched, Selector};
 use crate::model::{FailurePolicy, ParameterNotFoundAction, ValidationAction};
 use crate::mutating::{self, MutationState};
 use crate::policy_set::PolicySet;
@@ -79,7 +77,7 @@ impl<'r> RequestContext<'r> {
     /// The request's Namespace object, fetched once. `None` for cluster-scoped requests and
     /// for Namespace objects themselves (upstream unsets it: "the namespace object has the
     /// namespace of itself").
-    fn namespace(&self) -> Result<Option<Arc<Json>>, LookupError> {
+    pub(crate) fn namespace(&self) -> Result<Option<Arc<Json>>, LookupError> {
         let a = &self.request.attributes;
         let is_namespace = a.kind.group.is_empty() && a.kind.version == "v1" && a.kind.kind == "Namespace";
         if a.namespace.is_empty() || is_namespace {
@@ -101,12 +99,13 @@ impl<'r> RequestContext<'r> {
             .clone()
     }
 
-    fn cel_request(&self, matched: &Matched) -> Option<Json> {
+    /// The CEL `request` for a match through an equivalent resource (`None`: the default one).
+    fn cel_request(&self, matched: &Matched<'_>) -> Option<Json> {
         let a = &self.request.attributes;
-        if matched.is_request(a) {
+        if matched.kind == a.kind && matched.resource == a.resource {
             return None;
         }
-        Some(self.request.cel_request(matched.kind(), matched.resource()))
+        Some(self.request.cel_request(matched.kind, matched.resource))
     }
 
     fn default_cel_request(&self) -> &Json {
@@ -174,21 +173,22 @@ pub fn candidates(
 }
 
 /// A policy or binding matched the request, or why it did not run.
-pub enum MatchStep {
-    Matched(Matched),
+pub enum MatchStep<'a> {
+    Matched(Matched<'a>),
     NotMatched,
     /// A configuration error: goes through failurePolicy as `failed to configure ...`.
     Error(String),
 }
 
 /// Matches a request against constraints (a policy's or a binding's).
-pub fn match_constraints(
-    constraints: &MatchConstraints,
-    attributes: &Attributes<'_>,
+pub fn match_constraints<'a>(
+    constraints: &'a MatchConstraints,
+    equivalents: &'a EquivalentResources,
+    attributes: &Attributes<'a>,
     ctx: &RequestContext<'_>,
-) -> MatchStep {
+) -> MatchStep<'a> {
     let namespace = || ctx.namespace_for_selector();
-    match constraints.matches(attributes, &namespace) {
+    match constraints.matches(attributes, equivalents, &namespace) {
         Ok(Some(m)) => MatchStep::Matched(m),
         Ok(None) => MatchStep::NotMatched,
         Err(e) => MatchStep::Error(e.to_string()),
@@ -241,13 +241,14 @@ pub fn collect_params(
             params.push(Some(p));
         }
     } else if let Some(selector) = &param_ref.selector {
-        let selector = matching::LabelSelector::compile(selector).map_err(|e| e.to_string())?;
+        let selector = Selector::compile(selector, "spec.paramRef.selector")
+            .map_err(|e| matching::FieldErrors(e).to_string())?;
         for p in ctx
             .lookup
             .params(kind, namespace)
             .map_err(|e| e.to_string())?
         {
-            if selector.matches_object(&p) {
+            if selector.matches_labels(&p) {
                 params.push(Some(p));
             }
         }
@@ -363,7 +364,12 @@ fn validate(
                 });
             }
         };
-        let matched = match match_constraints(&common.constraints, &attributes, ctx) {
+        let matched = match match_constraints(
+            &common.constraints,
+            &set.equivalents,
+            &attributes,
+            ctx,
+        ) {
             MatchStep::Matched(m) => m,
             MatchStep::NotMatched => continue,
             MatchStep::Error(e) => {
@@ -374,7 +380,7 @@ fn validate(
         let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
-                match match_constraints(c, &attributes, ctx) {
+                match match_constraints(c, &set.equivalents, &attributes, ctx) {
                     MatchStep::Matched(_) => {}
                     MatchStep::NotMatched => continue,
                     MatchStep::Error(e) => {
@@ -611,10 +617,4 @@ pub(crate) fn json_string(s: &str) -> String {
     sonic_rs::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-/// For `Matched`: whether the match is the request's own kind and resource.
-impl Matched {
-    fn is_request(&self, a: &Attributes<'_>) -> bool {
-        self.kind() == a.kind && self.resource() == a.resource
-    }
-}
 

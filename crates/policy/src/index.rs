@@ -5,7 +5,15 @@
 use hashbrown::HashMap;
 
 use crate::attributes::Operation;
-use crate::model::NamedRuleWithOperations;
+use crate::matching::{Pattern, RuleKey};
+
+/// How a pattern is keyed: `*` for any.
+fn pattern_text(p: Pattern<'_>) -> &str {
+    match p {
+        Pattern::Any => "*",
+        Pattern::Exact(s) => s,
+    }
+}
 
 const OPERATIONS: [Operation; 4] = [
     Operation::Create,
@@ -34,28 +42,22 @@ pub struct PolicyIndex {
 }
 
 impl PolicyIndex {
-    /// Adds policy `id` under every (operation, group, resource) its rules name.
-    pub fn insert(&mut self, id: u32, rules: &[NamedRuleWithOperations]) {
-        for rule in rules {
-            let ops: Vec<Operation> = if rule.operations.iter().any(|o| o == "*") {
-                OPERATIONS.to_vec()
-            } else {
-                rule.operations
-                    .iter()
-                    .filter_map(|o| Operation::parse(o))
-                    .collect()
+    /// Adds policy `id` under every (operation, group, resource) its rule keys name.
+    pub fn insert(&mut self, id: u32, keys: &[RuleKey<'_>]) {
+        for key in keys {
+            let ops: &[Operation] = match &key.operation {
+                None => &OPERATIONS,
+                Some(op) => std::slice::from_ref(op),
             };
+            let group = pattern_text(key.group);
+            let resource = pattern_text(key.resource);
             for op in ops {
-                let map = &mut self.by_operation[op_index(op)];
-                for group in &rule.api_groups {
-                    for resource in &rule.resources {
-                        // `pods/status` and `pods/*` are found under `pods`; `*/x` under `*`.
-                        let base = resource.split('/').next().unwrap_or(resource);
-                        let ids = map.entry((group.clone(), base.to_string())).or_default();
-                        if ids.last() != Some(&id) {
-                            ids.push(id);
-                        }
-                    }
+                let map = &mut self.by_operation[op_index(*op)];
+                let ids = map
+                    .entry((group.to_string(), resource.to_string()))
+                    .or_default();
+                if ids.last() != Some(&id) {
+                    ids.push(id);
                 }
             }
         }
@@ -101,13 +103,13 @@ impl hashbrown::Equivalent<(String, String)> for Key<'_> {
 mod tests {
     use super::*;
 
-    fn rule(groups: &[&str], resources: &[&str], ops: &[&str]) -> NamedRuleWithOperations {
-        NamedRuleWithOperations {
-            api_groups: groups.iter().map(|s| s.to_string()).collect(),
-            resources: resources.iter().map(|s| s.to_string()).collect(),
-            operations: ops.iter().map(|s| s.to_string()).collect(),
-            api_versions: vec!["*".into()],
-            ..Default::default()
+    fn key<'a>(g: &'a str, r: &'a str, op: Option<Operation>) -> RuleKey<'a> {
+        let p = |s: &'a str| if s == "*" { Pattern::Any } else { Pattern::Exact(s) };
+        RuleKey {
+            group: p(g),
+            resource: p(r),
+            subresource: Pattern::Any,
+            operation: op,
         }
     }
 
@@ -122,10 +124,10 @@ mod tests {
     #[test]
     fn exact_and_wildcard_buckets() {
         let mut index = PolicyIndex::default();
-        index.insert(0, &[rule(&[""], &["pods"], &["CREATE"])]);
-        index.insert(1, &[rule(&["apps"], &["deployments", "*"], &["*"])]);
-        index.insert(2, &[rule(&["*"], &["*/*"], &["UPDATE"])]);
-        index.insert(3, &[rule(&[""], &["pods/status"], &["UPDATE"])]);
+        index.insert(0, &[key("", "pods", Some(Operation::Create))]);
+        index.insert(1, &[key("apps", "deployments", None), key("apps", "*", None)]);
+        index.insert(2, &[key("*", "*", Some(Operation::Update))]);
+        index.insert(3, &[key("", "pods", Some(Operation::Update))]);
         assert_eq!(find(&index, Operation::Create, "", "pods"), [0]);
         assert_eq!(find(&index, Operation::Update, "", "pods"), [2, 3]);
         assert_eq!(find(&index, Operation::Delete, "apps", "statefulsets"), [1]);

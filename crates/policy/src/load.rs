@@ -6,7 +6,7 @@ use std::fmt;
 
 use celer_cel::Json;
 use serde::de::DeserializeOwned;
-use sonic_rs::JsonValueTrait;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use crate::document::parse_documents;
 use crate::model::{
@@ -30,9 +30,9 @@ impl fmt::Display for Source {
 
 /// A document that could not be read, or a policy the API server would refuse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{source}: {what}: {message}")]
+#[error("{location}: {what}: {message}")]
 pub struct LoadError {
-    pub source: Source,
+    pub location: Source,
     /// `ValidatingAdmissionPolicy "name"`, or `document` when the kind is unknown.
     pub what: String,
     pub message: String,
@@ -77,7 +77,7 @@ impl Manifests {
                 }
             }
             Err((document, e)) => self.errors.push(LoadError {
-                source: Source {
+                location: Source {
                     file: file.to_string(),
                     document,
                 },
@@ -105,7 +105,7 @@ impl Manifests {
         if !ADMISSION_VERSIONS.contains(&api_version) {
             if !doc.is_object() {
                 self.errors.push(LoadError {
-                    source,
+                    location: source,
                     what: "document".to_string(),
                     message: "not a Kubernetes object (expected a YAML or JSON mapping)"
                         .to_string(),
@@ -139,7 +139,7 @@ impl Manifests {
         match parsed {
             Ok(m) => self.items.push((source, m)),
             Err(message) => self.errors.push(LoadError {
-                source,
+                location: source,
                 what,
                 message,
             }),

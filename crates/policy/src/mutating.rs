@@ -98,7 +98,12 @@ pub fn run<'r>(
         if bindings.is_empty() {
             continue;
         }
-        match engine::match_constraints(&policy.common.constraints, &attributes, ctx) {
+        match engine::match_constraints(
+            &policy.common.constraints,
+            &set.equivalents,
+            &attributes,
+            ctx,
+        ) {
             MatchStep::Matched(_) => {}
             MatchStep::NotMatched => continue,
             MatchStep::Error(e) => {
@@ -108,7 +113,7 @@ pub fn run<'r>(
         }
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
-                match engine::match_constraints(c, &attributes, ctx) {
+                match engine::match_constraints(c, &set.equivalents, &attributes, ctx) {
                     MatchStep::Matched(_) => {}
                     MatchStep::NotMatched => continue,
                     MatchStep::Error(e) => {

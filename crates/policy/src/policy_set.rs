@@ -6,12 +6,12 @@ use hashbrown::HashMap;
 use crate::compiled::{Binding, MutatingPolicy, ValidatingPolicy};
 use crate::index::PolicyIndex;
 use crate::load::{LoadError, Manifest, Manifests, Source};
-use crate::matching::{ConstraintKind, MatchConstraints};
-use crate::model::{MatchResources, NamedRuleWithOperations};
+use crate::matching::{EquivalentResources, MatchConstraints, Owner};
+use crate::model::MatchResources;
 use crate::validation;
 
 /// Policies of one kind with their bindings and index.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Family<P> {
     pub policies: Vec<P>,
     /// Bindings of `policies[i]`, in load order.
@@ -30,7 +30,7 @@ impl<P> Default for Family<P> {
 }
 
 /// A compiled policy set.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct PolicySet {
     pub validating: Family<ValidatingPolicy>,
     pub mutating: Family<MutatingPolicy>,
@@ -38,11 +38,13 @@ pub struct PolicySet {
     /// set), bindings without their policy, and expressions that do not compile (the policy
     /// stays, and reports them through failurePolicy when it runs).
     pub errors: Vec<LoadError>,
+    /// Which built-in resources are the same objects under other groups and versions.
+    pub equivalents: EquivalentResources,
 }
 
 fn load_error(source: &Source, what: String, message: String) -> LoadError {
     LoadError {
-        source: source.clone(),
+        location: source.clone(),
         what,
         message,
     }
@@ -50,25 +52,20 @@ fn load_error(source: &Source, what: String, message: String) -> LoadError {
 
 fn constraints(
     m: Option<&MatchResources>,
-    kind: ConstraintKind,
+    owner: Owner,
+    path: &str,
 ) -> Result<MatchConstraints, Vec<String>> {
-    let empty = MatchResources::default();
-    MatchConstraints::compile(m.unwrap_or(&empty), kind)
-}
-
-/// Index keys of a policy: its resource rules, and for Equivalent matching the rules rewritten
-/// to each equivalent resource, so the index never misses a candidate.
-fn index_rules(c: &MatchConstraints, m: Option<&MatchResources>) -> Vec<NamedRuleWithOperations> {
-    let rules = m.map(|m| m.resource_rules.clone()).unwrap_or_default();
-    c.index_rules(&rules)
+    MatchConstraints::compile(m, owner, path).map_err(|e| vec![e.to_string()])
 }
 
 impl PolicySet {
     /// Compiles everything read into a set. Errors are collected, never fatal.
     pub fn build(manifests: &Manifests) -> PolicySet {
         let mut set = PolicySet {
+            validating: Family::default(),
+            mutating: Family::default(),
             errors: manifests.errors.clone(),
-            ..PolicySet::default()
+            equivalents: EquivalentResources::builtin_latest(),
         };
         let mut v_by_name: HashMap<String, usize> = HashMap::new();
         let mut m_by_name: HashMap<String, usize> = HashMap::new();
@@ -80,13 +77,14 @@ impl PolicySet {
                     let mut errors = validation::validating_policy(p);
                     let c = constraints(
                         p.spec.match_constraints.as_ref(),
-                        ConstraintKind::Policy,
+                        Owner::ValidatingPolicy,
+                        "spec.matchConstraints",
                     );
                     let c = match c {
                         Ok(c) => c,
                         Err(e) => {
                             errors.extend(e);
-                            MatchConstraints::default()
+                            MatchConstraints::everything()
                         }
                     };
                     if !errors.is_empty() {
@@ -102,13 +100,13 @@ impl PolicySet {
                         ));
                         continue;
                     }
-                    let rules = index_rules(&c, p.spec.match_constraints.as_ref());
+                    let keys = c.index_keys(&set.equivalents);
+                    let id = set.validating.policies.len();
+                    set.validating.index.insert(id as u32, &keys);
                     let compiled = ValidatingPolicy::compile(p, c);
                     for e in compile_errors_validating(&compiled) {
                         set.errors.push(load_error(source, what.clone(), e));
                     }
-                    let id = set.validating.policies.len();
-                    set.validating.index.insert(id as u32, &rules);
                     v_by_name.insert(p.metadata.name.clone(), id);
                     set.validating.policies.push(compiled);
                     set.validating.bindings.push(Vec::new());
@@ -118,12 +116,13 @@ impl PolicySet {
                     let mut errors = validation::mutating_policy(p);
                     let c = match constraints(
                         p.spec.match_constraints.as_ref(),
-                        ConstraintKind::Policy,
+                        Owner::MutatingPolicy,
+                        "spec.matchConstraints",
                     ) {
                         Ok(c) => c,
                         Err(e) => {
                             errors.extend(e);
-                            MatchConstraints::default()
+                            MatchConstraints::everything()
                         }
                     };
                     if !errors.is_empty() {
@@ -139,13 +138,13 @@ impl PolicySet {
                         ));
                         continue;
                     }
-                    let rules = index_rules(&c, p.spec.match_constraints.as_ref());
+                    let keys = c.index_keys(&set.equivalents);
+                    let id = set.mutating.policies.len();
+                    set.mutating.index.insert(id as u32, &keys);
                     let compiled = MutatingPolicy::compile(p, c);
                     for e in compile_errors_mutating(&compiled) {
                         set.errors.push(load_error(source, what.clone(), e));
                     }
-                    let id = set.mutating.policies.len();
-                    set.mutating.index.insert(id as u32, &rules);
                     m_by_name.insert(p.metadata.name.clone(), id);
                     set.mutating.policies.push(compiled);
                     set.mutating.bindings.push(Vec::new());
@@ -161,7 +160,11 @@ impl PolicySet {
                     let mut errors = validation::validating_binding(b);
                     let match_resources = match &b.spec.match_resources {
                         None => None,
-                        Some(m) => match MatchConstraints::compile(m, ConstraintKind::Binding) {
+                        Some(m) => match constraints(
+                            Some(m),
+                            Owner::ValidatingBinding,
+                            "spec.matchResources",
+                        ) {
                             Ok(c) => Some(c),
                             Err(e) => {
                                 errors.extend(e);
@@ -188,7 +191,11 @@ impl PolicySet {
                     let mut errors = validation::mutating_binding(b);
                     let match_resources = match &b.spec.match_resources {
                         None => None,
-                        Some(m) => match MatchConstraints::compile(m, ConstraintKind::Binding) {
+                        Some(m) => match constraints(
+                            Some(m),
+                            Owner::MutatingBinding,
+                            "spec.matchResources",
+                        ) {
                             Ok(c) => Some(c),
                             Err(e) => {
                                 errors.extend(e);

@@ -232,7 +232,7 @@ impl Outcome {
         }
     }
 
-    pub(crate) fn set_patch(&mut self, state: MutationState) {
+    pub(crate) fn set_patch(&mut self, state: MutationState<'_>) {
         if let Some((patch, patched)) = state.into_patch() {
             self.patch = Some(patch);
             self.patched = Some(patched);
@@ -256,8 +256,8 @@ impl Outcome {
         if self.allowed
             && let Some(patch) = &self.patch
             && !patch.is_empty()
+            && let Ok(text) = crate::mutation::diff::to_text(patch)
         {
-            let text = crate::mutation::json_patch::to_json_text(patch);
             out.push_str(",\"patchType\":\"JSONPatch\",\"patch\":\"");
             base64(&mut out, text.as_bytes());
             out.push('"');

@@ -149,7 +149,7 @@ pub fn validate(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> ValidateResul
                     break;
                 }
                 Ok(Evaluated::Value(Value::String(s))) => {
-                    message_results.push(Some(Ok(s.as_ref().to_string())))
+                    message_results.push(Some(Ok(s.as_str().to_string())))
                 }
                 Ok(_) => message_results.push(Some(Err(()))),
             }
@@ -230,7 +230,7 @@ fn audit_annotations(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> Vec<Audi
                 }
             }
             Evaluated::Value(Value::String(s)) => {
-                let value = s.as_ref().trim();
+                let value = s.as_str().trim();
                 if !value.is_empty() {
                     out.push(AuditAnnotationResult::Publish {
                         key: a.key.clone(),
