@@ -41,12 +41,21 @@
 //! accepted, and nothing counts as atomic for step 3. Where a CRD schema marks lists as
 //! `listType=map` or `set` upstream merges them item by item; here they are replaced.
 //!
-//! # Differences that cannot show
+//! # Where this differs from upstream
 //!
-//! The objects' keys keep their order: keys of the live object first, in its order, then keys
-//! the patch adds, in the patch's. Errors that Go reports in map iteration order (which varies
-//! from run to run) are reported in document order. Values in messages are formatted as Go
-//! formats them, as far as JSON allows.
+//! - Keys keep an order (Go's maps have none): the live object's keys first, in its order, then
+//!   the keys the patch adds, in the patch's.
+//! - Errors that Go finds in map iteration order, which varies from run to run, are found in
+//!   document order. SMD stops reading a map at its first undeclared field; which of that map's
+//!   other errors get reported can differ the same way.
+//! - Fields of the live object that the schema does not declare are kept and typed as deduced,
+//!   where upstream refuses the object. A served object only has such fields if this table is
+//!   older than the server; the patch's undeclared fields are refused, as upstream does.
+//! - Values in messages are formatted as Go formats them, as far as JSON allows.
+//!
+//! The merged object is written as JSON text and parsed once, so that its objects keep their
+//! key order (sonic-rs objects built by mutation do not). The parse is recursive: cheap in
+//! optimised builds, about 100 KB of stack per nesting level in debug builds.
 
 use std::fmt::{self, Write as _};
 
@@ -58,9 +67,10 @@ use super::schema::{
     self, KeyDefault, ListKind, ListType, MapRelationship, MapType, Resolved, Scalar, TypeRef,
 };
 
-/// Values nested deeper than this, in the object or the patch, are refused: the merge walks them
+/// Objects and patches may nest lists and maps this deep, as documents may
+/// ([`crate::document::MAX_DEPTH`]); deeper ones are refused, since the merge walks them
 /// recursively.
-pub const MAX_DEPTH: usize = 256;
+pub const MAX_DEPTH: usize = crate::document::MAX_DEPTH;
 
 /// Why an ApplyConfiguration could not be applied. The messages are kube-apiserver's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -83,7 +93,7 @@ pub enum ApplyConfigurationError {
     /// The merged object could not be written back (not expected to happen).
     #[error("error applying patch: failed to convert typed object to object: {0}")]
     Output(String),
-    /// The object or the patch is nested deeper than [`MAX_DEPTH`].
+    /// The object or the patch nests lists and maps deeper than [`MAX_DEPTH`].
     #[error("error applying patch: nested deeper than {MAX_DEPTH} levels")]
     TooDeep,
 }
@@ -368,6 +378,11 @@ fn handle(resolved: Resolved, v: &Json) -> Handle {
     }
 }
 
+/// Whether `v`, at `depth` containers down, is a list or map beyond [`MAX_DEPTH`].
+fn too_deep(v: &Json, depth: usize) -> bool {
+    depth >= MAX_DEPTH && matches!(v.get_type(), JsonType::Object | JsonType::Array)
+}
+
 fn invalid_atom(ty: TypeRef) -> String {
     match ty.name() {
         Some(name) => format!("schema error: invalid atom: named type: {name}"),
@@ -416,8 +431,13 @@ enum KeyValue<'a> {
     /// A float that is not an integer, by its bits.
     Float(u64),
     Str(&'a str),
-    /// A list or map (only a key field can hold one), as canonical text.
-    Other(String),
+    /// A list or map, which only a malformed key field holds (the typing refuses it): an
+    /// unambiguous canonical text to compare by (maps sorted, numbers as above), and the text
+    /// SMD's `value.ToString` prints.
+    Other {
+        identity: String,
+        display: String,
+    },
 }
 
 impl<'a> KeyValue<'a> {
@@ -431,9 +451,9 @@ impl<'a> KeyValue<'a> {
                 _ => KeyValue::float(v.as_f64().unwrap_or(0.0)),
             },
             JsonType::Array | JsonType::Object => {
-                let mut text = String::new();
-                canonical(&mut text, v, 0);
-                KeyValue::Other(text)
+                let (mut identity, mut display) = (String::new(), String::new());
+                canonical(&mut identity, &mut display, v, 0);
+                KeyValue::Other { identity, display }
             }
         }
     }
@@ -465,37 +485,50 @@ impl fmt::Display for KeyValue<'_> {
             KeyValue::Int(i) => write!(f, "{i}"),
             KeyValue::Float(bits) => f.write_str(&go_float(f64::from_bits(*bits))),
             KeyValue::Str(s) => f.write_str(&go_quote(s)),
-            KeyValue::Other(text) => f.write_str(text),
+            KeyValue::Other { display, .. } => f.write_str(display),
         }
     }
 }
 
-/// A value in SMD `value.ToString` form, map keys sorted, for comparing lists and maps (only
-/// a malformed key field holds one; the typing refuses it). Deeper levels are cut.
-fn canonical(out: &mut String, v: &Json, depth: usize) {
+/// A list or map as compared (`identity`: tagged, maps sorted, strings quoted) and as SMD's
+/// `value.ToString` prints it (`display`). Levels past [`FORMAT_DEPTH`] are cut.
+fn canonical(identity: &mut String, display: &mut String, v: &Json, depth: usize) {
     if depth > FORMAT_DEPTH {
-        out.push_str("...");
+        identity.push_str("...");
+        display.push_str("...");
         return;
     }
     if let Some(array) = v.as_array() {
-        out.push('[');
+        identity.push('[');
+        display.push('[');
         for (i, item) in array.iter().enumerate() {
             if i > 0 {
-                out.push(',');
+                identity.push(',');
+                display.push(',');
             }
-            canonical(out, item, depth + 1);
+            canonical(identity, display, item, depth + 1);
         }
-        out.push(']');
+        identity.push(']');
+        display.push(']');
     } else if let Some(object) = v.as_object() {
         let mut entries = Entries::of(object).list;
         entries.sort_by(|a, b| a.0.cmp(b.0));
-        for (k, item) in entries {
-            out.push_str(k);
-            out.push('=');
-            canonical(out, item, depth + 1);
+        identity.push('{');
+        for (i, (k, item)) in entries.into_iter().enumerate() {
+            if i > 0 {
+                identity.push(',');
+            }
+            identity.push_str(&go_quote(k));
+            identity.push(':');
+            display.push_str(k);
+            display.push('=');
+            canonical(identity, display, item, depth + 1);
         }
+        identity.push('}');
     } else {
-        let _ = write!(out, "{}", KeyValue::of(v));
+        let scalar = KeyValue::of(v);
+        let _ = write!(identity, "{scalar:?}");
+        let _ = write!(display, "{scalar}");
     }
 }
 
@@ -660,7 +693,7 @@ impl<'a> Typer<'a> {
     }
 
     fn value(&mut self, v: &'a Json, ty: TypeRef, depth: usize) {
-        if depth > MAX_DEPTH {
+        if too_deep(v, depth) {
             self.too_deep = true;
             return;
         }
@@ -770,7 +803,7 @@ struct AtomicFinder {
 
 impl AtomicFinder {
     fn value(&mut self, v: &Json, ty: TypeRef, depth: usize) {
-        if depth > MAX_DEPTH {
+        if too_deep(v, depth) {
             self.too_deep = true;
             return;
         }
@@ -855,7 +888,7 @@ impl<'a> Merger<'a> {
                 return None;
             }
         };
-        if depth > MAX_DEPTH {
+        if too_deep(lhs, depth) || too_deep(rhs, depth) {
             self.too_deep = true;
             return None;
         }
@@ -933,7 +966,6 @@ impl<'a> Merger<'a> {
     }
 
     /// Indexes a list's items by key (SMD `indexListPathElements`).
-    #[allow(clippy::type_complexity)]
     fn index(
         &mut self,
         items: &'a [Json],
@@ -1097,7 +1129,7 @@ fn write_out(
     value: &Out<'_>,
     depth: usize,
 ) -> Result<(), ApplyConfigurationError> {
-    if depth > MAX_DEPTH + 1 {
+    if depth >= MAX_DEPTH && !matches!(value, Out::Value(_)) {
         return Err(ApplyConfigurationError::TooDeep);
     }
     match value {
@@ -1131,7 +1163,7 @@ fn write_out(
 
 /// Writes a value, keys in order; a repeated key is written once, with its last value.
 fn write_json(out: &mut Vec<u8>, v: &Json, depth: usize) -> Result<(), ApplyConfigurationError> {
-    if depth > MAX_DEPTH + 1 {
+    if too_deep(v, depth) {
         return Err(ApplyConfigurationError::TooDeep);
     }
     if let Some(object) = v.as_object() {
