@@ -1380,6 +1380,41 @@ fn go_float(f: f64) -> String {
     format!("{sign}{text}")
 }
 
+/// Go's `unicode.IsPrint`, near enough: not a control, format or private-use character, nor a
+/// space other than U+0020. (Unassigned code points are taken as printable.)
+fn go_printable(c: char) -> bool {
+    let u = c as u32;
+    let format = matches!(
+        u,
+        0xAD | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x890..=0x891
+            | 0x8E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    );
+    let private = matches!(u, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD);
+    !(c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || format
+        || private
+        || matches!(u, 0xFFFE | 0xFFFF))
+}
+
 /// Go's `%q` of a string (`strconv.Quote`).
 fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -1398,7 +1433,7 @@ fn go_quote(s: &str) -> String {
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c if c.is_control() => {
+            c if !go_printable(c) => {
                 if (c as u32) <= 0xffff {
                     let _ = write!(out, "\\u{:04x}", c as u32);
                 } else {
@@ -1410,4 +1445,135 @@ fn go_quote(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Json {
+        sonic_rs::from_str(text).unwrap()
+    }
+
+    // Expected texts are Go's own output for the same values.
+
+    #[test]
+    fn floats_print_as_go_does() {
+        for (f, go) in [
+            (1e6, "1e+06"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (123456.7, "123456.7"),
+            (1234567.5, "1.2345675e+06"),
+            (3.25, "3.25"),
+            (1e20, "1e+20"),
+            (1e21, "1e+21"),
+            (1e100, "1e+100"),
+            (0.0001, "0.0001"),
+            (0.00012, "0.00012"),
+            (0.00001, "1e-05"),
+            (80.0, "80"),
+            (-2.5e-7, "-2.5e-07"),
+            (1.5, "1.5"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(go_float(f), go, "{f}");
+        }
+    }
+
+    #[test]
+    fn strings_quote_as_go_does() {
+        assert_eq!(
+            go_quote("a\"b\\c\n\u{1}é\u{200b}"),
+            r#""a\"b\\c\n\x01é\u200b""#
+        );
+        assert_eq!(
+            go_quote("\u{ad}\u{61c}\u{feff}\u{2028}\u{a0}\u{e000}😀\u{85}\t"),
+            r#""\u00ad\u061c\ufeff\u2028\u00a0\ue000😀\u0085\t""#
+        );
+        assert_eq!(go_quote("日本"), r#""日本""#);
+    }
+
+    #[test]
+    fn values_print_as_go_does() {
+        for (value, plain, syntax, ty) in [
+            ("5", "&{5}", "&value.valueUnstructured{Value:5}", "int64"),
+            (
+                "1.5",
+                "&{1.5}",
+                "&value.valueUnstructured{Value:1.5}",
+                "float64",
+            ),
+            (
+                r#""x""#,
+                "&{x}",
+                r#"&value.valueUnstructured{Value:"x"}"#,
+                "string",
+            ),
+            (
+                "true",
+                "&{true}",
+                "&value.valueUnstructured{Value:true}",
+                "bool",
+            ),
+            (
+                "null",
+                "&{<nil>}",
+                "&value.valueUnstructured{Value:interface {}(nil)}",
+                "<nil>",
+            ),
+            (
+                r#"{"b":1,"a":"q"}"#,
+                "&{map[a:q b:1]}",
+                r#"&value.valueUnstructured{Value:map[string]interface {}{"a":"q", "b":1}}"#,
+                "map[string]interface {}",
+            ),
+            (
+                r#"["a",2,null]"#,
+                "&{[a 2 <nil>]}",
+                r#"&value.valueUnstructured{Value:[]interface {}{"a", 2, interface {}(nil)}}"#,
+                "[]interface {}",
+            ),
+        ] {
+            let v = json(value);
+            assert_eq!(GoValue(&v).to_string(), plain);
+            assert_eq!(GoSyntax(&v).to_string(), syntax);
+            assert_eq!(GoType(&v).to_string(), ty);
+        }
+    }
+
+    #[test]
+    fn item_keys_compare_numbers_by_value_and_print_sorted() {
+        let ports = schema::root_type("", "v1", "Pod")
+            .and_then(|pod| pod.resolve().map)
+            .and_then(|(pod, _)| pod.field("spec"))
+            .and_then(|spec| spec.ty.resolve().map)
+            .and_then(|(spec, _)| spec.field("containers"))
+            .and_then(|c| c.ty.resolve().list)
+            .and_then(|c| c.element.resolve().map)
+            .and_then(|(c, _)| c.field("ports"))
+            .and_then(|p| p.ty.resolve().list)
+            .unwrap();
+        let a = json(r#"{"protocol":"TCP","containerPort":80}"#);
+        let b = json(r#"{"containerPort":80.0}"#);
+        let (a, b) = (item_key(ports, &a).unwrap(), item_key(ports, &b).unwrap());
+        assert_eq!(a, b);
+        assert_eq!(a.to_string(), r#"[containerPort=80,protocol="TCP"]"#);
+        let odd = json(r#"{"containerPort":{"b":[1],"a":"x"}}"#);
+        let odd = item_key(ports, &odd).unwrap();
+        assert_eq!(
+            odd.to_string(),
+            r#"[containerPort=a="x"b=[1],protocol="TCP"]"#
+        );
+        // A list and a map that print alike are different items.
+        let list = json(r#"{"containerPort":["a=1"]}"#);
+        let map = json(r#"{"containerPort":{"[a":"1]"}}"#);
+        assert_ne!(
+            item_key(ports, &list).unwrap(),
+            item_key(ports, &map).unwrap()
+        );
+    }
 }
