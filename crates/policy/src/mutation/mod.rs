@@ -1,3 +1,4 @@
 //! Mutations: JSON Patch, ApplyConfiguration merge, and the patch a response carries.
 
+pub mod diff;
 pub mod json_patch;
