@@ -1,4 +1,6 @@
 //! Mutations: JSON Patch, ApplyConfiguration merge, and the patch a response carries.
 
 pub mod apply_configuration;
+pub mod diff;
+pub mod json_patch;
 pub mod schema;

@@ -1,0 +1,448 @@
+//! The JSON Patch (RFC 6902) that turns one document into another: what a mutating webhook
+//! returns for the object its mutations produced. kube-apiserver applies it with RFC 6902
+//! semantics, so the patch only uses `add`, `remove` and `replace` on locations that exist
+//! (or, for `add`, whose parent exists).
+//!
+//! The patch is small rather than strictly minimal:
+//! - equal subtrees produce nothing (numbers compare by value, object members in any order);
+//! - object members are removed, added or changed one by one, recursing into members that are
+//!   objects or arrays on both sides; a value of another type is replaced whole;
+//! - arrays keep their common prefix and suffix; the elements between are paired up and
+//!   diffed, extra new elements are added at their indices, extra old ones removed from the
+//!   last backwards. One insertion or deletion anywhere costs one operation;
+//! - keys are escaped (`~` as `~0`, `/` as `~1`).
+//!
+//! Removals and changes come in the old document's member order, additions in the new one's.
+//! Values are shared with `to`, not copied.
+
+use std::fmt::Write as _;
+
+use celer_cel::Json;
+use hashbrown::HashMap;
+use sonic_rs::{Array, Object, ValueRef};
+
+use super::json_patch::{JsonPatchError, PatchOp, escape_key, json_eq, write_json};
+
+/// The operations that turn `from` into `to`; empty when they are equal.
+pub fn diff(from: &Json, to: &Json) -> Vec<PatchOp> {
+    let mut differ = Differ {
+        ops: Vec::new(),
+        path: String::new(),
+    };
+    differ.value(from, to);
+    differ.ops
+}
+
+/// The patch as RFC 6902 JSON text: `[{"op":"add","path":"/a","value":1}, ...]`, members in
+/// the order `op`, `from`, `path`, `value`.
+pub fn to_text(ops: &[PatchOp]) -> Result<String, JsonPatchError> {
+    let mut out: Vec<u8> = Vec::with_capacity(64 * ops.len() + 2);
+    out.push(b'[');
+    for (i, op) in ops.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"op\":\"");
+        out.extend_from_slice(op.name().as_bytes());
+        out.push(b'"');
+        if let PatchOp::Move { from, .. } | PatchOp::Copy { from, .. } = op {
+            out.extend_from_slice(b",\"from\":");
+            write_string(&mut out, from)?;
+        }
+        out.extend_from_slice(b",\"path\":");
+        write_string(&mut out, op.path())?;
+        if let PatchOp::Add { value, .. }
+        | PatchOp::Replace { value, .. }
+        | PatchOp::Test { value, .. } = op
+        {
+            out.extend_from_slice(b",\"value\":");
+            write_json(&mut out, value, false)?;
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+    String::from_utf8(out).map_err(|e| JsonPatchError::Rebuild(e.to_string()))
+}
+
+/// The patch as a JSON array (parsed from [`to_text`], so members keep that order).
+pub fn to_json(ops: &[PatchOp]) -> Result<Json, JsonPatchError> {
+    let text = to_text(ops)?;
+    sonic_rs::from_str(&text).map_err(|e| JsonPatchError::Rebuild(e.to_string()))
+}
+
+fn write_string(out: &mut Vec<u8>, text: &str) -> Result<(), JsonPatchError> {
+    sonic_rs::to_writer(&mut *out, text).map_err(|e| JsonPatchError::Rebuild(e.to_string()))
+}
+
+struct Differ {
+    ops: Vec<PatchOp>,
+    /// The pointer to the values being compared.
+    path: String,
+}
+
+impl Differ {
+    fn value(&mut self, from: &Json, to: &Json) {
+        match (from.as_ref(), to.as_ref()) {
+            (ValueRef::Object(a), ValueRef::Object(b)) => self.object(a, b),
+            (ValueRef::Array(a), ValueRef::Array(b)) => self.array(a, b),
+            _ => {
+                if !json_eq(from, to) {
+                    self.ops.push(PatchOp::Replace {
+                        path: self.path.clone(),
+                        value: to.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    fn push_key(&mut self, key: &str) {
+        self.path.push('/');
+        self.path.push_str(&escape_key(key));
+    }
+
+    fn push_index(&mut self, index: usize) {
+        let _ = write!(self.path, "/{index}");
+    }
+
+    fn object(&mut self, a: &Object, b: &Object) {
+        let len = self.path.len();
+        // The common case, the same members in the same order: no lookups.
+        if a.len() == b.len() && a.iter().zip(b.iter()).all(|((ka, _), (kb, _))| ka == kb) {
+            for ((key, av), (_, bv)) in a.iter().zip(b.iter()) {
+                self.push_key(key);
+                self.value(av, bv);
+                self.path.truncate(len);
+            }
+            return;
+        }
+        let old = Members::new(a);
+        let new = Members::new(b);
+        for (i, &(key, av)) in old.list.iter().enumerate() {
+            self.push_key(key);
+            match new.get(key, i) {
+                Some(bv) => self.value(av, bv),
+                None => self.ops.push(PatchOp::Remove {
+                    path: self.path.clone(),
+                }),
+            }
+            self.path.truncate(len);
+        }
+        for (i, &(key, bv)) in new.list.iter().enumerate() {
+            if old.get(key, i).is_none() {
+                self.push_key(key);
+                self.ops.push(PatchOp::Add {
+                    path: self.path.clone(),
+                    value: bv.clone(),
+                });
+                self.path.truncate(len);
+            }
+        }
+    }
+
+    fn array(&mut self, a: &Array, b: &Array) {
+        let len = self.path.len();
+        let prefix = a
+            .iter()
+            .zip(b.iter())
+            .take_while(|(x, y)| json_eq(x, y))
+            .count();
+        let suffix = a[prefix..]
+            .iter()
+            .rev()
+            .zip(b[prefix..].iter().rev())
+            .take_while(|(x, y)| json_eq(x, y))
+            .count();
+        let old = &a[prefix..a.len() - suffix];
+        let new = &b[prefix..b.len() - suffix];
+        let paired = old.len().min(new.len());
+        for (i, (x, y)) in old.iter().zip(new.iter()).enumerate() {
+            self.push_index(prefix + i);
+            self.value(x, y);
+            self.path.truncate(len);
+        }
+        // Elements before `prefix + paired` now match `to`; insert the rest in order.
+        for (i, y) in new.iter().enumerate().skip(paired) {
+            self.push_index(prefix + i);
+            self.ops.push(PatchOp::Add {
+                path: self.path.clone(),
+                value: y.clone(),
+            });
+            self.path.truncate(len);
+        }
+        // Or remove the extra old elements, the last first, so no index shifts.
+        for i in (paired..old.len()).rev() {
+            self.push_index(prefix + i);
+            self.ops.push(PatchOp::Remove {
+                path: self.path.clone(),
+            });
+            self.path.truncate(len);
+        }
+    }
+}
+
+/// An object's members, looked up by position first (members usually keep their order), then
+/// through a hash index for large objects.
+struct Members<'a> {
+    list: Vec<(&'a str, &'a Json)>,
+    index: Option<HashMap<&'a str, usize>>,
+}
+
+impl<'a> Members<'a> {
+    const INDEXED_FROM: usize = 16;
+
+    fn new(object: &'a Object) -> Self {
+        let list: Vec<(&str, &Json)> = object.iter().collect();
+        let index = (list.len() >= Self::INDEXED_FROM).then(|| {
+            let mut index = HashMap::with_capacity(list.len());
+            for (i, &(key, _)) in list.iter().enumerate() {
+                index.entry(key).or_insert(i);
+            }
+            index
+        });
+        Members { list, index }
+    }
+
+    /// The member named `key`, checking position `hint` first.
+    fn get(&self, key: &str, hint: usize) -> Option<&'a Json> {
+        if let Some(&(k, v)) = self.list.get(hint)
+            && k == key
+        {
+            return Some(v);
+        }
+        match &self.index {
+            Some(index) => index.get(key).and_then(|&i| self.list.get(i)).map(|m| m.1),
+            None => self.list.iter().find(|(k, _)| *k == key).map(|m| m.1),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::mutation::json_patch::{Applied, apply};
+
+    fn json(text: &str) -> Json {
+        sonic_rs::from_str(text).unwrap()
+    }
+
+    /// Diffs, checks that the patch turns `from` into `to`, and returns it as text.
+    fn patch(from: &str, to: &str) -> String {
+        let (from, to) = (json(from), json(to));
+        let ops = diff(&from, &to);
+        let mut patched = from.clone();
+        assert_eq!(apply(&mut patched, &ops), Ok(Applied::Patched));
+        assert!(
+            json_eq(&patched, &to),
+            "patch {} gives {}",
+            to_text(&ops).unwrap(),
+            sonic_rs::to_string(&patched).unwrap()
+        );
+        to_text(&ops).unwrap()
+    }
+
+    #[test]
+    fn equal_documents_need_no_patch() {
+        assert_eq!(
+            patch(r#"{"a": [1, {"b": null}]}"#, r#"{"a": [1, {"b": null}]}"#),
+            "[]"
+        );
+        // Member order and the spelling of numbers do not matter.
+        assert_eq!(
+            patch(r#"{"a": 1, "b": 2.5}"#, r#"{"b": 2.50, "a": 1.0}"#),
+            "[]"
+        );
+    }
+
+    #[test]
+    fn objects_change_member_by_member() {
+        assert_eq!(
+            patch(
+                r#"{"keep": 1, "gone": 2, "changed": "x", "nested": {"a": 1, "b": 2}}"#,
+                r#"{"keep": 1, "changed": "y", "nested": {"a": 1, "b": 3}, "new": [1]}"#
+            ),
+            r#"[{"op":"remove","path":"/gone"},{"op":"replace","path":"/changed","value":"y"},{"op":"replace","path":"/nested/b","value":3},{"op":"add","path":"/new","value":[1]}]"#
+        );
+        // A change of type replaces the value whole.
+        assert_eq!(
+            patch(r#"{"a": {"b": 1}}"#, r#"{"a": [1]}"#),
+            r#"[{"op":"replace","path":"/a","value":[1]}]"#
+        );
+        assert_eq!(
+            patch(r#"{"a": 1}"#, r#"{"a": null}"#),
+            r#"[{"op":"replace","path":"/a","value":null}]"#
+        );
+    }
+
+    #[test]
+    fn keys_are_escaped() {
+        assert_eq!(
+            patch(r#"{"a/b": {"c~d": 1}}"#, r#"{"a/b": {"c~d": 2, "~/": 3}}"#),
+            r#"[{"op":"replace","path":"/a~1b/c~0d","value":2},{"op":"add","path":"/a~1b/~0~1","value":3}]"#
+        );
+    }
+
+    #[test]
+    fn the_root_is_replaced_when_its_type_changes() {
+        assert_eq!(
+            patch(r#"{"a": 1}"#, "[1]"),
+            r#"[{"op":"replace","path":"","value":[1]}]"#
+        );
+    }
+
+    #[test]
+    fn arrays_keep_their_common_prefix_and_suffix() {
+        // Appending.
+        assert_eq!(
+            patch("[1, 2]", "[1, 2, 3, 4]"),
+            r#"[{"op":"add","path":"/2","value":3},{"op":"add","path":"/3","value":4}]"#
+        );
+        // Removing from the end: the last first.
+        assert_eq!(
+            patch("[1, 2, 3, 4]", "[1, 2]"),
+            r#"[{"op":"remove","path":"/3"},{"op":"remove","path":"/2"}]"#
+        );
+        // One insertion anywhere is one operation.
+        assert_eq!(
+            patch(
+                r#"[{"n": "a"}, {"n": "b"}]"#,
+                r#"[{"n": "x"}, {"n": "a"}, {"n": "b"}]"#
+            ),
+            r#"[{"op":"add","path":"/0","value":{"n":"x"}}]"#
+        );
+        assert_eq!(
+            patch("[1, 2, 3, 4]", "[1, 2, 9, 3, 4]"),
+            r#"[{"op":"add","path":"/2","value":9}]"#
+        );
+        // So is one deletion.
+        assert_eq!(
+            patch("[1, 2, 3, 4]", "[1, 3, 4]"),
+            r#"[{"op":"remove","path":"/1"}]"#
+        );
+        // Changed elements between are diffed in place.
+        assert_eq!(
+            patch(
+                r#"[0, {"name": "a", "image": "x:1"}, 9]"#,
+                r#"[0, {"name": "a", "image": "x:2"}, 9]"#
+            ),
+            r#"[{"op":"replace","path":"/1/image","value":"x:2"}]"#
+        );
+        // Pairs first, then the extra new elements.
+        assert_eq!(
+            patch("[0, 1, 2, 9]", "[0, 5, 6, 7, 9]"),
+            r#"[{"op":"replace","path":"/1","value":5},{"op":"replace","path":"/2","value":6},{"op":"add","path":"/3","value":7}]"#
+        );
+        // Or the extra old ones.
+        assert_eq!(
+            patch("[0, 1, 2, 3, 9]", "[0, 5, 9]"),
+            r#"[{"op":"replace","path":"/1","value":5},{"op":"remove","path":"/3"},{"op":"remove","path":"/2"}]"#
+        );
+        // Repeated elements.
+        assert_eq!(
+            patch("[1, 1, 1]", "[1, 1]"),
+            r#"[{"op":"remove","path":"/2"}]"#
+        );
+        assert_eq!(
+            patch("[]", "[[]]"),
+            r#"[{"op":"add","path":"/0","value":[]}]"#
+        );
+    }
+
+    #[test]
+    fn to_text_writes_every_operation() {
+        let ops = vec![
+            PatchOp::Add {
+                path: "/a".into(),
+                value: json(r#"{"x": "\"q\""}"#),
+            },
+            PatchOp::Remove { path: "/b".into() },
+            PatchOp::Replace {
+                path: "/c".into(),
+                value: json("1.5"),
+            },
+            PatchOp::Move {
+                from: "/d".into(),
+                path: "/e".into(),
+            },
+            PatchOp::Copy {
+                from: "/f".into(),
+                path: "/g".into(),
+            },
+            PatchOp::Test {
+                path: "/h\u{1}".into(),
+                value: json("null"),
+            },
+        ];
+        let text = to_text(&ops).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"op":"add","path":"/a","value":{"x":"\"q\""}},{"op":"remove","path":"/b"},{"op":"replace","path":"/c","value":1.5},{"op":"move","from":"/d","path":"/e"},{"op":"copy","from":"/f","path":"/g"},{"op":"test","path":"/h\u0001","value":null}]"#
+        );
+        // It reads back as the same operations.
+        let back = crate::mutation::json_patch::from_json(&to_json(&ops).unwrap()).unwrap();
+        assert_eq!(back, ops);
+        assert_eq!(to_text(&[]).unwrap(), "[]");
+    }
+
+    fn pod(annotations: Option<&str>) -> String {
+        let annotations = annotations.map_or(String::new(), |a| format!(r#""annotations": {a},"#));
+        format!(
+            r#"{{"apiVersion": "v1", "kind": "Pod",
+                "metadata": {{"name": "web", "namespace": "prod", {annotations}
+                    "labels": {{"app": "web", "tier": "frontend"}}}},
+                "spec": {{"containers": [
+                    {{"name": "app", "image": "nginx:1.27", "ports": [{{"containerPort": 80}}],
+                      "env": [{{"name": "A", "value": "1"}}, {{"name": "B", "value": "2"}}]}},
+                    {{"name": "sidecar", "image": "envoy:1.30"}}],
+                  "volumes": [{{"name": "data", "emptyDir": {{}}}}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn common_pod_changes_are_minimal() {
+        // One annotation added next to others: one add.
+        assert_eq!(
+            patch(
+                &pod(Some(r#"{"a": "1"}"#)),
+                &pod(Some(r#"{"a": "1", "example.com/injected": "true"}"#))
+            ),
+            r#"[{"op":"add","path":"/metadata/annotations/example.com~1injected","value":"true"}]"#
+        );
+        // The first annotation: one add of the whole map.
+        assert_eq!(
+            patch(
+                &pod(None),
+                &pod(Some(r#"{"example.com/injected": "true"}"#))
+            ),
+            r#"[{"op":"add","path":"/metadata/annotations","value":{"example.com/injected":"true"}}]"#
+        );
+        // A container image changed.
+        let to = pod(None).replace("envoy:1.30", "envoy:1.31");
+        assert_eq!(
+            patch(&pod(None), &to),
+            r#"[{"op":"replace","path":"/spec/containers/1/image","value":"envoy:1.31"}]"#
+        );
+        // A container added at the end.
+        let to = pod(None).replace(
+            r#"{"name": "sidecar", "image": "envoy:1.30"}"#,
+            r#"{"name": "sidecar", "image": "envoy:1.30"}, {"name": "log", "image": "busybox"}"#,
+        );
+        assert_eq!(
+            patch(&pod(None), &to),
+            r#"[{"op":"add","path":"/spec/containers/2","value":{"name":"log","image":"busybox"}}]"#
+        );
+    }
+
+    #[test]
+    fn many_added_members_are_one_add_each() {
+        let from = pod(Some(r#"{"a": "1"}"#));
+        let added: Vec<String> = (0..64).map(|i| format!(r#""k{i}": "v{i}""#)).collect();
+        let to = pod(Some(&format!(r#"{{"a": "1", {}}}"#, added.join(", "))));
+        let ops = diff(&json(&from), &json(&to));
+        assert_eq!(ops.len(), 64);
+        assert!(ops.iter().all(|op| matches!(op, PatchOp::Add { .. })));
+        assert_eq!(ops[5].path(), "/metadata/annotations/k5");
+        patch(&from, &to);
+    }
+}
