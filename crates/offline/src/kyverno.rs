@@ -5,12 +5,15 @@
 //! Kyverno's CLI is more forgiving than the API server, and its suites rely on it: a policy
 //! with no binding applies as if bound with `validationActions: [Deny]`, a binding without
 //! validationActions denies, a paramRef without parameterNotFoundAction denies when nothing
-//! is found, and a namespace that the suite does not describe exists with no labels. These
-//! defaults are applied here, not in the engine.
+//! is found, a resource rule without operations matches every operation, a namespace that the
+//! suite does not describe exists with no labels, and params chosen by a selector are passed
+//! together as one list object (`params.items`). These are applied here and through
+//! [`EvalOptions::selector_params_as_list`], never by default in the engine.
 
 use std::path::{Path, PathBuf};
 
 use celer_cel::Json;
+use celer_policy::attributes::Operation;
 use celer_policy::document::parse_documents;
 use celer_policy::engine::{self, EvalOptions};
 use celer_policy::load::{Manifest, Manifests};
@@ -23,7 +26,6 @@ use celer_policy::model::{
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, RequestUser, review_for};
 use celer_policy::response::{Outcome, PolicyKind, ResultKind};
-use celer_policy::attributes::Operation;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use crate::files::read_text;
@@ -162,11 +164,21 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
 
     let mut evaluated: Vec<((String, String), Json, Outcome)> = Vec::new();
     for (i, r) in resources.iter().enumerate() {
-        let body = review_for(Some(r), None, Operation::Create, &user, &format!("celer-{i}"))
-            .map_err(|e| format!("resource {}: {e}", object_key(r).1))?;
+        let body = review_for(
+            Some(r),
+            None,
+            Operation::Create,
+            &user,
+            &format!("celer-{i}"),
+        )
+        .map_err(|e| format!("resource {}: {e}", object_key(r).1))?;
         let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
         let request = review.request().map_err(|e| e.to_string())?;
-        let result = engine::evaluate(&set, &request, &lookup, &EvalOptions::default());
+        let options = EvalOptions {
+            selector_params_as_list: true,
+            ..EvalOptions::default()
+        };
+        let result = engine::evaluate(&set, &request, &lookup, &options);
         evaluated.push((object_key(r), r.clone(), result));
     }
 
@@ -177,9 +189,17 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
         let policy = str_of(row, "policy").to_string();
         let kind = str_of(row, "kind").to_string();
         let expected = str_of(row, "result").to_string();
-        let policy_kind = if row.get("isValidatingAdmissionPolicy").and_then(|b| b.as_bool()) == Some(true) {
+        let policy_kind = if row
+            .get("isValidatingAdmissionPolicy")
+            .and_then(|b| b.as_bool())
+            == Some(true)
+        {
             PolicyKind::Validating
-        } else if row.get("isMutatingAdmissionPolicy").and_then(|b| b.as_bool()) == Some(true) {
+        } else if row
+            .get("isMutatingAdmissionPolicy")
+            .and_then(|b| b.as_bool())
+            == Some(true)
+        {
             PolicyKind::Mutating
         } else {
             outcome.skipped.push((
@@ -212,7 +232,10 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
             });
         }
         for name in &names {
-            if !evaluated.iter().any(|((k, n), _, _)| *k == kind && n == name) {
+            if !evaluated
+                .iter()
+                .any(|((k, n), _, _)| *k == kind && n == name)
+            {
                 outcome.rows.push(RowOutcome {
                     policy: policy.clone(),
                     kind: kind.clone(),
@@ -240,6 +263,19 @@ pub fn apply_cli_defaults(manifests: &mut Manifests) {
     let mut bound_v = Vec::new();
     let mut bound_m = Vec::new();
     for (_, item) in &mut manifests.items {
+        let constraints = match item {
+            Manifest::ValidatingPolicy(p) => p.spec.match_constraints.as_mut(),
+            Manifest::MutatingPolicy(p) => p.spec.match_constraints.as_mut(),
+            _ => None,
+        };
+        for rule in constraints
+            .into_iter()
+            .flat_map(|c| c.resource_rules.iter_mut())
+        {
+            if rule.operations.is_empty() {
+                rule.operations = vec!["*".to_string()];
+            }
+        }
         match item {
             Manifest::ValidatingBinding(b) => {
                 if b.spec.validation_actions.is_empty() {
@@ -315,8 +351,7 @@ fn results_of<'o>(
 }
 
 fn validating_result(policy: &str, outcome: &Outcome) -> (String, Option<String>) {
-    let worst = results_of(policy, PolicyKind::Validating, outcome)
-        .max_by_key(|r| r.result.rank());
+    let worst = results_of(policy, PolicyKind::Validating, outcome).max_by_key(|r| r.result.rank());
     match worst {
         None => ("skip".to_string(), None),
         Some(r) => (

@@ -8,7 +8,10 @@ use celer_offline::kyverno;
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("CELER_CORPUS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus")),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/corpus"
+        )),
     }
 }
 
@@ -17,7 +20,10 @@ fn require(dir: &Path) -> bool {
     if dir.is_dir() {
         return true;
     }
-    let message = format!("corpus folder {} is missing (set CELER_CORPUS)", dir.display());
+    let message = format!(
+        "corpus folder {} is missing (set CELER_CORPUS)",
+        dir.display()
+    );
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("{message}");
     }
@@ -71,7 +77,10 @@ fn run_family(relative: &str, minimum_rows: usize) {
                     row.resource,
                     row.expected,
                     row.actual,
-                    row.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
+                    row.detail
+                        .as_deref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default()
                 ));
             }
         }
@@ -84,10 +93,10 @@ fn run_family(relative: &str, minimum_rows: usize) {
 
 #[test]
 fn validating_admission_policy_suites() {
-    run_family("kyverno/test/cli/test-validating-admission-policy", 20);
+    run_family("kyverno/test/cli/test-validating-admission-policy", 28);
 }
 
 #[test]
 fn mutating_admission_policy_suites() {
-    run_family("kyverno/test/cli/test-mutating-admission-policy", 14);
+    run_family("kyverno/test/cli/test-mutating-admission-policy", 17);
 }

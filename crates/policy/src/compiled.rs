@@ -9,7 +9,9 @@ use celer_cel::Program;
 
 use crate::environment::{ExpressionKind, PolicyEnv};
 use crate::matching::MatchConstraints;
-use crate::model::{self, FailurePolicy, ParamKind, ParamRef, ReinvocationPolicy, ValidationAction};
+use crate::model::{
+    self, FailurePolicy, ParamKind, ParamRef, ReinvocationPolicy, ValidationAction,
+};
 
 /// One compiled expression with its source (messages quote it).
 #[derive(Debug)]
@@ -202,7 +204,11 @@ impl MutatingPolicy {
                         &a.expression,
                         ExpressionKind::ApplyConfiguration,
                     ),
-                    (_, Some(j)) => (PatchType::JsonPatch, &j.expression, ExpressionKind::JsonPatch),
+                    (_, Some(j)) => (
+                        PatchType::JsonPatch,
+                        &j.expression,
+                        ExpressionKind::JsonPatch,
+                    ),
                     (Some(a), None) => (
                         PatchType::ApplyConfiguration,
                         &a.expression,
@@ -219,7 +225,9 @@ impl MutatingPolicy {
         MutatingPolicy {
             common,
             mutations,
-            reinvocation: spec.reinvocation_policy.unwrap_or(ReinvocationPolicy::Never),
+            reinvocation: spec
+                .reinvocation_policy
+                .unwrap_or(ReinvocationPolicy::Never),
         }
     }
 }

@@ -33,12 +33,17 @@ pub const VALIDATION_FAILURE_ANNOTATION: &str =
 pub struct EvalOptions {
     /// Answers `authorizer` checks; without one, expressions that use it fail.
     pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// Kyverno's CLI, unlike kube-apiserver, evaluates a binding whose `paramRef.selector`
+    /// selects several params once, with `params` a list object `{"items": [...]}`. Only for
+    /// running Kyverno's test suites; off, each param is evaluated on its own as upstream.
+    pub selector_params_as_list: bool,
 }
 
 /// What an evaluation reads besides the request: cached per request.
 pub struct RequestContext<'r> {
     pub request: &'r Request<'r>,
     lookup: &'r dyn Lookup,
+    selector_params_as_list: bool,
     namespace: OnceCell<Result<Option<Arc<Json>>, LookupError>>,
     cel_request: OnceCell<Json>,
     authorizer: Option<(Value<'static>, Value<'static>)>,
@@ -68,6 +73,7 @@ impl<'r> RequestContext<'r> {
         RequestContext {
             request,
             lookup,
+            selector_params_as_list: options.selector_params_as_list,
             namespace: OnceCell::new(),
             cel_request: OnceCell::new(),
             authorizer,
@@ -79,7 +85,8 @@ impl<'r> RequestContext<'r> {
     /// namespace of itself").
     pub(crate) fn namespace(&self) -> Result<Option<Arc<Json>>, LookupError> {
         let a = &self.request.attributes;
-        let is_namespace = a.kind.group.is_empty() && a.kind.version == "v1" && a.kind.kind == "Namespace";
+        let is_namespace =
+            a.kind.group.is_empty() && a.kind.version == "v1" && a.kind.kind == "Namespace";
         if a.namespace.is_empty() || is_namespace {
             return Ok(None);
         }
@@ -213,7 +220,12 @@ pub fn collect_params(
     };
     let request_namespace = ctx.request.attributes.namespace;
     let namespace = match scope {
-        ParamScope::Cluster if param_ref.namespace.as_deref().is_some_and(|n| !n.is_empty()) => {
+        ParamScope::Cluster
+            if param_ref
+                .namespace
+                .as_deref()
+                .is_some_and(|n| !n.is_empty()) =>
+        {
             return Err(
                 "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
                     .to_string(),
@@ -251,6 +263,15 @@ pub fn collect_params(
             if selector.matches_labels(&p) {
                 params.push(Some(p));
             }
+        }
+        if ctx.selector_params_as_list && !params.is_empty() {
+            let items: Vec<&Json> = params.iter().flatten().map(|p| &**p).collect();
+            let text = format!(
+                "{{\"items\":{}}}",
+                sonic_rs::to_string(&items).map_err(|e| e.to_string())?
+            );
+            let list: Json = sonic_rs::from_str(&text).map_err(|e| e.to_string())?;
+            params = vec![Some(Arc::new(list))];
         }
     }
     if params.is_empty() {
@@ -335,7 +356,10 @@ fn validate(
         let Some(policy) = family.policies.get(id as usize) else {
             continue;
         };
-        let bindings = family.bindings.get(id as usize).map_or(&[][..], Vec::as_slice);
+        let bindings = family
+            .bindings
+            .get(id as usize)
+            .map_or(&[][..], Vec::as_slice);
         if bindings.is_empty() {
             continue;
         }
@@ -364,19 +388,15 @@ fn validate(
                 });
             }
         };
-        let matched = match match_constraints(
-            &common.constraints,
-            &set.equivalents,
-            &attributes,
-            ctx,
-        ) {
-            MatchStep::Matched(m) => m,
-            MatchStep::NotMatched => continue,
-            MatchStep::Error(e) => {
-                config_error(&mut denied, outcome, None, e);
-                continue;
-            }
-        };
+        let matched =
+            match match_constraints(&common.constraints, &set.equivalents, &attributes, ctx) {
+                MatchStep::Matched(m) => m,
+                MatchStep::NotMatched => continue,
+                MatchStep::Error(e) => {
+                    config_error(&mut denied, outcome, None, e);
+                    continue;
+                }
+            };
         let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
@@ -616,5 +636,3 @@ fn validation_failure_json(policy: &str, binding: &Binding, index: usize, messag
 pub(crate) fn json_string(s: &str) -> String {
     sonic_rs::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
-
-

@@ -59,7 +59,10 @@ impl PolicyEnv {
         let params = has_params.then(|| env.declare("params", Type::Dyn));
         authz::declare_variables(&mut env);
         env.enable_lazy_variables();
-        let authorizer = env.variables().slot(authz::AUTHORIZER_VAR).unwrap_or(usize::MAX);
+        let authorizer = env
+            .variables()
+            .slot(authz::AUTHORIZER_VAR)
+            .unwrap_or(usize::MAX);
         let request_resource = env
             .variables()
             .slot(authz::REQUEST_RESOURCE_VAR)

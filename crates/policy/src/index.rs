@@ -104,7 +104,13 @@ mod tests {
     use super::*;
 
     fn key<'a>(g: &'a str, r: &'a str, op: Option<Operation>) -> RuleKey<'a> {
-        let p = |s: &'a str| if s == "*" { Pattern::Any } else { Pattern::Exact(s) };
+        let p = |s: &'a str| {
+            if s == "*" {
+                Pattern::Any
+            } else {
+                Pattern::Exact(s)
+            }
+        };
         RuleKey {
             group: p(g),
             resource: p(r),
@@ -125,13 +131,19 @@ mod tests {
     fn exact_and_wildcard_buckets() {
         let mut index = PolicyIndex::default();
         index.insert(0, &[key("", "pods", Some(Operation::Create))]);
-        index.insert(1, &[key("apps", "deployments", None), key("apps", "*", None)]);
+        index.insert(
+            1,
+            &[key("apps", "deployments", None), key("apps", "*", None)],
+        );
         index.insert(2, &[key("*", "*", Some(Operation::Update))]);
         index.insert(3, &[key("", "pods", Some(Operation::Update))]);
         assert_eq!(find(&index, Operation::Create, "", "pods"), [0]);
         assert_eq!(find(&index, Operation::Update, "", "pods"), [2, 3]);
         assert_eq!(find(&index, Operation::Delete, "apps", "statefulsets"), [1]);
-        assert_eq!(find(&index, Operation::Create, "batch", "jobs"), Vec::<u32>::new());
+        assert_eq!(
+            find(&index, Operation::Create, "batch", "jobs"),
+            Vec::<u32>::new()
+        );
         index.insert_always(9);
         assert_eq!(find(&index, Operation::Create, "batch", "jobs"), [9]);
     }

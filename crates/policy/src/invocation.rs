@@ -34,7 +34,10 @@ pub fn bind_inputs<'a>(
     activation.set(slots.object, json_or_null(inputs.object));
     activation.set(slots.old_object, json_or_null(inputs.old_object));
     activation.set(slots.request, Value::from_json(inputs.request));
-    activation.set(slots.namespace_object, json_or_null(inputs.namespace_object));
+    activation.set(
+        slots.namespace_object,
+        json_or_null(inputs.namespace_object),
+    );
     if let Some(slot) = slots.params {
         activation.set(slot, json_or_null(inputs.params));
     }

@@ -12,7 +12,12 @@ const BUILTIN: &[(&str, &str, &str, bool)] = &[
     ("", "PersistentVolume", "persistentvolumes", false),
     ("", "ComponentStatus", "componentstatuses", false),
     ("", "Endpoints", "endpoints", true),
-    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", false),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRole",
+        "clusterroles",
+        false,
+    ),
     (
         "rbac.authorization.k8s.io",
         "ClusterRoleBinding",
@@ -22,8 +27,18 @@ const BUILTIN: &[(&str, &str, &str, bool)] = &[
     ("storage.k8s.io", "StorageClass", "storageclasses", false),
     ("storage.k8s.io", "CSIDriver", "csidrivers", false),
     ("storage.k8s.io", "CSINode", "csinodes", false),
-    ("storage.k8s.io", "VolumeAttachment", "volumeattachments", false),
-    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", false),
+    (
+        "storage.k8s.io",
+        "VolumeAttachment",
+        "volumeattachments",
+        false,
+    ),
+    (
+        "scheduling.k8s.io",
+        "PriorityClass",
+        "priorityclasses",
+        false,
+    ),
     ("node.k8s.io", "RuntimeClass", "runtimeclasses", false),
     ("networking.k8s.io", "IngressClass", "ingressclasses", false),
     (
@@ -75,12 +90,7 @@ const BUILTIN: &[(&str, &str, &str, bool)] = &[
         false,
     ),
     ("policy", "PodSecurityPolicy", "podsecuritypolicies", false),
-    (
-        "apiregistration.k8s.io",
-        "APIService",
-        "apiservices",
-        false,
-    ),
+    ("apiregistration.k8s.io", "APIService", "apiservices", false),
 ];
 
 /// The resource of a kind and whether it is namespaced.
@@ -123,7 +133,10 @@ pub fn plural(kind: &str) -> String {
     {
         return format!("{stem}ies");
     }
-    if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") || lower.ends_with("sh")
+    if lower.ends_with('s')
+        || lower.ends_with('x')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
     {
         return format!("{lower}es");
     }
@@ -149,7 +162,12 @@ mod tests {
         assert_eq!((ns.resource.as_str(), ns.namespaced), ("namespaces", false));
         let d = kind_info("apps/v1", "Deployment");
         assert_eq!(
-            (d.group.as_str(), d.version.as_str(), d.resource.as_str(), d.namespaced),
+            (
+                d.group.as_str(),
+                d.version.as_str(),
+                d.resource.as_str(),
+                d.namespaced
+            ),
             ("apps", "v1", "deployments", true)
         );
         assert_eq!(kind_info("v1", "Endpoints").resource, "endpoints");

@@ -192,6 +192,10 @@ mod tests {
         assert!(text.starts_with("bad.yaml (document 2): ValidatingAdmissionPolicy \"a\": spec.failurePolicy: unknown variant `Sometimes`"), "{text}");
         let mut m = Manifests::default();
         m.add_text("broken.yaml", "a: [\n");
-        assert!(m.errors[0].to_string().starts_with("broken.yaml (document 1): document: "));
+        assert!(
+            m.errors[0]
+                .to_string()
+                .starts_with("broken.yaml (document 1): document: ")
+        );
     }
 }

@@ -97,8 +97,14 @@ fn builtin_scope(api_version: &str, kind: &str) -> Option<ParamScope> {
         (api_version, kind),
         (
             "v1",
-            "ConfigMap" | "Secret" | "Pod" | "Service" | "ServiceAccount" | "LimitRange"
-                | "ResourceQuota" | "PersistentVolumeClaim"
+            "ConfigMap"
+                | "Secret"
+                | "Pod"
+                | "Service"
+                | "ServiceAccount"
+                | "LimitRange"
+                | "ResourceQuota"
+                | "PersistentVolumeClaim"
         ) | (
             "apps/v1",
             "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
@@ -221,9 +227,13 @@ mod tests {
     #[test]
     fn objects_serve_namespaces_and_params() {
         let lookup = ObjectLookup::new([
-            json(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod","labels":{"env":"prod"}}}"#),
+            json(
+                r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod","labels":{"env":"prod"}}}"#,
+            ),
             json(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limits"}}"#),
-            json(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limits","namespace":"prod"}}"#),
+            json(
+                r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limits","namespace":"prod"}}"#,
+            ),
             json(r#"{"apiVersion":"example.com/v1","kind":"Rule","metadata":{"name":"r1"}}"#),
         ]);
         assert!(lookup.namespace("prod").unwrap().is_some());
@@ -233,7 +243,12 @@ mod tests {
             kind: "ConfigMap".into(),
         };
         assert_eq!(lookup.param_scope(&cm), Some(ParamScope::Namespaced));
-        assert!(lookup.param(&cm, Some("default"), "limits").unwrap().is_some());
+        assert!(
+            lookup
+                .param(&cm, Some("default"), "limits")
+                .unwrap()
+                .is_some()
+        );
         assert_eq!(lookup.params(&cm, Some("prod")).unwrap().len(), 1);
         assert!(lookup.param(&cm, Some("dev"), "limits").unwrap().is_none());
         let rule = ParamKind {

@@ -94,7 +94,10 @@ pub fn run<'r>(
         let Some(policy) = family.policies.get(id as usize) else {
             continue;
         };
-        let bindings = family.bindings.get(id as usize).map_or(&[][..], Vec::as_slice);
+        let bindings = family
+            .bindings
+            .get(id as usize)
+            .map_or(&[][..], Vec::as_slice);
         if bindings.is_empty() {
             continue;
         }
@@ -140,7 +143,9 @@ pub fn run<'r>(
         return finish(original, None, errors, &attributes);
     }
 
-    let namespace = ctx.namespace().map_err(|e| Status::internal(&e.to_string()))?;
+    let namespace = ctx
+        .namespace()
+        .map_err(|e| Status::internal(&e.to_string()))?;
     let mut current: Option<Json> = None;
     // For each invocation: whether it is IfNeeded and the object changed after it ran.
     let mut reinvoke = vec![false; invocations.len()];
@@ -207,10 +212,9 @@ fn invoke(
     namespace: Option<&Json>,
 ) -> Result<Option<ResultKind>, String> {
     let common = &inv.policy.common;
-    let request = ctx.request.cel_request(
-        ctx.request.attributes.kind,
-        ctx.request.attributes.resource,
-    );
+    let request = ctx
+        .request
+        .cel_request(ctx.request.attributes.kind, ctx.request.attributes.resource);
     {
         let object = current.as_ref().unwrap_or(original);
         let inputs = Inputs {

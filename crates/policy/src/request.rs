@@ -134,7 +134,7 @@ fn str_field<'a>(v: &'a Json, key: &str) -> &'a str {
     v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
 }
 
-fn non_null<'a>(v: Option<&'a Json>) -> Option<&'a Json> {
+fn non_null(v: Option<&Json>) -> Option<&Json> {
     v.filter(|v| !v.is_null())
 }
 
@@ -342,7 +342,9 @@ pub fn review_for(
         namespace = "";
     }
     let mut out = String::with_capacity(1024);
-    out.push_str("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{");
+    out.push_str(
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{",
+    );
     push_str(&mut out, "uid", uid);
     out.push(',');
     let kind_gvk = GroupVersionKind {

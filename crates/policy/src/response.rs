@@ -17,7 +17,7 @@ pub struct Status {
     pub code: u16,
     pub reason: String,
     pub message: String,
-    pub details: Option<StatusDetails>,
+    pub details: Option<Box<StatusDetails>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -79,12 +79,12 @@ impl Status {
             code: reason_to_code(reason),
             reason: reason.to_string(),
             message: format!("{qualified} {} is forbidden: {message}", json_string(&name)),
-            details: Some(StatusDetails {
+            details: Some(Box::new(StatusDetails {
                 group: r.group.to_string(),
                 kind: r.resource.to_string(),
                 name,
                 causes: vec![message.to_string()],
-            }),
+            })),
         }
     }
 
@@ -409,7 +409,12 @@ mod tests {
             o.review_json("abc", ReviewVersion::V1beta1),
             r#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","response":{"uid":"abc","allowed":true,"warnings":["careful"],"auditAnnotations":{"p/k":"v"}}}"#
         );
-        o.deny(Status::forbidden(&attributes("web", ""), None, "no", "Forbidden"));
+        o.deny(Status::forbidden(
+            &attributes("web", ""),
+            None,
+            "no",
+            "Forbidden",
+        ));
         let text = o.review_json("abc", ReviewVersion::V1);
         let v: Json = sonic_rs::from_str(&text).unwrap();
         assert_eq!(v["response"]["allowed"].as_bool(), Some(false));

@@ -13,10 +13,16 @@ use crate::model::FailurePolicy;
 pub enum Decision {
     Admit,
     /// The expression was false: deny with a message and a reason.
-    Deny { message: String, reason: String },
+    Deny {
+        message: String,
+        reason: String,
+    },
     /// The expression could not be evaluated. `enforced` is false under failurePolicy Ignore
     /// (the error admits).
-    Error { message: String, enforced: bool },
+    Error {
+        message: String,
+        enforced: bool,
+    },
 }
 
 impl Decision {
@@ -46,7 +52,10 @@ impl Decision {
 /// An audit annotation's outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuditAnnotationResult {
-    Publish { key: String, value: String },
+    Publish {
+        key: String,
+        value: String,
+    },
     /// Under failurePolicy Fail an audit annotation error denies the request.
     Error(String),
 }
@@ -87,7 +96,9 @@ pub fn evaluate<'a>(
         Ok(p) => p,
         Err(e) => return Ok(Evaluated::Error(format!("compilation error: {e}"))),
     };
-    let evaluation = budget.evaluate(program, activation).map_err(|_| OutOfBudget)?;
+    let evaluation = budget
+        .evaluate(program, activation)
+        .map_err(|_| OutOfBudget)?;
     Ok(match evaluation.result {
         Ok(v) => Evaluated::Value(v),
         Err(e) => Evaluated::Error(format!(
@@ -132,10 +143,17 @@ pub fn validate(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> ValidateResul
     // validation upstream, but only a failing one reads its result, and a message can only
     // fail (budget) where a validation failed too. They get a fresh activation (no authorizer)
     // and the budget the validations left.
-    let any_false = results.iter().any(|r| matches!(r, Some(v) if v.as_bool() != Some(true)));
+    let any_false = results
+        .iter()
+        .any(|r| matches!(r, Some(v) if v.as_bool() != Some(true)));
     let mut message_results: Vec<Option<Result<String, ()>>> = Vec::new();
     let mut message_budget_exhausted = false;
-    if any_false && policy.validations.iter().any(|v| v.message_expression.is_some()) {
+    if any_false
+        && policy
+            .validations
+            .iter()
+            .any(|v| v.message_expression.is_some())
+    {
         let mut message_activation = Activation::new(&policy.common.env.env);
         bind_inputs(&mut message_activation, &policy.common, inputs, false);
         for v in &policy.validations {

@@ -28,7 +28,12 @@ fn name(errors: &mut Vec<String>, name: &str) {
     }
 }
 
-fn match_resources(errors: &mut Vec<String>, field: &str, m: Option<&MatchResources>, policy: bool) {
+fn match_resources(
+    errors: &mut Vec<String>,
+    field: &str,
+    m: Option<&MatchResources>,
+    policy: bool,
+) {
     let Some(m) = m else {
         if policy {
             required(errors, field, "");
@@ -55,7 +60,10 @@ fn match_resources(errors: &mut Vec<String>, field: &str, m: Option<&MatchResour
                 }
             }
             for (j, op) in r.operations.iter().enumerate() {
-                if !matches!(op.as_str(), "*" | "CREATE" | "UPDATE" | "DELETE" | "CONNECT") {
+                if !matches!(
+                    op.as_str(),
+                    "*" | "CREATE" | "UPDATE" | "DELETE" | "CONNECT"
+                ) {
                     errors.push(format!(
                         "{at}.operations[{j}]: Unsupported value: {op:?}: supported values: \"*\", \"CONNECT\", \"CREATE\", \"DELETE\", \"UPDATE\""
                     ));
@@ -126,7 +134,11 @@ fn param_ref(errors: &mut Vec<String>, p: Option<&ParamRef>) {
         (Some(_), Some(_)) => errors.push(
             "spec.paramRef.name: Forbidden: name and selector are mutually exclusive".to_string(),
         ),
-        (None, None) => required(errors, "spec.paramRef", "one of name or selector must be set"),
+        (None, None) => required(
+            errors,
+            "spec.paramRef",
+            "one of name or selector must be set",
+        ),
         _ => {}
     }
     if p.parameter_not_found_action.is_none() {
@@ -153,7 +165,11 @@ pub fn validating_policy(p: &ValidatingAdmissionPolicy) -> Vec<String> {
     }
     for (i, v) in spec.validations.iter().enumerate() {
         if v.expression.trim().is_empty() {
-            required(&mut errors, &format!("spec.validations[{i}].expression"), "");
+            required(
+                &mut errors,
+                &format!("spec.validations[{i}].expression"),
+                "",
+            );
         }
         if let Some(m) = &v.message {
             if m.contains('\n') {
@@ -212,7 +228,9 @@ pub fn validating_binding(b: &ValidatingAdmissionPolicyBinding) -> Vec<String> {
     let mut seen = HashSet::new();
     for (i, a) in actions.iter().enumerate() {
         if !seen.insert(*a) {
-            errors.push(format!("spec.validationActions[{i}]: Duplicate value: \"{a:?}\""));
+            errors.push(format!(
+                "spec.validationActions[{i}]: Duplicate value: \"{a:?}\""
+            ));
         }
     }
     if actions.contains(&ValidationAction::Deny) && actions.contains(&ValidationAction::Warn) {
