@@ -24,6 +24,8 @@ enum Command {
     /// Work with CEL expressions directly.
     #[command(subcommand)]
     Cel(commands::cel::CelCommand),
+    /// Evaluate resources against admission policies offline, as admission requests.
+    Apply(commands::apply::ApplyArgs),
 }
 
 /// Stack for the thread that does the work. sonic-rs parses recursively and, in debug builds,
@@ -61,5 +63,6 @@ fn run() -> ExitCode {
     };
     match cli.command {
         Command::Cel(command) => commands::cel::run(command),
+        Command::Apply(args) => commands::apply::run(args),
     }
 }

@@ -2,5 +2,6 @@
 //! `kyverno-test.yaml` for the native kinds) against the admission engine.
 #![forbid(unsafe_code)]
 
+pub mod apply;
 pub mod files;
 pub mod kyverno;

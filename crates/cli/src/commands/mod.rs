@@ -1,3 +1,4 @@
 //! One module per command group.
 
+pub mod apply;
 pub mod cel;
