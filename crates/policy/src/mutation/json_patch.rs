@@ -35,6 +35,11 @@
 //!   U+2029; numbers are measured as celer writes them, which can differ from Go by a byte or
 //!   two for floats with exponents.
 //! - **Atomic.** On an error, and on a failed test, the document is left unchanged.
+//! - **Where Go panics**, celer answers: `test` at `""` without a value fails the test,
+//!   `replace` at `""` without a value is the "must be object or array" error. (v4.12.0, which
+//!   older Kubernetes releases vendor, also panicked on a `test` of a missing member without a
+//!   value and on paths through a `null` added by the same patch; v4.13.0 passes the test and
+//!   reports the path missing, as celer does.)
 //!
 //! # Building the patch from CEL ([`from_json`], [`apply_json`])
 //!
@@ -2005,6 +2010,27 @@ mod tests {
                 r#"{"a": 1}"#,
                 r#"[{"op": "move", "from": "x", "path": "/b"}]"#,
                 Error("move operation does not apply: doc is missing from path: x: missing value"),
+            ),
+            (
+                "test of the whole document without a value (a Go panic) fails",
+                r#"{"a": 1}"#,
+                r#"[{"op": "test", "path": ""}]"#,
+                TestFailed,
+            ),
+            (
+                "replace of the whole document without a value (a Go panic) is an error",
+                r#"{"a": 1}"#,
+                r#"[{"op": "replace", "path": ""}]"#,
+                Error("replace operation value must be object or array: %!w(<nil>)"),
+            ),
+            (
+                "a path through a null added by the same patch is missing (v4.13.0)",
+                r#"{"a": 1}"#,
+                r#"[{"op": "add", "path": "/n", "value": null},
+                    {"op": "add", "path": "/n/x", "value": 1}]"#,
+                Error(
+                    r#"add operation does not apply: doc is missing path: "/n/x": missing value"#,
+                ),
             ),
             (
                 "a missing value acts as null",
