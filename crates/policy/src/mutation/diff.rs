@@ -19,15 +19,17 @@ use std::fmt::Write as _;
 
 use celer_cel::Json;
 use hashbrown::HashMap;
-use sonic_rs::{Array, Object, ValueRef};
+use sonic_rs::Object;
 
-use super::json_patch::{JsonPatchError, PatchOp, escape_key, json_eq, write_json};
+use super::json_patch::{
+    JsonPatchError, Kind, PatchOp, element_kind, escape_key, kind, kind_eq, str_eq, write_json,
+};
 
 /// The operations that turn `from` into `to`; empty when they are equal.
 pub fn diff(from: &Json, to: &Json) -> Vec<PatchOp> {
     let mut differ = Differ {
         ops: Vec::new(),
-        path: String::new(),
+        at: Vec::new(),
     };
     differ.value(from, to);
     differ.ops
@@ -74,21 +76,51 @@ fn write_string(out: &mut Vec<u8>, text: &str) -> Result<(), JsonPatchError> {
     sonic_rs::to_writer(&mut *out, text).map_err(|e| JsonPatchError::Rebuild(e.to_string()))
 }
 
-struct Differ {
-    ops: Vec<PatchOp>,
-    /// The pointer to the values being compared.
-    path: String,
+/// One step of the way to the values being compared.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
 }
 
-impl Differ {
-    fn value(&mut self, from: &Json, to: &Json) {
-        match (from.as_ref(), to.as_ref()) {
-            (ValueRef::Object(a), ValueRef::Object(b)) => self.object(a, b),
-            (ValueRef::Array(a), ValueRef::Array(b)) => self.array(a, b),
-            _ => {
-                if !json_eq(from, to) {
+struct Differ<'a> {
+    ops: Vec<PatchOp>,
+    /// Where the values being compared are; written out as a pointer only for an operation
+    /// (most of a document is equal and needs none).
+    at: Vec<Step<'a>>,
+}
+
+impl<'a> Differ<'a> {
+    fn path(&self) -> String {
+        let mut path = String::with_capacity(16 * self.at.len());
+        for step in &self.at {
+            match step {
+                Step::Key(key) => {
+                    path.push('/');
+                    path.push_str(&escape_key(key));
+                }
+                Step::Index(index) => {
+                    let _ = write!(path, "/{index}");
+                }
+            }
+        }
+        path
+    }
+
+    fn path_to(&mut self, step: Step<'a>) -> String {
+        self.at.push(step);
+        let path = self.path();
+        self.at.pop();
+        path
+    }
+
+    fn value(&mut self, from: &'a Json, to: &'a Json) {
+        match (kind(from), kind(to)) {
+            (Kind::Obj(a), Kind::Obj(b)) => self.object(a, b),
+            (Kind::Arr(a), Kind::Arr(b)) => self.array(a, b),
+            (a, b) => {
+                if !kind_eq(a, b) {
                     self.ops.push(PatchOp::Replace {
-                        path: self.path.clone(),
+                        path: self.path(),
                         value: to.clone(),
                     });
                 }
@@ -96,124 +128,119 @@ impl Differ {
         }
     }
 
-    fn push_key(&mut self, key: &str) {
-        self.path.push('/');
-        self.path.push_str(&escape_key(key));
-    }
-
-    fn push_index(&mut self, index: usize) {
-        let _ = write!(self.path, "/{index}");
-    }
-
-    fn object(&mut self, a: &Object, b: &Object) {
-        let len = self.path.len();
-        // The common case, the same members in the same order: no lookups.
-        if a.len() == b.len() && a.iter().zip(b.iter()).all(|((ka, _), (kb, _))| ka == kb) {
-            for ((key, av), (_, bv)) in a.iter().zip(b.iter()) {
-                self.push_key(key);
-                self.value(av, bv);
-                self.path.truncate(len);
+    fn object(&mut self, a: &'a Object, b: &'a Object) {
+        // Members usually keep their order: walk both while the keys agree.
+        let (mut old, mut new) = (a.iter(), b.iter());
+        let (first_old, first_new) = loop {
+            match (old.next(), new.next()) {
+                (Some((ka, va)), Some((kb, vb))) if str_eq(ka, kb) => {
+                    self.at.push(Step::Key(ka));
+                    self.value(va, vb);
+                    self.at.pop();
+                }
+                (None, None) => return,
+                rest => break rest,
             }
-            return;
-        }
-        let old = Members::new(a);
-        let new = Members::new(b);
+        };
+        // The rest, by name. The keys walked so far are in both objects, so the rest of one
+        // object can only match the rest of the other.
+        let old = Members::new(first_old.into_iter().chain(old));
+        let new = Members::new(first_new.into_iter().chain(new));
         for (i, &(key, av)) in old.list.iter().enumerate() {
-            self.push_key(key);
             match new.get(key, i) {
-                Some(bv) => self.value(av, bv),
-                None => self.ops.push(PatchOp::Remove {
-                    path: self.path.clone(),
-                }),
+                Some(bv) => {
+                    self.at.push(Step::Key(key));
+                    self.value(av, bv);
+                    self.at.pop();
+                }
+                None => {
+                    let path = self.path_to(Step::Key(key));
+                    self.ops.push(PatchOp::Remove { path });
+                }
             }
-            self.path.truncate(len);
         }
         for (i, &(key, bv)) in new.list.iter().enumerate() {
             if old.get(key, i).is_none() {
-                self.push_key(key);
+                let path = self.path_to(Step::Key(key));
                 self.ops.push(PatchOp::Add {
-                    path: self.path.clone(),
+                    path,
                     value: bv.clone(),
                 });
-                self.path.truncate(len);
             }
         }
     }
 
-    fn array(&mut self, a: &Array, b: &Array) {
-        let len = self.path.len();
+    fn array(&mut self, a: &'a [Json], b: &'a [Json]) {
         let prefix = a
             .iter()
-            .zip(b.iter())
-            .take_while(|(x, y)| json_eq(x, y))
+            .zip(b)
+            .take_while(|(x, y)| kind_eq(element_kind(x), element_kind(y)))
             .count();
         let suffix = a[prefix..]
             .iter()
             .rev()
             .zip(b[prefix..].iter().rev())
-            .take_while(|(x, y)| json_eq(x, y))
+            .take_while(|(x, y)| kind_eq(element_kind(x), element_kind(y)))
             .count();
         let old = &a[prefix..a.len() - suffix];
         let new = &b[prefix..b.len() - suffix];
         let paired = old.len().min(new.len());
         for (i, (x, y)) in old.iter().zip(new.iter()).enumerate() {
-            self.push_index(prefix + i);
+            self.at.push(Step::Index(prefix + i));
             self.value(x, y);
-            self.path.truncate(len);
+            self.at.pop();
         }
         // Elements before `prefix + paired` now match `to`; insert the rest in order.
         for (i, y) in new.iter().enumerate().skip(paired) {
-            self.push_index(prefix + i);
+            let path = self.path_to(Step::Index(prefix + i));
             self.ops.push(PatchOp::Add {
-                path: self.path.clone(),
+                path,
                 value: y.clone(),
             });
-            self.path.truncate(len);
         }
         // Or remove the extra old elements, the last first, so no index shifts.
         for i in (paired..old.len()).rev() {
-            self.push_index(prefix + i);
-            self.ops.push(PatchOp::Remove {
-                path: self.path.clone(),
-            });
-            self.path.truncate(len);
+            let path = self.path_to(Step::Index(prefix + i));
+            self.ops.push(PatchOp::Remove { path });
         }
     }
 }
 
-/// An object's members, looked up by position first (members usually keep their order), then
-/// through a hash index for large objects.
+/// Members of an object, looked up by position first (members usually keep their order),
+/// then by a scan, or through a hash index built on first use for large objects.
 struct Members<'a> {
     list: Vec<(&'a str, &'a Json)>,
-    index: Option<HashMap<&'a str, usize>>,
+    index: std::cell::OnceCell<HashMap<&'a str, usize>>,
 }
 
 impl<'a> Members<'a> {
     const INDEXED_FROM: usize = 16;
 
-    fn new(object: &'a Object) -> Self {
-        let list: Vec<(&str, &Json)> = object.iter().collect();
-        let index = (list.len() >= Self::INDEXED_FROM).then(|| {
-            let mut index = HashMap::with_capacity(list.len());
-            for (i, &(key, _)) in list.iter().enumerate() {
-                index.entry(key).or_insert(i);
-            }
-            index
-        });
-        Members { list, index }
+    fn new(members: impl Iterator<Item = (&'a str, &'a Json)>) -> Self {
+        Members {
+            list: members.collect(),
+            index: std::cell::OnceCell::new(),
+        }
     }
 
     /// The member named `key`, checking position `hint` first.
     fn get(&self, key: &str, hint: usize) -> Option<&'a Json> {
         if let Some(&(k, v)) = self.list.get(hint)
-            && k == key
+            && str_eq(k, key)
         {
             return Some(v);
         }
-        match &self.index {
-            Some(index) => index.get(key).and_then(|&i| self.list.get(i)).map(|m| m.1),
-            None => self.list.iter().find(|(k, _)| *k == key).map(|m| m.1),
+        if self.list.len() < Self::INDEXED_FROM {
+            return self.list.iter().find(|(k, _)| str_eq(k, key)).map(|m| m.1);
         }
+        let index = self.index.get_or_init(|| {
+            let mut index = HashMap::with_capacity(self.list.len());
+            for (i, &(key, _)) in self.list.iter().enumerate() {
+                index.entry(key).or_insert(i);
+            }
+            index
+        });
+        index.get(key).and_then(|&i| self.list.get(i)).map(|m| m.1)
     }
 }
 
@@ -221,7 +248,7 @@ impl<'a> Members<'a> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::mutation::json_patch::{Applied, apply};
+    use crate::mutation::json_patch::{Applied, apply, json_eq};
 
     fn json(text: &str) -> Json {
         sonic_rs::from_str(text).unwrap()
