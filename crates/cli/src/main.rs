@@ -26,6 +26,8 @@ enum Command {
     Cel(commands::cel::CelCommand),
     /// Evaluate resources against admission policies offline, as admission requests.
     Apply(commands::apply::ApplyArgs),
+    /// Run policy test suites (celer's format and Kyverno's kyverno-test.yaml).
+    Test(commands::test::TestArgs),
 }
 
 /// Stack for the thread that does the work. sonic-rs parses recursively and, in debug builds,
@@ -64,5 +66,6 @@ fn run() -> ExitCode {
     match cli.command {
         Command::Cel(command) => commands::cel::run(command),
         Command::Apply(args) => commands::apply::run(args),
+        Command::Test(args) => commands::test::run(args),
     }
 }

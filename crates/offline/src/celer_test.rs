@@ -65,9 +65,9 @@ pub fn run(file: &Path, test: &Json) -> SuiteOutcome {
         Some(op) => match Operation::parse(op) {
             Some(op) => op,
             None => {
-                outcome
-                    .errors
-                    .push(format!("operation: {op:?} is not CREATE, UPDATE, DELETE or CONNECT"));
+                outcome.errors.push(format!(
+                    "operation: {op:?} is not CREATE, UPDATE, DELETE or CONNECT"
+                ));
                 return outcome;
             }
         },
@@ -148,9 +148,12 @@ fn check_expectation(
     let o = &report.outcome;
     let status = o.status.as_ref();
     if let Some(want) = e.get("allowed").and_then(|v| v.as_bool()) {
-        outcome
-            .checks
-            .push(Check::compare(&label, "allowed", want.to_string(), o.allowed.to_string()));
+        outcome.checks.push(Check::compare(
+            &label,
+            "allowed",
+            want.to_string(),
+            o.allowed.to_string(),
+        ));
     }
     if let Some(want) = e.get("code").and_then(|v| v.as_u64()) {
         let got = status.map_or("none".to_string(), |s| s.code.to_string());
@@ -201,21 +204,17 @@ fn check_expectation(
         let path = dir.join(file);
         match read_text(&path)
             .map_err(|e| format!("{}: {e}", path.display()))
-            .and_then(|t| {
-                parse_documents(&t).map_err(|(_, e)| format!("{}: {e}", path.display()))
-            }) {
+            .and_then(|t| parse_documents(&t).map_err(|(_, e)| format!("{}: {e}", path.display())))
+        {
             Ok(docs) => {
                 let want = docs.into_iter().next().unwrap_or_default();
-                let got = o.patched.clone().unwrap_or_else(|| Json::default());
-                let compare_to = if o.patched.is_some() { &got } else { &Json::default() };
                 outcome.checks.push(Check {
                     name: format!("{label}: patched"),
-                    passed: o.patched.is_some() && want == *compare_to,
+                    passed: o.patched.as_ref() == Some(&want),
                     expected: sonic_rs::to_string(&want).unwrap_or_default(),
-                    actual: if o.patched.is_some() {
-                        sonic_rs::to_string(&got).unwrap_or_default()
-                    } else {
-                        "not mutated".to_string()
+                    actual: match &o.patched {
+                        Some(got) => sonic_rs::to_string(got).unwrap_or_default(),
+                        None => "not mutated".to_string(),
                     },
                 });
             }
@@ -230,7 +229,9 @@ fn check_expectation(
             let got: Vec<&str> = o
                 .results
                 .iter()
-                .filter(|p| p.policy == policy && binding.is_none_or(|b| p.binding.as_deref() == Some(b)))
+                .filter(|p| {
+                    p.policy == policy && binding.is_none_or(|b| p.binding.as_deref() == Some(b))
+                })
                 .map(|p| result_word(p.result))
                 .collect();
             let actual = match got.as_slice() {

@@ -10,7 +10,7 @@
 //! together as one list object (`params.items`). These are applied here and through
 //! [`EvalOptions::selector_params_as_list`], never by default in the engine.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use celer_cel::Json;
 use celer_policy::attributes::Operation;
@@ -29,34 +29,7 @@ use celer_policy::response::{Outcome, PolicyKind, ResultKind};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use crate::files::read_text;
-
-/// The outcome of one expected row for one resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RowOutcome {
-    pub policy: String,
-    pub kind: String,
-    pub resource: String,
-    pub expected: String,
-    pub actual: String,
-    pub detail: Option<String>,
-}
-
-impl RowOutcome {
-    pub fn passed(&self) -> bool {
-        self.expected == self.actual
-    }
-}
-
-/// A suite's rows, or why rows were not run.
-#[derive(Debug, Clone, Default)]
-pub struct SuiteOutcome {
-    pub path: PathBuf,
-    pub rows: Vec<RowOutcome>,
-    /// Rows celer does not run (kinds of other engines), with the reason.
-    pub skipped: Vec<(String, String)>,
-    /// Problems loading the suite's files.
-    pub errors: Vec<String>,
-}
+use crate::suite::{Check, SuiteOutcome};
 
 fn str_of<'j>(v: &'j Json, key: &str) -> &'j str {
     v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
@@ -96,10 +69,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
         .next()
         .ok_or_else(|| format!("{}: empty test file", test_file.display()))?;
     let dir = test_file.parent().unwrap_or(Path::new("."));
-    let mut outcome = SuiteOutcome {
-        path: test_file.to_path_buf(),
-        ..SuiteOutcome::default()
-    };
+    let mut outcome = SuiteOutcome::new(test_file);
 
     let mut manifests = Manifests::default();
     for p in list_of(&test, "policies") {
@@ -222,13 +192,15 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                 PolicyKind::Validating => validating_result(&policy, result),
                 PolicyKind::Mutating => mutating_result(&policy, original, result, &patched),
             };
-            outcome.rows.push(RowOutcome {
-                policy: policy.clone(),
-                kind: kind.clone(),
-                resource: r_name.clone(),
+            let actual = match detail {
+                Some(d) if actual != expected => format!("{actual} ({d})"),
+                _ => actual,
+            };
+            outcome.checks.push(Check {
+                name: format!("{policy} {kind}/{r_name}"),
+                passed: actual == expected,
                 expected: expected.clone(),
                 actual,
-                detail,
             });
         }
         for name in &names {
@@ -236,14 +208,12 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                 .iter()
                 .any(|((k, n), _, _)| *k == kind && n == name)
             {
-                outcome.rows.push(RowOutcome {
-                    policy: policy.clone(),
-                    kind: kind.clone(),
-                    resource: name.clone(),
-                    expected: expected.clone(),
-                    actual: "missing".to_string(),
-                    detail: Some("no resource of this kind and name in the suite".to_string()),
-                });
+                outcome.checks.push(Check::failed(
+                    &format!("{policy} {kind}/{name}"),
+                    "resource",
+                    expected.clone(),
+                    "missing: no resource of this kind and name in the suite".to_string(),
+                ));
             }
         }
     }

@@ -3,5 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod apply;
+pub mod celer_test;
 pub mod files;
 pub mod kyverno;
+pub mod suite;

@@ -77,23 +77,18 @@ fn run_family(relative: &str) {
         for e in &outcome.errors {
             report.push_str(&format!("{}: load: {e}\n", suite.display()));
         }
-        for row in &outcome.rows {
-            if row.passed() {
+        failed += outcome.errors.len();
+        for check in &outcome.checks {
+            if check.passed {
                 passed += 1;
             } else {
                 failed += 1;
                 report.push_str(&format!(
-                    "{}: {} {}/{}: expected {}, got {}{}\n",
+                    "{}: {}: expected {}, got {}\n",
                     suite.display(),
-                    row.policy,
-                    row.kind,
-                    row.resource,
-                    row.expected,
-                    row.actual,
-                    row.detail
-                        .as_deref()
-                        .map(|d| format!(" ({d})"))
-                        .unwrap_or_default()
+                    check.name,
+                    check.expected,
+                    check.actual
                 ));
             }
         }

@@ -265,15 +265,18 @@ fn invoke(
                     .map_err(|e| e.to_string())?
             }
             PatchType::JsonPatch => {
-                let ops = json_patch::from_json(&patch).map_err(|e| e.to_string())?;
+                // Operations apply in order: an invalid one fails only once reached, and a
+                // failed `test` before it makes the whole mutation a silent no-op.
                 let mut doc = base.clone();
-                match json_patch::apply(&mut doc, &ops).map_err(|e| e.to_string())? {
+                match json_patch::apply_json(&mut doc, &patch)
+                    .map_err(|e| format!("JSON Patch: {e}"))?
+                {
                     json_patch::Applied::Patched => doc,
                     json_patch::Applied::TestFailed => continue,
                 }
             }
         };
-        if &next != base {
+        if !json_patch::json_eq(&next, base) {
             *current = Some(next);
         }
     }
@@ -281,6 +284,29 @@ fn invoke(
 }
 
 fn to_json(v: &Value<'_>) -> Result<Json, String> {
+    if contains_nan(v) {
+        // Go's JSON encoder refuses NaN; Kubernetes fails the mutation.
+        return Err("could not marshal to JSON: json: unsupported value: NaN".to_string());
+    }
     let text = celer_cel::format::to_json(v).map_err(|e| format!("type mismatch: {e}"))?;
     sonic_rs::from_str(&text).map_err(|e| format!("type mismatch: {e}"))
+}
+
+/// Whether a value holds a NaN anywhere (JSON cannot carry one). Values read from JSON never
+/// do; only computed ones can. Deeper than the document limit counts as none.
+fn contains_nan(v: &Value<'_>) -> bool {
+    fn walk(v: &Value<'_>, depth: usize) -> bool {
+        if depth > crate::document::MAX_DEPTH {
+            return false;
+        }
+        match v {
+            Value::Double(d) => d.is_nan(),
+            Value::List(l) => l.iter().any(|e| walk(&e, depth + 1)),
+            Value::Map(m) => m.iter().any(|(_, e)| walk(&e, depth + 1)),
+            Value::Struct(s) => s.fields().any(|(_, e)| walk(e, depth + 1)),
+            Value::Optional(Some(inner)) => walk(inner, depth + 1),
+            _ => false,
+        }
+    }
+    walk(v, 0)
 }

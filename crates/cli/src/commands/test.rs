@@ -1,0 +1,143 @@
+//! `celer test`: find and run policy test suites (celer's own format and Kyverno's).
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use celer_offline::suite::{self, SuiteOutcome};
+use clap::{Args, ValueEnum};
+
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+const TEST_EXAMPLES: &str = "\
+Examples:
+  celer test                         (every test under the current directory)
+  celer test policies/ tests/
+  celer test kyverno-test.yaml --output json
+  celer test . --junit report.xml
+
+Test files: celer's own (apiVersion celer.dev/v1alpha1, kind Test; see docs/cli.md) and
+Kyverno's kyverno-test.yaml for ValidatingAdmissionPolicy and MutatingAdmissionPolicy.
+
+Exit status: 0 every expectation holds; 1 some expectation failed or a suite could not be
+loaded; 2 bad flags or no test found.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TestOutput {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = TEST_EXAMPLES)]
+pub struct TestArgs {
+    /// Test files, or directories searched for them (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// How to print the results.
+    #[arg(long, short, value_enum, default_value_t = TestOutput::Text)]
+    pub output: TestOutput,
+
+    /// Also write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Print every check, not only the failed ones.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+pub fn run(args: TestArgs) -> ExitCode {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths
+    };
+    let found = match suite::discover(&paths) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if found.is_empty() {
+        let _ = writeln!(std::io::stderr(), "error: no test files found");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let progress = std::io::stderr().is_terminal() && found.len() > 1;
+    let mut outcomes: Vec<SuiteOutcome> = Vec::with_capacity(found.len());
+    for (i, (path, format, doc)) in found.iter().enumerate() {
+        if progress {
+            let _ = write!(
+                std::io::stderr(),
+                "\r\x1b[2K[{}/{}] {}",
+                i + 1,
+                found.len(),
+                path.display()
+            );
+        }
+        outcomes.push(suite::run(path, *format, doc));
+    }
+    if progress {
+        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+    }
+    if let Some(file) = &args.junit
+        && let Err(e) = std::fs::write(file, suite::report_junit(&outcomes))
+    {
+        let _ = writeln!(std::io::stderr(), "error: {}: {e}", file.display());
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let text = match args.output {
+        TestOutput::Json => suite::report_json(&outcomes) + "\n",
+        TestOutput::Text => summary_text(&outcomes, args.verbose),
+    };
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    if suite::summarize(&outcomes).failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    }
+}
+
+fn summary_text(outcomes: &[SuiteOutcome], verbose: bool) -> String {
+    let mut out = String::new();
+    for o in outcomes {
+        let verdict = if o.failed() == 0 { "ok  " } else { "FAIL" };
+        out.push_str(&format!(
+            "{verdict} {} ({} passed, {} failed, {} skipped)\n",
+            o.path.display(),
+            o.passed(),
+            o.failed(),
+            o.skipped.len()
+        ));
+        for e in &o.errors {
+            out.push_str(&format!("     error: {e}\n"));
+        }
+        for c in &o.checks {
+            if !c.passed {
+                out.push_str(&format!(
+                    "     FAIL {}: expected {}, got {}\n",
+                    c.name, c.expected, c.actual
+                ));
+            } else if verbose {
+                out.push_str(&format!("     ok   {}\n", c.name));
+            }
+        }
+        if verbose {
+            for (n, why) in &o.skipped {
+                out.push_str(&format!("     skip {n}: {why}\n"));
+            }
+        }
+    }
+    let s = suite::summarize(outcomes);
+    out.push_str(&format!(
+        "\n{} suites: {} passed, {} failed, {} skipped\n",
+        outcomes.len(),
+        s.passed,
+        s.failed,
+        s.skipped
+    ));
+    out
+}
