@@ -58,6 +58,58 @@ fn constraints(
     MatchConstraints::compile(m, owner, path).map_err(|e| vec![e.to_string()])
 }
 
+/// Adding one policy to its family: validation errors leave it out; compile errors are
+/// reported and it stays.
+struct PolicyLoad<'a> {
+    source: &'a Source,
+    errors: &'a mut Vec<LoadError>,
+    equivalents: &'a EquivalentResources,
+}
+
+impl PolicyLoad<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn add<P>(
+        &mut self,
+        family: &mut Family<P>,
+        by_name: &mut HashMap<String, usize>,
+        what: String,
+        name: &str,
+        mut field_errors: Vec<String>,
+        constraints: Result<MatchConstraints, Vec<String>>,
+        compile: impl FnOnce(MatchConstraints) -> P,
+        compile_errors: impl Fn(&P) -> Vec<String>,
+    ) {
+        let constraints = constraints.unwrap_or_else(|e| {
+            field_errors.extend(e);
+            MatchConstraints::everything()
+        });
+        if !field_errors.is_empty() {
+            self.errors
+                .push(load_error(self.source, what, field_errors.join("; ")));
+            return;
+        }
+        if by_name.contains_key(name) {
+            self.errors.push(load_error(
+                self.source,
+                what,
+                "a policy of this name is already loaded; this one is ignored".to_string(),
+            ));
+            return;
+        }
+        let id = family.policies.len();
+        family
+            .index
+            .insert(id as u32, &constraints.index_keys(self.equivalents));
+        let compiled = compile(constraints);
+        for e in compile_errors(&compiled) {
+            self.errors.push(load_error(self.source, what.clone(), e));
+        }
+        by_name.insert(name.to_string(), id);
+        family.policies.push(compiled);
+        family.bindings.push(Vec::new());
+    }
+}
+
 impl PolicySet {
     /// Compiles everything read into a set. Errors are collected, never fatal.
     pub fn build(manifests: &Manifests) -> PolicySet {
@@ -71,153 +123,95 @@ impl PolicySet {
         let mut m_by_name: HashMap<String, usize> = HashMap::new();
 
         for (source, item) in &manifests.items {
+            let mut load = PolicyLoad {
+                source,
+                errors: &mut set.errors,
+                equivalents: &set.equivalents,
+            };
             match item {
-                Manifest::ValidatingPolicy(p) => {
-                    let what = format!("ValidatingAdmissionPolicy {:?}", p.metadata.name);
-                    let mut errors = validation::validating_policy(p);
-                    let c = constraints(
+                Manifest::ValidatingPolicy(p) => load.add(
+                    &mut set.validating,
+                    &mut v_by_name,
+                    format!("ValidatingAdmissionPolicy {:?}", p.metadata.name),
+                    &p.metadata.name,
+                    validation::validating_policy(p),
+                    constraints(
                         p.spec.match_constraints.as_ref(),
                         Owner::ValidatingPolicy,
                         "spec.matchConstraints",
-                    );
-                    let c = match c {
-                        Ok(c) => c,
-                        Err(e) => {
-                            errors.extend(e);
-                            MatchConstraints::everything()
-                        }
-                    };
-                    if !errors.is_empty() {
-                        set.errors.push(load_error(source, what, errors.join("; ")));
-                        continue;
-                    }
-                    if v_by_name.contains_key(&p.metadata.name) {
-                        set.errors.push(load_error(
-                            source,
-                            what,
-                            "a policy of this name is already loaded; this one is ignored"
-                                .to_string(),
-                        ));
-                        continue;
-                    }
-                    let keys = c.index_keys(&set.equivalents);
-                    let id = set.validating.policies.len();
-                    set.validating.index.insert(id as u32, &keys);
-                    let compiled = ValidatingPolicy::compile(p, c);
-                    for e in compile_errors_validating(&compiled) {
-                        set.errors.push(load_error(source, what.clone(), e));
-                    }
-                    v_by_name.insert(p.metadata.name.clone(), id);
-                    set.validating.policies.push(compiled);
-                    set.validating.bindings.push(Vec::new());
-                }
-                Manifest::MutatingPolicy(p) => {
-                    let what = format!("MutatingAdmissionPolicy {:?}", p.metadata.name);
-                    let mut errors = validation::mutating_policy(p);
-                    let c = match constraints(
+                    ),
+                    |c| ValidatingPolicy::compile(p, c),
+                    compile_errors_validating,
+                ),
+                Manifest::MutatingPolicy(p) => load.add(
+                    &mut set.mutating,
+                    &mut m_by_name,
+                    format!("MutatingAdmissionPolicy {:?}", p.metadata.name),
+                    &p.metadata.name,
+                    validation::mutating_policy(p),
+                    constraints(
                         p.spec.match_constraints.as_ref(),
                         Owner::MutatingPolicy,
                         "spec.matchConstraints",
-                    ) {
-                        Ok(c) => c,
-                        Err(e) => {
-                            errors.extend(e);
-                            MatchConstraints::everything()
-                        }
-                    };
-                    if !errors.is_empty() {
-                        set.errors.push(load_error(source, what, errors.join("; ")));
-                        continue;
-                    }
-                    if m_by_name.contains_key(&p.metadata.name) {
-                        set.errors.push(load_error(
-                            source,
-                            what,
-                            "a policy of this name is already loaded; this one is ignored"
-                                .to_string(),
-                        ));
-                        continue;
-                    }
-                    let keys = c.index_keys(&set.equivalents);
-                    let id = set.mutating.policies.len();
-                    set.mutating.index.insert(id as u32, &keys);
-                    let compiled = MutatingPolicy::compile(p, c);
-                    for e in compile_errors_mutating(&compiled) {
-                        set.errors.push(load_error(source, what.clone(), e));
-                    }
-                    m_by_name.insert(p.metadata.name.clone(), id);
-                    set.mutating.policies.push(compiled);
-                    set.mutating.bindings.push(Vec::new());
-                }
+                    ),
+                    |c| MutatingPolicy::compile(p, c),
+                    compile_errors_mutating,
+                ),
                 _ => {}
             }
         }
 
         for (source, item) in &manifests.items {
-            let (binding, errors, what, family_bindings, by_name) = match item {
-                Manifest::ValidatingBinding(b) => {
-                    let what = format!("ValidatingAdmissionPolicyBinding {:?}", b.metadata.name);
-                    let mut errors = validation::validating_binding(b);
-                    let match_resources = match &b.spec.match_resources {
-                        None => None,
-                        Some(m) => match constraints(
-                            Some(m),
-                            Owner::ValidatingBinding,
-                            "spec.matchResources",
-                        ) {
-                            Ok(c) => Some(c),
-                            Err(e) => {
-                                errors.extend(e);
-                                None
-                            }
-                        },
-                    };
+            // (kind, name, field errors, the model's parts, where bindings of its kind go)
+            let (kind, meta, mut errors, spec_parts, owner, family_bindings, by_name) = match item {
+                Manifest::ValidatingBinding(b) => (
+                    "ValidatingAdmissionPolicyBinding",
+                    &b.metadata,
+                    validation::validating_binding(b),
                     (
-                        Binding {
-                            name: b.metadata.name.clone(),
-                            policy_name: b.spec.policy_name.clone(),
-                            param_ref: b.spec.param_ref.clone(),
-                            match_resources,
-                            validation_actions: b.spec.validation_actions.clone(),
-                        },
-                        errors,
-                        what,
-                        &mut set.validating.bindings,
-                        &v_by_name,
-                    )
-                }
-                Manifest::MutatingBinding(b) => {
-                    let what = format!("MutatingAdmissionPolicyBinding {:?}", b.metadata.name);
-                    let mut errors = validation::mutating_binding(b);
-                    let match_resources = match &b.spec.match_resources {
-                        None => None,
-                        Some(m) => match constraints(
-                            Some(m),
-                            Owner::MutatingBinding,
-                            "spec.matchResources",
-                        ) {
-                            Ok(c) => Some(c),
-                            Err(e) => {
-                                errors.extend(e);
-                                None
-                            }
-                        },
-                    };
+                        &b.spec.policy_name,
+                        &b.spec.param_ref,
+                        &b.spec.match_resources,
+                        b.spec.validation_actions.clone(),
+                    ),
+                    Owner::ValidatingBinding,
+                    &mut set.validating.bindings,
+                    &v_by_name,
+                ),
+                Manifest::MutatingBinding(b) => (
+                    "MutatingAdmissionPolicyBinding",
+                    &b.metadata,
+                    validation::mutating_binding(b),
                     (
-                        Binding {
-                            name: b.metadata.name.clone(),
-                            policy_name: b.spec.policy_name.clone(),
-                            param_ref: b.spec.param_ref.clone(),
-                            match_resources,
-                            validation_actions: Vec::new(),
-                        },
-                        errors,
-                        what,
-                        &mut set.mutating.bindings,
-                        &m_by_name,
-                    )
-                }
+                        &b.spec.policy_name,
+                        &b.spec.param_ref,
+                        &b.spec.match_resources,
+                        Vec::new(),
+                    ),
+                    Owner::MutatingBinding,
+                    &mut set.mutating.bindings,
+                    &m_by_name,
+                ),
                 _ => continue,
+            };
+            let what = format!("{kind} {:?}", meta.name);
+            let (policy_name, param_ref, match_resources, validation_actions) = spec_parts;
+            let match_resources = match match_resources {
+                None => None,
+                Some(m) => match constraints(Some(m), owner, "spec.matchResources") {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        errors.extend(e);
+                        None
+                    }
+                },
+            };
+            let binding = Binding {
+                name: meta.name.clone(),
+                policy_name: policy_name.clone(),
+                param_ref: param_ref.clone(),
+                match_resources,
+                validation_actions,
             };
             if !errors.is_empty() {
                 set.errors.push(load_error(source, what, errors.join("; ")));

@@ -178,33 +178,6 @@ impl fmt::Display for FieldErrors {
     }
 }
 
-/// Go's `strconv.Quote` for the characters a policy can hold: `"`, `\`, C escapes, `\xNN` for
-/// other ASCII controls, `\u00NN` for C1 controls; other characters as they are.
-pub(crate) fn go_quote_into(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 /// A list of strings as Go's `encoding/json` writes it (HTML characters escaped).
 fn json_string_list_into(out: &mut String, items: &[String]) {
     out.push('[');
@@ -318,4 +291,9 @@ mod tests {
         assert_eq!(index(&child("spec", "rules"), 2), "spec.rules[2]");
         assert_eq!(child("", "spec"), "spec");
     }
+}
+
+/// Go's `strconv.Quote` of `s`, appended to `out`.
+pub(crate) fn go_quote_into(out: &mut String, s: &str) {
+    out.push_str(&celer_cel::library::ext::string_format::go_quote(s));
 }

@@ -57,6 +57,7 @@
 //! key order (sonic-rs objects built by mutation do not). The parse is recursive: cheap in
 //! optimised builds, about 100 KB of stack per nesting level in debug builds.
 
+use celer_cel::library::ext::string_format::go_quote;
 use std::fmt::{self, Write as _};
 
 use celer_cel::Json;
@@ -1378,73 +1379,6 @@ fn go_float(f: f64) -> String {
         format!("{int}.{frac}")
     };
     format!("{sign}{text}")
-}
-
-/// Go's `unicode.IsPrint`, near enough: not a control, format or private-use character, nor a
-/// space other than U+0020. (Unassigned code points are taken as printable.)
-fn go_printable(c: char) -> bool {
-    let u = c as u32;
-    let format = matches!(
-        u,
-        0xAD | 0x600..=0x605
-            | 0x61C
-            | 0x6DD
-            | 0x70F
-            | 0x890..=0x891
-            | 0x8E2
-            | 0x180E
-            | 0x200B..=0x200F
-            | 0x202A..=0x202E
-            | 0x2060..=0x2064
-            | 0x2066..=0x206F
-            | 0xFEFF
-            | 0xFFF9..=0xFFFB
-            | 0x110BD
-            | 0x110CD
-            | 0x13430..=0x1343F
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0001
-            | 0xE0020..=0xE007F
-    );
-    let private = matches!(u, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD);
-    !(c.is_control()
-        || (c.is_whitespace() && c != ' ')
-        || format
-        || private
-        || matches!(u, 0xFFFE | 0xFFFF))
-}
-
-/// Go's `%q` of a string (`strconv.Quote`).
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if !go_printable(c) => {
-                if (c as u32) <= 0xffff {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                } else {
-                    let _ = write!(out, "\\U{:08x}", c as u32);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

@@ -72,6 +72,7 @@
 //! so the patch is applied to a private tree of ordered entries and the result is written as
 //! JSON text and parsed once; untouched subtrees are shared with the input, not copied.)
 
+use celer_cel::library::ext::string_format::go_quote;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
@@ -1160,31 +1161,6 @@ fn node_eq(node: &Node, value: &Json) -> bool {
                     .all(|(k, n)| other.get(k).is_some_and(|v| node_eq(n, v)))
         }),
     }
-}
-
-/// Go's `strconv.Quote`, as far as it matters for the tokens in error texts.
-fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
