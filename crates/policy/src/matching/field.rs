@@ -222,6 +222,11 @@ pub(crate) fn index(parent: &str, i: usize) -> String {
     format!("{parent}[{i}]")
 }
 
+/// Go's `strconv.Quote` of `s`, appended to `out`.
+pub(crate) fn go_quote_into(out: &mut String, s: &str) {
+    out.push_str(&celer_cel::library::ext::string_format::go_quote(s));
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -291,9 +296,4 @@ mod tests {
         assert_eq!(index(&child("spec", "rules"), 2), "spec.rules[2]");
         assert_eq!(child("", "spec"), "spec");
     }
-}
-
-/// Go's `strconv.Quote` of `s`, appended to `out`.
-pub(crate) fn go_quote_into(out: &mut String, s: &str) {
-    out.push_str(&celer_cel::library::ext::string_format::go_quote(s));
 }
