@@ -391,11 +391,9 @@ fn validate(
         let matched =
             match match_constraints(&common.constraints, &set.equivalents, &attributes, ctx) {
                 MatchStep::Matched(m) => m,
-                MatchStep::NotMatched => continue,
-                MatchStep::Error(e) => {
-                    config_error(&mut denied, outcome, None, e);
-                    continue;
-                }
+                // The validating dispatcher drops a policy-level match error (its `err` is
+                // overwritten before use), so the policy is simply not applied.
+                MatchStep::NotMatched | MatchStep::Error(_) => continue,
             };
         let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
         for binding in bindings {

@@ -62,11 +62,14 @@ pub fn run<'r>(
     if ids.is_empty() {
         return Ok(None);
     }
-    let mut errors: Vec<String> = Vec::new();
-    let mut config_error = |outcome: &mut Outcome,
+    // (message, reason): configuration errors have no reason of their own (the status keeps
+    // `Forbidden`); evaluation errors are `Invalid`.
+    let mut errors: Vec<(String, &'static str)> = Vec::new();
+    let mut policy_error = |outcome: &mut Outcome,
                             policy: &MutatingPolicy,
                             binding: Option<&Binding>,
-                            message: String| {
+                            message: String,
+                            reason: &'static str| {
         let text = match binding {
             Some(b) => format!(
                 "policy '{}' with binding '{}' denied request: {message}",
@@ -85,7 +88,7 @@ pub fn run<'r>(
             Some(text.clone()),
         ));
         if policy.common.failure_policy == FailurePolicy::Fail {
-            errors.push(text);
+            errors.push((text, reason));
         }
     };
 
@@ -110,7 +113,13 @@ pub fn run<'r>(
             MatchStep::Matched(_) => {}
             MatchStep::NotMatched => continue,
             MatchStep::Error(e) => {
-                config_error(outcome, policy, None, e);
+                policy_error(
+                    outcome,
+                    policy,
+                    None,
+                    format!("failed to configure policy: {e}"),
+                    "",
+                );
                 continue;
             }
         }
@@ -120,7 +129,13 @@ pub fn run<'r>(
                     MatchStep::Matched(_) => {}
                     MatchStep::NotMatched => continue,
                     MatchStep::Error(e) => {
-                        config_error(outcome, policy, Some(binding), e);
+                        policy_error(
+                            outcome,
+                            policy,
+                            Some(binding),
+                            format!("failed to configure binding: {e}"),
+                            "",
+                        );
                         continue;
                     }
                 }
@@ -135,7 +150,13 @@ pub fn run<'r>(
                         });
                     }
                 }
-                Err(e) => config_error(outcome, policy, Some(binding), e),
+                Err(e) => policy_error(
+                    outcome,
+                    policy,
+                    Some(binding),
+                    format!("failed to configure binding: {e}"),
+                    "",
+                ),
             }
         }
     }
@@ -166,7 +187,7 @@ pub fn run<'r>(
                     None,
                 )),
                 Ok(None) => {}
-                Err(e) => config_error(outcome, inv.policy, Some(inv.binding), e),
+                Err(e) => policy_error(outcome, inv.policy, Some(inv.binding), e, "Invalid"),
             }
             if pass == 0 && changed {
                 for (j, earlier) in invocations.iter().enumerate().take(i) {
@@ -188,15 +209,17 @@ pub fn run<'r>(
 fn finish<'r>(
     original: &'r Json,
     current: Option<Json>,
-    errors: Vec<String>,
+    errors: Vec<(String, &'static str)>,
     attributes: &crate::attributes::Attributes<'_>,
 ) -> Result<Option<MutationState<'r>>, Status> {
-    if !errors.is_empty() {
+    if let Some((_, reason)) = errors.first() {
+        let reason = if reason.is_empty() { "Forbidden" } else { reason };
+        let messages = errors.iter().map(|(m, _)| m.clone()).collect();
         return Err(Status::policy_errors(
             attributes,
             attributes.object,
-            errors,
-            "Invalid",
+            messages,
+            reason,
         ));
     }
     Ok(Some(MutationState { original, current }))
