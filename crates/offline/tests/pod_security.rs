@@ -162,11 +162,55 @@ fn describe(outcome: &Outcome) -> String {
     out
 }
 
+/// How a fixture Pod is written: as itself, or as the Pod template of a workload (PSA's
+/// `test/run.go` also tries fixtures in workloads; PSA only warns on those).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Form {
+    Pod,
+    Deployment,
+    CronJob,
+}
+
+impl Form {
+    const ALL: [Form; 3] = [Form::Pod, Form::Deployment, Form::CronJob];
+
+    /// `""` for Pods, ` as <Kind>` for workloads: the suffix of fixture names and keys.
+    fn suffix(self) -> &'static str {
+        match self {
+            Form::Pod => "",
+            Form::Deployment => " as Deployment",
+            Form::CronJob => " as CronJob",
+        }
+    }
+
+    fn wrap(self, pod: &Json) -> Json {
+        let part = |key: &str| sonic_rs::to_string(pod.get(key).unwrap()).unwrap();
+        let template = format!(
+            r#"{{"metadata":{},"spec":{}}}"#,
+            part("metadata"),
+            part("spec")
+        );
+        let text = match self {
+            Form::Pod => return pod.clone(),
+            Form::Deployment => format!(
+                r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"fixture"}},
+                "spec":{{"selector":{{"matchLabels":{{"app":"fixture"}}}},"template":{template}}}}}"#
+            ),
+            Form::CronJob => format!(
+                r#"{{"apiVersion":"batch/v1","kind":"CronJob","metadata":{{"name":"fixture"}},
+                "spec":{{"schedule":"@daily","jobTemplate":{{"spec":{{"template":{template}}}}}}}}}"#
+            ),
+        };
+        sonic_rs::from_str(&text).unwrap()
+    }
+}
+
 /// Why a fixture's outcome is wrong, or `None` when it is right.
 fn judge(
     policies: &PodSecurityPolicies,
     level: Level,
     pass: bool,
+    form: Form,
     check: &str,
     outcome: &Outcome,
 ) -> Option<String> {
@@ -176,8 +220,14 @@ fn judge(
             .iter()
             .filter(|r| r.kind == PolicyKind::Validating)
     };
+    let failed = |r: &&celer_policy::response::PolicyResult| {
+        matches!(r.result, ResultKind::Fail | ResultKind::Warn)
+    };
     if let Some(e) = validating().find(|r| r.result == ResultKind::Error) {
         return Some(format!("policy {} ended in an error", e.policy));
+    }
+    if form != Form::Pod && !outcome.allowed {
+        return Some("a workload was denied".to_string());
     }
     match (level, pass) {
         (Level::Baseline, true) => {
@@ -185,10 +235,9 @@ fn judge(
                 return Some("denied".to_string());
             }
             validating()
-                .find(|r| {
-                    r.result != ResultKind::Pass && level_of(policies, &r.policy) == "baseline"
-                })
-                .map(|r| format!("baseline policy {} did not pass", r.policy))
+                .filter(failed)
+                .find(|r| level_of(policies, &r.policy) == "baseline")
+                .map(|r| format!("baseline policy {} failed", r.policy))
         }
         (Level::Restricted, true) => {
             if !outcome.allowed {
@@ -198,11 +247,11 @@ fn judge(
                 return Some("admitted with warnings".to_string());
             }
             validating()
-                .find(|r| r.result != ResultKind::Pass)
-                .map(|r| format!("policy {} did not pass", r.policy))
+                .find(failed)
+                .map(|r| format!("policy {} failed", r.policy))
         }
         (_, false) => {
-            if level == Level::Baseline && outcome.allowed {
+            if form == Form::Pod && level == Level::Baseline && outcome.allowed {
                 return Some("admitted".to_string());
             }
             if outcome.allowed && outcome.warnings.is_empty() {
@@ -211,9 +260,7 @@ fn judge(
             let Some(policy) = policies.policy_for(check) else {
                 return Some(format!("no policy implements check {check:?}"));
             };
-            let fired = validating().any(|r| {
-                r.policy == policy && matches!(r.result, ResultKind::Fail | ResultKind::Warn)
-            });
+            let fired = validating().filter(failed).any(|r| r.policy == policy);
             (!fired).then(|| format!("the check's policy {policy} did not fail"))
         }
     }
@@ -222,25 +269,29 @@ fn judge(
 #[derive(Default)]
 struct Tally {
     passed: usize,
+    /// `<fixture>: <why>`, then details on the following lines.
     failed: Vec<String>,
 }
 
-/// Runs one `<level>/<version>/<pass|fail>` directory.
+/// Runs one `<level>/<version>/<pass|fail>` directory, each Pod written in `form`. Fixtures are
+/// named `<level>/<version>/<pass|fail>/<file>[ as <Kind>]`.
 fn run_dir(
     policies: &PodSecurityPolicies,
     lookup: &ObjectLookup,
     level: Level,
     version: &str,
     pass: bool,
+    form: Form,
 ) -> Tally {
     let kind = if pass { "pass" } else { "fail" };
     let dir = fixtures_dir().join(level.as_str()).join(version).join(kind);
     let mut tally = Tally::default();
     for file in fixtures(&dir) {
         let name = format!(
-            "{}/{version}/{kind}/{}",
+            "{}/{version}/{kind}/{}{}",
             level.as_str(),
-            file.file_name().and_then(|n| n.to_str()).unwrap_or("")
+            file.file_name().and_then(|n| n.to_str()).unwrap_or(""),
+            form.suffix()
         );
         let pod = match read_pod(&file) {
             Ok(p) => p,
@@ -249,8 +300,8 @@ fn run_dir(
                 continue;
             }
         };
-        let outcome = evaluate(policies, lookup, &pod, None, None);
-        match judge(policies, level, pass, &fixture_check(&file), &outcome) {
+        let outcome = evaluate(policies, lookup, &form.wrap(&pod), None, None);
+        match judge(policies, level, pass, form, &fixture_check(&file), &outcome) {
             None => tally.passed += 1,
             Some(why) => tally
                 .failed
@@ -271,7 +322,7 @@ fn ratchet(key: &str) -> usize {
         .unwrap_or_else(|| panic!("pod_security.ratchet has no count for {key}"))
 }
 
-/// Fixtures expected to fail, `<level>/<version>/<pass|fail>/<file>` TAB reason.
+/// Fixtures expected to fail, `<level>/<version>/<pass|fail>/<file>[ as <Kind>]` TAB reason.
 fn known_failures() -> BTreeMap<&'static str, &'static str> {
     include_str!("pod_security.known_failures")
         .lines()
@@ -300,40 +351,54 @@ fn latest_fixtures() {
     let mut unexpected = Vec::new();
     let mut listed_but_passing = Vec::new();
     let mut ratchet_report = Vec::new();
-    for level in [Level::Baseline, Level::Restricted] {
-        for pass in [true, false] {
-            let kind = if pass { "pass" } else { "fail" };
-            let tally = run_dir(&policies, &lookup, level, LATEST, pass);
-            println!(
-                "pod-security {} {kind}: {} passed, {} failed",
-                level.as_str(),
-                tally.passed,
-                tally.failed.len()
-            );
-            for f in &tally.failed {
-                let key = f.split(':').next().unwrap_or("");
-                if !known.contains_key(key) {
-                    unexpected.push(f.clone());
+    for form in Form::ALL {
+        for level in [Level::Baseline, Level::Restricted] {
+            for pass in [true, false] {
+                let kind = if pass { "pass" } else { "fail" };
+                let tally = run_dir(&policies, &lookup, level, LATEST, pass, form);
+                println!(
+                    "pod-security {} {kind}{}: {} passed, {} failed",
+                    level.as_str(),
+                    form.suffix(),
+                    tally.passed,
+                    tally.failed.len()
+                );
+                for f in &tally.failed {
+                    let key = f.split(": ").next().unwrap_or("");
+                    if !known.contains_key(key) {
+                        unexpected.push(f.clone());
+                    }
                 }
-            }
-            let prefix = format!("{}/{LATEST}/{kind}/", level.as_str());
-            for k in known.keys().filter(|k| k.starts_with(&prefix)) {
-                if !tally.failed.iter().any(|f| f.starts_with(&format!("{k}:"))) {
-                    listed_but_passing.push(k.to_string());
+                let prefix = format!("{}/{LATEST}/{kind}/", level.as_str());
+                for k in known
+                    .keys()
+                    .filter(|k| k.starts_with(&prefix))
+                    .filter(|k| match form {
+                        Form::Pod => !k.contains(" as "),
+                        _ => k.ends_with(form.suffix()),
+                    })
+                {
+                    if !tally
+                        .failed
+                        .iter()
+                        .any(|f| f.starts_with(&format!("{k}: ")))
+                    {
+                        listed_but_passing.push(k.to_string());
+                    }
                 }
-            }
-            let key = format!("{}/{kind}", level.as_str());
-            let floor = ratchet(&key);
-            if tally.passed < floor {
-                unexpected.push(format!(
-                    "{key}: {} fixtures pass, fewer than the ratchet's {floor}",
-                    tally.passed
-                ));
-            } else if tally.passed > floor {
-                ratchet_report.push(format!(
-                    "{key}: {} fixtures pass, more than the ratchet's {floor}: raise it",
-                    tally.passed
-                ));
+                let key = format!("{}/{kind}{}", level.as_str(), form.suffix());
+                let floor = ratchet(&key);
+                if tally.passed < floor {
+                    unexpected.push(format!(
+                        "{key}: {} fixtures pass, fewer than the ratchet's {floor}",
+                        tally.passed
+                    ));
+                } else if tally.passed > floor {
+                    ratchet_report.push(format!(
+                        "{key}: {} fixtures pass, more than the ratchet's {floor}: raise it",
+                        tally.passed
+                    ));
+                }
             }
         }
     }
@@ -366,19 +431,25 @@ fn kube_system_is_exempt() {
         for kind in ["pass", "fail"] {
             let dir = fixtures_dir().join(level.as_str()).join(LATEST).join(kind);
             for file in fixtures(&dir) {
-                let pod = in_namespace(&read_pod(&file).unwrap(), "kube-system");
-                let outcome = evaluate(&policies, &lookup, &pod, None, None);
-                assert!(
-                    outcome.allowed && outcome.warnings.is_empty() && outcome.results.is_empty(),
-                    "{}: {}",
-                    file.display(),
-                    describe(&outcome)
-                );
-                evaluated += 1;
+                let pod = read_pod(&file).unwrap();
+                for form in Form::ALL {
+                    let object = in_namespace(&form.wrap(&pod), "kube-system");
+                    let outcome = evaluate(&policies, &lookup, &object, None, None);
+                    assert!(
+                        outcome.allowed
+                            && outcome.warnings.is_empty()
+                            && outcome.results.is_empty(),
+                        "{}{}: {}",
+                        file.display(),
+                        form.suffix(),
+                        describe(&outcome)
+                    );
+                    evaluated += 1;
+                }
             }
         }
     }
-    assert!(evaluated > 100, "only {evaluated} fixtures");
+    assert!(evaluated > 400, "only {evaluated} fixtures");
 }
 
 /// Informational: how the latest policies fare on the fixtures of every earlier version (run
@@ -402,7 +473,7 @@ fn older_versions_informational() {
         let mut line = format!("{version}:");
         for level in [Level::Baseline, Level::Restricted] {
             for pass in [true, false] {
-                let tally = run_dir(&policies, &lookup, level, version, pass);
+                let tally = run_dir(&policies, &lookup, level, version, pass, Form::Pod);
                 line.push_str(&format!(
                     " {} {}: {}/{}",
                     level.as_str(),
@@ -916,4 +987,97 @@ fn updates_are_checked_only_when_images_or_containers_change() {
         Some("ephemeralcontainers"),
     );
     assert!(outcome.allowed, "{}", describe(&outcome));
+}
+
+#[test]
+fn workload_templates_are_warned_never_denied() {
+    let policies = load();
+    let lookup = lookup();
+    let template = r#"{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[
+        {"name":"c","image":"busybox","securityContext":{"privileged":true}}]}}"#;
+    let selector = r#""selector":{"matchLabels":{"app":"x"}}"#;
+    let workloads = [
+        ("v1", "PodTemplate", format!(r#""template":{template}"#)),
+        (
+            "v1",
+            "ReplicationController",
+            format!(r#""spec":{{"template":{template}}}"#),
+        ),
+        (
+            "apps/v1",
+            "Deployment",
+            format!(r#""spec":{{{selector},"template":{template}}}"#),
+        ),
+        (
+            "apps/v1",
+            "ReplicaSet",
+            format!(r#""spec":{{{selector},"template":{template}}}"#),
+        ),
+        (
+            "apps/v1",
+            "StatefulSet",
+            format!(r#""spec":{{{selector},"template":{template}}}"#),
+        ),
+        (
+            "apps/v1",
+            "DaemonSet",
+            format!(r#""spec":{{{selector},"template":{template}}}"#),
+        ),
+        (
+            "batch/v1",
+            "Job",
+            format!(r#""spec":{{"template":{template}}}"#),
+        ),
+        (
+            "batch/v1",
+            "CronJob",
+            format!(
+                r#""spec":{{"schedule":"@daily","jobTemplate":{{"spec":{{"template":{template}}}}}}}"#
+            ),
+        ),
+    ];
+    let warning = "Validation failed for ValidatingAdmissionPolicy 'pod-security-baseline-privileged' \
+                   with binding 'pod-security-baseline-privileged-templates': violates PodSecurity \
+                   \"baseline:latest\": privileged (container \"c\" must not set \
+                   securityContext.privileged=true)";
+    for (api_version, kind, body) in &workloads {
+        let object: Json = sonic_rs::from_str(&format!(
+            r#"{{"apiVersion":"{api_version}","kind":"{kind}","metadata":{{"name":"w","labels":{{"v":"1"}}}},{body}}}"#
+        ))
+        .unwrap();
+        let outcome = evaluate(&policies, &lookup, &object, None, None);
+        assert!(outcome.allowed, "{kind}: {}", describe(&outcome));
+        assert!(
+            outcome.warnings.iter().any(|w| w == warning),
+            "{kind}: {:?}",
+            outcome.warnings
+        );
+        // Unlike Pods, workloads are checked on every update.
+        let relabelled: Json = sonic_rs::from_str(
+            &sonic_rs::to_string(&object)
+                .unwrap()
+                .replace(r#""v":"1""#, r#""v":"2""#),
+        )
+        .unwrap();
+        let outcome = evaluate(&policies, &lookup, &relabelled, Some(&object), None);
+        assert!(
+            outcome.allowed && outcome.warnings.iter().any(|w| w == warning),
+            "{kind} update: {}",
+            describe(&outcome)
+        );
+    }
+
+    // A workload without a Pod template has nothing to check.
+    let bare: Json = sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"w"},"spec":{}}"#,
+    )
+    .unwrap();
+    let outcome = evaluate(&policies, &lookup, &bare, None, None);
+    assert!(
+        outcome.allowed
+            && outcome.warnings.is_empty()
+            && outcome.results.iter().all(|r| r.result == ResultKind::Pass),
+        "{}",
+        describe(&outcome)
+    );
 }
