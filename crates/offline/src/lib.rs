@@ -1,9 +1,11 @@
 //! Offline evaluation: reading policy and resource files, and running test suites (Kyverno's
-//! `kyverno-test.yaml` for the native kinds) against the admission engine.
+//! `kyverno-test.yaml` for the native kinds) against the admission engine, and the Pod Security
+//! Standards policies of `policies/pod-security`.
 #![forbid(unsafe_code)]
 
 pub mod apply;
 pub mod celer_test;
 pub mod files;
 pub mod kyverno;
+pub mod pod_security;
 pub mod suite;
