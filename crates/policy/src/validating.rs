@@ -101,10 +101,10 @@ pub fn evaluate<'a>(
         .map_err(|_| OutOfBudget)?;
     Ok(match evaluation.result {
         Ok(v) => Evaluated::Value(v),
-        Err(e) => Evaluated::Error(format!(
+        Err(e) => Evaluated::Error(expression.explain(format!(
             "expression '{}' resulted in error: {}",
             expression.source, e
-        )),
+        ))),
     })
 }
 
