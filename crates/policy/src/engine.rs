@@ -303,10 +303,16 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
     for c in &common.match_conditions {
         match validating::evaluate(&c.expression, &activation, &mut budget) {
             Err(OutOfBudget) => {
-                errors.push(celer_cel::library::cost::BudgetExhausted.to_string());
+                // Upstream's evaluation stops with this one error; the others are dropped.
+                errors = vec![celer_cel::library::cost::BudgetExhausted.to_string()];
                 break;
             }
-            Ok(Evaluated::Error(e)) => errors.push(e),
+            Ok(Evaluated::Error(e)) => {
+                // `utilerrors.NewAggregate` prints each distinct message once.
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
             Ok(Evaluated::Value(v)) => {
                 if v.as_bool() == Some(false) {
                     return Ok(false);
