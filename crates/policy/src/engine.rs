@@ -202,6 +202,21 @@ pub fn match_constraints<'a>(
     }
 }
 
+/// A policy whose paramKind names a kind the lookup does not know is misconfigured, whatever
+/// its bindings say (`policy_source.go ensureParamsForPolicyLocked`): the text of that error.
+pub fn unknown_param_kind(common: &PolicyCommon, lookup: &dyn Lookup) -> Option<String> {
+    let kind = common.param_kind.as_ref()?;
+    if lookup.param_scope(kind).is_some() {
+        return None;
+    }
+    // `schema.GroupVersionKind.String()`.
+    let (group, version) = crate::kinds::split_api_version(&kind.api_version);
+    Some(format!(
+        "failed to find resource referenced by paramKind: '{group}/{version}, Kind={}'",
+        kind.kind
+    ))
+}
+
 /// The params a binding evaluates with (`CollectParams`): `[None]` when the policy or binding
 /// has none, the selected objects otherwise; an error is a binding configuration error.
 pub fn collect_params(
@@ -403,6 +418,10 @@ fn validate(
                     continue;
                 }
             };
+        if let Some(e) = unknown_param_kind(common, ctx.lookup) {
+            config_error(&mut denied, outcome, None, e);
+            continue;
+        }
         let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
