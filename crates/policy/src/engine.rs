@@ -459,6 +459,11 @@ fn validate(
             let request_json = special_request
                 .as_ref()
                 .unwrap_or_else(|| ctx.default_cel_request());
+            // matchConditions see the matched kind with the request's own resource
+            // (`matchconditions/matcher.go` builds its request from `GetResource()`).
+            let condition_request = special_request
+                .as_ref()
+                .map(|_| ctx.request.cel_request(matched.kind, attributes.resource));
             for param in &params {
                 let inputs = Inputs {
                     object,
@@ -468,7 +473,18 @@ fn validate(
                     params: param.as_deref(),
                     authorizer: ctx.authorizer.clone(),
                 };
-                let result = match match_conditions(common, &inputs) {
+                let condition_inputs;
+                let for_conditions = match &condition_request {
+                    Some(request) => {
+                        condition_inputs = Inputs {
+                            request,
+                            ..inputs.clone()
+                        };
+                        &condition_inputs
+                    }
+                    None => &inputs,
+                };
+                let result = match match_conditions(common, for_conditions) {
                     Ok(false) => {
                         outcome.results.push(PolicyResult::new(
                             PolicyKind::Validating,
