@@ -106,8 +106,18 @@ impl<'r> RequestContext<'r> {
             .clone()
     }
 
+    /// What answers params and namespaces.
+    pub(crate) fn lookup(&self) -> &dyn Lookup {
+        self.lookup
+    }
+
+    /// The values of `authorizer` and `authorizer.requestResource`, when an authorizer is set.
+    pub(crate) fn authorizer(&self) -> Option<(Value<'static>, Value<'static>)> {
+        self.authorizer.clone()
+    }
+
     /// The CEL `request` for a match through an equivalent resource (`None`: the default one).
-    fn cel_request(&self, matched: &Matched<'_>) -> Option<Json> {
+    pub(crate) fn cel_request(&self, matched: &Matched<'_>) -> Option<Json> {
         let a = &self.request.attributes;
         if matched.kind == a.kind && matched.resource == a.resource {
             return None;
@@ -115,7 +125,7 @@ impl<'r> RequestContext<'r> {
         Some(self.request.cel_request(matched.kind, matched.resource))
     }
 
-    fn default_cel_request(&self) -> &Json {
+    pub(crate) fn default_cel_request(&self) -> &Json {
         let a = &self.request.attributes;
         self.cel_request
             .get_or_init(|| self.request.cel_request(a.kind, a.resource))
