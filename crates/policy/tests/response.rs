@@ -343,6 +343,48 @@ fn audit_annotation_errors_deny_under_fail_whatever_the_actions() {
 }
 
 #[test]
+fn audit_annotations_running_out_of_budget_replace_the_decisions() {
+    // Audit annotations get a fresh 10M budget; eleven expressions of 999k exhaust it, and
+    // that one error replaces the invocation's decisions and annotations (`validator.go`):
+    // it follows the validationActions like any error, rather than denying as annotation
+    // errors do.
+    let annotations: Vec<String> = (0..11)
+        .map(|i| {
+            format!(
+                r#"{{key: k{i}, valueExpression: "lists.range(999000).size() > 0 ? 'x' : 'y'"}}"#
+            )
+        })
+        .collect();
+    let policy = |failure: &str| {
+        vap(
+            "p",
+            &format!(
+                r#"failurePolicy: {failure}, validations: [{{expression: "false", message: "no"}}], auditAnnotations: [{}]"#,
+                annotations.join(", ")
+            ),
+        )
+    };
+    let budget = "validation failed due to running out of cost budget, no further validation rules will be run";
+    let h = Harness::clean(&(policy("Fail") + &binding("b", "p", "[Warn]", "")));
+    let outcome = h.eval(&Req::create_pod("web", "{}"));
+    assert!(outcome.allowed);
+    assert_eq!(
+        outcome.warnings,
+        [format!(
+            "Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': {budget}"
+        )]
+    );
+    assert!(outcome.audit_annotations.is_empty());
+    let h = Harness::clean(&(policy("Ignore") + &binding("b", "p", "[Deny]", "")));
+    let outcome = h.eval(&Req::create_pod("web", "{}"));
+    assert!(
+        outcome.allowed,
+        "the false validation is dropped with the rest"
+    );
+    assert!(outcome.audit_annotations.is_empty());
+}
+
+#[test]
 fn configuration_errors_go_through_failure_policy() {
     // A binding whose paramRef finds nothing, with parameterNotFoundAction Deny.
     let policy = |failure: &str| {
