@@ -373,6 +373,34 @@ fn if_needed_invocations_run_again_once() {
 }
 
 #[test]
+fn the_second_round_evaluates_every_match_condition_again() {
+    // `first` (Never) runs while label x is there; `second` removes it. Since a mutation
+    // succeeded the chain runs again, and there `first`'s condition fails on the mutated
+    // object, even though `first` itself is not reinvoked.
+    let h = Harness::clean(
+        &(policy(
+            "first",
+            r#"matchConditions: [{name: x, expression: "object.metadata.labels.x == 'y'"}]"#,
+            &[set_label("first", "'ran'")],
+        ) + &policy(
+            "second",
+            "",
+            &[json_patch(
+                "[JSONPatch{op: 'remove', path: '/metadata/labels/x'}]",
+            )],
+        )),
+    );
+    let status = h
+        .eval(&Req::create_pod("web", r#"{"x":"y"}"#))
+        .status
+        .unwrap();
+    assert_eq!(
+        status.message,
+        "policy 'first' with binding 'first-binding' denied request: expression 'object.metadata.labels.x == 'y'' resulted in error: no such key: x"
+    );
+}
+
+#[test]
 fn nothing_is_reinvoked_when_no_mutation_succeeded() {
     let h = Harness::clean(
         &(map(
