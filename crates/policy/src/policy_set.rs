@@ -50,6 +50,16 @@ fn load_error(source: &Source, what: String, message: String) -> LoadError {
     }
 }
 
+/// Adds errors not already listed: the API server's validation and the compilation of match
+/// constraints check some of the same fields.
+fn extend_unique(errors: &mut Vec<String>, more: Vec<String>) {
+    for e in more {
+        if !errors.contains(&e) {
+            errors.push(e);
+        }
+    }
+}
+
 fn constraints(
     m: Option<&MatchResources>,
     owner: Owner,
@@ -83,7 +93,7 @@ impl PolicySet {
                     let c = match c {
                         Ok(c) => c,
                         Err(e) => {
-                            errors.extend(e);
+                            extend_unique(&mut errors, e);
                             MatchConstraints::everything()
                         }
                     };
@@ -121,7 +131,7 @@ impl PolicySet {
                     ) {
                         Ok(c) => c,
                         Err(e) => {
-                            errors.extend(e);
+                            extend_unique(&mut errors, e);
                             MatchConstraints::everything()
                         }
                     };
@@ -153,8 +163,10 @@ impl PolicySet {
             }
         }
 
+        let mut v_binding_names: HashMap<String, ()> = HashMap::new();
+        let mut m_binding_names: HashMap<String, ()> = HashMap::new();
         for (source, item) in &manifests.items {
-            let (binding, errors, what, family_bindings, by_name) = match item {
+            let (binding, errors, what, family_bindings, by_name, names) = match item {
                 Manifest::ValidatingBinding(b) => {
                     let what = format!("ValidatingAdmissionPolicyBinding {:?}", b.metadata.name);
                     let mut errors = validation::validating_binding(b);
@@ -167,7 +179,7 @@ impl PolicySet {
                         ) {
                             Ok(c) => Some(c),
                             Err(e) => {
-                                errors.extend(e);
+                                extend_unique(&mut errors, e);
                                 None
                             }
                         },
@@ -184,6 +196,7 @@ impl PolicySet {
                         what,
                         &mut set.validating.bindings,
                         &v_by_name,
+                        &mut v_binding_names,
                     )
                 }
                 Manifest::MutatingBinding(b) => {
@@ -198,7 +211,7 @@ impl PolicySet {
                         ) {
                             Ok(c) => Some(c),
                             Err(e) => {
-                                errors.extend(e);
+                                extend_unique(&mut errors, e);
                                 None
                             }
                         },
@@ -215,12 +228,22 @@ impl PolicySet {
                         what,
                         &mut set.mutating.bindings,
                         &m_by_name,
+                        &mut m_binding_names,
                     )
                 }
                 _ => continue,
             };
             if !errors.is_empty() {
                 set.errors.push(load_error(source, what, errors.join("; ")));
+                continue;
+            }
+            // Names are unique per kind, as in a cluster.
+            if names.insert(binding.name.clone(), ()).is_some() {
+                set.errors.push(load_error(
+                    source,
+                    what,
+                    "a binding of this name is already loaded; this one is ignored".to_string(),
+                ));
                 continue;
             }
             // A binding whose policy is missing is ignored, as upstream; say so.
