@@ -43,6 +43,12 @@ fn variables_evaluate_lazily_with_upstreams_error_texts() {
             "variables.outer == 1",
             "expression 'variables.outer == 1' resulted in error: composited variable \"outer\" fails to evaluate: composited variable \"bad\" fails to evaluate: no such key: missing",
         ),
+        // A variable has its own per-expression cost limit.
+        (
+            r#"[{name: big, expression: "lists.range(1000000).size() > 0"}]"#,
+            "variables.big",
+            "expression 'variables.big' resulted in error: composited variable \"big\" fails to evaluate: operation cancelled: actual cost limit exceeded",
+        ),
         // A variable that does not compile is declared `dyn`; reading it fails.
         (
             r#"[{name: bad, expression: "nope"}]"#,
