@@ -18,6 +18,9 @@ use crate::model::{
 pub struct Expression {
     pub source: Arc<str>,
     pub program: Result<Program, String>,
+    /// The policy's variables that failed to compile, as (what reading one reports, what
+    /// kube-apiserver reports): see [`Expression::explain`].
+    pub variable_errors: Arc<[(String, String)]>,
 }
 
 impl Expression {
@@ -25,7 +28,21 @@ impl Expression {
         Expression {
             source: Arc::from(source),
             program: env.compile(source, kind),
+            variable_errors: env.variable_errors.clone(),
         }
+    }
+
+    /// An evaluation error as kube-apiserver words it. A variable that failed to compile has
+    /// no program bound, so reading it reports an unbound variable; upstream's lazy map says
+    /// `composited variable "x" fails to compile: <error>` (`plugin/cel/composition.go`).
+    pub fn explain(&self, message: String) -> String {
+        let mut message = message;
+        for (unbound, upstream) in self.variable_errors.iter() {
+            if message.contains(unbound.as_str()) {
+                message = message.replace(unbound.as_str(), upstream);
+            }
+        }
+        message
     }
 }
 
@@ -75,15 +92,26 @@ impl PolicyCommon {
             })
             .collect();
         let mut compiled = Vec::with_capacity(variables.len());
+        let mut variable_errors = Vec::new();
         for v in variables {
             let expression = Expression::compile(&env, &v.expression, ExpressionKind::Variable);
             let slot = env.declare_variable(&v.name, expression.program.as_ref().ok());
+            if let Err(e) = &expression.program {
+                variable_errors.push((
+                    format!(
+                        "composited variable \"{}\" is not bound in the activation",
+                        v.name
+                    ),
+                    format!("composited variable \"{}\" fails to compile: {e}", v.name),
+                ));
+            }
             compiled.push(CompiledVariable {
                 name: v.name.clone(),
                 expression,
                 slot,
             });
         }
+        env.variable_errors = variable_errors.into();
         PolicyCommon {
             name: name.to_string(),
             failure_policy: failure_policy.unwrap_or(FailurePolicy::Fail),

@@ -106,8 +106,18 @@ impl<'r> RequestContext<'r> {
             .clone()
     }
 
+    /// What answers params and namespaces.
+    pub(crate) fn lookup(&self) -> &dyn Lookup {
+        self.lookup
+    }
+
+    /// The values of `authorizer` and `authorizer.requestResource`, when an authorizer is set.
+    pub(crate) fn authorizer(&self) -> Option<(Value<'static>, Value<'static>)> {
+        self.authorizer.clone()
+    }
+
     /// The CEL `request` for a match through an equivalent resource (`None`: the default one).
-    fn cel_request(&self, matched: &Matched<'_>) -> Option<Json> {
+    pub(crate) fn cel_request(&self, matched: &Matched<'_>) -> Option<Json> {
         let a = &self.request.attributes;
         if matched.kind == a.kind && matched.resource == a.resource {
             return None;
@@ -115,7 +125,7 @@ impl<'r> RequestContext<'r> {
         Some(self.request.cel_request(matched.kind, matched.resource))
     }
 
-    fn default_cel_request(&self) -> &Json {
+    pub(crate) fn default_cel_request(&self) -> &Json {
         let a = &self.request.attributes;
         self.cel_request
             .get_or_init(|| self.request.cel_request(a.kind, a.resource))
@@ -200,6 +210,21 @@ pub fn match_constraints<'a>(
         Ok(None) => MatchStep::NotMatched,
         Err(e) => MatchStep::Error(e.to_string()),
     }
+}
+
+/// A policy whose paramKind names a kind the lookup does not know is misconfigured, whatever
+/// its bindings say (`policy_source.go ensureParamsForPolicyLocked`): the text of that error.
+pub fn unknown_param_kind(common: &PolicyCommon, lookup: &dyn Lookup) -> Option<String> {
+    let kind = common.param_kind.as_ref()?;
+    if lookup.param_scope(kind).is_some() {
+        return None;
+    }
+    // `schema.GroupVersionKind.String()`.
+    let (group, version) = crate::kinds::split_api_version(&kind.api_version);
+    Some(format!(
+        "failed to find resource referenced by paramKind: '{group}/{version}, Kind={}'",
+        kind.kind
+    ))
 }
 
 /// The params a binding evaluates with (`CollectParams`): `[None]` when the policy or binding
@@ -303,10 +328,16 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
     for c in &common.match_conditions {
         match validating::evaluate(&c.expression, &activation, &mut budget) {
             Err(OutOfBudget) => {
-                errors.push(celer_cel::library::cost::BudgetExhausted.to_string());
+                // Upstream's evaluation stops with this one error; the others are dropped.
+                errors = vec![celer_cel::library::cost::BudgetExhausted.to_string()];
                 break;
             }
-            Ok(Evaluated::Error(e)) => errors.push(e),
+            Ok(Evaluated::Error(e)) => {
+                // `utilerrors.NewAggregate` prints each distinct message once.
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
             Ok(Evaluated::Value(v)) => {
                 if v.as_bool() == Some(false) {
                     return Ok(false);
@@ -391,10 +422,16 @@ fn validate(
         let matched =
             match match_constraints(&common.constraints, &set.equivalents, &attributes, ctx) {
                 MatchStep::Matched(m) => m,
-                // The validating dispatcher drops a policy-level match error (its `err` is
-                // overwritten before use), so the policy is simply not applied.
-                MatchStep::NotMatched | MatchStep::Error(_) => continue,
+                MatchStep::NotMatched => continue,
+                MatchStep::Error(e) => {
+                    config_error(&mut denied, outcome, None, e);
+                    continue;
+                }
             };
+        if let Some(e) = unknown_param_kind(common, ctx.lookup) {
+            config_error(&mut denied, outcome, None, e);
+            continue;
+        }
         let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
@@ -432,6 +469,11 @@ fn validate(
             let request_json = special_request
                 .as_ref()
                 .unwrap_or_else(|| ctx.default_cel_request());
+            // matchConditions see the matched kind with the request's own resource
+            // (`matchconditions/matcher.go` builds its request from `GetResource()`).
+            let condition_request = special_request
+                .as_ref()
+                .map(|_| ctx.request.cel_request(matched.kind, attributes.resource));
             for param in &params {
                 let inputs = Inputs {
                     object,
@@ -441,7 +483,18 @@ fn validate(
                     params: param.as_deref(),
                     authorizer: ctx.authorizer.clone(),
                 };
-                let result = match match_conditions(common, &inputs) {
+                let condition_inputs;
+                let for_conditions = match &condition_request {
+                    Some(request) => {
+                        condition_inputs = Inputs {
+                            request,
+                            ..inputs.clone()
+                        };
+                        &condition_inputs
+                    }
+                    None => &inputs,
+                };
+                let result = match match_conditions(common, for_conditions) {
                     Ok(false) => {
                         outcome.results.push(PolicyResult::new(
                             PolicyKind::Validating,

@@ -44,6 +44,8 @@ pub struct Slots {
 pub struct PolicyEnv {
     pub env: Env,
     pub slots: Slots,
+    /// Set once the variables are compiled: see [`crate::compiled::Expression::explain`].
+    pub variable_errors: std::sync::Arc<[(String, String)]>,
 }
 
 impl PolicyEnv {
@@ -78,6 +80,7 @@ impl PolicyEnv {
                 authorizer,
                 request_resource,
             },
+            variable_errors: std::sync::Arc::from(Vec::new()),
         }
     }
 

@@ -1,12 +1,23 @@
-//! MutatingAdmissionPolicy dispatch (`policy/mutating/dispatcher.go`): invocations (policy,
-//! binding, param) in order, each running its matchConditions and then its mutations in order
-//! on the latest object; errors collected and filtered by failurePolicy; `IfNeeded` invocations
-//! re-run once when a later invocation changed the object.
+//! MutatingAdmissionPolicy dispatch, as `policy/generic/policy_dispatcher.go Dispatch` and
+//! `policy/mutating/dispatcher.go dispatchInvocations` run it, with the admission chain's one
+//! reinvocation (`admission/reinvocation.go`):
+//!
+//! - the policies and bindings that match give invocations (policy, binding, param); errors on
+//!   the way (matching, params) are configuration errors without a reason;
+//! - each invocation runs its matchConditions, then its mutations in order on the latest
+//!   object; a failing mutation is an error (reason Invalid) and the next mutation still runs;
+//! - errors are filtered by failurePolicy; any left deny the request with code 403, the first
+//!   one's message and reason (`Forbidden` when it has none), and every one as a cause;
+//! - if any mutation succeeded, the chain runs a second time: every invocation's
+//!   matchConditions again, and the mutations of the `IfNeeded` invocations that the first round
+//!   marked: those followed by an invocation that changed the object, and, as any successful
+//!   mutation marks the object dirty, those after the last change too.
 
 use celer_cel::library::cost::Budget;
 use celer_cel::{Activation, Json, Value};
 
-use crate::compiled::{Binding, MutatingPolicy, PatchType};
+use crate::attributes::{GroupVersionKind, GroupVersionResource};
+use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType};
 use crate::engine::{self, MatchStep, RequestContext};
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
@@ -44,32 +55,32 @@ struct Invocation<'s> {
     policy: &'s MutatingPolicy,
     binding: &'s Binding,
     param: Option<Arc<Json>>,
+    /// The kind and resource the policy matched, when an equivalent resource's.
+    matched: Option<(GroupVersionKind<'s>, GroupVersionResource<'s>)>,
 }
 
-/// Runs the mutating policies that match the request. `Err` is the request's denial.
-pub fn run<'r>(
-    set: &PolicySet,
-    ctx: &RequestContext<'r>,
-    outcome: &mut Outcome,
-) -> Result<Option<MutationState<'r>>, Status> {
-    let attributes = ctx.request.attributes;
-    let Some(original) = attributes.object else {
-        return Ok(None);
-    };
-    let family = &set.mutating;
-    let mut ids = Vec::new();
-    engine::candidates(&family.index, &attributes, &mut ids);
-    if ids.is_empty() {
-        return Ok(None);
-    }
-    // (message, reason): configuration errors have no reason of their own (the status keeps
-    // `Forbidden`); evaluation errors are `Invalid`.
-    let mut errors: Vec<(String, &'static str)> = Vec::new();
-    let mut policy_error = |outcome: &mut Outcome,
-                            policy: &MutatingPolicy,
-                            binding: Option<&Binding>,
-                            message: String,
-                            reason: &'static str| {
+/// A `generic.PolicyError` that failurePolicy kept: its text and reason (`""`: none).
+struct PolicyError {
+    message: String,
+    reason: &'static str,
+}
+
+/// Errors of a dispatch, with the results they are reported as.
+struct Errors {
+    kept: Vec<PolicyError>,
+}
+
+impl Errors {
+    /// Records an error of `policy` (and `binding`): as a result, and, under failurePolicy
+    /// Fail, as a denial.
+    fn add(
+        &mut self,
+        outcome: &mut Outcome,
+        policy: &MutatingPolicy,
+        binding: Option<&Binding>,
+        message: &str,
+        reason: &'static str,
+    ) {
         let text = match binding {
             Some(b) => format!(
                 "policy '{}' with binding '{}' denied request: {message}",
@@ -88,9 +99,31 @@ pub fn run<'r>(
             Some(text.clone()),
         ));
         if policy.common.failure_policy == FailurePolicy::Fail {
-            errors.push((text, reason));
+            self.kept.push(PolicyError {
+                message: text,
+                reason,
+            });
         }
+    }
+}
+
+/// Runs the mutating policies that match the request. `Err` is the request's denial.
+pub fn run<'r>(
+    set: &PolicySet,
+    ctx: &RequestContext<'r>,
+    outcome: &mut Outcome,
+) -> Result<Option<MutationState<'r>>, Status> {
+    let attributes = ctx.request.attributes;
+    let Some(original) = attributes.object else {
+        return Ok(None);
     };
+    let family = &set.mutating;
+    let mut ids = Vec::new();
+    engine::candidates(&family.index, &attributes, &mut ids);
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let mut errors = Errors { kept: Vec::new() };
 
     let mut invocations: Vec<Invocation<'_>> = Vec::new();
     for &id in &ids {
@@ -104,38 +137,35 @@ pub fn run<'r>(
         if bindings.is_empty() {
             continue;
         }
-        match engine::match_constraints(
+        let matched = match engine::match_constraints(
             &policy.common.constraints,
             &set.equivalents,
             &attributes,
             ctx,
         ) {
-            MatchStep::Matched(_) => {}
+            MatchStep::Matched(m) => m,
             MatchStep::NotMatched => continue,
             MatchStep::Error(e) => {
-                policy_error(
-                    outcome,
-                    policy,
-                    None,
-                    format!("failed to configure policy: {e}"),
-                    "",
-                );
+                let e = format!("failed to configure policy: {e}");
+                errors.add(outcome, policy, None, &e, "");
                 continue;
             }
+        };
+        if let Some(e) = engine::unknown_param_kind(&policy.common, ctx.lookup()) {
+            let e = format!("failed to configure policy: {e}");
+            errors.add(outcome, policy, None, &e, "");
+            continue;
         }
+        let matched = (matched.kind != attributes.kind || matched.resource != attributes.resource)
+            .then_some((matched.kind, matched.resource));
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
                 match engine::match_constraints(c, &set.equivalents, &attributes, ctx) {
                     MatchStep::Matched(_) => {}
                     MatchStep::NotMatched => continue,
                     MatchStep::Error(e) => {
-                        policy_error(
-                            outcome,
-                            policy,
-                            Some(binding),
-                            format!("failed to configure binding: {e}"),
-                            "",
-                        );
+                        let e = format!("failed to configure binding: {e}");
+                        errors.add(outcome, policy, Some(binding), &e, "");
                         continue;
                     }
                 }
@@ -147,16 +177,14 @@ pub fn run<'r>(
                             policy,
                             binding,
                             param,
+                            matched,
                         });
                     }
                 }
-                Err(e) => policy_error(
-                    outcome,
-                    policy,
-                    Some(binding),
-                    format!("failed to configure binding: {e}"),
-                    "",
-                ),
+                Err(e) => {
+                    let e = format!("failed to configure binding: {e}");
+                    errors.add(outcome, policy, Some(binding), &e, "");
+                }
             }
         }
     }
@@ -167,54 +195,141 @@ pub fn run<'r>(
     let namespace = ctx
         .namespace()
         .map_err(|e| Status::internal(&e.to_string()))?;
+    // The CEL `request` of each invocation, and of its matchConditions (the matched kind with
+    // the request's own resource), for those matched through an equivalent resource.
+    let requests: Vec<Option<(Json, Json)>> = invocations
+        .iter()
+        .map(|inv| {
+            inv.matched.map(|(kind, resource)| {
+                (
+                    ctx.request.cel_request(kind, resource),
+                    ctx.request.cel_request(kind, attributes.resource),
+                )
+            })
+        })
+        .collect();
     let mut current: Option<Json> = None;
-    // For each invocation: whether it is IfNeeded and the object changed after it ran.
     let mut reinvoke = vec![false; invocations.len()];
-    for pass in 0..2 {
+    // `IfNeeded` invocations run since the object last changed
+    // (`previouslyInvokedReinvocablePolicies`).
+    let mut invoked_if_needed: Vec<usize> = Vec::new();
+    let mut dirty = false;
+    for round in 0..2 {
         for (i, inv) in invocations.iter().enumerate() {
-            if pass == 1 && !reinvoke.get(i).copied().unwrap_or(false) {
+            let (request, condition_request) = match requests.get(i).and_then(Option::as_ref) {
+                Some((r, c)) => (r, c),
+                None => (ctx.default_cel_request(), ctx.default_cel_request()),
+            };
+            let conditions = engine::match_conditions(
+                &inv.policy.common,
+                &Inputs {
+                    object: Some(current.as_ref().unwrap_or(original)),
+                    old_object: attributes.old_object,
+                    request: condition_request,
+                    namespace_object: namespace.as_deref(),
+                    params: inv.param.as_deref(),
+                    authorizer: ctx.authorizer(),
+                },
+            );
+            match conditions {
+                Ok(true) => {}
+                Ok(false) => {
+                    if round == 0 {
+                        outcome.results.push(PolicyResult::new(
+                            PolicyKind::Mutating,
+                            &inv.policy.common.name,
+                            Some(&inv.binding.name),
+                            ResultKind::Skip,
+                            None,
+                        ));
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    errors.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
+                    continue;
+                }
+            }
+            if round == 1 && !reinvoke.get(i).copied().unwrap_or(false) {
                 continue;
             }
             let before = current.clone();
-            let result = invoke(inv, ctx, original, &mut current, namespace.as_deref());
-            let changed = current != before;
-            match result {
-                Ok(Some(result)) => outcome.results.push(PolicyResult::new(
-                    PolicyKind::Mutating,
-                    &inv.policy.common.name,
-                    Some(&inv.binding.name),
-                    result,
-                    None,
-                )),
-                Ok(None) => {}
-                Err(e) => policy_error(outcome, inv.policy, Some(inv.binding), e, "Invalid"),
-            }
-            if pass == 0 && changed {
-                for (j, earlier) in invocations.iter().enumerate().take(i) {
-                    if earlier.policy.reinvocation == ReinvocationPolicy::IfNeeded
-                        && let Some(flag) = reinvoke.get_mut(j)
-                    {
-                        *flag = true;
+            let mut failed = false;
+            for mutation in &inv.policy.mutations {
+                let base = current.as_ref().unwrap_or(original);
+                let inputs = Inputs {
+                    object: Some(base),
+                    old_object: attributes.old_object,
+                    request,
+                    namespace_object: namespace.as_deref(),
+                    params: inv.param.as_deref(),
+                    authorizer: ctx.authorizer(),
+                };
+                match mutate(mutation, inv, &inputs, base, attributes.kind) {
+                    Ok(next) => {
+                        dirty = true;
+                        if let Some(next) = next
+                            && &next != base
+                        {
+                            current = Some(next);
+                        }
+                    }
+                    Err(e) => {
+                        failed = true;
+                        errors.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
                     }
                 }
             }
+            if round == 0 {
+                if !failed {
+                    outcome.results.push(PolicyResult::new(
+                        PolicyKind::Mutating,
+                        &inv.policy.common.name,
+                        Some(&inv.binding.name),
+                        ResultKind::Pass,
+                        None,
+                    ));
+                }
+                if current != before {
+                    mark(&mut reinvoke, &mut invoked_if_needed);
+                }
+                if inv.policy.reinvocation == ReinvocationPolicy::IfNeeded {
+                    invoked_if_needed.push(i);
+                }
+            }
         }
-        if !reinvoke.iter().any(|r| *r) {
+        // The chain stops at a denial, and runs again only if some mutation succeeded.
+        if round == 0 && (!errors.kept.is_empty() || !dirty) {
             break;
         }
+        mark(&mut reinvoke, &mut invoked_if_needed);
     }
     finish(original, current, errors, &attributes)
+}
+
+/// `RequireReinvokingPreviouslyInvokedPlugins`.
+fn mark(reinvoke: &mut [bool], invoked_if_needed: &mut Vec<usize>) {
+    for j in invoked_if_needed.drain(..) {
+        if let Some(flag) = reinvoke.get_mut(j) {
+            *flag = true;
+        }
+    }
 }
 
 fn finish<'r>(
     original: &'r Json,
     current: Option<Json>,
-    errors: Vec<(String, &'static str)>,
+    errors: Errors,
     attributes: &crate::attributes::Attributes<'_>,
 ) -> Result<Option<MutationState<'r>>, Status> {
-    if let Some((_, reason)) = errors.first() {
-        let reason = if reason.is_empty() { "Forbidden" } else { reason };
-        let messages = errors.iter().map(|(m, _)| m.clone()).collect();
+    if let Some(first) = errors.kept.first() {
+        // `admission.NewForbidden`'s reason unless the first error has one.
+        let reason = if first.reason.is_empty() {
+            "Forbidden"
+        } else {
+            first.reason
+        };
+        let messages = errors.kept.into_iter().map(|e| e.message).collect();
         return Err(Status::policy_errors(
             attributes,
             attributes.object,
@@ -225,85 +340,55 @@ fn finish<'r>(
     Ok(Some(MutationState { original, current }))
 }
 
-/// Runs one invocation: matchConditions, then each mutation on the latest object. `Ok(None)`:
-/// matchConditions skipped it.
-fn invoke(
+/// Runs one mutation on `base`: the patched object, or `None` when a JSON Patch `test`
+/// failed (a successful no-op).
+fn mutate(
+    mutation: &CompiledMutation,
     inv: &Invocation<'_>,
-    ctx: &RequestContext<'_>,
-    original: &Json,
-    current: &mut Option<Json>,
-    namespace: Option<&Json>,
-) -> Result<Option<ResultKind>, String> {
+    inputs: &Inputs<'_>,
+    base: &Json,
+    kind: GroupVersionKind<'_>,
+) -> Result<Option<Json>, String> {
     let common = &inv.policy.common;
-    let request = ctx
-        .request
-        .cel_request(ctx.request.attributes.kind, ctx.request.attributes.resource);
-    {
-        let object = current.as_ref().unwrap_or(original);
-        let inputs = Inputs {
-            object: Some(object),
-            old_object: ctx.request.attributes.old_object,
-            request: &request,
-            namespace_object: namespace,
-            params: inv.param.as_deref(),
-            authorizer: None,
-        };
-        if !engine::match_conditions(common, &inputs)? {
-            return Ok(Some(ResultKind::Skip));
+    // A patcher that did not compile reports its compile errors as they are
+    // (`errors.Join(compileErrors...)`).
+    if let Err(e) = &mutation.expression.program {
+        return Err(e.clone());
+    }
+    let patch = {
+        let mut activation = Activation::new(&common.env.env);
+        bind_inputs(&mut activation, common, inputs, true);
+        let mut budget = Budget::validations();
+        match validating::evaluate(&mutation.expression, &activation, &mut budget) {
+            Err(OutOfBudget) => {
+                return Err(celer_cel::library::cost::BudgetExhausted.to_string());
+            }
+            Ok(Evaluated::Error(e)) => return Err(e),
+            Ok(Evaluated::Value(v)) => {
+                if mutation.patch_type == PatchType::ApplyConfiguration {
+                    celer_cel::mutation::check_type_names(&v)
+                        .map_err(|e| format!("type mismatch: {e}"))?;
+                }
+                to_json(&v)?
+            }
+        }
+    };
+    match mutation.patch_type {
+        PatchType::ApplyConfiguration => {
+            apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))
+                .map(Some)
+                .map_err(|e| e.to_string())
+        }
+        PatchType::JsonPatch => {
+            let mut doc = base.clone();
+            match json_patch::apply_json(&mut doc, &patch)
+                .map_err(|e| format!("JSON Patch: {e}"))?
+            {
+                json_patch::Applied::Patched => Ok(Some(doc)),
+                json_patch::Applied::TestFailed => Ok(None),
+            }
         }
     }
-    let kind = ctx.request.attributes.kind;
-    for mutation in &inv.policy.mutations {
-        let patch = {
-            let object = current.as_ref().unwrap_or(original);
-            let inputs = Inputs {
-                object: Some(object),
-                old_object: ctx.request.attributes.old_object,
-                request: &request,
-                namespace_object: namespace,
-                params: inv.param.as_deref(),
-                authorizer: None,
-            };
-            let mut activation = Activation::new(&common.env.env);
-            bind_inputs(&mut activation, common, &inputs, true);
-            let mut budget = Budget::validations();
-            match validating::evaluate(&mutation.expression, &activation, &mut budget) {
-                Err(OutOfBudget) => {
-                    return Err(celer_cel::library::cost::BudgetExhausted.to_string());
-                }
-                Ok(Evaluated::Error(e)) => return Err(e),
-                Ok(Evaluated::Value(v)) => {
-                    if mutation.patch_type == PatchType::ApplyConfiguration {
-                        celer_cel::mutation::check_type_names(&v)
-                            .map_err(|e| format!("type mismatch: {e}"))?;
-                    }
-                    to_json(&v)?
-                }
-            }
-        };
-        let base = current.as_ref().unwrap_or(original);
-        let next = match mutation.patch_type {
-            PatchType::ApplyConfiguration => {
-                apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))
-                    .map_err(|e| e.to_string())?
-            }
-            PatchType::JsonPatch => {
-                // Operations apply in order: an invalid one fails only once reached, and a
-                // failed `test` before it makes the whole mutation a silent no-op.
-                let mut doc = base.clone();
-                match json_patch::apply_json(&mut doc, &patch)
-                    .map_err(|e| format!("JSON Patch: {e}"))?
-                {
-                    json_patch::Applied::Patched => doc,
-                    json_patch::Applied::TestFailed => continue,
-                }
-            }
-        };
-        if !json_patch::json_eq(&next, base) {
-            *current = Some(next);
-        }
-    }
-    Ok(Some(ResultKind::Pass))
 }
 
 fn to_json(v: &Value<'_>) -> Result<Json, String> {

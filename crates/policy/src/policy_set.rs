@@ -50,6 +50,16 @@ fn load_error(source: &Source, what: String, message: String) -> LoadError {
     }
 }
 
+/// Adds errors not already listed: the API server's validation and the compilation of match
+/// constraints check some of the same fields.
+fn extend_unique(errors: &mut Vec<String>, more: Vec<String>) {
+    for e in more {
+        if !errors.contains(&e) {
+            errors.push(e);
+        }
+    }
+}
+
 fn constraints(
     m: Option<&MatchResources>,
     owner: Owner,
@@ -80,7 +90,7 @@ impl PolicyLoad<'_> {
         compile_errors: impl Fn(&P) -> Vec<String>,
     ) {
         let constraints = constraints.unwrap_or_else(|e| {
-            field_errors.extend(e);
+            extend_unique(&mut field_errors, e);
             MatchConstraints::everything()
         });
         if !field_errors.is_empty() {
@@ -161,39 +171,44 @@ impl PolicySet {
             }
         }
 
+        let mut v_binding_names: HashMap<String, ()> = HashMap::new();
+        let mut m_binding_names: HashMap<String, ()> = HashMap::new();
         for (source, item) in &manifests.items {
             // (kind, name, field errors, the model's parts, where bindings of its kind go)
-            let (kind, meta, mut errors, spec_parts, owner, family_bindings, by_name) = match item {
-                Manifest::ValidatingBinding(b) => (
-                    "ValidatingAdmissionPolicyBinding",
-                    &b.metadata,
-                    validation::validating_binding(b),
-                    (
-                        &b.spec.policy_name,
-                        &b.spec.param_ref,
-                        &b.spec.match_resources,
-                        b.spec.validation_actions.clone(),
+            let (kind, meta, mut errors, spec_parts, owner, family_bindings, by_name, names) =
+                match item {
+                    Manifest::ValidatingBinding(b) => (
+                        "ValidatingAdmissionPolicyBinding",
+                        &b.metadata,
+                        validation::validating_binding(b),
+                        (
+                            &b.spec.policy_name,
+                            &b.spec.param_ref,
+                            &b.spec.match_resources,
+                            b.spec.validation_actions.clone(),
+                        ),
+                        Owner::ValidatingBinding,
+                        &mut set.validating.bindings,
+                        &v_by_name,
+                        &mut v_binding_names,
                     ),
-                    Owner::ValidatingBinding,
-                    &mut set.validating.bindings,
-                    &v_by_name,
-                ),
-                Manifest::MutatingBinding(b) => (
-                    "MutatingAdmissionPolicyBinding",
-                    &b.metadata,
-                    validation::mutating_binding(b),
-                    (
-                        &b.spec.policy_name,
-                        &b.spec.param_ref,
-                        &b.spec.match_resources,
-                        Vec::new(),
+                    Manifest::MutatingBinding(b) => (
+                        "MutatingAdmissionPolicyBinding",
+                        &b.metadata,
+                        validation::mutating_binding(b),
+                        (
+                            &b.spec.policy_name,
+                            &b.spec.param_ref,
+                            &b.spec.match_resources,
+                            Vec::new(),
+                        ),
+                        Owner::MutatingBinding,
+                        &mut set.mutating.bindings,
+                        &m_by_name,
+                        &mut m_binding_names,
                     ),
-                    Owner::MutatingBinding,
-                    &mut set.mutating.bindings,
-                    &m_by_name,
-                ),
-                _ => continue,
-            };
+                    _ => continue,
+                };
             let what = format!("{kind} {:?}", meta.name);
             let (policy_name, param_ref, match_resources, validation_actions) = spec_parts;
             let match_resources = match match_resources {
@@ -201,7 +216,7 @@ impl PolicySet {
                 Some(m) => match constraints(Some(m), owner, "spec.matchResources") {
                     Ok(c) => Some(c),
                     Err(e) => {
-                        errors.extend(e);
+                        extend_unique(&mut errors, e);
                         None
                     }
                 },
@@ -215,6 +230,15 @@ impl PolicySet {
             };
             if !errors.is_empty() {
                 set.errors.push(load_error(source, what, errors.join("; ")));
+                continue;
+            }
+            // Names are unique per kind, as in a cluster.
+            if names.insert(binding.name.clone(), ()).is_some() {
+                set.errors.push(load_error(
+                    source,
+                    what,
+                    "a binding of this name is already loaded; this one is ignored".to_string(),
+                ));
                 continue;
             }
             // A binding whose policy is missing is ignored, as upstream; say so.

@@ -101,10 +101,10 @@ pub fn evaluate<'a>(
         .map_err(|_| OutOfBudget)?;
     Ok(match evaluation.result {
         Ok(v) => Evaluated::Value(v),
-        Err(e) => Evaluated::Error(format!(
+        Err(e) => Evaluated::Error(expression.explain(format!(
             "expression '{}' resulted in error: {}",
             expression.source, e
-        )),
+        ))),
     })
 }
 
@@ -212,16 +212,26 @@ pub fn validate(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> ValidateResul
         });
     }
 
-    let audit_annotations = audit_annotations(policy, inputs);
-    ValidateResult {
-        decisions,
-        audit_annotations,
+    match audit_annotations(policy, inputs) {
+        Ok(audit_annotations) => ValidateResult {
+            decisions,
+            audit_annotations,
+        },
+        // Upstream's evaluation of the annotations stops with this error, which then replaces
+        // the whole result (`validator.go Validate`).
+        Err(OutOfBudget) => ValidateResult {
+            decisions: vec![error_decision(policy, budget_text)],
+            audit_annotations: Vec::new(),
+        },
     }
 }
 
-fn audit_annotations(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> Vec<AuditAnnotationResult> {
+fn audit_annotations(
+    policy: &ValidatingPolicy,
+    inputs: &Inputs<'_>,
+) -> Result<Vec<AuditAnnotationResult>, OutOfBudget> {
     if policy.audit_annotations.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let fail = policy.common.failure_policy == FailurePolicy::Fail;
     let mut activation = Activation::new(&policy.common.env.env);
@@ -230,17 +240,7 @@ fn audit_annotations(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> Vec<Audi
     let mut budget = Budget::validations();
     let mut out = Vec::new();
     for a in &policy.audit_annotations {
-        let evaluated = match evaluate(&a.value, &activation, &mut budget) {
-            Ok(e) => e,
-            Err(OutOfBudget) => {
-                if fail {
-                    return vec![AuditAnnotationResult::Error(
-                        cost::BudgetExhausted.to_string(),
-                    )];
-                }
-                return out;
-            }
-        };
+        let evaluated = evaluate(&a.value, &activation, &mut budget)?;
         match evaluated {
             Evaluated::Error(e) => {
                 if fail {
@@ -265,5 +265,5 @@ fn audit_annotations(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> Vec<Audi
             ))),
         }
     }
-    out
+    Ok(out)
 }

@@ -84,8 +84,8 @@ fn variables(errors: &mut Vec<String>, vars: &[Variable]) {
     let mut seen = HashSet::new();
     for (i, v) in vars.iter().enumerate() {
         let at = format!("spec.variables[{i}]");
-        if v.name.is_empty() {
-            required(errors, &format!("{at}.name"), "");
+        if v.name.trim().is_empty() {
+            required(errors, &format!("{at}.name"), "name is not specified");
         } else if !is_cel_identifier(&v.name) {
             errors.push(format!(
                 "{at}.name: Invalid value: {:?}: name is not a valid CEL identifier",
@@ -94,8 +94,12 @@ fn variables(errors: &mut Vec<String>, vars: &[Variable]) {
         } else if !seen.insert(v.name.as_str()) {
             errors.push(format!("{at}.name: Duplicate value: {:?}", v.name));
         }
-        if v.expression.is_empty() {
-            required(errors, &format!("{at}.expression"), "");
+        if v.expression.trim().is_empty() {
+            required(
+                errors,
+                &format!("{at}.expression"),
+                "expression is not specified",
+            );
         }
     }
 }
@@ -130,16 +134,31 @@ fn match_conditions(errors: &mut Vec<String>, conditions: &[crate::model::MatchC
 
 fn param_ref(errors: &mut Vec<String>, p: Option<&ParamRef>) {
     let Some(p) = p else { return };
-    match (&p.name, &p.selector) {
-        (Some(_), Some(_)) => errors.push(
+    let name = p.name.as_deref().filter(|n| !n.is_empty());
+    if name.is_some() && p.selector.is_some() {
+        errors.push(
             "spec.paramRef.name: Forbidden: name and selector are mutually exclusive".to_string(),
-        ),
-        (None, None) => required(
+        );
+    }
+    if let Some(selector) = &p.selector {
+        errors.extend(
+            crate::matching::validate_selector(selector, "spec.paramRef.selector")
+                .iter()
+                .map(ToString::to_string),
+        );
+        if name.is_some() {
+            errors.push(
+                "spec.paramRef.selector: Forbidden: name and selector are mutually exclusive"
+                    .to_string(),
+            );
+        }
+    }
+    if name.is_none() && p.selector.is_none() {
+        required(
             errors,
             "spec.paramRef",
-            "one of name or selector must be set",
-        ),
-        _ => {}
+            "one of name or selector must be specified",
+        );
     }
     if p.parameter_not_found_action.is_none() {
         required(errors, "spec.paramRef.parameterNotFoundAction", "");
@@ -157,22 +176,32 @@ pub fn validating_policy(p: &ValidatingAdmissionPolicy) -> Vec<String> {
         true,
     );
     if spec.validations.is_empty() && spec.audit_annotations.is_empty() {
-        required(
-            &mut errors,
-            "spec.validations",
-            "validations or auditAnnotations must contain at least one item",
-        );
+        for field in ["spec.validations", "spec.auditAnnotations"] {
+            required(
+                &mut errors,
+                field,
+                "validations or auditAnnotations must contain at least one item",
+            );
+        }
     }
     for (i, v) in spec.validations.iter().enumerate() {
         if v.expression.trim().is_empty() {
             required(
                 &mut errors,
                 &format!("spec.validations[{i}].expression"),
-                "",
+                "expression is not specified",
             );
         }
+        if let Some(m) = v.message_expression.as_deref()
+            && !m.is_empty()
+            && m.trim().is_empty()
+        {
+            errors.push(format!(
+                "spec.validations[{i}].messageExpression: Invalid value: {m:?}: must be non-empty if specified"
+            ));
+        }
         if let Some(m) = &v.message {
-            if m.contains('\n') {
+            if m.trim().contains(['\n', '\r']) {
                 errors.push(format!(
                     "spec.validations[{i}].message: Invalid value: {m:?}: message must not contain line breaks"
                 ));
@@ -202,7 +231,11 @@ pub fn validating_policy(p: &ValidatingAdmissionPolicy) -> Vec<String> {
             errors.push(format!("{at}.key: Duplicate value: {:?}", a.key));
         }
         if a.value_expression.trim().is_empty() {
-            required(&mut errors, &format!("{at}.valueExpression"), "");
+            required(
+                &mut errors,
+                &format!("{at}.valueExpression"),
+                "valueExpression is not specified",
+            );
         }
     }
     match_conditions(&mut errors, &spec.match_conditions);
@@ -234,7 +267,9 @@ pub fn validating_binding(b: &ValidatingAdmissionPolicyBinding) -> Vec<String> {
         }
     }
     if actions.contains(&ValidationAction::Deny) && actions.contains(&ValidationAction::Warn) {
-        errors.push("spec.validationActions: Invalid value: [\"Deny\",\"Warn\"]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)".to_string());
+        // The whole list, as JSON.
+        let list: Vec<String> = actions.iter().map(|a| format!("\"{a:?}\"")).collect();
+        errors.push(format!("spec.validationActions: Invalid value: [{}]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)", list.join(",")));
     }
     match_resources(
         &mut errors,
