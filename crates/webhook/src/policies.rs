@@ -1,0 +1,182 @@
+//! Loading the policies the server runs: the embedded Pod Security Standards, or files and
+//! directories. One load reads and compiles everything into two sets, one of validating and one
+//! of mutating policies (so `/validate` and `/mutate` each run only their own kind), sharing the
+//! other objects read (Namespaces, params) through one lookup.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use celer_policy::load::{Manifest, Manifests};
+use celer_policy::policy_set::PolicySet;
+
+use crate::embedded;
+use crate::lookup::ServeLookup;
+
+/// Where the policies come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicySource {
+    /// The Pod Security Standards embedded in the binary.
+    Embedded,
+    /// Files and directories (searched recursively for `.yaml`, `.yml` and `.json`).
+    Paths(Vec<PathBuf>),
+}
+
+impl PolicySource {
+    /// A short description for logs.
+    pub fn describe(&self) -> String {
+        match self {
+            PolicySource::Embedded => {
+                "embedded Pod Security Standards (baseline: Deny, restricted: Warn)".to_string()
+            }
+            PolicySource::Paths(paths) => paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
+/// A compiled policy load: what requests are evaluated against.
+#[derive(Debug)]
+pub struct Policies {
+    /// The ValidatingAdmissionPolicies and their bindings only.
+    pub validating: PolicySet,
+    /// The MutatingAdmissionPolicies and their bindings only.
+    pub mutating: PolicySet,
+    /// Namespaces and params from the same files.
+    pub lookup: ServeLookup,
+}
+
+impl Policies {
+    /// How many policies (validating, mutating) were loaded.
+    pub fn counts(&self) -> (usize, usize) {
+        (
+            self.validating.validating.policies.len(),
+            self.mutating.mutating.policies.len(),
+        )
+    }
+}
+
+/// Why a load was refused: every problem, each naming its file and document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policies not loaded: {}", .0.join("; "))]
+pub struct LoadFailure(pub Vec<String>);
+
+/// Reads and compiles the policies of `source`. Any unreadable file, invalid document or
+/// policy, or expression that does not compile refuses the whole load.
+pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
+    let mut manifests = Manifests::default();
+    match source {
+        PolicySource::Embedded => {
+            for (name, text) in embedded::POD_SECURITY {
+                manifests.add_text(name, text);
+            }
+        }
+        PolicySource::Paths(paths) => {
+            for path in paths {
+                celer_offline::files::read_into(&mut manifests, path);
+            }
+        }
+    }
+    if !manifests.errors.is_empty() {
+        return Err(LoadFailure(
+            manifests.errors.iter().map(ToString::to_string).collect(),
+        ));
+    }
+    let mut validating = Manifests::default();
+    let mut mutating = Manifests::default();
+    let mut objects = Vec::new();
+    for (source, item) in manifests.items {
+        match item {
+            Manifest::ValidatingPolicy(_) | Manifest::ValidatingBinding(_) => {
+                validating.items.push((source, item));
+            }
+            Manifest::MutatingPolicy(_) | Manifest::MutatingBinding(_) => {
+                mutating.items.push((source, item));
+            }
+            Manifest::Object(json) => objects.push(json),
+        }
+    }
+    let validating = PolicySet::build(&validating);
+    let mutating = PolicySet::build(&mutating);
+    let errors: Vec<String> = validating
+        .errors
+        .iter()
+        .chain(&mutating.errors)
+        .map(ToString::to_string)
+        .collect();
+    if !errors.is_empty() {
+        return Err(LoadFailure(errors));
+    }
+    Ok(Policies {
+        validating,
+        mutating,
+        lookup: ServeLookup::new(objects),
+    })
+}
+
+/// What a reload watches: each manifest file under the paths with its modification time and
+/// size (or the error listing or reading it). A change of any of it means a reload.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Fingerprint(Vec<(PathBuf, Stamp)>);
+
+/// A file's modification time and size, or why they could not be read.
+type Stamp = Result<(SystemTime, u64), String>;
+
+impl Fingerprint {
+    pub fn of(source: &PolicySource) -> Fingerprint {
+        let mut out = Vec::new();
+        if let PolicySource::Paths(paths) = source {
+            for path in paths {
+                match celer_offline::files::manifest_files(path) {
+                    Ok(files) => out.extend(files.into_iter().map(|f| {
+                        let stamp = stamp(&f);
+                        (f, stamp)
+                    })),
+                    Err(e) => out.push((path.clone(), Err(e))),
+                }
+            }
+        }
+        Fingerprint(out)
+    }
+
+    /// Fingerprint of single files (TLS certificate and key).
+    pub fn of_files(files: &[&Path]) -> Fingerprint {
+        Fingerprint(files.iter().map(|f| (f.to_path_buf(), stamp(f))).collect())
+    }
+}
+
+fn stamp(path: &Path) -> Stamp {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    let modified = meta.modified().map_err(|e| e.to_string())?;
+    Ok((modified, meta.len()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_policies_load_into_the_validating_set() {
+        let p = load(&PolicySource::Embedded).unwrap();
+        assert_eq!(p.counts(), (19, 0));
+        assert!(p.mutating.is_empty());
+    }
+
+    #[test]
+    fn broken_files_name_file_and_document() {
+        let dir = std::env::temp_dir().join(format!("celer-webhook-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("bad.yaml"),
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: a}\nspec:\n  failurePolicy: Sometimes\n",
+        )
+        .unwrap();
+        let err = load(&PolicySource::Paths(vec![dir.clone()])).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("bad.yaml (document 1)"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

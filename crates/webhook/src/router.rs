@@ -1,0 +1,518 @@
+//! The HTTP routes, independent of sockets and TLS: every request goes through [`handle`].
+//!
+//! | route | method | answer |
+//! |---|---|---|
+//! | `/validate` | POST | the AdmissionReview response from the validating policies only |
+//! | `/mutate` | POST | the AdmissionReview response from the mutating policies only (with the JSON Patch) |
+//! | `/healthz` | GET | 200 `ok` while the process serves |
+//! | `/readyz` | GET | 200 `ready` once a policy set is loaded, else 503 |
+//! | `/metrics` | GET | Prometheus text exposition |
+//!
+//! Bad input gets a plain-text HTTP error naming the problem, except an AdmissionReview whose
+//! `apiVersion`, `kind` and `request.uid` are readable but whose request is otherwise invalid:
+//! that gets a well-formed AdmissionReview response denying with code 400, so the API server
+//! shows the reason to the user.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwapOption;
+use bytes::Bytes;
+use celer_cel::Json;
+use celer_policy::engine::{self, EvalOptions};
+use celer_policy::policy_set::PolicySet;
+use celer_policy::request::{AdmissionReview, ReviewError, ReviewVersion};
+use celer_policy::response::{Outcome, ResultKind, Status};
+use http::header::{ALLOW, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Body;
+use sonic_rs::JsonValueTrait;
+use tokio::sync::Semaphore;
+
+use crate::metrics::{Decision, Endpoint, Metrics};
+use crate::policies::Policies;
+
+/// The API server's own limit on request bodies (3 MiB).
+pub const DEFAULT_MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// Limits on each request.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request body accepted (413 beyond).
+    pub max_body: usize,
+    /// Time allowed to receive a request's body once its headers are in (408 beyond).
+    pub body_timeout: Duration,
+    /// Admission requests evaluated at once; more are answered 503 with `Retry-After`.
+    pub max_in_flight: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_body: DEFAULT_MAX_BODY,
+            body_timeout: Duration::from_secs(10),
+            max_in_flight: 1024,
+        }
+    }
+}
+
+/// A loaded policy set and its generation.
+#[derive(Debug)]
+pub struct Loaded {
+    pub policies: Policies,
+    pub generation: u64,
+}
+
+/// What every request shares: the current policy set (swapped whole on reload), the metrics,
+/// the limits.
+pub struct State {
+    current: ArcSwapOption<Loaded>,
+    pub metrics: Metrics,
+    pub limits: Limits,
+    in_flight: Arc<Semaphore>,
+    options: EvalOptions,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field(
+                "current",
+                &self.current.load().as_ref().map(|l| l.generation),
+            )
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl State {
+    /// A state with no policies yet (`/readyz` answers 503 until [`State::install`]).
+    pub fn new(limits: Limits) -> State {
+        let permits = limits.max_in_flight.clamp(1, Semaphore::MAX_PERMITS);
+        State {
+            current: ArcSwapOption::empty(),
+            metrics: Metrics::default(),
+            in_flight: Arc::new(Semaphore::new(permits)),
+            limits,
+            options: EvalOptions::default(),
+        }
+    }
+
+    /// Swaps in a new policy set; requests already running finish on the one they started
+    /// with. Returns its generation (1 for the first).
+    pub fn install(&self, policies: Policies) -> u64 {
+        let previous = self.current.load();
+        let generation = previous.as_ref().map_or(1, |l| l.generation + 1);
+        let (validating, mutating) = policies.counts();
+        self.current.store(Some(Arc::new(Loaded {
+            policies,
+            generation,
+        })));
+        self.metrics
+            .loaded(generation, validating, mutating, generation > 1);
+        generation
+    }
+
+    /// Admission requests that may start now before the in-flight limit answers 503.
+    pub fn admission_permits_available(&self) -> usize {
+        self.in_flight.available_permits()
+    }
+
+    /// The set serving requests now.
+    pub fn current(&self) -> Option<Arc<Loaded>> {
+        self.current.load_full()
+    }
+}
+
+/// The response type of every route.
+pub type HttpResponse = Response<Full<Bytes>>;
+
+/// Answers one request.
+pub async fn handle<B>(state: Arc<State>, request: Request<B>) -> HttpResponse
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let started = Instant::now();
+    let endpoint = match request.uri().path() {
+        "/validate" => Endpoint::Validate,
+        "/mutate" => Endpoint::Mutate,
+        "/healthz" => Endpoint::Healthz,
+        "/readyz" => Endpoint::Readyz,
+        "/metrics" => Endpoint::Metrics,
+        _ => Endpoint::Other,
+    };
+    state.metrics.request_started();
+    let (decision, response) = route(&state, endpoint, request, started).await;
+    state.metrics.request_finished();
+    state
+        .metrics
+        .observe_request(endpoint, decision, started.elapsed());
+    response
+}
+
+async fn route<B>(
+    state: &Arc<State>,
+    endpoint: Endpoint,
+    request: Request<B>,
+    started: Instant,
+) -> (Decision, HttpResponse)
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let method = request.method().clone();
+    let read_only = method == Method::GET || method == Method::HEAD;
+    match endpoint {
+        Endpoint::Validate | Endpoint::Mutate => {
+            if method != Method::POST {
+                return (Decision::Invalid, not_allowed("POST"));
+            }
+            admission(state, endpoint, request, started).await
+        }
+        Endpoint::Healthz if read_only => (Decision::Served, text(StatusCode::OK, "ok\n")),
+        Endpoint::Readyz if read_only => match state.current() {
+            Some(_) => (Decision::Served, text(StatusCode::OK, "ready\n")),
+            None => (
+                Decision::Unavailable,
+                text(StatusCode::SERVICE_UNAVAILABLE, "policies not loaded yet\n"),
+            ),
+        },
+        Endpoint::Metrics if read_only => (Decision::Served, metrics_response(&state.metrics)),
+        Endpoint::Healthz | Endpoint::Readyz | Endpoint::Metrics => {
+            (Decision::Invalid, not_allowed("GET, HEAD"))
+        }
+        Endpoint::Other => (
+            Decision::Invalid,
+            text(
+                StatusCode::NOT_FOUND,
+                "not found: the routes are POST /validate, POST /mutate, GET /healthz, GET /readyz, GET /metrics\n",
+            ),
+        ),
+    }
+}
+
+/// The `/metrics` answer, also served alone on `--metrics-listen`.
+pub fn metrics_response(metrics: &Metrics) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(metrics.render())));
+    *response.status_mut() = StatusCode::OK;
+    if let Ok(v) = "text/plain; version=0.0.4; charset=utf-8".parse() {
+        response.headers_mut().insert(CONTENT_TYPE, v);
+    }
+    response
+}
+
+/// Serves only `/metrics`, `/healthz` and `/readyz` (the separate metrics port).
+pub async fn handle_metrics_only<B>(state: Arc<State>, request: Request<B>) -> HttpResponse
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    match request.uri().path() {
+        "/metrics" | "/healthz" | "/readyz" => handle(state, request).await,
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "not found: this port serves GET /metrics, /healthz and /readyz\n",
+        ),
+    }
+}
+
+async fn admission<B>(
+    state: &Arc<State>,
+    endpoint: Endpoint,
+    request: Request<B>,
+    started: Instant,
+) -> (Decision, HttpResponse)
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let path = endpoint.as_str();
+    let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
+        state.metrics.overloaded_request();
+        tracing::warn!(
+            endpoint = path,
+            "too many admission requests in flight: answered 503"
+        );
+        let mut r = text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many admission requests in flight, retry later\n",
+        );
+        r.headers_mut()
+            .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
+        return (Decision::Unavailable, r);
+    };
+    let content_type = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let media_type = content_type.split(';').next().unwrap_or_default().trim();
+    if !media_type.eq_ignore_ascii_case("application/json") {
+        return invalid(
+            path,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("unsupported Content-Type {content_type:?}: expected application/json"),
+        );
+    }
+    let max = state.limits.max_body;
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return invalid(
+            path,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body is larger than the limit of {max} bytes"),
+        );
+    }
+    let body = Limited::new(request.into_body(), max);
+    let bytes = match tokio::time::timeout(state.limits.body_timeout, body.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return invalid(
+                path,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body is larger than the limit of {max} bytes"),
+            );
+        }
+        Ok(Err(e)) => {
+            return invalid(
+                path,
+                StatusCode::BAD_REQUEST,
+                format!("could not read the request body: {e}"),
+            );
+        }
+        Err(_) => {
+            return invalid(
+                path,
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "request body not received within {:?}",
+                    state.limits.body_timeout
+                ),
+            );
+        }
+    };
+    let Some(loaded) = state.current() else {
+        return (
+            Decision::Unavailable,
+            text(StatusCode::SERVICE_UNAVAILABLE, "policies not loaded yet\n"),
+        );
+    };
+    let shared = Arc::clone(state);
+    // Parsing and evaluation recurse; they run on the blocking pool, whose threads get the
+    // runtime's large stacks (see `crate::runtime`).
+    let job =
+        tokio::task::spawn_blocking(move || evaluate(&shared, &loaded, endpoint, &bytes, started));
+    match job.await {
+        Ok(Answer::Review { body, allowed }) => {
+            let decision = if allowed {
+                Decision::Allowed
+            } else {
+                Decision::Denied
+            };
+            (decision, json(StatusCode::OK, body))
+        }
+        Ok(Answer::Invalid { status, message }) => invalid(path, status, message),
+        Ok(Answer::ErrorReview { body, message }) => {
+            tracing::warn!(endpoint = path, error = %message, "invalid admission request: answered with a denial");
+            (Decision::Invalid, json(StatusCode::OK, body))
+        }
+        Err(e) => {
+            tracing::error!(endpoint = path, error = %e, "evaluation failed");
+            (
+                Decision::Invalid,
+                text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal error evaluating the request\n",
+                ),
+            )
+        }
+    }
+}
+
+enum Answer {
+    Review { body: String, allowed: bool },
+    Invalid { status: StatusCode, message: String },
+    ErrorReview { body: String, message: String },
+}
+
+fn evaluate(
+    state: &State,
+    loaded: &Loaded,
+    endpoint: Endpoint,
+    body: &[u8],
+    started: Instant,
+) -> Answer {
+    let review = match AdmissionReview::parse(body) {
+        Ok(r) => r,
+        Err(e) => return refused(body, e),
+    };
+    let request = match review.request() {
+        Ok(r) => r,
+        Err(e) => return refused(body, e),
+    };
+    if request.uid.is_empty() {
+        return Answer::Invalid {
+            status: StatusCode::BAD_REQUEST,
+            message: "AdmissionReview request.uid is missing or empty".to_string(),
+        };
+    }
+    let set: &PolicySet = match endpoint {
+        Endpoint::Mutate => &loaded.policies.mutating,
+        _ => &loaded.policies.validating,
+    };
+    let outcome = engine::evaluate(set, &request, &loaded.policies.lookup, &state.options);
+    let body = outcome.review_json(request.uid, review.version());
+    state.metrics.observe_results(&outcome.results);
+    log_outcome(&outcome, &request, endpoint, loaded.generation, started);
+    Answer::Review {
+        body,
+        allowed: outcome.allowed,
+    }
+}
+
+fn log_outcome(
+    outcome: &Outcome,
+    request: &celer_policy::request::Request<'_>,
+    endpoint: Endpoint,
+    generation: u64,
+    started: Instant,
+) {
+    let errored = outcome
+        .results
+        .iter()
+        .find(|r| r.result == ResultKind::Error);
+    let a = &request.attributes;
+    let latency_us = started.elapsed().as_micros() as u64;
+    if !outcome.allowed || errored.is_some() {
+        let blamed = outcome
+            .results
+            .iter()
+            .find(|r| r.result == ResultKind::Fail)
+            .or(errored);
+        let decision = if outcome.allowed {
+            "allowed-with-errors"
+        } else {
+            "denied"
+        };
+        tracing::warn!(
+            endpoint = endpoint.as_str(),
+            uid = request.uid,
+            kind = a.kind.kind,
+            namespace = a.namespace,
+            name = a.name,
+            operation = a.operation.as_str(),
+            policy = blamed.map(|r| r.policy.as_str()).unwrap_or_default(),
+            binding = blamed
+                .and_then(|r| r.binding.as_deref())
+                .unwrap_or_default(),
+            decision,
+            code = outcome.status.as_ref().map_or(200, |s| s.code),
+            message = outcome
+                .status
+                .as_ref()
+                .map(|s| s.message.as_str())
+                .unwrap_or_else(|| {
+                    blamed
+                        .and_then(|r| r.message.as_deref())
+                        .unwrap_or_default()
+                }),
+            latency_us,
+            generation,
+            "admission request {decision}"
+        );
+    } else {
+        tracing::debug!(
+            endpoint = endpoint.as_str(),
+            uid = request.uid,
+            kind = a.kind.kind,
+            namespace = a.namespace,
+            name = a.name,
+            operation = a.operation.as_str(),
+            decision = "allowed",
+            warnings = outcome.warnings.len(),
+            patched = outcome.patch.is_some(),
+            latency_us,
+            generation,
+            "admission request allowed"
+        );
+    }
+}
+
+/// The answer to a body the engine refused: an AdmissionReview denial when the review's
+/// version and the request's uid can be read, else an HTTP 400.
+fn refused(body: &[u8], error: ReviewError) -> Answer {
+    let message = error.to_string();
+    if let ReviewError::Field { .. } = error
+        && let Ok(root) = sonic_rs::from_slice::<Json>(body)
+    {
+        let version = match root.get("apiVersion").and_then(|v| v.as_str()) {
+            Some("admission.k8s.io/v1beta1") => ReviewVersion::V1beta1,
+            _ => ReviewVersion::V1,
+        };
+        let uid = root
+            .get("request")
+            .and_then(|r| r.get("uid"))
+            .and_then(|u| u.as_str())
+            .unwrap_or_default();
+        if !uid.is_empty() {
+            let mut outcome = Outcome::allowed();
+            outcome.deny(Status {
+                code: 400,
+                reason: "BadRequest".to_string(),
+                message: format!("celer could not read the admission request: {message}"),
+                details: None,
+            });
+            return Answer::ErrorReview {
+                body: outcome.review_json(uid, version),
+                message,
+            };
+        }
+    }
+    Answer::Invalid {
+        status: StatusCode::BAD_REQUEST,
+        message,
+    }
+}
+
+fn invalid(endpoint: &str, status: StatusCode, message: String) -> (Decision, HttpResponse) {
+    tracing::warn!(endpoint, status = status.as_u16(), error = %message, "invalid admission request");
+    let mut message = message;
+    message.push('\n');
+    (Decision::Invalid, text(status, message))
+}
+
+fn text(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {
+    let mut response = Response::new(Full::new(body.into()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn json(status: StatusCode, body: String) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn not_allowed(allow: &'static str) -> HttpResponse {
+    let mut r = text(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("method not allowed: use {allow}\n"),
+    );
+    r.headers_mut()
+        .insert(ALLOW, http::HeaderValue::from_static(allow));
+    r
+}
