@@ -8,6 +8,8 @@ pub mod lookup;
 pub mod metrics;
 pub mod policies;
 pub mod router;
+pub mod server;
+pub mod tls;
 
 /// Stack size of the runtime's threads, the blocking pool's included (where requests are
 /// parsed and evaluated). sonic-rs parses recursively and, in debug builds, uses tens of KB of

@@ -1,0 +1,267 @@
+//! TLS for the webhook: a certificate and key read from files (and read again when they change
+//! on disk), or a self-signed CA and serving certificate made at startup and written, with the
+//! CA bundle, into a directory for the webhook configuration's `caBundle`. ALPN offers HTTP/2
+//! and HTTP/1.1.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+
+/// Where the serving certificate comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TlsSource {
+    /// PEM files: the certificate chain (leaf first) and its private key.
+    Files { cert: PathBuf, key: PathBuf },
+    /// A CA and a certificate for `localhost`, `127.0.0.1`, `::1` and `sans`, made at startup
+    /// and written into `dir` (`ca.crt`, `tls.crt`, `tls.key`).
+    SelfSigned { dir: PathBuf, sans: Vec<String> },
+}
+
+/// Why TLS could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: no PEM certificate found")]
+    NoCertificate { path: PathBuf },
+    #[error("{path}: {message}")]
+    Pem { path: PathBuf, message: String },
+    #[error("certificate {cert} and key {key} do not make a usable pair: {source}")]
+    Pair {
+        cert: PathBuf,
+        key: PathBuf,
+        source: rustls::Error,
+    },
+    #[error("TLS configuration: {0}")]
+    Config(#[from] rustls::Error),
+    #[error("generating the self-signed certificate: {0}")]
+    Generate(#[from] rcgen::Error),
+}
+
+/// The file names written by [`TlsSource::SelfSigned`].
+pub const CA_FILE: &str = "ca.crt";
+pub const CERT_FILE: &str = "tls.crt";
+pub const KEY_FILE: &str = "tls.key";
+
+/// The crypto provider used throughout: ring (no C toolchain beyond cc, no cmake).
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Reads a PEM certificate chain and private key into a key rustls can serve.
+pub fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|source| TlsError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let cert_pem = read(cert)?;
+    let key_pem = read(key)?;
+    let chain = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| TlsError::Pem {
+            path: cert.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    if chain.is_empty() {
+        return Err(TlsError::NoCertificate {
+            path: cert.to_path_buf(),
+        });
+    }
+    let private = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::Pem {
+        path: key.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    CertifiedKey::from_der(chain, private, &provider()).map_err(|source| TlsError::Pair {
+        cert: cert.to_path_buf(),
+        key: key.to_path_buf(),
+        source,
+    })
+}
+
+/// What [`self_signed`] wrote.
+#[derive(Debug)]
+pub struct Generated {
+    pub ca_file: PathBuf,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub key: CertifiedKey,
+}
+
+/// Makes a CA and a serving certificate signed by it for `localhost`, `127.0.0.1`, `::1` and
+/// `sans`, and writes them into `dir` (created if missing; the key readable by its owner only).
+pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
+        ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+    };
+    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
+    let mut ca_name = DistinguishedName::new();
+    ca_name.push(DnType::CommonName, "celer webhook CA");
+    ca_params.distinguished_name = ca_name;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
+
+    let mut names = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+    ];
+    for san in sans {
+        if !names.contains(san) {
+            names.push(san.clone());
+        }
+    }
+    let mut params = CertificateParams::new(names)?;
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, "celer webhook");
+    params.distinguished_name = name;
+    params.is_ca = IsCa::NoCa;
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let leaf_key = KeyPair::generate()?;
+    let leaf = params.signed_by(&leaf_key, &ca)?;
+
+    std::fs::create_dir_all(dir).map_err(|source| TlsError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let ca_file = dir.join(CA_FILE);
+    let cert_file = dir.join(CERT_FILE);
+    let key_file = dir.join(KEY_FILE);
+    write_file(&ca_file, ca.pem().as_bytes(), false)?;
+    write_file(&cert_file, leaf.pem().as_bytes(), false)?;
+    write_file(&key_file, leaf_key.serialize_pem().as_bytes(), true)?;
+
+    let chain = vec![leaf.der().clone()];
+    let private = PrivateKeyDer::try_from(leaf_key.serialize_der()).map_err(|e| TlsError::Pem {
+        path: key_file.clone(),
+        message: e.to_string(),
+    })?;
+    let key =
+        CertifiedKey::from_der(chain, private, &provider()).map_err(|source| TlsError::Pair {
+            cert: cert_file.clone(),
+            key: key_file.clone(),
+            source,
+        })?;
+    Ok(Generated {
+        ca_file,
+        cert_file,
+        key_file,
+        key,
+    })
+}
+
+fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsError> {
+    let io = |source| TlsError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    // Replace, never follow into, an existing file: write beside it, then rename.
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(if private { 0o600 } else { 0o644 });
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    let mut file = options.open(&tmp).map_err(io)?;
+    file.write_all(contents).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// The serving certificate, swapped whole when the files change.
+#[derive(Debug)]
+pub struct CertResolver {
+    current: ArcSwap<CertifiedKey>,
+}
+
+impl CertResolver {
+    pub fn new(key: CertifiedKey) -> CertResolver {
+        CertResolver {
+            current: ArcSwap::from_pointee(key),
+        }
+    }
+
+    pub fn replace(&self, key: CertifiedKey) {
+        self.current.store(Arc::new(key));
+    }
+}
+
+impl ResolvesServerCert for CertResolver {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.load_full())
+    }
+}
+
+/// A rustls server configuration over `resolver`, offering h2 and http/1.1.
+pub fn server_config(resolver: Arc<CertResolver>) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_cert_resolver(resolver);
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn self_signed_files_load_back_as_a_pair() {
+        let dir = std::env::temp_dir().join(format!("celer-tls-test-{}", std::process::id()));
+        let generated = self_signed(&dir, &["webhook.celer.svc".to_string()]).unwrap();
+        let loaded = load_pair(&generated.cert_file, &generated.key_file).unwrap();
+        assert_eq!(loaded.cert, generated.key.cert);
+        let ca = std::fs::read_to_string(&generated.ca_file).unwrap();
+        assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&generated.key_file)
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "key readable by others: {mode:o}");
+        }
+        // A key that is not the certificate's is refused.
+        let other = std::env::temp_dir().join(format!("celer-tls-test-{}-b", std::process::id()));
+        let second = self_signed(&other, &[]).unwrap();
+        assert!(load_pair(&generated.cert_file, &second.key_file).is_err());
+        assert!(matches!(
+            load_pair(
+                &generated.ca_file.with_extension("missing"),
+                &generated.key_file
+            ),
+            Err(TlsError::Io { .. })
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&other);
+    }
+}

@@ -1,0 +1,346 @@
+//! The server over real sockets: TLS with the generated CA, HTTP/2 by ALPN, the metrics port,
+//! hot reload of policies, graceful shutdown. Ports are ephemeral; waits poll with generous
+//! deadlines rather than sleeping for a fixed time.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use celer_webhook::policies::PolicySource;
+use celer_webhook::router::Limits;
+use celer_webhook::server::{self, Running, ServeOptions};
+use celer_webhook::tls::TlsSource;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(repo().join("examples").join(name)).unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("celer-webhook-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn options() -> ServeOptions {
+    ServeOptions {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        reload_interval: Duration::from_millis(100),
+        ..ServeOptions::default()
+    }
+}
+
+async fn start(options: ServeOptions) -> (Running, oneshot::Sender<()>) {
+    let (tx, rx) = oneshot::channel::<()>();
+    let running = server::start(options, async {
+        let _ = rx.await;
+    })
+    .await
+    .unwrap();
+    (running, tx)
+}
+
+fn post(path: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn get(path: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+}
+
+/// Sends one HTTP/1.1 request and reads the whole response: (status, body).
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    request: &str,
+) -> (u16, String) {
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_response(stream).await
+}
+
+async fn read_response<S: AsyncRead + Unpin>(mut stream: S) -> (u16, String) {
+    let mut raw = Vec::new();
+    tokio::time::timeout(DEADLINE, stream.read_to_end(&mut raw))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_string())
+}
+
+async fn plain(addr: SocketAddr, request: &str) -> (u16, String) {
+    exchange(TcpStream::connect(addr).await.unwrap(), request).await
+}
+
+fn connector(ca_file: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    let pem = std::fs::read(ca_file).unwrap();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(celer_webhook::tls::provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
+/// Polls `check` until it holds.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn serves_over_tls_with_the_generated_ca() {
+    let dir = temp_dir("tls");
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            tls: Some(TlsSource::SelfSigned {
+                dir: dir.clone(),
+                sans: vec!["celer.celer-system.svc".to_string()],
+            }),
+            metrics_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
+            ..options()
+        })
+        .await;
+        let ca = running.ca_file.clone().unwrap();
+        assert_eq!(ca, dir.join("ca.crt"));
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+
+        // HTTP/1.1: the privileged Pod is denied.
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let tls = connector(&ca, &[b"http/1.1"])
+            .connect(name.clone(), tcp)
+            .await
+            .unwrap();
+        assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+        let (status, body) = exchange(
+            tls,
+            &post(
+                "/validate",
+                &example("admission-review-privileged-pod.json"),
+            ),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("\"allowed\":false"), "{body}");
+        assert!(
+            body.contains("705ab4f5-6393-11e8-b7cc-42010a800002"),
+            "{body}"
+        );
+
+        // By IP address too, as the certificate names 127.0.0.1.
+        let ip = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let tls = connector(&ca, &[]).connect(ip, tcp).await.unwrap();
+        let (status, body) = exchange(tls, &get("/healthz")).await;
+        assert_eq!((status, body.as_str()), (200, "ok\n"));
+
+        // HTTP/2 is offered by ALPN.
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let tls = connector(&ca, &[b"h2", b"http/1.1"])
+            .connect(name.clone(), tcp)
+            .await
+            .unwrap();
+        assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+        drop(tls);
+
+        // A client that does not trust the CA is refused.
+        let other = temp_dir("tls-other");
+        let other_ca = celer_webhook::tls::self_signed(&other, &[])
+            .unwrap()
+            .ca_file;
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        assert!(connector(&other_ca, &[]).connect(name, tcp).await.is_err());
+
+        // Plain HTTP on the metrics port; the webhook routes are not there.
+        let metrics = running.metrics_addr.unwrap();
+        let (status, body) = plain(metrics, &get("/metrics")).await;
+        assert_eq!(status, 200);
+        assert!(
+            body.contains(
+                "celer_webhook_requests_total{endpoint=\"validate\",decision=\"denied\"} 1"
+            ),
+            "{body}"
+        );
+        let (status, _) = plain(metrics, &post("/validate", "{}")).await;
+        assert_eq!(status, 404);
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(DEADLINE, running.wait())
+            .await
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&other);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn policies_reload_when_files_change_and_a_broken_file_keeps_the_old_set() {
+    let dir = temp_dir("reload");
+    let policy = dir.join("policy.yaml");
+    let original = std::fs::read_to_string(repo().join("examples/admission/policy.yaml")).unwrap();
+    std::fs::write(&policy, &original).unwrap();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            policies: PolicySource::Paths(vec![dir.clone()]),
+            ..options()
+        })
+        .await;
+        let addr = running.addr;
+        let review = example("admission-review-pod.json");
+        let (_, body) = plain(addr, &post("/validate", &review)).await;
+        assert!(body.contains("\"allowed\":false"), "no team label: {body}");
+
+        // Relax the policy: any Pod passes.
+        let relaxed = original.replace(
+            "\"has(object.metadata.labels) && 'team' in object.metadata.labels\"",
+            "\"true\"",
+        );
+        assert_ne!(relaxed, original);
+        std::fs::write(&policy, &relaxed).unwrap();
+        let state = Arc::clone(&running.state);
+        eventually("the reload", || {
+            let state = Arc::clone(&state);
+            async move { state.current().unwrap().generation == 2 }
+        })
+        .await;
+        let (_, body) = plain(addr, &post("/validate", &review)).await;
+        assert!(body.contains("\"allowed\":true"), "after reload: {body}");
+
+        // A broken file: the reload is refused, generation 2 keeps serving, still ready.
+        std::fs::write(dir.join("broken.yaml"), "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: x}\nspec:\n  failurePolicy: Sometimes\n").unwrap();
+        eventually("the refused reload", || {
+            let state = Arc::clone(&state);
+            async move { state.metrics.reload_failures() == 1 }
+        })
+        .await;
+        assert_eq!(state.current().unwrap().generation, 2);
+        let (status, _) = plain(addr, &get("/readyz")).await;
+        assert_eq!(status, 200);
+        let (_, body) = plain(addr, &post("/validate", &review)).await;
+        assert!(body.contains("\"allowed\":true"), "old set serving: {body}");
+        let (_, metrics) = plain(addr, &get("/metrics")).await;
+        assert!(metrics.contains("celer_policy_reload_failures_total 1"), "{metrics}");
+        assert!(metrics.contains("celer_policy_set_generation 2"), "{metrics}");
+        assert!(metrics.contains("celer_policy_last_reload_success 0"), "{metrics}");
+
+        // Fixing it reloads again.
+        std::fs::remove_file(dir.join("broken.yaml")).unwrap();
+        std::fs::write(&policy, &original).unwrap();
+        eventually("the reload after the fix", || {
+            let state = Arc::clone(&state);
+            async move { state.current().unwrap().generation == 3 }
+        })
+        .await;
+        let (_, body) = plain(addr, &post("/validate", &review)).await;
+        assert!(body.contains("\"allowed\":false"), "{body}");
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(DEADLINE, running.wait()).await.unwrap();
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shutdown_stops_accepting_and_finishes_requests_in_flight() {
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(options()).await;
+        let addr = running.addr;
+        let state = Arc::clone(&running.state);
+
+        // A request whose headers are in and whose body is half sent.
+        let review = example("admission-review-privileged-pod.json");
+        let request = post("/validate", &review);
+        let split = request.len() - review.len() / 2;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(&request.as_bytes()[..split])
+            .await
+            .unwrap();
+        eventually("the request to start", || {
+            let state = Arc::clone(&state);
+            async move { state.metrics.in_flight() == 1 }
+        })
+        .await;
+
+        stop.send(()).unwrap();
+        eventually("the listener to close", || async move {
+            TcpStream::connect(addr).await.is_err()
+        })
+        .await;
+
+        // The request in flight still gets its answer.
+        stream
+            .write_all(&request.as_bytes()[split..])
+            .await
+            .unwrap();
+        let (status, body) = read_response(stream).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("\"allowed\":false"), "{body}");
+        tokio::time::timeout(DEADLINE, running.wait())
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn shutdown_gives_up_on_stalled_requests_after_the_drain_timeout() {
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            drain_timeout: Duration::from_millis(500),
+            limits: Limits {
+                body_timeout: Duration::from_secs(3600),
+                ..Limits::default()
+            },
+            ..options()
+        })
+        .await;
+        let state = Arc::clone(&running.state);
+        let request = post("/validate", &example("admission-review-pod.json"));
+        let mut stream = TcpStream::connect(running.addr).await.unwrap();
+        stream
+            .write_all(&request.as_bytes()[..request.len() - 10])
+            .await
+            .unwrap();
+        eventually("the request to start", || {
+            let state = Arc::clone(&state);
+            async move { state.metrics.in_flight() == 1 }
+        })
+        .await;
+        stop.send(()).unwrap();
+        tokio::time::timeout(DEADLINE, running.wait())
+            .await
+            .unwrap();
+        drop(stream);
+    });
+}
