@@ -28,6 +28,8 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Run policy test suites (celer's format and Kyverno's kyverno-test.yaml).
     Test(commands::test::TestArgs),
+    /// Serve the policies as a validating and mutating admission webhook (HTTPS).
+    Serve(commands::serve::ServeArgs),
 }
 
 /// Stack for the thread that does the work. sonic-rs parses recursively and, in debug builds,
@@ -67,5 +69,6 @@ fn run() -> ExitCode {
         Command::Cel(command) => commands::cel::run(command),
         Command::Apply(args) => commands::apply::run(args),
         Command::Test(args) => commands::test::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     }
 }

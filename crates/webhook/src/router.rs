@@ -413,7 +413,7 @@ fn log_outcome(
                 .unwrap_or_default(),
             decision,
             code = outcome.status.as_ref().map_or(200, |s| s.code),
-            message = outcome
+            status_message = outcome
                 .status
                 .as_ref()
                 .map(|s| s.message.as_str())

@@ -2,4 +2,5 @@
 
 pub mod apply;
 pub mod cel;
+pub mod serve;
 pub mod test;
