@@ -344,3 +344,116 @@ fn shutdown_gives_up_on_stalled_requests_after_the_drain_timeout() {
         drop(stream);
     });
 }
+
+#[test]
+fn given_certificate_files_are_reloaded_when_they_change() {
+    let dir = temp_dir("certfiles");
+    let first = celer_webhook::tls::self_signed(&dir.join("first"), &[]).unwrap();
+    let second = celer_webhook::tls::self_signed(&dir.join("second"), &[]).unwrap();
+    let cert = dir.join("serving.crt");
+    let key = dir.join("serving.key");
+    std::fs::copy(&first.cert_file, &cert).unwrap();
+    std::fs::copy(&first.key_file, &key).unwrap();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            tls: Some(TlsSource::Files {
+                cert: cert.clone(),
+                key: key.clone(),
+            }),
+            ..options()
+        })
+        .await;
+        assert!(running.ca_file.is_none());
+        let addr = running.addr;
+        let handshake = |ca: PathBuf| async move {
+            let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+            let tcp = TcpStream::connect(addr).await.unwrap();
+            connector(&ca, &[]).connect(name, tcp).await.is_ok()
+        };
+        assert!(handshake(first.ca_file.clone()).await);
+        assert!(!handshake(second.ca_file.clone()).await);
+
+        // A half-written pair (new key, old certificate) is refused; the old pair serves on.
+        std::fs::copy(&second.key_file, &key).unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(handshake(first.ca_file.clone()).await);
+
+        std::fs::copy(&second.cert_file, &cert).unwrap();
+        let ca = second.ca_file.clone();
+        eventually("the new certificate", || handshake(ca.clone())).await;
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(DEADLINE, running.wait())
+            .await
+            .unwrap();
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn slow_headers_and_connections_beyond_the_limit_are_closed() {
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            header_timeout: Duration::from_millis(300),
+            max_connections: 1,
+            ..options()
+        })
+        .await;
+        let addr = running.addr;
+
+        // Headers that never end: the connection is closed after the header timeout.
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        slow.write_all(b"POST /validate HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(DEADLINE, slow.read_to_end(&mut rest)).await;
+        assert!(read.is_ok(), "the slow client was not cut off");
+
+        // One connection open (once the slow one's slot is free); a second is closed at once,
+        // and counted.
+        let state = Arc::clone(&running.state);
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let held = loop {
+            let mut held = TcpStream::connect(addr).await.unwrap();
+            held.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                .await
+                .unwrap();
+            let mut buf = [0u8; 256];
+            let n = held.read(&mut buf).await.unwrap_or(0);
+            if String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200") {
+                break held;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never served");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let rejected = |state: &celer_webhook::router::State| {
+            state
+                .metrics
+                .render()
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix(
+                        "celer_webhook_overload_rejections_total{limit=\"connections\"} ",
+                    )
+                })
+                .map(|n| n.parse::<u64>().unwrap())
+                .unwrap()
+        };
+        let before = rejected(&state);
+        let mut second = TcpStream::connect(addr).await.unwrap();
+        let _ = second
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await;
+        let mut out = Vec::new();
+        let closed = tokio::time::timeout(DEADLINE, second.read_to_end(&mut out)).await;
+        assert!(closed.is_ok() && out.is_empty(), "second connection served");
+        assert_eq!(rejected(&state), before + 1);
+        drop(held);
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(DEADLINE, running.wait())
+            .await
+            .unwrap();
+    });
+}
