@@ -14,6 +14,7 @@
 //! shows the reason to the user.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
@@ -71,6 +72,8 @@ pub struct State {
     pub metrics: Metrics,
     pub limits: Limits,
     in_flight: Arc<Semaphore>,
+    /// The in-flight limit was hit and not yet logged as over.
+    overloaded: AtomicBool,
     options: EvalOptions,
 }
 
@@ -94,6 +97,7 @@ impl State {
             current: ArcSwapOption::empty(),
             metrics: Metrics::default(),
             in_flight: Arc::new(Semaphore::new(permits)),
+            overloaded: AtomicBool::new(false),
             limits,
             options: EvalOptions::default(),
         }
@@ -231,10 +235,14 @@ where
     let path = endpoint.as_str();
     let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
         state.metrics.overloaded_request();
-        tracing::warn!(
-            endpoint = path,
-            "too many admission requests in flight: answered 503"
-        );
+        // Logged once per overload episode, not once per refused request.
+        if !state.overloaded.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                endpoint = path,
+                limit = state.limits.max_in_flight,
+                "too many admission requests in flight: answering 503 until some finish"
+            );
+        }
         let mut r = text(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many admission requests in flight, retry later\n",
@@ -243,6 +251,9 @@ where
             .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
         return (Decision::Unavailable, r);
     };
+    if state.overloaded.load(Ordering::Relaxed) {
+        state.overloaded.store(false, Ordering::Relaxed);
+    }
     let content_type = request
         .headers()
         .get(CONTENT_TYPE)

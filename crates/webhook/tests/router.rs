@@ -480,3 +480,21 @@ fn requests_beyond_the_in_flight_limit_get_503() {
         assert!(metrics.contains("celer_webhook_overload_rejections_total{limit=\"requests\"} 1"));
     });
 }
+
+#[test]
+fn documents_nested_up_to_the_limit_are_evaluated() {
+    // 120 levels inside the Pod (128 is the limit for the whole body), on the blocking pool's
+    // stacks: in debug builds sonic-rs needs far more than a default 2 MiB thread stack.
+    let state = pod_security();
+    let deep = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    let review = example("admission-review-privileged-pod.json").replace(
+        "\"image\": \"registry.example/tools/debug:1.0\",",
+        &format!("\"image\": \"registry.example/tools/debug:1.0\", \"args\": {deep},"),
+    );
+    assert!(review.contains(&deep));
+    run(async {
+        let (status, body, _) = send(&state, post("/validate", review)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body.contains("\"allowed\":false"), "{body}");
+    });
+}

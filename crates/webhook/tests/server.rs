@@ -172,7 +172,29 @@ fn serves_over_tls_with_the_generated_ca() {
             .await
             .unwrap();
         assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
-        drop(tls);
+        let (mut sender, connection) =
+            hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .handshake(hyper_util::rt::TokioIo::new(tls))
+                .await
+                .unwrap();
+        let driver = tokio::spawn(connection);
+        let request = http::Request::post("https://localhost/validate")
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(bytes::Bytes::from(example(
+                "admission-review-privileged-pod.json",
+            ))))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.version(), http::Version::HTTP_2);
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        let body = String::from_utf8(body.to_vec()).unwrap();
+        assert!(body.contains("\"allowed\":false"), "{body}");
+        drop(sender);
+        let _ = driver.await;
 
         // A client that does not trust the CA is refused.
         let other = temp_dir("tls-other");
@@ -188,7 +210,7 @@ fn serves_over_tls_with_the_generated_ca() {
         assert_eq!(status, 200);
         assert!(
             body.contains(
-                "celer_webhook_requests_total{endpoint=\"validate\",decision=\"denied\"} 1"
+                "celer_webhook_requests_total{endpoint=\"validate\",decision=\"denied\"} 2"
             ),
             "{body}"
         );
