@@ -12,6 +12,7 @@
 //! | `celer_policy_reloads_total` | counter | |
 //! | `celer_policy_reload_failures_total` | counter | |
 //! | `celer_policy_last_reload_success` | gauge | |
+//! | `celer_tls_certificate_reloads_total` | counter | `result` |
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -131,6 +132,8 @@ pub struct Metrics {
     reloads: AtomicU64,
     reload_failures: AtomicU64,
     last_reload_failed: AtomicU64,
+    certificate_reloads: AtomicU64,
+    certificate_reload_failures: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -208,6 +211,16 @@ impl Metrics {
     pub fn reload_failed(&self) {
         self.reload_failures.fetch_add(1, Ordering::Relaxed);
         self.last_reload_failed.store(1, Ordering::Relaxed);
+    }
+
+    /// The serving certificate files changed and were loaded (`ok`) or refused.
+    pub fn certificate_reloaded(&self, ok: bool) {
+        let counter = if ok {
+            &self.certificate_reloads
+        } else {
+            &self.certificate_reload_failures
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn reload_failures(&self) -> u64 {
@@ -358,6 +371,22 @@ impl Metrics {
             "celer_policy_last_reload_success",
             "1 if the last load or reload succeeded, 0 if it was refused.",
             1 - self.last_reload_failed.load(Ordering::Relaxed).min(1),
+        );
+        header(
+            &mut out,
+            "celer_tls_certificate_reloads_total",
+            "counter",
+            "Changes of --tls-cert/--tls-key loaded (result=\"ok\") or refused, the previous pair serving on (result=\"error\").",
+        );
+        let _ = writeln!(
+            out,
+            "celer_tls_certificate_reloads_total{{result=\"ok\"}} {}",
+            self.certificate_reloads.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "celer_tls_certificate_reloads_total{{result=\"error\"}} {}",
+            self.certificate_reload_failures.load(Ordering::Relaxed)
         );
         out
     }

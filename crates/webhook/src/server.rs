@@ -147,6 +147,7 @@ pub async fn start(
             };
             if let Some((cert, key)) = watched {
                 watchers.push(tokio::spawn(watch_certificate(
+                    Arc::clone(&state),
                     Arc::clone(&resolver),
                     cert,
                     key,
@@ -388,6 +389,7 @@ async fn watch_policies(state: Arc<State>, source: PolicySource, interval: Durat
 /// Reads the certificate and key again when either file changes. A broken pair is logged and
 /// the previous certificate keeps serving.
 async fn watch_certificate(
+    state: Arc<State>,
     resolver: Arc<CertResolver>,
     cert: PathBuf,
     key: PathBuf,
@@ -410,12 +412,17 @@ async fn watch_certificate(
         match tokio::task::spawn_blocking(move || tls::load_pair(&c, &k)).await {
             Ok(Ok(pair)) => {
                 resolver.replace(pair);
+                state.metrics.certificate_reloaded(true);
                 tracing::info!(cert = %cert.display(), "serving certificate reloaded");
             }
             Ok(Err(e)) => {
+                state.metrics.certificate_reloaded(false);
                 tracing::error!(error = %e, "serving certificate not reloaded; the previous one keeps serving");
             }
-            Err(e) => tracing::error!(error = %e, "serving certificate reload failed"),
+            Err(e) => {
+                state.metrics.certificate_reloaded(false);
+                tracing::error!(error = %e, "serving certificate reload failed");
+            }
         }
     }
 }

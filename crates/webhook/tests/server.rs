@@ -403,6 +403,11 @@ fn given_certificate_files_are_reloaded_when_they_change() {
         std::fs::copy(&second.cert_file, &cert).unwrap();
         let ca = second.ca_file.clone();
         eventually("the new certificate", || handshake(ca.clone())).await;
+        let metrics = running.state.metrics.render();
+        assert!(
+            metrics.contains("celer_tls_certificate_reloads_total{result=\"ok\"} 1"),
+            "{metrics}"
+        );
 
         stop.send(()).unwrap();
         tokio::time::timeout(DEADLINE, running.wait())
