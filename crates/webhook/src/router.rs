@@ -147,13 +147,30 @@ where
         "/metrics" => Endpoint::Metrics,
         _ => Endpoint::Other,
     };
-    state.metrics.request_started();
+    let in_flight = InFlight::start(&state.metrics);
     let (decision, response) = route(&state, endpoint, request, started).await;
-    state.metrics.request_finished();
+    drop(in_flight);
     state
         .metrics
         .observe_request(endpoint, decision, started.elapsed());
     response
+}
+
+/// Counts a request in flight until dropped, also when the client goes away and the request's
+/// future is dropped before it answers.
+struct InFlight<'m>(&'m Metrics);
+
+impl<'m> InFlight<'m> {
+    fn start(metrics: &'m Metrics) -> InFlight<'m> {
+        metrics.request_started();
+        InFlight(metrics)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.request_finished();
+    }
 }
 
 async fn route<B>(

@@ -468,8 +468,9 @@ fn requests_beyond_the_in_flight_limit_get_503() {
         assert_eq!(response.headers().get("retry-after").unwrap(), "1");
         holder.abort();
         let _ = holder.await;
-        // The permit comes back once the stalled request is gone.
+        // The permit comes back once the stalled request is gone, and it is no longer in flight.
         assert_eq!(state.admission_permits_available(), 1);
+        assert_eq!(state.metrics.in_flight(), 0);
         let (status, _, _) = send(
             &state,
             post("/validate", example("admission-review-pod.json")),
