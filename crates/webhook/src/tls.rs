@@ -111,6 +111,9 @@ pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
     ca_name.push(DnType::CommonName, "celer webhook CA");
     ca_params.distinguished_name = ca_name;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    let (not_before, not_after) = validity();
+    ca_params.not_before = not_before;
+    ca_params.not_after = not_after;
     ca_params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
         KeyUsagePurpose::CrlSign,
@@ -133,6 +136,8 @@ pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
     name.push(DnType::CommonName, "celer webhook");
     params.distinguished_name = name;
     params.is_ca = IsCa::NoCa;
+    params.not_before = not_before;
+    params.not_after = not_after;
     params.key_usages = vec![
         KeyUsagePurpose::DigitalSignature,
         KeyUsagePurpose::KeyEncipherment,
@@ -169,6 +174,15 @@ pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
         key_file,
         key,
     })
+}
+
+/// How long a self-signed certificate is valid: from an hour ago (clocks differ a little)
+/// for a year. A new one is made at every start.
+pub const SELF_SIGNED_VALIDITY: time::Duration = time::Duration::days(365);
+
+fn validity() -> (time::OffsetDateTime, time::OffsetDateTime) {
+    let now = time::OffsetDateTime::now_utc();
+    (now - time::Duration::hours(1), now + SELF_SIGNED_VALIDITY)
 }
 
 fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsError> {
