@@ -9,7 +9,11 @@
 //! - `restricted/pass`: admitted with no warnings at all;
 //! - `restricted/fail`: denied, or admitted with warnings, and the fixture's check fails.
 //!
-//! No policy may end in an error on any fixture, and nothing is checked in `kube-system`.
+//! Each fixture is also written as the Pod template of a Deployment and of a CronJob, where the
+//! same checks fail but only warn (PSA never denies workloads). No policy may end in an error on
+//! any fixture, and nothing is checked in `kube-system`. Hand-written objects below pin what the
+//! fixtures leave open: PSA's wording with several offenders, user namespaces, Windows Pods,
+//! updates, every workload kind.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
