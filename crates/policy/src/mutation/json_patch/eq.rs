@@ -148,3 +148,8 @@ pub(super) fn node_eq(node: &Node, value: &Json) -> bool {
         }),
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "eq_tests.rs"]
+mod tests;

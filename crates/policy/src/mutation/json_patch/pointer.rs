@@ -125,3 +125,8 @@ pub(super) fn insert_index(token: &str, len: usize) -> Result<usize, ContainerEr
     }
     usize::try_from(adjusted).map_err(|_| ContainerError::InvalidIndex(adjusted))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "pointer_tests.rs"]
+mod tests;
