@@ -185,3 +185,8 @@ pub(super) fn go_float(f: f64) -> String {
     };
     format!("{sign}{text}")
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "go_format_tests.rs"]
+mod tests;

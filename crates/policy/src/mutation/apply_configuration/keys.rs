@@ -237,3 +237,8 @@ pub(super) fn render(path: &[Step<'_>]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "keys_tests.rs"]
+mod tests;

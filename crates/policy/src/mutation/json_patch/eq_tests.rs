@@ -1,3 +1,5 @@
+//! The word-wise string comparison against `==`, for every length around the word sizes.
+
 use super::*;
 
 #[test]

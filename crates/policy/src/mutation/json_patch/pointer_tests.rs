@@ -1,3 +1,5 @@
+//! Escaping and unescaping of JSON Pointer keys, `~` and `/` included.
+
 use super::*;
 
 #[test]
