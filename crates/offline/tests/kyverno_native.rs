@@ -5,31 +5,9 @@ use std::path::{Path, PathBuf};
 
 use celer_offline::kyverno;
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CELER_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus"
-        )),
-    }
-}
+mod common;
 
-#[allow(clippy::panic)]
-fn require(dir: &Path) -> bool {
-    if dir.is_dir() {
-        return true;
-    }
-    let message = format!(
-        "corpus folder {} is missing (set CELER_CORPUS)",
-        dir.display()
-    );
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{message}");
-    }
-    eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
-    false
-}
+use common::{corpus_dir, require};
 
 fn suites(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -1,0 +1,249 @@
+//! `patchType: ApplyConfiguration` mutations: merging the object a MutatingAdmissionPolicy
+//! expression returns into the admitted object, as kube-apiserver does.
+//!
+//! Upstream (`apiserver/pkg/admission/plugin/policy/mutating/patch/smd.go`,
+//! `ApplyStructuredMergeDiff`), and here:
+//!
+//! 1. The patch takes the object's `apiVersion` and `kind` (`SetGroupVersionKind`).
+//! 2. The patch is typed with the kind's schema ([`super::schema`]). A field the schema does
+//!    not declare, or a value of the wrong shape, is an error: `failed to convert patch object to
+//!    typed object: .spec.replicasx: field not declared in schema`. Associative lists may not
+//!    hold two items with the same key.
+//! 3. The patch may not contain any atomic list, map or struct, at any depth (struct fields and
+//!    list items are searched; the values of granular maps are not): `invalid
+//!    ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.selector`. Paths
+//!    name fields (`.spec`) and list positions (`[0]`), comma-separated.
+//! 4. The live object is typed the same way, duplicates allowed (`typed.AllowDuplicates`).
+//! 5. `live.Merge(patch)` (structured-merge-diff v6 `typed/merge.go`), with no field ownership:
+//!    - nothing is removed; a scalar in the patch replaces the live one;
+//!    - structs and granular maps merge key by key, keys only in the patch are appended;
+//!    - `listType=map` lists merge items with equal keys (a key field an item omits takes its
+//!      schema default: a port without `protocol` is the TCP one), `listType=set` lists take the
+//!      union; the order is `visitListItems`': items only in the live list keep their place,
+//!      items in the patch come in the patch's order. A key duplicated in the live list
+//!      collapses to the patch's item when the patch has that key, and stays duplicated
+//!      otherwise;
+//!    - `null` in the patch replaces a live scalar (the field becomes `null`), leaves a non-empty
+//!      live struct, map or list as it is, and is kept where the live side is absent or empty;
+//!    - an empty struct, map or list in the patch is kept where the live side is absent, empty
+//!      or null, and changes nothing otherwise.
+//!
+//! Every error reads as the patcher returns it, `error applying patch: ...`; the engine adds
+//! the policy and binding around it.
+//!
+//! # Kinds without a schema
+//!
+//! Upstream types custom resources with the OpenAPI their CRD publishes, and refuses a kind it
+//! has no schema for (`Resource kind ... not found`). Kinds the table lacks (custom resources,
+//! alpha and beta versions) are typed here with SMD's deduced type instead
+//! (`typed.DeducedParseableType`, what server-side apply uses for schemaless objects): objects
+//! merge key by key, lists and scalars in the patch replace the live ones, any field is
+//! accepted, and nothing counts as atomic for step 3. Where a CRD schema marks lists as
+//! `listType=map` or `set` upstream merges them item by item; here they are replaced.
+//!
+//! # Where this differs from upstream
+//!
+//! - Keys keep an order (Go's maps have none): the live object's keys first, in its order, then
+//!   the keys the patch adds, in the patch's.
+//! - Errors that Go finds in map iteration order, which varies from run to run, are found in
+//!   document order. SMD stops reading a map at its first undeclared field; which of that map's
+//!   other errors get reported can differ the same way.
+//! - Fields of the live object that the schema does not declare are kept and typed as deduced,
+//!   where upstream refuses the object. A served object only has such fields if this table is
+//!   older than the server; the patch's undeclared fields are refused, as upstream does.
+//! - Values in messages are formatted as Go formats them, as far as JSON allows.
+//!
+//! The merged object is written as JSON text and parsed once, so that its objects keep their
+//! key order (sonic-rs objects built by mutation do not). The parse is recursive: cheap in
+//! optimised builds, about 100 KB of stack per nesting level in debug builds.
+//!
+//! # Layout
+//!
+//! This module holds the API, its errors and the stamping of step 1; the steps are in:
+//! - `typing`: steps 2 and 4, typing the patch and the live object against the schema;
+//! - `atomic`: step 3, finding atomic values in the patch;
+//! - `merge`: step 5, SMD's merge, and `write`, the merged object back to JSON text;
+//! - `entries`, `atoms`, `keys`: what they share, namely an object's entries as Go decodes
+//!   them, which atom of a type handles a value, and how list items are identified and paths
+//!   named in errors;
+//! - `go_format`: Go's formatting of values in error messages.
+
+mod atomic;
+mod atoms;
+mod entries;
+mod go_format;
+mod keys;
+mod merge;
+mod typing;
+mod write;
+
+use std::fmt;
+
+use celer_cel::Json;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+use super::schema::{self, TypeRef};
+use atomic::find_atomics;
+use entries::Entries;
+use merge::{Out, merge_typed};
+use typing::{not_a_map, type_live, type_patch};
+use write::write_out;
+
+/// Objects and patches may nest lists and maps this deep, as documents may
+/// ([`crate::document::MAX_DEPTH`]); deeper ones are refused, since the merge walks them
+/// recursively.
+pub const MAX_DEPTH: usize = crate::document::MAX_DEPTH;
+
+/// Why an ApplyConfiguration could not be applied. The messages are kube-apiserver's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyConfigurationError {
+    /// The patch does not fit the schema.
+    #[error("error applying patch: failed to convert patch object to typed object: {0}")]
+    InvalidPatch(ValidationErrors),
+    /// The patch sets atomic lists, maps or structs, at these paths.
+    #[error(
+        "error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: {}",
+        .0.join(", ")
+    )]
+    AtomicMutation(Vec<String>),
+    /// The admitted object does not fit the schema.
+    #[error("error applying patch: failed to convert original object to typed object: {0}")]
+    InvalidObject(ValidationErrors),
+    /// The merge itself failed.
+    #[error("error applying patch: failed to merge patch: {0}")]
+    Merge(ValidationErrors),
+    /// The merged object could not be written back (not expected to happen).
+    #[error("error applying patch: failed to convert typed object to object: {0}")]
+    Output(String),
+    /// The object or the patch nests lists and maps deeper than [`MAX_DEPTH`].
+    #[error("error applying patch: nested deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+}
+
+/// One error about one field (SMD `typed.ValidationError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationError {
+    /// Where, as `.spec.containers[name="app"].ports`; empty for the root.
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// The errors of one typing or merge (SMD `typed.ValidationErrors`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationErrors(pub Vec<ValidationError>);
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.as_slice() {
+            [one] => one.fmt(f),
+            all => {
+                f.write_str("errors:")?;
+                for e in all {
+                    write!(f, "\n  {e}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Applies an ApplyConfiguration `patch` (the object the mutation's expression returned) to
+/// `live`, an object of `kind` = (group, version, kind), e.g. `("apps", "v1", "Deployment")`.
+/// Returns the merged object; `live` and `patch` are not modified.
+pub fn merge(
+    live: &Json,
+    patch: &Json,
+    kind: (&str, &str, &str),
+) -> Result<Json, ApplyConfigurationError> {
+    let (group, version, name) = kind;
+    let root = schema::root_type(group, version, name).unwrap_or(TypeRef::Named(&schema::DEDUCED));
+    merge_with_type(live, patch, kind, root)
+}
+
+/// [`merge()`] with the objects' type given: for a schema of one's own, as a custom resource's.
+pub fn merge_with_type(
+    live: &Json,
+    patch: &Json,
+    kind: (&str, &str, &str),
+    root: TypeRef,
+) -> Result<Json, ApplyConfigurationError> {
+    let stamped = stamp_kind(patch, kind)?;
+    let patch = stamped.as_ref().unwrap_or(patch);
+    type_patch(patch, root)?;
+    let atomics = find_atomics(patch, root)?;
+    if !atomics.is_empty() {
+        return Err(ApplyConfigurationError::AtomicMutation(atomics));
+    }
+    type_live(live, root)?;
+    merge_typed(live, patch, root)
+}
+
+/// Structured-merge-diff's `live.Merge(patch)` alone: both typed with `root` (duplicates allowed
+/// in `live`), then merged, atomic values included. No `apiVersion`/`kind` stamping.
+pub fn structured_merge(
+    live: &Json,
+    patch: &Json,
+    root: TypeRef,
+) -> Result<Json, ApplyConfigurationError> {
+    type_patch(patch, root)?;
+    type_live(live, root)?;
+    merge_typed(live, patch, root)
+}
+
+/// Upstream sets the patch's `apiVersion` and `kind` to the object's. Returns the patch so
+/// changed, or `None` when it already carries them.
+fn stamp_kind(
+    patch: &Json,
+    (group, version, kind): (&str, &str, &str),
+) -> Result<Option<Json>, ApplyConfigurationError> {
+    let Some(object) = patch.as_object() else {
+        return Err(ApplyConfigurationError::InvalidPatch(not_a_map(patch)));
+    };
+    let api_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    let entries = Entries::of(object);
+    let has = |key: &str, want: &str| entries.get(key).and_then(|v| v.as_str()) == Some(want);
+    let single = |key: &str| object.iter().filter(|(k, _)| *k == key).count() == 1;
+    if has("apiVersion", &api_version)
+        && has("kind", kind)
+        && single("apiVersion")
+        && single("kind")
+    {
+        return Ok(None);
+    }
+    let api_version = Json::from(api_version.as_str());
+    let kind = Json::from(kind);
+    let mut fields: Vec<(&str, Out<'_>)> = entries
+        .list
+        .iter()
+        .map(|&(k, v)| match k {
+            "apiVersion" => (k, Out::Value(&api_version)),
+            "kind" => (k, Out::Value(&kind)),
+            _ => (k, Out::Value(v)),
+        })
+        .collect();
+    if entries.get("apiVersion").is_none() {
+        fields.push(("apiVersion", Out::Value(&api_version)));
+    }
+    if entries.get("kind").is_none() {
+        fields.push(("kind", Out::Value(&kind)));
+    }
+    let mut text = Vec::new();
+    write_out(&mut text, &Out::Object(fields), 0)?;
+    sonic_rs::from_slice(&text)
+        .map(Some)
+        .map_err(|e| ApplyConfigurationError::Output(e.to_string()))
+}

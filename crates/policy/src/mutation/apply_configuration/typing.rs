@@ -1,0 +1,174 @@
+//! Typing a value against the schema (SMD `typed.AsTyped`, `validate.go`): steps 2 and 4 of a
+//! merge. The patch is typed strictly (undeclared fields and duplicate keys are errors), the
+//! live object leniently; both are walked before the merge so that it can trust their shapes.
+
+use celer_cel::Json;
+use hashbrown::HashSet;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+use super::atoms::{Handle, handle, invalid_atom, scalar_error, too_deep};
+use super::entries::Entries;
+use super::go_format::GoValue;
+use super::keys::{ItemKey, Step, item_key, render};
+use super::{ApplyConfigurationError, ValidationError, ValidationErrors};
+use crate::mutation::schema::{self, ListKind, ListType, MapType, TypeRef};
+
+pub(super) fn type_patch(patch: &Json, root: TypeRef) -> Result<(), ApplyConfigurationError> {
+    if !patch.is_object() {
+        return Err(ApplyConfigurationError::InvalidPatch(not_a_map(patch)));
+    }
+    let mut typer = Typer::new(true);
+    typer.value(patch, root, 0);
+    typer.finish().map_err(|e| match e {
+        TypeError::TooDeep => ApplyConfigurationError::TooDeep,
+        TypeError::Invalid(errors) => ApplyConfigurationError::InvalidPatch(errors),
+    })
+}
+
+pub(super) fn type_live(live: &Json, root: TypeRef) -> Result<(), ApplyConfigurationError> {
+    if !live.is_object() {
+        return Err(ApplyConfigurationError::InvalidObject(not_a_map(live)));
+    }
+    let mut typer = Typer::new(false);
+    typer.value(live, root, 0);
+    typer.finish().map_err(|e| match e {
+        TypeError::TooDeep => ApplyConfigurationError::TooDeep,
+        TypeError::Invalid(errors) => ApplyConfigurationError::InvalidObject(errors),
+    })
+}
+
+pub(super) fn not_a_map(v: &Json) -> ValidationErrors {
+    ValidationErrors(vec![ValidationError {
+        path: String::new(),
+        message: format!("expected map, got {}", GoValue(v)),
+    }])
+}
+
+enum TypeError {
+    TooDeep,
+    Invalid(ValidationErrors),
+}
+
+struct Typer<'a> {
+    /// The patch: undeclared fields and duplicate keys are errors. The live object is typed
+    /// leniently instead: duplicates are allowed as upstream, and undeclared fields (which a
+    /// served object only has if this table is older than the server) are typed as deduced.
+    strict: bool,
+    path: Vec<Step<'a>>,
+    errors: Vec<ValidationError>,
+    too_deep: bool,
+}
+
+impl<'a> Typer<'a> {
+    fn new(strict: bool) -> Self {
+        Typer {
+            strict,
+            path: Vec::new(),
+            errors: Vec::new(),
+            too_deep: false,
+        }
+    }
+
+    fn finish(self) -> Result<(), TypeError> {
+        if self.too_deep {
+            Err(TypeError::TooDeep)
+        } else if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(TypeError::Invalid(ValidationErrors(self.errors)))
+        }
+    }
+
+    fn error(&mut self, message: String) {
+        self.errors.push(ValidationError {
+            path: render(&self.path),
+            message,
+        });
+    }
+
+    fn value(&mut self, v: &'a Json, ty: TypeRef, depth: usize) {
+        if too_deep(v, depth) {
+            self.too_deep = true;
+            return;
+        }
+        match handle(ty.resolve(), v) {
+            Handle::Scalar(scalar) => {
+                if let Some(message) = scalar_error(scalar, v) {
+                    self.error(message);
+                }
+            }
+            Handle::List(list) => self.list(v, list, depth),
+            Handle::Map(map, _) => self.map(v, map, depth),
+            Handle::Invalid => self.error(invalid_atom(ty)),
+        }
+    }
+
+    fn list(&mut self, v: &'a Json, list: &'static ListType, depth: usize) {
+        if v.is_null() {
+            return;
+        }
+        let Some(items) = v.as_array() else {
+            self.error(format!("expected list, got {}", GoValue(v)));
+            return;
+        };
+        let mut seen: HashSet<ItemKey<'a>> = HashSet::new();
+        for (i, item) in items.iter().enumerate() {
+            let step = if list.kind == ListKind::Atomic {
+                Step::Index(i)
+            } else {
+                match item_key(list, item) {
+                    // The live object may repeat keys (`AllowDuplicates`).
+                    Ok(key) if self.strict => {
+                        if seen.contains(&key) {
+                            self.error(format!("duplicate entries for key {key}"));
+                        } else {
+                            seen.insert(key);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(message) => {
+                        // Without a key the item cannot be named: SMD stops here.
+                        self.error(format!("element {i}: {message}"));
+                        return;
+                    }
+                }
+                Step::Item(item, list)
+            };
+            self.path.push(step);
+            self.value(item, list.element, depth + 1);
+            self.path.pop();
+            if self.too_deep {
+                return;
+            }
+        }
+    }
+
+    fn map(&mut self, v: &'a Json, map: &'static MapType, depth: usize) {
+        if v.is_null() {
+            return;
+        }
+        let Some(object) = v.as_object() else {
+            self.error(format!("expected map, got {}", GoValue(v)));
+            return;
+        };
+        for (key, item) in Entries::of(object).list {
+            let ty = match map.field(key).map(|f| f.ty).or(map.element) {
+                Some(ty) => ty,
+                None if self.strict => {
+                    self.path.push(Step::Field(key));
+                    self.error("field not declared in schema".to_owned());
+                    self.path.pop();
+                    // SMD stops reading this map at the first undeclared field.
+                    return;
+                }
+                None => TypeRef::Named(&schema::DEDUCED),
+            };
+            self.path.push(Step::Field(key));
+            self.value(item, ty, depth + 1);
+            self.path.pop();
+            if self.too_deep {
+                return;
+            }
+        }
+    }
+}
