@@ -11,7 +11,8 @@
 //! state; the report gives the median time per run of each and the median of the per-round
 //! ratios. On a shared, noisy machine the ratio is the figure to trust.
 //!
-//! Allocations are counted by a counting global allocator (module `counting`).
+//! Allocations are counted by a counting global allocator (`support::counting`); the timing
+//! harness is `support::ratio`.
 //!
 //! `-- --dump-pods DIR` writes the generated Pods (the exact bytes measured) into DIR instead.
 //!
@@ -25,225 +26,15 @@ mod support;
 
 use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use support::BenchPod;
+use support::counting::allocations;
 use support::engine::Suite;
 use support::handwritten::{CHECKS, check_all};
-
-/// Counts heap allocations so the report can say what one evaluation allocates.
-///
-/// Why `unsafe`: a global allocator must implement the `unsafe` trait `GlobalAlloc`, and
-/// forwarding to `System` calls its `unsafe` methods. This module only forwards every call
-/// unchanged to `System` and bumps two relaxed atomic counters; it adds no other unsafety.
-/// It lives in this bench binary only, never in a library crate.
-#[allow(
-    unsafe_code,
-    reason = "a counting global allocator; see the module documentation"
-)]
-mod counting {
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-    static BYTES: AtomicU64 = AtomicU64::new(0);
-
-    pub struct Counting;
-
-    fn count(size: usize) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(size as u64, Ordering::Relaxed);
-    }
-
-    // SAFETY: every method forwards its arguments unchanged to `System`, which upholds the
-    // `GlobalAlloc` contract; counting has no effect on the memory returned.
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            count(layout.size());
-            // SAFETY: the caller's `layout` obligations pass straight through to `System`.
-            unsafe { System.alloc(layout) }
-        }
-
-        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            count(layout.size());
-            // SAFETY: as for `alloc`.
-            unsafe { System.alloc_zeroed(layout) }
-        }
-
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            // SAFETY: `ptr` was allocated by `System` with `layout` (every allocation is).
-            unsafe { System.dealloc(ptr, layout) }
-        }
-
-        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            count(new_size);
-            // SAFETY: as for `dealloc`; `new_size` obligations pass through to `System`.
-            unsafe { System.realloc(ptr, layout, new_size) }
-        }
-    }
-
-    /// Allocations (including reallocations) and bytes requested so far.
-    pub fn snapshot() -> (u64, u64) {
-        (
-            ALLOCATIONS.load(Ordering::Relaxed),
-            BYTES.load(Ordering::Relaxed),
-        )
-    }
-}
+use support::ratio::{Options, alone, interleaved, kib, us};
 
 #[global_allocator]
-static GLOBAL: counting::Counting = counting::Counting;
-
-/// Allocations and bytes during one call of `f` (after one warm-up call).
-fn allocations<R>(mut f: impl FnMut() -> R) -> (u64, u64) {
-    black_box(f());
-    let (a0, b0) = counting::snapshot();
-    let r = f();
-    let (a1, b1) = counting::snapshot();
-    drop(black_box(r));
-    (a1 - a0, b1 - b0)
-}
-
-#[derive(Clone, Copy)]
-struct Options {
-    rounds: usize,
-    /// Time spent on one batch of one side in one round.
-    batch: Duration,
-    quick: bool,
-}
-
-impl Options {
-    fn from_args() -> Options {
-        let args: Vec<String> = std::env::args().collect();
-        let bench = args.iter().any(|a| a == "--bench");
-        let quick = args.iter().any(|a| a == "--quick");
-        if bench && !quick {
-            Options {
-                rounds: 41,
-                batch: Duration::from_millis(20),
-                quick: false,
-            }
-        } else if bench {
-            Options {
-                rounds: 7,
-                batch: Duration::from_millis(5),
-                quick: true,
-            }
-        } else {
-            Options {
-                rounds: 1,
-                batch: Duration::from_micros(200),
-                quick: true,
-            }
-        }
-    }
-}
-
-/// How many runs of `f` fill `batch`, estimated after a short warm-up.
-fn calibrate<R>(f: &mut impl FnMut() -> R, batch: Duration) -> u64 {
-    let warmup = batch / 2;
-    let start = Instant::now();
-    let mut n: u64 = 0;
-    while start.elapsed() < warmup || n < 3 {
-        black_box(f());
-        n += 1;
-    }
-    let per_run = start.elapsed().as_secs_f64() / n as f64;
-    ((batch.as_secs_f64() / per_run) as u64).max(1)
-}
-
-/// Mean time per run, in µs, over `n` runs.
-fn time_batch<R>(f: &mut impl FnMut() -> R, n: u64) -> f64 {
-    let start = Instant::now();
-    for _ in 0..n {
-        black_box(f());
-    }
-    start.elapsed().as_secs_f64() * 1e6 / n as f64
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => values.get(n / 2).copied().unwrap_or(f64::NAN),
-        _ => {
-            let hi = values.get(n / 2).copied().unwrap_or(f64::NAN);
-            let lo = values.get(n / 2 - 1).copied().unwrap_or(f64::NAN);
-            (lo + hi) / 2.0
-        }
-    }
-}
-
-/// Medians from interleaved rounds of two alternatives.
-struct Pair {
-    a_us: f64,
-    b_us: f64,
-    ratio: f64,
-    ratio_low: f64,
-    ratio_high: f64,
-}
-
-/// Times `a` and `b` alternately for `opts.rounds` rounds.
-fn interleaved<RA, RB>(
-    opts: Options,
-    mut a: impl FnMut() -> RA,
-    mut b: impl FnMut() -> RB,
-) -> Pair {
-    let na = calibrate(&mut a, opts.batch);
-    let nb = calibrate(&mut b, opts.batch);
-    let mut ta = Vec::with_capacity(opts.rounds);
-    let mut tb = Vec::with_capacity(opts.rounds);
-    let mut ratios = Vec::with_capacity(opts.rounds);
-    for round in 0..opts.rounds {
-        let (x, y) = if round % 2 == 0 {
-            let x = time_batch(&mut a, na);
-            (x, time_batch(&mut b, nb))
-        } else {
-            let y = time_batch(&mut b, nb);
-            (time_batch(&mut a, na), y)
-        };
-        ta.push(x);
-        tb.push(y);
-        ratios.push(x / y);
-    }
-    ratios.sort_by(f64::total_cmp);
-    let quartile = |q: usize| {
-        ratios
-            .get((ratios.len().saturating_sub(1)) * q / 4)
-            .copied()
-            .unwrap_or(f64::NAN)
-    };
-    let (ratio_low, ratio_high) = (quartile(1), quartile(3));
-    Pair {
-        a_us: median(&mut ta),
-        b_us: median(&mut tb),
-        ratio: median(&mut ratios),
-        ratio_low,
-        ratio_high,
-    }
-}
-
-/// Median time per run of one function alone.
-fn alone<R>(opts: Options, mut f: impl FnMut() -> R) -> f64 {
-    let n = calibrate(&mut f, opts.batch);
-    let mut t: Vec<f64> = (0..opts.rounds).map(|_| time_batch(&mut f, n)).collect();
-    median(&mut t)
-}
-
-fn us(x: f64) -> String {
-    if x < 10.0 {
-        format!("{x:.2}")
-    } else if x < 100.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.0}")
-    }
-}
-
-fn kib(bytes: u64) -> String {
-    format!("{:.1} KiB", bytes as f64 / 1024.0)
-}
+static GLOBAL: support::counting::Counting = support::counting::Counting;
 
 struct Pods {
     small: BenchPod,

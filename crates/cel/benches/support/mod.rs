@@ -7,11 +7,13 @@
     reason = "each bench target uses part of the shared support code"
 )]
 
+pub mod counting;
 pub mod engine;
 pub mod exprs;
 pub mod handwritten;
 pub mod ordered_json;
 pub mod pods;
+pub mod ratio;
 
 use sonic_rs::Value;
 
