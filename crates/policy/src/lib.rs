@@ -9,6 +9,7 @@
 
 pub mod attributes;
 pub mod compiled;
+mod depth;
 pub mod document;
 pub mod engine;
 pub mod environment;

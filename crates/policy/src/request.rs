@@ -55,7 +55,7 @@ pub struct AdmissionReview {
 impl AdmissionReview {
     /// Parses an AdmissionReview body.
     pub fn parse(body: &[u8]) -> Result<AdmissionReview, ReviewError> {
-        if crate::document::json_depth_bytes(body) > MAX_DEPTH {
+        if crate::depth::exceeds(body, MAX_DEPTH) {
             return Err(ReviewError::TooDeep);
         }
         let root: Json = sonic_rs::from_slice(body).map_err(|e| {
