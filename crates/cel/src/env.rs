@@ -343,6 +343,35 @@ pub(crate) struct LazyVariable<'a> {
     pub(crate) result: OnceLock<EvalResult<'a>>,
 }
 
+/// The memory of an activation without its values, so that one request's many evaluations
+/// (each policy has its own environment) need not allocate an activation each:
+///
+/// ```
+/// use celer_cel::env::ActivationBuffers;
+/// use celer_cel::{Activation, Env, Type, Value};
+/// let mut env = Env::standard();
+/// env.declare("x", Type::Int);
+/// let program = env.compile("x + 1").unwrap();
+/// let mut buffers = ActivationBuffers::default();
+/// for i in 0..3 {
+///     let mut act = Activation::with_buffers(&env, std::mem::take(&mut buffers));
+///     act.bind("x", Value::Int(i)).unwrap();
+///     assert!(matches!(program.eval(&act), Ok(Value::Int(n)) if n == i + 1));
+///     buffers = act.into_buffers();
+/// }
+/// ```
+#[derive(Debug, Default)]
+pub struct ActivationBuffers {
+    values: Vec<Option<Value<'static>>>,
+    lazy: Vec<LazyVariable<'static>>,
+}
+
+/// An emptied vector of another element lifetime over the same allocation: an in-place
+/// `collect` (the element types differ only in lifetime, so size and alignment agree).
+fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
+    v.into_iter().filter_map(|_| None).collect()
+}
+
 /// A variable name the environment does not declare.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("undeclared variable '{0}'")]
@@ -356,6 +385,29 @@ impl<'a> Activation<'a> {
             lazy: (0..env.variables.lazy_len())
                 .map(|_| LazyVariable::default())
                 .collect(),
+        }
+    }
+
+    /// An activation for `env` that reuses the memory of an earlier one (see
+    /// [`ActivationBuffers`]): no allocation when the buffers are large enough.
+    pub fn with_buffers(env: &Env, buffers: ActivationBuffers) -> Activation<'a> {
+        let ActivationBuffers { values, lazy } = buffers;
+        let mut values = recycle(values);
+        values.resize(env.variables.len(), None);
+        let mut lazy = recycle(lazy);
+        lazy.resize_with(env.variables.lazy_len(), LazyVariable::default);
+        Activation {
+            variables: env.variables.clone(),
+            values,
+            lazy,
+        }
+    }
+
+    /// Drops the values (and lazy results) and keeps the memory for [`Activation::with_buffers`].
+    pub fn into_buffers(self) -> ActivationBuffers {
+        ActivationBuffers {
+            values: recycle(self.values),
+            lazy: recycle(self.lazy),
         }
     }
 
@@ -430,5 +482,32 @@ impl<'a> Activation<'a> {
 
     pub(crate) fn lazy(&self, slot: usize) -> Option<&LazyVariable<'a>> {
         self.lazy.get(slot)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod buffer_tests {
+    use super::*;
+
+    #[test]
+    fn buffers_keep_their_memory_across_lifetimes() {
+        let mut env = Env::standard();
+        for name in ["a", "b", "c", "d", "e"] {
+            env.declare(name, Type::Dyn);
+        }
+        let act = Activation::new(&env);
+        let pointer = act.values.as_ptr() as usize;
+        let buffers = act.into_buffers();
+        assert_eq!(buffers.values.as_ptr() as usize, pointer);
+        assert!(buffers.values.is_empty() && buffers.values.capacity() >= 5);
+        let text = String::from("x");
+        let mut act = Activation::with_buffers(&env, buffers);
+        assert_eq!(act.values.as_ptr() as usize, pointer);
+        act.bind("a", Value::String(crate::value::Str::Borrowed(&text)))
+            .unwrap();
+        assert!(act.get(0).is_some() && act.get(1).is_none());
+        let again = Activation::with_buffers(&env, act.into_buffers());
+        assert!(again.get(0).is_none(), "values do not survive recycling");
     }
 }

@@ -64,7 +64,7 @@ pub mod time;
 pub mod types;
 pub mod value;
 
-pub use env::{Activation, Env, ParseOptions};
+pub use env::{Activation, ActivationBuffers, Env, ParseOptions};
 pub use error::{CompileError, CompileErrorKind, EvalError, EvalResult};
 pub use program::{Evaluation, Program};
 pub use types::Type;

@@ -12,6 +12,7 @@ use crate::matching::MatchConstraints;
 use crate::model::{
     self, FailurePolicy, ParamKind, ParamRef, ReinvocationPolicy, ValidationAction,
 };
+use crate::name::Name;
 
 /// One compiled expression with its source (messages quote it).
 #[derive(Debug)]
@@ -63,7 +64,7 @@ pub struct CompiledVariable {
 /// What validating and mutating policies share.
 #[derive(Debug)]
 pub struct PolicyCommon {
-    pub name: String,
+    pub name: Name,
     pub failure_policy: FailurePolicy,
     pub param_kind: Option<ParamKind>,
     pub constraints: MatchConstraints,
@@ -113,7 +114,7 @@ impl PolicyCommon {
         }
         env.variable_errors = variable_errors.into();
         PolicyCommon {
-            name: name.to_string(),
+            name: Name::from(name),
             failure_policy: failure_policy.unwrap_or(FailurePolicy::Fail),
             param_kind: param_kind.cloned(),
             constraints,
@@ -263,7 +264,7 @@ impl MutatingPolicy {
 /// A compiled binding of either kind.
 #[derive(Debug)]
 pub struct Binding {
-    pub name: String,
+    pub name: Name,
     pub policy_name: String,
     pub param_ref: Option<ParamRef>,
     /// `None`: the binding matches whatever its policy matches.

@@ -2,12 +2,13 @@
 //! validating ones on the mutated object, as kube-apiserver orders its admission plugins;
 //! decisions gathered into one [`Outcome`].
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
 use celer_cel::library::cost::Budget;
 use celer_cel::library::k8s::authz::{self, Authorizer, RequestResource};
-use celer_cel::{Activation, Json, Value};
+use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
 use crate::attributes::Attributes;
 use crate::compiled::{Binding, PolicyCommon};
@@ -16,6 +17,7 @@ use crate::lookup::{Lookup, LookupError, ParamScope};
 use crate::matching::{self, EquivalentResources, MatchConstraints, Matched, Selector};
 use crate::model::{FailurePolicy, ParameterNotFoundAction, ValidationAction};
 use crate::mutating::{self, MutationState};
+use crate::name::Name;
 use crate::policy_set::PolicySet;
 use crate::request::Request;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
@@ -311,6 +313,19 @@ pub fn collect_params(
     Ok(params)
 }
 
+/// [`collect_params`] without allocating for the usual case, a policy or binding without
+/// params: `[None]`.
+pub(crate) fn params_of(
+    common: &PolicyCommon,
+    binding: &Binding,
+    ctx: &RequestContext<'_>,
+) -> Result<Cow<'static, [Option<Arc<Json>>]>, String> {
+    if common.param_kind.is_none() || binding.param_ref.is_none() {
+        return Ok(Cow::Borrowed(&[None]));
+    }
+    collect_params(common, binding, ctx).map(Cow::Owned)
+}
+
 /// Evaluates matchConditions (`matchconditions/matcher.go`): any false skips, and wins over
 /// errors; errors go through failurePolicy; all true runs the policy. `Ok(true)`: run it.
 pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bool, String> {
@@ -360,8 +375,8 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
 
 /// A deny decision waiting to become the response (the first one does).
 struct Denied {
-    policy: String,
-    binding: Option<String>,
+    policy: Name,
+    binding: Option<Name>,
     message: String,
     reason: String,
 }
@@ -378,12 +393,19 @@ fn validate(
     }
     let mut attributes = ctx.request.attributes;
     attributes.object = object;
-    let mut ids = Vec::new();
-    candidates(&family.index, &attributes, &mut ids);
+    let ids = family.index.lookup(
+        attributes.operation,
+        attributes.resource.group,
+        attributes.resource.resource,
+    );
     let mut denied: Vec<Denied> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
+    // Reused by every invocation of the request: one activation's memory, one result's vectors.
+    let mut buffers = ActivationBuffers::default();
+    let mut result = validating::ValidateResult::default();
+    outcome.results.reserve(ids.len());
 
-    for &id in &ids {
+    for &id in ids.as_slice() {
         let Some(policy) = family.policies.get(id as usize) else {
             continue;
         };
@@ -403,10 +425,10 @@ fn validate(
                 None => format!("failed to configure policy: {e}"),
                 Some(_) => format!("failed to configure binding: {e}"),
             };
-            outcome.results.push(PolicyResult::new(
+            outcome.results.push(PolicyResult::named(
                 PolicyKind::Validating,
                 &common.name,
-                binding.map(|b| b.name.as_str()),
+                binding.map(|b| &b.name),
                 ResultKind::Error,
                 Some(message.clone()),
             ));
@@ -444,7 +466,7 @@ fn validate(
                     }
                 }
             }
-            let params = match collect_params(common, binding, ctx) {
+            let params = match params_of(common, binding, ctx) {
                 Ok(p) => p,
                 Err(e) => {
                     config_error(&mut denied, outcome, Some(binding), e);
@@ -452,7 +474,7 @@ fn validate(
                 }
             };
             if params.is_empty() {
-                outcome.results.push(PolicyResult::new(
+                outcome.results.push(PolicyResult::named(
                     PolicyKind::Validating,
                     &common.name,
                     Some(&binding.name),
@@ -474,7 +496,7 @@ fn validate(
             let condition_request = special_request
                 .as_ref()
                 .map(|_| ctx.request.cel_request(matched.kind, attributes.resource));
-            for param in &params {
+            for param in params.iter() {
                 let inputs = Inputs {
                     object,
                     old_object: attributes.old_object,
@@ -494,9 +516,9 @@ fn validate(
                     }
                     None => &inputs,
                 };
-                let result = match match_conditions(common, for_conditions) {
+                match match_conditions(common, for_conditions) {
                     Ok(false) => {
-                        outcome.results.push(PolicyResult::new(
+                        outcome.results.push(PolicyResult::named(
                             PolicyKind::Validating,
                             &common.name,
                             Some(&binding.name),
@@ -505,15 +527,18 @@ fn validate(
                         ));
                         continue;
                     }
-                    Ok(true) => validating::validate(policy, &inputs),
-                    Err(e) => validating::ValidateResult {
-                        decisions: vec![Decision::Error {
+                    Ok(true) => {
+                        validating::validate_into(policy, &inputs, &mut buffers, &mut result)
+                    }
+                    Err(e) => {
+                        result.decisions.clear();
+                        result.audit_annotations.clear();
+                        result.decisions.push(Decision::Error {
                             message: e,
                             enforced: true,
-                        }],
-                        audit_annotations: Vec::new(),
-                    },
-                };
+                        });
+                    }
+                }
                 record_decisions(
                     &common.name,
                     binding,
@@ -562,7 +587,7 @@ fn validate(
 }
 
 fn record_decisions(
-    policy: &str,
+    policy: &Name,
     binding: &Binding,
     result: &validating::ValidateResult,
     outcome: &mut Outcome,
@@ -602,7 +627,7 @@ fn record_decisions(
                         kind = ResultKind::Fail;
                     }
                     denied.push(Denied {
-                        policy: policy.to_string(),
+                        policy: policy.clone(),
                         binding: Some(binding.name.clone()),
                         message: message.clone(),
                         reason: decision.reason().to_string(),
@@ -647,7 +672,7 @@ fn record_decisions(
             }
             AuditAnnotationResult::Error(e) => {
                 denied.push(Denied {
-                    policy: policy.to_string(),
+                    policy: policy.clone(),
                     binding: Some(binding.name.clone()),
                     message: e.clone(),
                     reason: String::new(),
@@ -659,7 +684,7 @@ fn record_decisions(
             }
         }
     }
-    outcome.results.push(PolicyResult::new(
+    outcome.results.push(PolicyResult::named(
         PolicyKind::Validating,
         policy,
         Some(&binding.name),
@@ -686,4 +711,42 @@ fn validation_failure_json(policy: &str, binding: &Binding, index: usize, messag
 
 pub(crate) fn json_string(s: &str) -> String {
     sonic_rs::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// Appends [`json_string`]`(s)` without building it apart: a string that needs no escape
+/// (sonic-rs escapes `"`, `\\` and control characters, nothing else) is copied between quotes.
+pub(crate) fn push_json_string(out: &mut String, s: &str) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(&json_string(s));
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_json_string_writes_what_sonic_rs_writes() {
+        for s in [
+            "",
+            "plain",
+            "quote\"d",
+            "back\\slash",
+            "new\nline",
+            "tab\t",
+            "\u{1}\u{1f}\u{7f}",
+            "slash/é✓",
+            "<&>",
+            "\u{2028}",
+        ] {
+            let mut out = String::from("x");
+            push_json_string(&mut out, s);
+            assert_eq!(out, format!("x{}", json_string(s)), "{s:?}");
+        }
+    }
 }

@@ -82,8 +82,74 @@ impl PolicyIndex {
         out.extend_from_slice(&self.always);
     }
 
+    /// The candidates for a request on `group`/`resource`, sorted and unique, without
+    /// allocating when they all come from one bucket (each bucket is sorted: ids are inserted
+    /// in increasing order). Several non-empty buckets are merged into a vector.
+    pub fn lookup(&self, op: Operation, group: &str, resource: &str) -> Candidates<'_> {
+        let map = &self.by_operation[op_index(op)];
+        let mut found: [&[u32]; 5] = [&[]; 5];
+        let mut n = 0;
+        if !map.is_empty() {
+            for (g, r) in [(group, resource), (group, "*"), ("*", resource), ("*", "*")] {
+                if let Some(ids) = map.get(&Key(g, r))
+                    && !ids.is_empty()
+                    && let Some(slot) = found.get_mut(n)
+                {
+                    *slot = ids;
+                    n += 1;
+                }
+            }
+        }
+        if !self.always.is_empty()
+            && let Some(slot) = found.get_mut(n)
+        {
+            *slot = &self.always;
+            n += 1;
+        }
+        match n {
+            0 => Candidates::One(&[]),
+            1 => Candidates::One(found[0]),
+            _ => {
+                let mut ids: Vec<u32> = found
+                    .iter()
+                    .take(n)
+                    .flat_map(|s| s.iter().copied())
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                Candidates::Merged(ids)
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.always.is_empty() && self.by_operation.iter().all(HashMap::is_empty)
+    }
+}
+
+/// The candidate policies of a request, sorted and unique.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Candidates<'i> {
+    /// Straight from one bucket of the index (or none).
+    One(&'i [u32]),
+    /// Several buckets merged.
+    Merged(Vec<u32>),
+}
+
+impl Candidates<'_> {
+    pub fn as_slice(&self) -> &[u32] {
+        match self {
+            Candidates::One(ids) => ids,
+            Candidates::Merged(ids) => ids,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.as_slice().is_empty()
     }
 }
 
@@ -146,5 +212,40 @@ mod tests {
         );
         index.insert_always(9);
         assert_eq!(find(&index, Operation::Create, "batch", "jobs"), [9]);
+    }
+
+    #[test]
+    fn lookup_agrees_with_candidates() {
+        let mut index = PolicyIndex::default();
+        index.insert(0, &[key("", "pods", Some(Operation::Create))]);
+        index.insert(
+            1,
+            &[key("apps", "deployments", None), key("apps", "*", None)],
+        );
+        index.insert(2, &[key("*", "*", Some(Operation::Update))]);
+        index.insert(3, &[key("", "pods", Some(Operation::Update))]);
+        index.insert(4, &[key("*", "pods", None)]);
+        let requests = [
+            ("", "pods"),
+            ("apps", "deployments"),
+            ("apps", "statefulsets"),
+            ("batch", "jobs"),
+            ("x", "pods"),
+        ];
+        for always in [false, true] {
+            if always {
+                index.insert_always(7);
+            }
+            for op in OPERATIONS {
+                for (g, r) in requests {
+                    let found = index.lookup(op, g, r);
+                    assert_eq!(found.as_slice(), find(&index, op, g, r), "{op:?} {g} {r}");
+                }
+            }
+        }
+        assert!(matches!(
+            index.lookup(Operation::Delete, "batch", "jobs"),
+            Candidates::One([7])
+        ));
     }
 }

@@ -22,6 +22,7 @@ pub mod matching;
 pub mod model;
 pub mod mutating;
 pub mod mutation;
+pub mod name;
 pub mod policy_set;
 pub mod request;
 pub mod response;

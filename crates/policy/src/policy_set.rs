@@ -8,6 +8,7 @@ use crate::index::PolicyIndex;
 use crate::load::{LoadError, Manifest, Manifests, Source};
 use crate::matching::{EquivalentResources, MatchConstraints, Owner};
 use crate::model::MatchResources;
+use crate::name::Name;
 use crate::validation;
 
 /// Policies of one kind with their bindings and index.
@@ -222,7 +223,7 @@ impl PolicySet {
                 },
             };
             let binding = Binding {
-                name: meta.name.clone(),
+                name: Name::from(&meta.name),
                 policy_name: policy_name.clone(),
                 param_ref: param_ref.clone(),
                 match_resources,
@@ -233,7 +234,7 @@ impl PolicySet {
                 continue;
             }
             // Names are unique per kind, as in a cluster.
-            if names.insert(binding.name.clone(), ()).is_some() {
+            if names.insert(meta.name.clone(), ()).is_some() {
                 set.errors.push(load_error(
                     source,
                     what,

@@ -6,9 +6,10 @@ use celer_cel::Json;
 use sonic_rs::JsonValueTrait;
 
 use crate::attributes::Attributes;
-use crate::engine::json_string;
+use crate::engine::{json_string, push_json_string};
 use crate::mutating::MutationState;
 use crate::mutation::json_patch::PatchOp;
+use crate::name::Name;
 use crate::request::ReviewVersion;
 
 /// `metav1.Status` of a denied request.
@@ -174,11 +175,13 @@ impl ResultKind {
     }
 }
 
+/// The policy and binding names are shared with the policy set ([`Name`] reads and compares
+/// like a string), so a result costs no allocation unless it carries a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyResult {
     pub kind: PolicyKind,
-    pub policy: String,
-    pub binding: Option<String>,
+    pub policy: Name,
+    pub binding: Option<Name>,
     pub result: ResultKind,
     pub message: Option<String>,
 }
@@ -193,8 +196,25 @@ impl PolicyResult {
     ) -> PolicyResult {
         PolicyResult {
             kind,
-            policy: policy.to_string(),
-            binding: binding.map(str::to_string),
+            policy: Name::from(policy),
+            binding: binding.map(Name::from),
+            result,
+            message,
+        }
+    }
+
+    /// A result for names the policy set already holds.
+    pub fn named(
+        kind: PolicyKind,
+        policy: &Name,
+        binding: Option<&Name>,
+        result: ResultKind,
+        message: Option<String>,
+    ) -> PolicyResult {
+        PolicyResult {
+            kind,
+            policy: policy.clone(),
+            binding: binding.cloned(),
             result,
             message,
         }
@@ -246,7 +266,7 @@ impl Outcome {
         out.push_str("{\"apiVersion\":\"");
         out.push_str(version.api_version());
         out.push_str("\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
-        out.push_str(&json_string(uid));
+        push_json_string(&mut out, uid);
         out.push_str(",\"allowed\":");
         out.push_str(if self.allowed { "true" } else { "false" });
         if let Some(s) = &self.status {
@@ -268,7 +288,7 @@ impl Outcome {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&json_string(w));
+                push_json_string(&mut out, w);
             }
             out.push(']');
         }
@@ -278,9 +298,9 @@ impl Outcome {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&json_string(k));
+                push_json_string(&mut out, k);
                 out.push(':');
-                out.push_str(&json_string(v));
+                push_json_string(&mut out, v);
             }
             out.push('}');
         }
@@ -291,9 +311,9 @@ impl Outcome {
 
 fn status_json(out: &mut String, s: &Status) {
     out.push_str("{\"metadata\":{},\"status\":\"Failure\",\"message\":");
-    out.push_str(&json_string(&s.message));
+    push_json_string(out, &s.message);
     out.push_str(",\"reason\":");
-    out.push_str(&json_string(&s.reason));
+    push_json_string(out, &s.reason);
     if let Some(d) = &s.details {
         out.push_str(",\"details\":{");
         let mut parts = Vec::new();

@@ -2,7 +2,7 @@
 //! annotations (`policy/validating/validator.go Validate`).
 
 use celer_cel::library::cost::{self, Budget};
-use celer_cel::{Activation, Value};
+use celer_cel::{Activation, ActivationBuffers, Value};
 
 use crate::compiled::{Expression, ValidatingPolicy};
 use crate::invocation::{Inputs, bind_inputs};
@@ -110,137 +110,157 @@ pub fn evaluate<'a>(
 
 /// Runs the validations, their messageExpressions and the audit annotations of one invocation.
 pub fn validate(policy: &ValidatingPolicy, inputs: &Inputs<'_>) -> ValidateResult {
-    let budget_text = cost::BudgetExhausted.to_string();
-    let mut activation = Activation::new(&policy.common.env.env);
+    let mut out = ValidateResult::default();
+    validate_into(policy, inputs, &mut ActivationBuffers::default(), &mut out);
+    out
+}
+
+/// [`validate`] into `out` (cleared first), with activations made from `buffers`: a request
+/// evaluating many policies reuses one activation's memory and one result's vectors, so a
+/// policy whose validations pass allocates nothing.
+pub fn validate_into(
+    policy: &ValidatingPolicy,
+    inputs: &Inputs<'_>,
+    buffers: &mut ActivationBuffers,
+    out: &mut ValidateResult,
+) {
+    out.decisions.clear();
+    out.audit_annotations.clear();
+    let env = &policy.common.env.env;
+    let mut activation = Activation::with_buffers(env, std::mem::take(buffers));
     bind_inputs(&mut activation, &policy.common, inputs, true);
 
+    // One decision per validation, in order. A validation that evaluated to anything but
+    // `true` is a `Deny` whose message and reason are filled in below.
     let mut budget = Budget::validations();
-    let mut results: Vec<Option<Value<'_>>> = Vec::with_capacity(policy.validations.len());
-    let mut errors: Vec<Option<String>> = Vec::new();
-    for (i, v) in policy.validations.iter().enumerate() {
+    let mut any_failed = false;
+    for v in &policy.validations {
         match evaluate(&v.expression, &activation, &mut budget) {
             Err(OutOfBudget) => {
-                return ValidateResult {
-                    decisions: vec![error_decision(policy, budget_text)],
-                    audit_annotations: Vec::new(),
-                };
+                *buffers = activation.into_buffers();
+                out.decisions.clear();
+                out.decisions
+                    .push(error_decision(policy, cost::BudgetExhausted.to_string()));
+                return;
             }
-            Ok(Evaluated::Value(value)) => results.push(Some(value)),
-            Ok(Evaluated::Error(e)) => {
-                if errors.is_empty() {
-                    errors.resize(policy.validations.len(), None);
+            Ok(Evaluated::Value(value)) => {
+                if value.as_bool() == Some(true) {
+                    out.decisions.push(Decision::Admit);
+                } else {
+                    any_failed = true;
+                    out.decisions.push(Decision::Deny {
+                        message: String::new(),
+                        reason: String::new(),
+                    });
                 }
-                if let Some(slot) = errors.get_mut(i) {
-                    *slot = Some(e);
-                }
-                results.push(None);
             }
+            Ok(Evaluated::Error(e)) => out.decisions.push(error_decision(policy, e)),
         }
     }
+    *buffers = activation.into_buffers();
 
-    let mut decisions = Vec::with_capacity(results.len());
     // messageExpressions run only when some validation failed: they are evaluated for every
     // validation upstream, but only a failing one reads its result, and a message can only
     // fail (budget) where a validation failed too. They get a fresh activation (no authorizer)
     // and the budget the validations left.
-    let any_false = results
-        .iter()
-        .any(|r| matches!(r, Some(v) if v.as_bool() != Some(true)));
-    let mut message_results: Vec<Option<Result<String, ()>>> = Vec::new();
-    let mut message_budget_exhausted = false;
-    if any_false
+    if any_failed
         && policy
             .validations
             .iter()
             .any(|v| v.message_expression.is_some())
     {
-        let mut message_activation = Activation::new(&policy.common.env.env);
+        let mut message_activation = Activation::with_buffers(env, std::mem::take(buffers));
         bind_inputs(&mut message_activation, &policy.common, inputs, false);
-        for v in &policy.validations {
+        let mut exhausted = false;
+        for (v, decision) in policy.validations.iter().zip(out.decisions.iter_mut()) {
             let Some(m) = &v.message_expression else {
-                message_results.push(None);
                 continue;
             };
             match evaluate(m, &message_activation, &mut budget) {
                 Err(OutOfBudget) => {
-                    message_budget_exhausted = true;
+                    exhausted = true;
                     break;
                 }
                 Ok(Evaluated::Value(Value::String(s))) => {
-                    message_results.push(Some(Ok(s.as_str().to_string())))
+                    if let Decision::Deny { message, .. } = decision {
+                        let m = s.as_str().trim();
+                        if m.len() <= MAX_MESSAGE_BYTES && !m.contains('\n') {
+                            *message = m.to_string();
+                        }
+                    }
                 }
-                Ok(_) => message_results.push(Some(Err(()))),
+                Ok(_) => {}
+            }
+        }
+        *buffers = message_activation.into_buffers();
+        if exhausted {
+            let text = format!("failed messageExpression: {}", cost::BudgetExhausted);
+            for decision in out.decisions.iter_mut() {
+                if !matches!(decision, Decision::Error { .. }) {
+                    *decision = error_decision(policy, text.clone());
+                }
             }
         }
     }
 
-    for (i, v) in policy.validations.iter().enumerate() {
-        if let Some(Some(e)) = errors.get(i) {
-            decisions.push(error_decision(policy, e.clone()));
-            continue;
-        }
-        if message_budget_exhausted {
-            decisions.push(error_decision(
-                policy,
-                format!("failed messageExpression: {budget_text}"),
-            ));
-            continue;
-        }
-        let passed = matches!(results.get(i), Some(Some(value)) if value.as_bool() == Some(true));
-        if passed {
-            decisions.push(Decision::Admit);
-            continue;
-        }
-        let mut message = String::new();
-        if let Some(Some(Ok(m))) = message_results.get(i) {
-            let m = m.trim();
-            if m.len() <= MAX_MESSAGE_BYTES && !m.contains('\n') {
-                message = m.to_string();
+    if any_failed {
+        for (v, decision) in policy.validations.iter().zip(out.decisions.iter_mut()) {
+            let Decision::Deny { message, reason } = decision else {
+                continue;
+            };
+            if message.is_empty()
+                && let Some(m) = v.message.as_deref().filter(|m| !m.is_empty())
+            {
+                *message = m.trim().to_string();
             }
+            if message.is_empty() {
+                *message = format!("failed expression: {}", v.expression.source.trim());
+            }
+            *reason = v.reason.clone().unwrap_or_else(|| "Invalid".to_string());
         }
-        if message.is_empty()
-            && let Some(m) = v.message.as_deref().filter(|m| !m.is_empty())
-        {
-            message = m.trim().to_string();
-        }
-        if message.is_empty() {
-            message = format!("failed expression: {}", v.expression.source.trim());
-        }
-        decisions.push(Decision::Deny {
-            message,
-            reason: v.reason.clone().unwrap_or_else(|| "Invalid".to_string()),
-        });
     }
 
-    match audit_annotations(policy, inputs) {
-        Ok(audit_annotations) => ValidateResult {
-            decisions,
-            audit_annotations,
-        },
+    if let Err(OutOfBudget) = audit_annotations(policy, inputs, buffers, &mut out.audit_annotations)
+    {
         // Upstream's evaluation of the annotations stops with this error, which then replaces
         // the whole result (`validator.go Validate`).
-        Err(OutOfBudget) => ValidateResult {
-            decisions: vec![error_decision(policy, budget_text)],
-            audit_annotations: Vec::new(),
-        },
+        out.decisions.clear();
+        out.audit_annotations.clear();
+        out.decisions
+            .push(error_decision(policy, cost::BudgetExhausted.to_string()));
     }
 }
 
 fn audit_annotations(
     policy: &ValidatingPolicy,
     inputs: &Inputs<'_>,
-) -> Result<Vec<AuditAnnotationResult>, OutOfBudget> {
+    buffers: &mut ActivationBuffers,
+    out: &mut Vec<AuditAnnotationResult>,
+) -> Result<(), OutOfBudget> {
     if policy.audit_annotations.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
+    let activation = Activation::with_buffers(&policy.common.env.env, std::mem::take(buffers));
+    *out = audit_annotation_results(policy, inputs, activation, buffers)?;
+    Ok(())
+}
+
+fn audit_annotation_results<'a>(
+    policy: &'a ValidatingPolicy,
+    inputs: &Inputs<'a>,
+    mut activation: Activation<'a>,
+    buffers: &mut ActivationBuffers,
+) -> Result<Vec<AuditAnnotationResult>, OutOfBudget> {
     let fail = policy.common.failure_policy == FailurePolicy::Fail;
-    let mut activation = Activation::new(&policy.common.env.env);
     // The authorizer is declared for audit annotations but not bound when they run.
     bind_inputs(&mut activation, &policy.common, inputs, false);
     let mut budget = Budget::validations();
     let mut out = Vec::new();
     for a in &policy.audit_annotations {
-        let evaluated = evaluate(&a.value, &activation, &mut budget)?;
+        let Ok(evaluated) = evaluate(&a.value, &activation, &mut budget) else {
+            *buffers = activation.into_buffers();
+            return Err(OutOfBudget);
+        };
         match evaluated {
             Evaluated::Error(e) => {
                 if fail {
@@ -265,5 +285,6 @@ fn audit_annotations(
             ))),
         }
     }
+    *buffers = activation.into_buffers();
     Ok(out)
 }

@@ -161,7 +161,7 @@ impl Metrics {
             };
             let bindings = match map.get_mut(r.policy.as_str()) {
                 Some(b) => b,
-                None => map.entry(r.policy.clone()).or_default(),
+                None => map.entry(r.policy.to_string()).or_default(),
             };
             let binding = r.binding.as_deref().unwrap_or_default();
             let counts = match bindings.get_mut(binding) {

@@ -287,7 +287,7 @@ pub fn results(outcome: &Outcome, policy: &str) -> Vec<(Option<String>, ResultKi
         .results
         .iter()
         .filter(|r| r.policy == policy)
-        .map(|r| (r.binding.clone(), r.result))
+        .map(|r| (r.binding.as_deref().map(str::to_string), r.result))
         .collect()
 }
 
