@@ -235,6 +235,14 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
         us(alone(opts, respond)),
         allocation_cell(allocations(respond))
     );
+    let suite = support::engine::Suite::compile()?;
+    let activation = suite.activation(&m.large.json)?;
+    let cel = || suite.eval_all(black_box(&activation));
+    println!(
+        "| the 16 CEL programs alone on the parsed Pod (celer-cel, no engine) | {} | {} |",
+        us(alone(opts, cel)),
+        allocation_cell(allocations(cel))
+    );
     let hand = || support::handwritten::check_all(black_box(&m.large.json));
     println!(
         "| hand-written 16 checks on the parsed Pod | {} | {} |",

@@ -264,24 +264,27 @@ impl<'a> Request<'a> {
         out.push(',');
         push_str(&mut out, "operation", self.attributes.operation.as_str());
         out.push_str(",\"userInfo\":{");
-        let mut user = String::new();
-        push_opt_str(&mut user, "username", self.user.username);
-        push_opt_str(&mut user, "uid", self.user.uid);
+        // Each member is written with a leading comma; the first one's comma goes.
+        let user = out.len();
+        push_opt_str(&mut out, "username", self.user.username);
+        push_opt_str(&mut out, "uid", self.user.uid);
         push_opt_json(
-            &mut user,
+            &mut out,
             "groups",
             self.user
                 .groups
                 .filter(|g| !g.as_array().is_some_and(|a| a.is_empty())),
         );
         push_opt_json(
-            &mut user,
+            &mut out,
             "extra",
             self.user
                 .extra
                 .filter(|e| !e.as_object().is_some_and(|o| o.is_empty())),
         );
-        out.push_str(user.strip_prefix(',').unwrap_or(&user));
+        if out.as_bytes().get(user) == Some(&b',') {
+            out.remove(user);
+        }
         out.push_str("},\"dryRun\":");
         out.push_str(if self.dry_run { "true" } else { "false" });
         push_opt_json(&mut out, "options", self.options);
@@ -391,7 +394,7 @@ fn push_str(out: &mut String, key: &str, value: &str) {
     out.push('"');
     out.push_str(key);
     out.push_str("\":");
-    out.push_str(&sonic_rs::to_string(value).unwrap_or_else(|_| "\"\"".to_string()));
+    crate::engine::push_json_string(out, value);
 }
 
 fn push_gvk(out: &mut String, key: &str, v: GroupVersionKind<'_>) {
