@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use celer_cel::Program;
+use celer_cel::syntax::ast::{Expr, ExprKind};
 
 use crate::environment::{ExpressionKind, PolicyEnv};
 use crate::matching::MatchConstraints;
@@ -201,6 +202,46 @@ pub enum PatchType {
 pub struct CompiledMutation {
     pub patch_type: PatchType,
     pub expression: Expression,
+    /// Whether the expression may read `object` (see [`may_read_object`]): when it cannot,
+    /// the object mutated so far need not be written out as JSON for it.
+    pub reads_object: bool,
+}
+
+/// Whether an expression may read the `object` variable: it names `object`, or `variables`
+/// (whose expressions may). Decided on the parsed expression, conservatively: any identifier
+/// of either name counts (even a comprehension variable that shadows it), and so does an
+/// expression that does not parse.
+pub fn may_read_object(env: &PolicyEnv, source: &str) -> bool {
+    env.env
+        .parse(source)
+        .map_or(true, |e| mentions(&e, &["object", "variables"], 0))
+}
+
+/// Whether an identifier of one of `names` occurs in `e`. Deeper than the parser nests (it
+/// refuses deeper expressions) counts as yes.
+fn mentions(e: &Expr, names: &[&str], depth: usize) -> bool {
+    if depth > 1024 {
+        return true;
+    }
+    let m = |e: &Expr| mentions(e, names, depth + 1);
+    match &e.kind {
+        ExprKind::Literal(_) => false,
+        ExprKind::Ident(name) => names.contains(&name.as_str()),
+        ExprKind::Select { operand, .. } => m(operand),
+        ExprKind::Call { target, args, .. } => {
+            target.as_deref().is_some_and(m) || args.iter().any(m)
+        }
+        ExprKind::List { elements, .. } => elements.iter().any(m),
+        ExprKind::Map { entries } => entries.iter().any(|en| m(&en.key) || m(&en.value)),
+        ExprKind::Struct { fields, .. } => fields.iter().any(|f| m(&f.value)),
+        ExprKind::Comprehension(c) => {
+            m(&c.iter_range)
+                || m(&c.accu_init)
+                || m(&c.loop_condition)
+                || m(&c.loop_step)
+                || m(&c.result)
+        }
+    }
 }
 
 /// A compiled MutatingAdmissionPolicy.
@@ -248,6 +289,7 @@ impl MutatingPolicy {
                 Some(CompiledMutation {
                     patch_type,
                     expression: Expression::compile(&common.env, source, kind),
+                    reads_object: may_read_object(&common.env, source),
                 })
             })
             .collect();
@@ -271,4 +313,32 @@ pub struct Binding {
     pub match_resources: Option<MatchConstraints>,
     /// Validating bindings only; empty for mutating ones.
     pub validation_actions: Vec<ValidationAction>,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_expressions_may_read_the_object() {
+        let env = PolicyEnv::new(false, true);
+        let reads = |source: &str| may_read_object(&env, source);
+        assert!(!reads(
+            r#"[JSONPatch{op: "add", path: "/metadata/annotations/" + jsonpatch.escapeKey("object/x"), value: "v"}]"#
+        ));
+        assert!(!reads("request.operation == 'CREATE' && oldObject == null"));
+        assert!(!reads("namespaceObject.metadata.name.startsWith('object')"));
+        assert!(reads("object.metadata.name == 'x'"));
+        assert!(reads("has(object.spec)"));
+        assert!(reads("[1, 2].all(x, x in object.spec.ports)"));
+        assert!(reads(
+            "Object{metadata: Object.metadata{labels: {'a': object.kind}}}"
+        ));
+        assert!(reads("variables.anything"));
+        // A comprehension variable that shadows `object` counts too: conservative.
+        assert!(reads("[1].all(object, object > 0)"));
+        // What does not parse may read anything.
+        assert!(reads("object.("));
+    }
 }

@@ -14,14 +14,18 @@
 //!   mutation marks the object dirty, those after the last change too.
 
 use celer_cel::library::cost::Budget;
-use celer_cel::{Activation, Json, Value};
+use std::mem::take;
+
+use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
 use crate::attributes::{GroupVersionKind, GroupVersionResource};
 use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType};
 use crate::engine::{self, MatchStep, RequestContext};
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
-use crate::mutation::{apply_configuration, diff, json_patch};
+use crate::mutation::json_patch::{self, JsonPatchError};
+use crate::mutation::patched::Patched;
+use crate::mutation::{apply_configuration, diff};
 use crate::policy_set::PolicySet;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Evaluated, OutOfBudget};
@@ -30,20 +34,23 @@ use std::sync::Arc;
 /// The object as mutation left it.
 pub struct MutationState<'r> {
     original: &'r Json,
-    /// `Some` once a mutation changed the object.
-    current: Option<Json>,
+    /// `Some` once a mutation changed the object: as JSON, and as the tree the patches left
+    /// (which shares what they did not touch with `original`).
+    current: Option<(Json, Patched)>,
 }
 
 impl<'r> MutationState<'r> {
     /// The mutated object, if any mutation changed it.
     pub fn patched(&self) -> Option<&Json> {
-        self.current.as_ref()
+        self.current.as_ref().map(|(json, _)| json)
     }
 
     /// The patch from the original object to the mutated one, and the mutated object.
     pub fn into_patch(self) -> Option<(Vec<json_patch::PatchOp>, Json)> {
-        let current = self.current?;
-        let patch = diff::diff(self.original, &current);
+        let (current, tree) = self.current?;
+        let patch = tree
+            .diff_from(self.original)
+            .unwrap_or_else(|_| diff::diff(self.original, &current));
         if patch.is_empty() {
             return None;
         }
@@ -208,7 +215,10 @@ pub fn run<'r>(
             })
         })
         .collect();
-    let mut current: Option<Json> = None;
+    // The object as the mutations leave it, kept as a patch tree (`Patched::version` counts
+    // the times a mutation changed it: `current` is `Some` once it is not 0).
+    let mut doc = Patched::new(original);
+    let mut buffers = ActivationBuffers::default();
     let mut reinvoke = vec![false; invocations.len()];
     // `IfNeeded` invocations run since the object last changed
     // (`previouslyInvokedReinvocablePolicies`).
@@ -220,10 +230,15 @@ pub fn run<'r>(
                 Some((r, c)) => (r, c),
                 None => (ctx.default_cel_request(), ctx.default_cel_request()),
             };
+            // Conditions read the object; without conditions it need not be written out.
+            let object = match inv.policy.common.match_conditions.is_empty() {
+                true => None,
+                false => Some(object_json(&mut doc)?),
+            };
             let conditions = engine::match_conditions(
                 &inv.policy.common,
                 &Inputs {
-                    object: Some(current.as_ref().unwrap_or(original)),
+                    object,
                     old_object: attributes.old_object,
                     request: condition_request,
                     namespace_object: namespace.as_deref(),
@@ -235,7 +250,7 @@ pub fn run<'r>(
                 Ok(true) => {}
                 Ok(false) => {
                     if round == 0 {
-                        outcome.results.push(PolicyResult::new(
+                        outcome.results.push(PolicyResult::named(
                             PolicyKind::Mutating,
                             &inv.policy.common.name,
                             Some(&inv.binding.name),
@@ -253,27 +268,34 @@ pub fn run<'r>(
             if round == 1 && !reinvoke.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            let before = current.clone();
+            // Whether the invocation changed the object (`current != before`): no change when
+            // no mutation changed it, a change when one did (it differed from the object
+            // before); only two or more changes can undo each other, so only an invocation
+            // of several mutations keeps the object before it, to compare.
+            let version = doc.version();
+            let before = match (round, version, inv.policy.mutations.len()) {
+                (0, 1.., 2..) => Some(object_json(&mut doc)?.clone()),
+                _ => None,
+            };
             let mut failed = false;
             for mutation in &inv.policy.mutations {
-                let base = current.as_ref().unwrap_or(original);
                 let inputs = Inputs {
-                    object: Some(base),
+                    object: None,
                     old_object: attributes.old_object,
                     request,
                     namespace_object: namespace.as_deref(),
                     params: inv.param.as_deref(),
                     authorizer: ctx.authorizer(),
                 };
-                match mutate(mutation, inv, &inputs, base, attributes.kind) {
-                    Ok(next) => {
-                        dirty = true;
-                        if let Some(next) = next
-                            && &next != base
-                        {
-                            current = Some(next);
-                        }
-                    }
+                match mutate(
+                    mutation,
+                    inv,
+                    &inputs,
+                    &mut doc,
+                    attributes.kind,
+                    &mut buffers,
+                ) {
+                    Ok(()) => dirty = true,
                     Err(e) => {
                         failed = true;
                         errors.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
@@ -282,7 +304,7 @@ pub fn run<'r>(
             }
             if round == 0 {
                 if !failed {
-                    outcome.results.push(PolicyResult::new(
+                    outcome.results.push(PolicyResult::named(
                         PolicyKind::Mutating,
                         &inv.policy.common.name,
                         Some(&inv.binding.name),
@@ -290,7 +312,12 @@ pub fn run<'r>(
                         None,
                     ));
                 }
-                if current != before {
+                let changed = match (doc.version() - version, before) {
+                    (0, _) => false,
+                    (1, _) | (_, None) => true,
+                    (_, Some(before)) => before != *object_json(&mut doc)?,
+                };
+                if changed {
                     mark(&mut reinvoke, &mut invoked_if_needed);
                 }
                 if inv.policy.reinvocation == ReinvocationPolicy::IfNeeded {
@@ -304,7 +331,14 @@ pub fn run<'r>(
         }
         mark(&mut reinvoke, &mut invoked_if_needed);
     }
-    finish(original, current, errors, &attributes)
+    finish(original, Some(doc), errors, &attributes)
+}
+
+/// The mutated object as JSON; writing it out cannot fail in practice (the tree holds JSON
+/// values), and would be the engine's error, not the policy's.
+fn object_json(doc: &mut Patched) -> Result<&Json, Status> {
+    doc.json()
+        .map_err(|e| Status::internal(&format!("JSON Patch: {e}")))
 }
 
 /// `RequireReinvokingPreviouslyInvokedPlugins`.
@@ -318,7 +352,7 @@ fn mark(reinvoke: &mut [bool], invoked_if_needed: &mut Vec<usize>) {
 
 fn finish<'r>(
     original: &'r Json,
-    current: Option<Json>,
+    doc: Option<Patched>,
     errors: Errors,
     attributes: &crate::attributes::Attributes<'_>,
 ) -> Result<Option<MutationState<'r>>, Status> {
@@ -337,58 +371,77 @@ fn finish<'r>(
             reason,
         ));
     }
+    // `Some` once a mutation changed the object.
+    let current = match doc.filter(|d| d.version() > 0) {
+        Some(mut doc) => Some((object_json(&mut doc)?.clone(), doc)),
+        None => None,
+    };
     Ok(Some(MutationState { original, current }))
 }
 
-/// Runs one mutation on `base`: the patched object, or `None` when a JSON Patch `test`
-/// failed (a successful no-op).
+/// Runs one mutation on the object (`inputs.object` is ignored: the object comes from `doc`),
+/// changing `doc` when the result differs from it. A JSON Patch whose `test` failed is a
+/// successful no-op.
 fn mutate(
     mutation: &CompiledMutation,
     inv: &Invocation<'_>,
     inputs: &Inputs<'_>,
-    base: &Json,
+    doc: &mut Patched,
     kind: GroupVersionKind<'_>,
-) -> Result<Option<Json>, String> {
+    buffers: &mut ActivationBuffers,
+) -> Result<(), String> {
     let common = &inv.policy.common;
     // A patcher that did not compile reports its compile errors as they are
     // (`errors.Join(compileErrors...)`).
     if let Err(e) = &mutation.expression.program {
         return Err(e.clone());
     }
+    let object_error = |e: JsonPatchError| format!("JSON Patch: {e}");
     let patch = {
-        let mut activation = Activation::new(&common.env.env);
-        bind_inputs(&mut activation, common, inputs, true);
+        // An expression that cannot read `object` does not need it written out.
+        let object = match mutation.reads_object {
+            true => Some(doc.json().map_err(object_error)?),
+            false => None,
+        };
+        let inputs = Inputs {
+            object,
+            ..inputs.clone()
+        };
+        let mut activation = Activation::with_buffers(&common.env.env, take(buffers));
+        bind_inputs(&mut activation, common, &inputs, true);
         let mut budget = Budget::validations();
-        match validating::evaluate(&mutation.expression, &activation, &mut budget) {
-            Err(OutOfBudget) => {
-                return Err(celer_cel::library::cost::BudgetExhausted.to_string());
-            }
-            Ok(Evaluated::Error(e)) => return Err(e),
+        let evaluated = validating::evaluate(&mutation.expression, &activation, &mut budget);
+        let patch = match evaluated {
+            Err(OutOfBudget) => Err(celer_cel::library::cost::BudgetExhausted.to_string()),
+            Ok(Evaluated::Error(e)) => Err(e),
             Ok(Evaluated::Value(v)) => {
                 if mutation.patch_type == PatchType::ApplyConfiguration {
                     celer_cel::mutation::check_type_names(&v)
-                        .map_err(|e| format!("type mismatch: {e}"))?;
+                        .map_err(|e| format!("type mismatch: {e}"))
+                        .and_then(|()| to_json(&v))
+                } else {
+                    to_json(&v)
                 }
-                to_json(&v)?
             }
-        }
+        };
+        *buffers = activation.into_buffers();
+        patch?
     };
     match mutation.patch_type {
         PatchType::ApplyConfiguration => {
-            apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))
-                .map(Some)
-                .map_err(|e| e.to_string())
-        }
-        PatchType::JsonPatch => {
-            let mut doc = base.clone();
-            match json_patch::apply_json(&mut doc, &patch)
-                .map_err(|e| format!("JSON Patch: {e}"))?
-            {
-                json_patch::Applied::Patched => Ok(Some(doc)),
-                json_patch::Applied::TestFailed => Ok(None),
+            let base = doc.json().map_err(object_error)?;
+            let next =
+                apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))
+                    .map_err(|e| e.to_string())?;
+            if &next != base {
+                doc.set(next);
             }
         }
+        PatchType::JsonPatch => {
+            doc.apply_json(&patch).map_err(object_error)?;
+        }
     }
+    Ok(())
 }
 
 fn to_json(v: &Value<'_>) -> Result<Json, String> {

@@ -22,8 +22,10 @@ use hashbrown::HashMap;
 use sonic_rs::Object;
 
 use super::json_patch::{
-    JsonPatchError, Kind, PatchOp, element_kind, escape_key, kind, kind_eq, str_eq, write_json,
+    JsonPatchError, Kind, Node, PatchOp, element_kind, escape_key, kind, kind_eq, str_eq,
+    write_json,
 };
+use super::patched::materialize;
 
 /// The operations that turn `from` into `to`; empty when they are equal.
 pub fn diff(from: &Json, to: &Json) -> Vec<PatchOp> {
@@ -206,17 +208,183 @@ impl<'a> Differ<'a> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// From a document to a patch tree
+
+/// [`diff`]`(from, to)` where `to` is the tree the request's mutations patched (see
+/// [`super::patched`]), without writing it out: a leaf that is still the same node of `from`
+/// (the tree shares every subtree no operation went through) is equal to it and needs no
+/// comparison, so only the parts the patches touched are walked. The operations are the ones
+/// [`diff`] gives for the tree written out as JSON.
+pub(super) fn diff_tree(from: &Json, to: &Node) -> Result<Vec<PatchOp>, JsonPatchError> {
+    let mut differ = Differ {
+        ops: Vec::new(),
+        at: Vec::new(),
+    };
+    differ.tree(from, to)?;
+    Ok(differ.ops)
+}
+
+/// Whether two values are the same node of one parse (then they are equal): the same string
+/// bytes, the same member or element storage. Never true for numbers, booleans and null, and
+/// `false` only means "compare them".
+fn same_node(a: &Json, b: &Json) -> bool {
+    match (kind(a), kind(b)) {
+        (Kind::Str(x), Kind::Str(y)) => std::ptr::eq(x, y),
+        (Kind::Arr(x), Kind::Arr(y)) => !x.is_empty() && std::ptr::eq(x, y),
+        (Kind::Obj(x), Kind::Obj(y)) => {
+            let (mut xs, mut ys) = (x.iter(), y.iter());
+            xs.len() == ys.len()
+                && match (xs.next(), ys.next()) {
+                    (Some((_, vx)), Some((_, vy))) => std::ptr::eq(vx, vy),
+                    _ => false,
+                }
+        }
+        _ => false,
+    }
+}
+
+/// `json_eq(x, to written out)`.
+fn tree_eq(x: &Json, to: &Node) -> bool {
+    match to {
+        Node::Leaf(y) => same_node(x, y) || kind_eq(element_kind(x), element_kind(y)),
+        Node::Obj(entries) => match kind(x) {
+            Kind::Obj(object) => {
+                let xs = object.iter();
+                xs.len() == entries.len()
+                    && xs.zip(entries).all(|((kx, vx), (ky, vy))| {
+                        if str_eq(kx, ky) {
+                            tree_eq(vx, vy)
+                        } else {
+                            entries
+                                .iter()
+                                .find(|(k, _)| str_eq(k, kx))
+                                .is_some_and(|(_, vy)| tree_eq(vx, vy))
+                        }
+                    })
+            }
+            _ => false,
+        },
+        Node::Arr(items) => match kind(x) {
+            Kind::Arr(elements) => {
+                elements.len() == items.len()
+                    && elements.iter().zip(items).all(|(x, y)| tree_eq(x, y))
+            }
+            _ => false,
+        },
+    }
+}
+
+impl<'a> Differ<'a> {
+    fn tree(&mut self, from: &'a Json, to: &'a Node) -> Result<(), JsonPatchError> {
+        match (kind(from), to) {
+            (_, Node::Leaf(json)) => {
+                if !same_node(from, json) {
+                    self.value(from, json);
+                }
+            }
+            (Kind::Obj(a), Node::Obj(entries)) => self.object_tree(a, entries)?,
+            (Kind::Arr(a), Node::Arr(items)) => self.array_tree(a, items)?,
+            // A container where `from` has a value of another kind: replaced whole.
+            _ => self.ops.push(PatchOp::Replace {
+                path: self.path(),
+                value: materialize(to)?,
+            }),
+        }
+        Ok(())
+    }
+
+    /// [`Differ::object`] against the tree's entries.
+    fn object_tree(
+        &mut self,
+        a: &'a Object,
+        b: &'a [(String, Node)],
+    ) -> Result<(), JsonPatchError> {
+        let (mut old, mut new) = (a.iter(), b.iter().map(|(k, v)| (k.as_str(), v)));
+        let (first_old, first_new) = loop {
+            match (old.next(), new.next()) {
+                (Some((ka, va)), Some((kb, vb))) if str_eq(ka, kb) => {
+                    self.at.push(Step::Key(ka));
+                    let walked = self.tree(va, vb);
+                    self.at.pop();
+                    walked?;
+                }
+                (None, None) => return Ok(()),
+                rest => break rest,
+            }
+        };
+        let old = Members::new(first_old.into_iter().chain(old));
+        let new = Members::new(first_new.into_iter().chain(new));
+        for (i, &(key, av)) in old.list.iter().enumerate() {
+            match new.get(key, i) {
+                Some(bv) => {
+                    self.at.push(Step::Key(key));
+                    let walked = self.tree(av, bv);
+                    self.at.pop();
+                    walked?;
+                }
+                None => {
+                    let path = self.path_to(Step::Key(key));
+                    self.ops.push(PatchOp::Remove { path });
+                }
+            }
+        }
+        for (i, &(key, bv)) in new.list.iter().enumerate() {
+            if old.get(key, i).is_none() {
+                let path = self.path_to(Step::Key(key));
+                self.ops.push(PatchOp::Add {
+                    path,
+                    value: materialize(bv)?,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Differ::array`] against the tree's elements.
+    fn array_tree(&mut self, a: &'a [Json], b: &'a [Node]) -> Result<(), JsonPatchError> {
+        let prefix = a.iter().zip(b).take_while(|(x, y)| tree_eq(x, y)).count();
+        let suffix = a[prefix..]
+            .iter()
+            .rev()
+            .zip(b[prefix..].iter().rev())
+            .take_while(|(x, y)| tree_eq(x, y))
+            .count();
+        let old = &a[prefix..a.len() - suffix];
+        let new = &b[prefix..b.len() - suffix];
+        let paired = old.len().min(new.len());
+        for (i, (x, y)) in old.iter().zip(new.iter()).enumerate() {
+            self.at.push(Step::Index(prefix + i));
+            let walked = self.tree(x, y);
+            self.at.pop();
+            walked?;
+        }
+        for (i, y) in new.iter().enumerate().skip(paired) {
+            let path = self.path_to(Step::Index(prefix + i));
+            self.ops.push(PatchOp::Add {
+                path,
+                value: materialize(y)?,
+            });
+        }
+        for i in (paired..old.len()).rev() {
+            let path = self.path_to(Step::Index(prefix + i));
+            self.ops.push(PatchOp::Remove { path });
+        }
+        Ok(())
+    }
+}
+
 /// Members of an object, looked up by position first (members usually keep their order),
 /// then by a scan, or through a hash index built on first use for large objects.
-struct Members<'a> {
-    list: Vec<(&'a str, &'a Json)>,
+struct Members<'a, V = Json> {
+    list: Vec<(&'a str, &'a V)>,
     index: std::cell::OnceCell<HashMap<&'a str, usize>>,
 }
 
-impl<'a> Members<'a> {
+impl<'a, V> Members<'a, V> {
     const INDEXED_FROM: usize = 16;
 
-    fn new(members: impl Iterator<Item = (&'a str, &'a Json)>) -> Self {
+    fn new(members: impl Iterator<Item = (&'a str, &'a V)>) -> Self {
         Members {
             list: members.collect(),
             index: std::cell::OnceCell::new(),
@@ -224,7 +392,7 @@ impl<'a> Members<'a> {
     }
 
     /// The member named `key`, checking position `hint` first.
-    fn get(&self, key: &str, hint: usize) -> Option<&'a Json> {
+    fn get(&self, key: &str, hint: usize) -> Option<&'a V> {
         if let Some(&(k, v)) = self.list.get(hint)
             && str_eq(k, key)
         {

@@ -3,4 +3,5 @@
 pub mod apply_configuration;
 pub mod diff;
 pub mod json_patch;
+pub mod patched;
 pub mod schema;

@@ -9,14 +9,14 @@ use sonic_rs::{JsonContainerTrait, JsonNumberTrait, JsonValueTrait, Number, Valu
 use super::write::write_json;
 use super::{JsonPatchError, PatchOp};
 
-pub(super) struct Decoded {
+pub(in crate::mutation) struct Decoded {
     /// The operations up to the first one that cannot be applied.
-    pub(super) ops: Vec<PatchOp>,
+    pub(in crate::mutation) ops: Vec<PatchOp>,
     /// Why the operation after `ops` cannot be applied.
-    pub(super) invalid: Option<JsonPatchError>,
+    pub(in crate::mutation) invalid: Option<JsonPatchError>,
 }
 
-pub(super) fn decode(list: &Json) -> Result<Decoded, JsonPatchError> {
+pub(in crate::mutation) fn decode(list: &Json) -> Result<Decoded, JsonPatchError> {
     let items = list.as_array().ok_or(JsonPatchError::NotAList)?;
     let mut ops = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {

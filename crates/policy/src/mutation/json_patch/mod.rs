@@ -93,8 +93,14 @@ use celer_cel::library::ext::string_format::go_quote;
 
 use celer_cel::Json;
 
-use decode::decode;
 use ops::apply_then;
+
+// For the patch tree the mutating dispatcher keeps between mutations (`super::patched`).
+pub(in crate::mutation) use decode::decode;
+pub(in crate::mutation) use ops::{Patching, Step};
+pub(in crate::mutation) use pointer::existing_index;
+pub(in crate::mutation) use tree::{Container, Node, check_depth, parent};
+pub(in crate::mutation) use write::write_node;
 
 pub(crate) use eq::{Kind, element_kind, kind, kind_eq, str_eq};
 // Outside `eq`, only tests (here and in `diff`) compare documents.

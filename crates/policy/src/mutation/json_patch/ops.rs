@@ -12,14 +12,14 @@ use super::write::{go_json_size, into_json};
 use super::{Applied, JsonPatchError, PatchOp};
 
 /// Where the patch has got to.
-struct Patching {
-    root: Node,
-    changed: bool,
-    copied: usize,
-    copy_limit: usize,
+pub(in crate::mutation) struct Patching {
+    pub(in crate::mutation) root: Node,
+    pub(in crate::mutation) changed: bool,
+    pub(in crate::mutation) copied: usize,
+    pub(in crate::mutation) copy_limit: usize,
 }
 
-enum Step {
+pub(in crate::mutation) enum Step {
     Next,
     TestFailed,
 }
@@ -51,7 +51,7 @@ pub(super) fn apply_then(
 }
 
 impl Patching {
-    fn apply(&mut self, op: &PatchOp) -> Result<Step, JsonPatchError> {
+    pub(in crate::mutation) fn apply(&mut self, op: &PatchOp) -> Result<Step, JsonPatchError> {
         match op {
             PatchOp::Add { path, value } => self.add(path, value)?,
             PatchOp::Remove { path } => self.remove(path)?,

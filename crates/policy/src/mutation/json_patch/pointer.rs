@@ -87,7 +87,10 @@ fn atoi(token: &str) -> Result<i64, ContainerError> {
 }
 
 /// An index into an array of `len` that must exist (evanphx's `get`, `set`, `remove`).
-pub(super) fn existing_index(token: &str, len: usize) -> Result<usize, ContainerError> {
+pub(in crate::mutation) fn existing_index(
+    token: &str,
+    len: usize,
+) -> Result<usize, ContainerError> {
     let index = atoi(token)?;
     let len = i64::try_from(len).unwrap_or(i64::MAX);
     let mut adjusted = index;

@@ -12,7 +12,7 @@ use super::{ContainerError, JsonPatchError, MAX_DEPTH};
 /// The document being patched: untouched subtrees stay shared `Json` leaves; containers on the
 /// way to a change are expanded into ordered entries.
 #[derive(Clone)]
-pub(super) enum Node {
+pub(in crate::mutation) enum Node {
     Leaf(Json),
     Arr(Vec<Node>),
     Obj(Vec<(String, Node)>),
@@ -46,7 +46,7 @@ impl Node {
 }
 
 /// An expanded container a path's last token applies to.
-pub(super) enum Container<'n> {
+pub(in crate::mutation) enum Container<'n> {
     Obj(&'n mut Vec<(String, Node)>),
     Arr(&'n mut Vec<Node>),
 }
@@ -73,7 +73,10 @@ fn child<'n>(node: &'n mut Node, token: &str) -> Option<&'n mut Node> {
 
 /// evanphx's `findObject`: the container holding the path's target, the target's unescaped
 /// key, and the container's depth (the root is 1). `None` when any step is missing.
-pub(super) fn parent<'n>(root: &'n mut Node, path: &str) -> Option<(Container<'n>, String, usize)> {
+pub(in crate::mutation) fn parent<'n>(
+    root: &'n mut Node,
+    path: &str,
+) -> Option<(Container<'n>, String, usize)> {
     let (head, last) = path.rsplit_once('/')?;
     let mut node = root;
     let mut depth = 1;
@@ -90,7 +93,7 @@ pub(super) fn parent<'n>(root: &'n mut Node, path: &str) -> Option<(Container<'n
 
 /// `add` into a container: objects set the member (keeping its place when it exists),
 /// arrays insert.
-pub(super) fn insert(
+pub(in crate::mutation) fn insert(
     container: Container<'_>,
     key: &str,
     value: Node,
@@ -132,7 +135,7 @@ pub(super) fn take(container: Container<'_>, key: &str) -> Result<Node, Containe
 
 /// Refuses a value that, placed in a container at `depth`, would nest deeper than
 /// [`MAX_DEPTH`].
-pub(super) fn check_depth(value: &Node, depth: usize) -> Result<(), JsonPatchError> {
+pub(in crate::mutation) fn check_depth(value: &Node, depth: usize) -> Result<(), JsonPatchError> {
     enum Item<'a> {
         Node(&'a Node, usize),
         Json(&'a Json, usize),

@@ -46,7 +46,10 @@ pub(super) fn into_json(root: Node) -> Result<Json, JsonPatchError> {
     }
 }
 
-fn write_node(out: &mut Vec<u8>, node: &Node) -> Result<(), JsonPatchError> {
+pub(in crate::mutation) fn write_node(
+    out: &mut Vec<u8>,
+    node: &Node,
+) -> Result<(), JsonPatchError> {
     match node {
         Node::Leaf(json) => write_json(out, json, false),
         Node::Arr(items) => {
