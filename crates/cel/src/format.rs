@@ -267,8 +267,10 @@ enum JsonWork<'a> {
 }
 
 fn write_json(value: &Value<'_>, indent: Option<usize>) -> Result<String, FormatError> {
-    let mut out = String::new();
-    let mut stack = vec![JsonWork::Value(value.clone(), 0)];
+    // Room for a typical small result (a mutation's patch) without regrowing.
+    let mut out = String::with_capacity(128);
+    let mut stack = Vec::with_capacity(16);
+    stack.push(JsonWork::Value(value.clone(), 0));
     let (colon, comma) = if indent.is_some() {
         (": ", ",")
     } else {
@@ -406,6 +408,11 @@ fn write_json(value: &Value<'_>, indent: Option<usize>) -> Result<String, Format
 /// everything else as UTF-8.
 fn json_string(out: &mut String, s: &str) {
     out.push('"');
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

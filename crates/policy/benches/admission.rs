@@ -31,7 +31,7 @@
 //!
 //! `-- --loop WHAT N` runs one request N times and exits, for profilers (`perf record`,
 //! `valgrind --tool=callgrind`). WHAT is `psa`, `floor`, `true1`, `true64`, `none0`,
-//! `none1024`, `mutate64`, or `psa-small`.
+//! `none1024`, `mutate64`, `mutate1`, or `psa-small`.
 
 #[path = "../../cel/benches/support/mod.rs"]
 mod support;
@@ -406,6 +406,7 @@ fn run_loop(m: &Material, what: &str, n: u64) -> Result<(), String> {
         "none0" => (Some(&m.none), large),
         "none1024" => (Some(&m.non_matching), large),
         "mutate64" => (Some(&m.annotate_64), large),
+        "mutate1" => (Some(&m.annotate_1), large),
         other => return Err(format!("unknown --loop target '{other}'")),
     };
     for _ in 0..n {

@@ -24,7 +24,7 @@ use crate::engine::{self, MatchStep, RequestContext};
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutation::json_patch::{self, JsonPatchError};
-use crate::mutation::patched::Patched;
+use crate::mutation::patched::{self, Operations, Patched};
 use crate::mutation::{apply_configuration, diff};
 use crate::policy_set::PolicySet;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
@@ -414,21 +414,25 @@ fn mutate(
         let patch = match evaluated {
             Err(OutOfBudget) => Err(celer_cel::library::cost::BudgetExhausted.to_string()),
             Ok(Evaluated::Error(e)) => Err(e),
-            Ok(Evaluated::Value(v)) => {
-                if mutation.patch_type == PatchType::ApplyConfiguration {
-                    celer_cel::mutation::check_type_names(&v)
-                        .map_err(|e| format!("type mismatch: {e}"))
-                        .and_then(|()| to_json(&v))
-                } else {
-                    to_json(&v)
-                }
-            }
+            Ok(Evaluated::Value(v)) => match mutation.patch_type {
+                PatchType::ApplyConfiguration => celer_cel::mutation::check_type_names(&v)
+                    .map_err(|e| format!("type mismatch: {e}"))
+                    .and_then(|()| to_json(&v))
+                    .map(Produced::Json),
+                // Operations read straight from the value when they can be (the same ones as
+                // from its JSON text), from the JSON text otherwise.
+                PatchType::JsonPatch if contains_nan(&v) => to_json(&v).map(Produced::Json),
+                PatchType::JsonPatch => match patched::decode_cel(&v) {
+                    Some(operations) => operations.map(Produced::Operations).map_err(object_error),
+                    None => to_json(&v).map(Produced::Json),
+                },
+            },
         };
         *buffers = activation.into_buffers();
         patch?
     };
-    match mutation.patch_type {
-        PatchType::ApplyConfiguration => {
+    match (mutation.patch_type, patch) {
+        (PatchType::ApplyConfiguration, Produced::Json(patch)) => {
             let base = doc.json().map_err(object_error)?;
             let next =
                 apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))
@@ -437,11 +441,20 @@ fn mutate(
                 doc.set(next);
             }
         }
-        PatchType::JsonPatch => {
+        (_, Produced::Json(patch)) => {
             doc.apply_json(&patch).map_err(object_error)?;
+        }
+        (_, Produced::Operations(operations)) => {
+            doc.apply_operations(operations).map_err(object_error)?;
         }
     }
     Ok(())
+}
+
+/// A mutation's result, ready to apply.
+enum Produced {
+    Json(Json),
+    Operations(Operations),
 }
 
 fn to_json(v: &Value<'_>) -> Result<Json, String> {

@@ -17,9 +17,13 @@
 
 use celer_cel::Json;
 
+use celer_cel::Value;
+use celer_cel::mutation::JsonPatch;
+use celer_cel::value::Struct;
+
 use super::json_patch::{
-    COPY_SIZE_LIMIT, Container, JsonPatchError, Node, PatchOp, Patching, Step, check_depth, decode,
-    existing_index, parent, write_node,
+    COPY_SIZE_LIMIT, Container, Decoded, JsonPatchError, Node, PatchOp, Patching, Step,
+    check_depth, decode, existing_index, insert, parent, write_node,
 };
 
 /// What a patch did to the object.
@@ -109,7 +113,15 @@ impl Patched {
     /// Applies a CEL `list(JSONPatch)` result, written as JSON (see the module
     /// documentation). On an error the object is unchanged.
     pub fn apply_json(&mut self, list: &Json) -> Result<Patch, JsonPatchError> {
-        let decoded = decode(list)?;
+        self.apply_decoded(decode(list)?)
+    }
+
+    /// [`Patched::apply_json`] for operations [`decode_cel`] read.
+    pub fn apply_operations(&mut self, operations: Operations) -> Result<Patch, JsonPatchError> {
+        self.apply_decoded(operations.0)
+    }
+
+    fn apply_decoded(&mut self, decoded: Decoded) -> Result<Patch, JsonPatchError> {
         let patch = match (decoded.ops.as_slice(), decoded.invalid) {
             ([op], None) if in_place(op) => self.apply_in_place(op)?,
             (ops, invalid) => self.apply_on_copy(ops, invalid)?,
@@ -131,45 +143,73 @@ impl Patched {
     }
 
     fn apply_in_place(&mut self, op: &PatchOp) -> Result<Patch, JsonPatchError> {
-        if let PatchOp::Add { path, value } | PatchOp::Replace { path, value } = op
-            && self.holds(path, value, matches!(op, PatchOp::Replace { .. }))
-        {
+        let changed = match op {
+            PatchOp::Add { path, value } => self.add(path, value)?,
+            PatchOp::Replace { path, value } => self.replace(path, value)?,
+            _ => {
+                let mut patching = self.patching();
+                let step = patching.apply(op);
+                self.root = patching.root;
+                match step? {
+                    Step::TestFailed => return Ok(Patch::TestFailed),
+                    Step::Next => patching.changed,
+                }
+            }
+        };
+        if !changed {
             return Ok(Patch::Unchanged);
         }
-        let mut patching = self.patching();
-        let step = patching.apply(op);
-        self.root = patching.root;
-        match step? {
-            Step::TestFailed => Ok(Patch::TestFailed),
-            Step::Next if patching.changed => {
-                self.json = None;
-                Ok(Patch::Changed)
+        self.json = None;
+        Ok(Patch::Changed)
+    }
+
+    /// `add` as `Patching::add` does it (same checks, same errors, in the same order), but
+    /// setting a member to a value `==` to the one it has writes nothing. Whether the
+    /// object changed.
+    fn add(&mut self, path: &str, value: &Json) -> Result<bool, JsonPatchError> {
+        let (container, key, depth) =
+            parent(&mut self.root, path).ok_or_else(|| JsonPatchError::AddMissingPath {
+                path: path.to_string(),
+            })?;
+        let node = Node::Leaf(value.clone());
+        check_depth(&node, depth)?;
+        match container {
+            Container::Obj(entries) => Ok(set(entries, key, node, value)),
+            arr => {
+                insert(arr, &key, node).map_err(|source| JsonPatchError::Add {
+                    path: path.to_string(),
+                    source,
+                })?;
+                Ok(true)
             }
-            Step::Next => Ok(Patch::Unchanged),
         }
     }
 
-    /// Whether setting `path` to `value` (an `add`, or a `replace`) would succeed and leave a
-    /// value `==` to `value` where one already is: then the patch changes nothing.
-    fn holds(&mut self, path: &str, value: &Json, replace: bool) -> bool {
-        let Some((container, key, depth)) = parent(&mut self.root, path) else {
-            return false;
-        };
-        if check_depth(&Node::Leaf(value.clone()), depth).is_err() {
-            return false;
-        }
+    /// `replace` (not of the root) as `Patching::replace` does it, writing nothing when the
+    /// old value `==` the new one. Whether the object changed.
+    fn replace(&mut self, path: &str, value: &Json) -> Result<bool, JsonPatchError> {
+        let node = Node::Leaf(value.clone());
+        let (container, key, depth) =
+            parent(&mut self.root, path).ok_or_else(|| JsonPatchError::ReplaceMissingPath {
+                path: path.to_string(),
+            })?;
+        check_depth(&node, depth)?;
         match container {
-            Container::Obj(entries) => entries
-                .iter()
-                .find(|(k, _)| *k == key)
-                .is_some_and(|(_, existing)| node_eq(existing, value)),
-            // `add` into an array inserts: always a change.
+            // A missing member is added: Go's map lookup does not fail.
+            Container::Obj(entries) => Ok(set(entries, key, node, value)),
             Container::Arr(items) => {
-                replace
-                    && existing_index(&key, items.len())
-                        .ok()
-                        .and_then(|i| items.get(i))
-                        .is_some_and(|existing| node_eq(existing, value))
+                let index = existing_index(&key, items.len()).map_err(|_| {
+                    JsonPatchError::ReplaceMissingKey {
+                        path: path.to_string(),
+                    }
+                })?;
+                Ok(match items.get_mut(index) {
+                    Some(slot) if !node_eq(slot, value) => {
+                        *slot = node;
+                        true
+                    }
+                    _ => false,
+                })
             }
         }
     }
@@ -235,6 +275,90 @@ impl Patched {
         }
     }
 }
+
+/// Sets an object's member (its first, if the key repeats) as `set_member` does, unless it
+/// already holds a value `==` to the new one. Whether the object changed.
+fn set(entries: &mut Vec<(String, Node)>, key: String, node: Node, value: &Json) -> bool {
+    match entries.iter_mut().find(|(k, _)| *k == key) {
+        Some((_, slot)) if node_eq(slot, value) => false,
+        Some((_, slot)) => {
+            *slot = node;
+            true
+        }
+        None => {
+            entries.push((key, node));
+            true
+        }
+    }
+}
+
+/// The operations of a CEL `list(JSONPatch)` result, read straight from the value: what
+/// `decode` reads from the value written as JSON (`celer_cel::format::to_json`: `op` and
+/// `path` always, `""` when unset; `from` when not empty; `value` when set), as long as every
+/// element is a `JSONPatch` whose `op`, `path` and `from` are strings when set and whose
+/// `value` is a string, a boolean or null, which pass through JSON unchanged. `None` for
+/// anything else (numbers go through float64, other values through their JSON text): write
+/// the value as JSON and use [`decode`].
+pub fn decode_cel(list: &Value<'_>) -> Option<Result<Operations, JsonPatchError>> {
+    let Value::List(items) = list else {
+        return None;
+    };
+    fn text<'v>(patch: &'v Struct<'_>, field: &str) -> Option<&'v str> {
+        match patch.field(field) {
+            None => Some(""),
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(_) => None,
+        }
+    }
+    let mut ops = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        let Value::Struct(patch) = &item else {
+            return None;
+        };
+        JsonPatch::of(&item)?;
+        let (kind, path) = (text(patch, "op")?, text(patch, "path")?);
+        let from = text(patch, "from")?;
+        let value = match patch.field("value") {
+            None | Some(Value::Null) => Json::new(),
+            Some(Value::String(s)) => Json::from(s.as_str()),
+            Some(Value::Bool(b)) => Json::from(*b),
+            Some(_) => return None,
+        };
+        let path = path.to_string();
+        let op = match (kind, from) {
+            ("add", _) => PatchOp::Add { path, value },
+            ("remove", _) => PatchOp::Remove { path },
+            ("replace", _) => PatchOp::Replace { path, value },
+            ("test", _) => PatchOp::Test { path, value },
+            ("move", "") | ("copy", "") => {
+                let op = if kind == "move" { "move" } else { "copy" };
+                return Some(Ok(Operations(Decoded {
+                    ops,
+                    invalid: Some(JsonPatchError::MissingFrom { op }),
+                })));
+            }
+            ("move", from) => PatchOp::Move {
+                from: from.to_string(),
+                path,
+            },
+            ("copy", from) => PatchOp::Copy {
+                from: from.to_string(),
+                path,
+            },
+            (other, _) => {
+                return Some(Ok(Operations(Decoded {
+                    ops,
+                    invalid: Some(JsonPatchError::UnknownOp(other.to_string())),
+                })));
+            }
+        };
+        ops.push(op);
+    }
+    Some(Ok(Operations(Decoded { ops, invalid: None })))
+}
+
+/// A patch's operations, read by [`decode_cel`], up to the first that cannot be applied.
+pub struct Operations(Decoded);
 
 /// Operations applied in place when alone in a patch (see the module documentation).
 fn in_place(op: &PatchOp) -> bool {
@@ -355,6 +479,53 @@ mod tests {
         ];
         for patches in cases {
             agree(object, patches);
+        }
+    }
+
+    #[test]
+    fn operations_read_from_cel_values_are_those_read_from_their_json() {
+        use crate::environment::{ExpressionKind, PolicyEnv};
+        let env = PolicyEnv::new(false, true);
+        let activation = celer_cel::Activation::new(&env.env);
+        let read = |source: &str| {
+            let program = env.compile(source, ExpressionKind::Variable).unwrap();
+            let value = program.eval(&activation).unwrap();
+            let via_json = || {
+                let text = celer_cel::format::to_json(&value).unwrap();
+                decode(&json(&text)).map(|d| (d.ops, d.invalid))
+            };
+            match decode_cel(&value) {
+                Some(direct) => {
+                    let direct = direct.map(|o| (o.0.ops, o.0.invalid));
+                    assert_eq!(direct, via_json(), "{source}");
+                    true
+                }
+                None => false,
+            }
+        };
+        for source in [
+            r#"[JSONPatch{op: "add", path: "/a/b", value: "x"}]"#,
+            r#"[JSONPatch{op: "add", path: "/a/" + jsonpatch.escapeKey("k/~"), value: "x"}]"#,
+            r#"[JSONPatch{op: "replace", path: "/a", value: true}, JSONPatch{op: "test", path: "/b", value: null}]"#,
+            r#"[JSONPatch{op: "remove", path: "/a"}, JSONPatch{op: "add", path: "/b"}]"#,
+            r#"[JSONPatch{op: "move", from: "/a", path: "/b"}, JSONPatch{op: "copy", from: "/b", path: "/c"}]"#,
+            r#"[JSONPatch{op: "add", path: "/a", value: "x"}, JSONPatch{op: "move", path: "/b"}, JSONPatch{op: "remove", path: "/c"}]"#,
+            r#"[JSONPatch{op: "copy", from: "", path: "/b"}]"#,
+            r#"[JSONPatch{op: "frob", path: "/a"}, JSONPatch{op: "add", path: "/b", value: "x"}]"#,
+            r#"[JSONPatch{path: "/a"}]"#,
+            r#"[JSONPatch{op: "add", value: "x"}]"#,
+            r#"[JSONPatch{op: "remove", path: "/a", value: "not read"}]"#,
+            "[]",
+        ] {
+            assert!(read(source), "{source} should be read directly");
+        }
+        for source in [
+            r#"[JSONPatch{op: "add", path: "/a", value: 1}]"#,
+            r#"[JSONPatch{op: "add", path: "/a", value: 1.5}]"#,
+            r#"[JSONPatch{op: "add", path: "/a", value: {"k": "v"}}]"#,
+            r#"[JSONPatch{op: "add", path: "/a", value: ["v"]}]"#,
+        ] {
+            assert!(!read(source), "{source} goes through JSON");
         }
     }
 

@@ -127,6 +127,10 @@ fn changes_through_float64(n: &Number) -> bool {
 /// The value as kube-apiserver passes it on, through a protobuf `Value` (see the module
 /// documentation). Values without affected numbers are shared, not rewritten.
 fn through_float64(value: &Json) -> Result<Json, JsonPatchError> {
+    // Strings, booleans and null pass as they are, without a walk.
+    if !value.is_number() && !value.is_object() && !value.is_array() {
+        return Ok(value.clone());
+    }
     let mut stack = vec![value];
     let mut affected = false;
     while let Some(v) = stack.pop() {

@@ -96,10 +96,10 @@ use celer_cel::Json;
 use ops::apply_then;
 
 // For the patch tree the mutating dispatcher keeps between mutations (`super::patched`).
-pub(in crate::mutation) use decode::decode;
+pub(in crate::mutation) use decode::{Decoded, decode};
 pub(in crate::mutation) use ops::{Patching, Step};
 pub(in crate::mutation) use pointer::existing_index;
-pub(in crate::mutation) use tree::{Container, Node, check_depth, parent};
+pub(in crate::mutation) use tree::{Container, Node, check_depth, insert, parent};
 pub(in crate::mutation) use write::write_node;
 
 pub(crate) use eq::{Kind, element_kind, kind, kind_eq, str_eq};

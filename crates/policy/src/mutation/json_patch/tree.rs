@@ -4,7 +4,7 @@
 //! path resolution (`findObject`), its container edits, and the nesting limit.
 
 use celer_cel::Json;
-use sonic_rs::ValueRef;
+use sonic_rs::{JsonValueTrait, ValueRef};
 
 use super::pointer::{existing_index, insert_index, unescape_key};
 use super::{ContainerError, JsonPatchError, MAX_DEPTH};
@@ -136,6 +136,13 @@ pub(super) fn take(container: Container<'_>, key: &str) -> Result<Node, Containe
 /// Refuses a value that, placed in a container at `depth`, would nest deeper than
 /// [`MAX_DEPTH`].
 pub(in crate::mutation) fn check_depth(value: &Node, depth: usize) -> Result<(), JsonPatchError> {
+    // A scalar adds no nesting: nothing to walk (and no stack to allocate).
+    if let Node::Leaf(json) = value
+        && !json.is_object()
+        && !json.is_array()
+    {
+        return Ok(());
+    }
     enum Item<'a> {
         Node(&'a Node, usize),
         Json(&'a Json, usize),
