@@ -114,18 +114,37 @@ pub fn annotation(i: usize) -> (String, String) {
     )
 }
 
+/// How a mutation's expression adds its annotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Annotate {
+    /// `[JSONPatch{op: "add", path: "/metadata/annotations/<key>", value: ...}]`: the
+    /// expression does not read the object.
+    Add,
+    /// The same behind `has(object.metadata.annotations) ? ... : <add the whole map>`, as
+    /// policies write it when they cannot know that annotations exist: it reads the object.
+    Guarded,
+}
+
 /// `n` MutatingAdmissionPolicies that each add one annotation to Pods by JSONPatch, with
 /// their bindings.
-pub fn annotating_yaml(n: usize) -> String {
+pub fn annotating_yaml(n: usize, how: Annotate) -> String {
     let mut out = String::new();
     for i in 0..n {
         let (key, value) = annotation(i);
+        let add = format!(
+            "[JSONPatch{{op: \"add\", path: \"/metadata/annotations/\" + jsonpatch.escapeKey(\"{key}\"), value: \"{value}\"}}]"
+        );
+        let expression = match how {
+            Annotate::Add => add,
+            Annotate::Guarded => format!(
+                "has(object.metadata.annotations) ? {add} : [JSONPatch{{op: \"add\", path: \"/metadata/annotations\", value: {{\"{key}\": \"{value}\"}}}}]"
+            ),
+        };
         out.push_str(&format!(
             "---\napiVersion: admissionregistration.k8s.io/v1beta1\nkind: MutatingAdmissionPolicy\n\
              metadata:\n  name: annotate-{i:02}\nspec:\n  failurePolicy: Fail\n  \
              reinvocationPolicy: Never\n  matchConstraints:\n    resourceRules:\n{}  mutations:\n  \
-             - patchType: JSONPatch\n    jsonPatch:\n      expression: |-\n        \
-             [JSONPatch{{op: \"add\", path: \"/metadata/annotations/\" + jsonpatch.escapeKey(\"{key}\"), value: \"{value}\"}}]\n\
+             - patchType: JSONPatch\n    jsonPatch:\n      expression: |-\n        {expression}\n\
              ---\napiVersion: admissionregistration.k8s.io/v1beta1\n\
              kind: MutatingAdmissionPolicyBinding\nmetadata:\n  name: annotate-{i:02}-binding\n\
              spec:\n  policyName: annotate-{i:02}\n",
