@@ -398,17 +398,17 @@ fn mutate(
     }
     let object_error = |e: JsonPatchError| format!("JSON Patch: {e}");
     let patch = {
-        // An expression that cannot read `object` does not need it written out.
+        // An expression that cannot read `object` does not need it; one that can reads it
+        // from the patch tree, without writing it out as JSON.
         let object = match mutation.reads_object {
-            true => Some(doc.json().map_err(object_error)?),
+            true => Some(doc.cel_object().map_err(object_error)?),
             false => None,
         };
-        let inputs = Inputs {
-            object,
-            ..inputs.clone()
-        };
         let mut activation = Activation::with_buffers(&common.env.env, take(buffers));
-        bind_inputs(&mut activation, common, &inputs, true);
+        bind_inputs(&mut activation, common, inputs, true);
+        if let Some(object) = object {
+            activation.set(common.env.slots.object, object);
+        }
         let mut budget = Budget::validations();
         let evaluated = validating::evaluate(&mutation.expression, &activation, &mut budget);
         let patch = match evaluated {

@@ -111,6 +111,59 @@ fn reference(object: &Json, patch: &Json) -> Result<(Json, Patch), String> {
     }
 }
 
+/// CEL expressions over `object`, evaluated on the object's JSON and on the patch tree's CEL
+/// view (`Patched::cel_view`): same results, same errors, same cost.
+const EXPRESSIONS: &[&str] = &[
+    "object",
+    "size(object)",
+    "has(object.a)",
+    "has(object.b.c)",
+    "object.a",
+    "object.b.c",
+    "object['d/e']",
+    "object['f~g'][0]",
+    "'a' in object",
+    "object.map(k, k)",
+    "object.all(k, k != 'zz')",
+    "object.exists(k, k == 'c')",
+    "object.filter(k, k.startsWith('d'))",
+    "object == {'a': 1}",
+    "object.a == object.b",
+    "object.b == object.b",
+    "type(object.a)",
+    "[object.a, object.b]",
+    "has(object.a) ? object.a : null",
+    "object.?a.orValue(7)",
+    "size(object.a)",
+    "object.a.all(x, true)",
+    "object.c.exists(x, x == 1)",
+    "string(object.a)",
+    "object.transformMap(k, v, v)",
+];
+
+fn evaluations(
+    env: &celer_policy::environment::PolicyEnv,
+    object: celer_cel::Value<'_>,
+) -> Vec<(String, u64)> {
+    use celer_policy::environment::ExpressionKind;
+    let mut activation = celer_cel::Activation::new(&env.env);
+    activation.set(env.slots.object, object);
+    EXPRESSIONS
+        .iter()
+        .map(|source| {
+            let program = env
+                .compile(source, ExpressionKind::Variable)
+                .unwrap_or_else(|e| panic!("{source}: {e}"));
+            let evaluation = program.evaluate(&activation, Some(1_000_000));
+            let result = match &evaluation.result {
+                Ok(v) => celer_cel::format::to_cel(v),
+                Err(e) => format!("error: {e}"),
+            };
+            (format!("{source} => {result}"), evaluation.cost)
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -119,6 +172,7 @@ proptest! {
         object in document(),
         patches in prop::collection::vec(patch(), 1..6),
     ) {
+        let env = celer_policy::environment::PolicyEnv::new(false, true);
         let original = json(&object);
         let mut current = original.clone();
         let mut patched = Patched::new(&original);
@@ -145,6 +199,13 @@ proptest! {
                 to_text(&diff(&original, &current)).unwrap(),
                 "response patch after patch {} {}", i, text
             );
+            if let Some(view) = patched.cel_view() {
+                prop_assert_eq!(
+                    evaluations(&env, view),
+                    evaluations(&env, celer_cel::Value::from_json(&object)),
+                    "CEL over the tree after patch {} {}", i, text
+                );
+            }
         }
     }
 }

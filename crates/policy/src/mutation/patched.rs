@@ -14,12 +14,17 @@
 //!   new one, and then nothing is written, as the dispatcher keeps the old object.
 //! - Any other patch is applied to a copy of the expanded tree (leaves are shared, so the copy
 //!   is of the parts already changed), then compared as JSON, as before.
+//!
+//! An expression that reads `object` reads it from the tree ([`Patched::cel_object`]): the
+//! containers patches changed become CEL maps and lists (in member order) around the JSON
+//! of everything else, which is what CEL reads from the same object written out as JSON.
+//! `tests/patched_tree.rs` checks results, errors and costs of a set of expressions both ways.
 
 use celer_cel::Json;
 
 use celer_cel::Value;
 use celer_cel::mutation::JsonPatch;
-use celer_cel::value::Struct;
+use celer_cel::value::{Key, OwnedMap, Str, Struct};
 
 use super::json_patch::{
     COPY_SIZE_LIMIT, Container, Decoded, JsonPatchError, Node, PatchOp, Patching, Step,
@@ -58,6 +63,24 @@ pub(super) fn materialize(node: &Node) -> Result<Json, JsonPatchError> {
     }
 }
 
+/// The CEL value of a tree: leaves are read as JSON (`Value::from_json`), expanded objects
+/// and arrays become owned maps and lists, in member order; `None` if an object repeats a key.
+fn view(node: &Node) -> Option<Value<'_>> {
+    Some(match node {
+        Node::Leaf(json) => Value::from_json(json),
+        Node::Obj(entries) => {
+            let mut map = OwnedMap::with_capacity(entries.len());
+            for (key, value) in entries {
+                if !map.insert_new(Key::String(Str::Borrowed(key)), view(value)?) {
+                    return None;
+                }
+            }
+            Value::map(map)
+        }
+        Node::Arr(items) => Value::list(items.iter().map(view).collect::<Option<Vec<_>>>()?),
+    })
+}
+
 /// `==` (sonic-rs's equality, as the dispatcher compares) between a value of the tree and a
 /// JSON value.
 fn node_eq(node: &Node, value: &Json) -> bool {
@@ -83,6 +106,30 @@ impl Patched {
             None => materialize(&self.root)?,
         };
         Ok(self.json.insert(json))
+    }
+
+    /// The object as the CEL value of `object`: read from its JSON when that is at hand, else
+    /// straight from the tree, whose changed containers become CEL maps and lists around
+    /// the untouched JSON (no writing out); a container whose members repeat a key (which a
+    /// CEL map cannot hold) writes the object out instead.
+    pub fn cel_object(&mut self) -> Result<Value<'_>, JsonPatchError> {
+        let Patched { root, json, .. } = self;
+        if json.is_none()
+            && let Some(value) = view(root)
+        {
+            return Ok(value);
+        }
+        let json = match json {
+            Some(json) => json,
+            None => json.insert(materialize(root)?),
+        };
+        Ok(Value::from_json(json))
+    }
+
+    /// The tree as a CEL value (see [`Patched::cel_object`]), whether or not its JSON is at
+    /// hand; `None` when a changed container repeats a key.
+    pub fn cel_view(&self) -> Option<Value<'_>> {
+        view(&self.root)
     }
 
     /// The object as JSON, consuming the tree.
