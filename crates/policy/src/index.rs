@@ -5,6 +5,7 @@
 use hashbrown::HashMap;
 
 use crate::attributes::Operation;
+use crate::matching::text::str_eq;
 use crate::matching::{Pattern, RuleKey};
 
 /// How a pattern is keyed: `*` for any.
@@ -36,6 +37,10 @@ fn op_index(op: Operation) -> usize {
 #[derive(Debug, Clone, Default)]
 pub struct PolicyIndex {
     by_operation: [HashMap<(String, String), Vec<u32>>; 4],
+    /// Per operation: whether some key has the group `*`, the resource `*`. A lookup probes
+    /// the wildcard keys only when there can be one.
+    any_group: [bool; 4],
+    any_resource: [bool; 4],
     /// Policies whose every request must be considered (e.g. Equivalent matching of a rule
     /// whose resource has equivalents under other names).
     always: Vec<u32>,
@@ -52,6 +57,8 @@ impl PolicyIndex {
             let group = pattern_text(key.group);
             let resource = pattern_text(key.resource);
             for op in ops {
+                self.any_group[op_index(*op)] |= group == "*";
+                self.any_resource[op_index(*op)] |= resource == "*";
                 let map = &mut self.by_operation[op_index(*op)];
                 let ids = map
                     .entry((group.to_string(), resource.to_string()))
@@ -73,13 +80,33 @@ impl PolicyIndex {
     pub fn candidates(&self, op: Operation, group: &str, resource: &str, out: &mut Vec<u32>) {
         let map = &self.by_operation[op_index(op)];
         if !map.is_empty() {
-            for (g, r) in [(group, resource), (group, "*"), ("*", resource), ("*", "*")] {
+            for (g, r) in self.probes(op, group, resource).into_iter().flatten() {
                 if let Some(ids) = map.get(&Key(g, r)) {
                     out.extend_from_slice(ids);
                 }
             }
         }
         out.extend_from_slice(&self.always);
+    }
+
+    /// The keys worth probing for a request: the exact one, and the wildcard ones that exist
+    /// for the operation.
+    fn probes<'k>(
+        &self,
+        op: Operation,
+        group: &'k str,
+        resource: &'k str,
+    ) -> [Option<(&'k str, &'k str)>; 4] {
+        let (any_group, any_resource) = (
+            self.any_group[op_index(op)],
+            self.any_resource[op_index(op)],
+        );
+        [
+            Some((group, resource)),
+            any_resource.then_some((group, "*")),
+            any_group.then_some(("*", resource)),
+            (any_group && any_resource).then_some(("*", "*")),
+        ]
     }
 
     /// The candidates for a request on `group`/`resource`, sorted and unique, without
@@ -90,7 +117,7 @@ impl PolicyIndex {
         let mut found: [&[u32]; 5] = [&[]; 5];
         let mut n = 0;
         if !map.is_empty() {
-            for (g, r) in [(group, resource), (group, "*"), ("*", resource), ("*", "*")] {
+            for (g, r) in self.probes(op, group, resource).into_iter().flatten() {
                 if let Some(ids) = map.get(&Key(g, r))
                     && !ids.is_empty()
                     && let Some(slot) = found.get_mut(n)
@@ -160,7 +187,8 @@ struct Key<'a>(&'a str, &'a str);
 
 impl hashbrown::Equivalent<(String, String)> for Key<'_> {
     fn equivalent(&self, key: &(String, String)) -> bool {
-        self.0 == key.0 && self.1 == key.1
+        // The core group is `""`: compared without `memcmp` (see `matching::text`).
+        str_eq(self.0, &key.0) && str_eq(self.1, &key.1)
     }
 }
 
@@ -247,5 +275,28 @@ mod tests {
             index.lookup(Operation::Delete, "batch", "jobs"),
             Candidates::One([7])
         ));
+    }
+
+    #[test]
+    fn wildcard_keys_are_probed_only_where_they_exist() {
+        let mut index = PolicyIndex::default();
+        index.insert(0, &[key("", "pods", Some(Operation::Create))]);
+        index.insert(1, &[key("", "*", Some(Operation::Update))]);
+        index.insert(2, &[key("*", "pods", Some(Operation::Update))]);
+        assert_eq!(
+            index.probes(Operation::Create, "", "pods"),
+            [Some(("", "pods")), None, None, None]
+        );
+        assert_eq!(
+            index.probes(Operation::Update, "", "pods"),
+            [
+                Some(("", "pods")),
+                Some(("", "*")),
+                Some(("*", "pods")),
+                Some(("*", "*"))
+            ]
+        );
+        assert_eq!(find(&index, Operation::Update, "", "pods"), [1, 2]);
+        assert_eq!(find(&index, Operation::Create, "", "pods"), [0]);
     }
 }

@@ -125,15 +125,18 @@ pub fn run<'r>(
         return Ok(None);
     };
     let family = &set.mutating;
-    let mut ids = Vec::new();
-    engine::candidates(&family.index, &attributes, &mut ids);
+    let ids = family.index.lookup(
+        attributes.operation,
+        attributes.resource.group,
+        attributes.resource.resource,
+    );
     if ids.is_empty() {
         return Ok(None);
     }
     let mut errors = Errors { kept: Vec::new() };
 
     let mut invocations: Vec<Invocation<'_>> = Vec::new();
-    for &id in &ids {
+    for &id in ids.as_slice() {
         let Some(policy) = family.policies.get(id as usize) else {
             continue;
         };

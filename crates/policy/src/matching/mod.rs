@@ -75,7 +75,7 @@ mod field;
 mod names;
 mod rules;
 mod selector;
-mod text;
+pub(crate) mod text;
 
 pub use constraints::{MatchConstraints, MatchError, Matched, NamespaceFn, Owner};
 pub use equivalent::{EquivalentResource, EquivalentResources, LATEST_KUBERNETES_MINOR};
