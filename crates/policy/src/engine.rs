@@ -405,17 +405,7 @@ fn validate(
     let mut result = validating::ValidateResult::default();
     outcome.results.reserve(ids.len());
 
-    for &id in ids.as_slice() {
-        let Some(policy) = family.policies.get(id as usize) else {
-            continue;
-        };
-        let bindings = family
-            .bindings
-            .get(id as usize)
-            .map_or(&[][..], Vec::as_slice);
-        if bindings.is_empty() {
-            continue;
-        }
+    for (policy, bindings) in family.bound(ids.as_slice()) {
         let common = &policy.common;
         let config_error = |denied: &mut Vec<Denied>,
                             outcome: &mut Outcome,

@@ -136,17 +136,7 @@ pub fn run<'r>(
     let mut errors = Errors { kept: Vec::new() };
 
     let mut invocations: Vec<Invocation<'_>> = Vec::new();
-    for &id in ids.as_slice() {
-        let Some(policy) = family.policies.get(id as usize) else {
-            continue;
-        };
-        let bindings = family
-            .bindings
-            .get(id as usize)
-            .map_or(&[][..], Vec::as_slice);
-        if bindings.is_empty() {
-            continue;
-        }
+    for (policy, bindings) in family.bound(ids.as_slice()) {
         let matched = match engine::match_constraints(
             &policy.common.constraints,
             &set.equivalents,

@@ -30,6 +30,21 @@ impl<P> Default for Family<P> {
     }
 }
 
+impl<P> Family<P> {
+    /// The policies among `ids` that have bindings, each with its bindings: what a request's
+    /// candidates are dispatched to (a policy without a binding applies to nothing).
+    pub fn bound<'f>(
+        &'f self,
+        ids: &'f [u32],
+    ) -> impl Iterator<Item = (&'f P, &'f [Binding])> + 'f {
+        ids.iter().filter_map(|&id| {
+            let policy = self.policies.get(id as usize)?;
+            let bindings = self.bindings.get(id as usize)?;
+            (!bindings.is_empty()).then_some((policy, bindings.as_slice()))
+        })
+    }
+}
+
 /// A compiled policy set.
 #[derive(Debug)]
 pub struct PolicySet {
