@@ -44,6 +44,9 @@ pub fn read_into(manifests: &mut Manifests, path: &Path) {
     let files = match manifest_files(path) {
         Ok(f) => f,
         Err(message) => {
+            // The location already names the path.
+            let prefix = format!("{}: ", path.display());
+            let message = message.strip_prefix(&prefix).unwrap_or(&message).to_string();
             manifests.errors.push(LoadError {
                 location: Source {
                     file: path.display().to_string(),
