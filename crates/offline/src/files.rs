@@ -46,7 +46,10 @@ pub fn read_into(manifests: &mut Manifests, path: &Path) {
         Err(message) => {
             // The location already names the path.
             let prefix = format!("{}: ", path.display());
-            let message = message.strip_prefix(&prefix).unwrap_or(&message).to_string();
+            let message = message
+                .strip_prefix(&prefix)
+                .unwrap_or(&message)
+                .to_string();
             manifests.errors.push(LoadError {
                 location: Source {
                     file: path.display().to_string(),
