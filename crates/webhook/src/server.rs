@@ -104,10 +104,16 @@ pub async fn start(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<Running, ServeError> {
+    // The fingerprint is taken before the load, so a file changed while the set is loading or
+    // before the watcher first runs is still seen as a change.
     let source = options.policies.clone();
-    let loaded = tokio::task::spawn_blocking(move || policies::load(&source))
-        .await
-        .map_err(|e| ServeError::Internal(e.to_string()))??;
+    let (fingerprint, loaded) = tokio::task::spawn_blocking(move || {
+        let fingerprint = Fingerprint::of(&source);
+        (fingerprint, policies::load(&source))
+    })
+    .await
+    .map_err(|e| ServeError::Internal(e.to_string()))?;
+    let loaded = loaded?;
     let state = Arc::new(State::new(options.limits.clone()));
     let (validating, mutating) = loaded.counts();
     let generation = state.install(loaded);
@@ -126,11 +132,12 @@ pub async fn start(
         Some(source) => {
             let (resolver, watched) = match source {
                 TlsSource::Files { cert, key } => {
+                    let stamp = Fingerprint::of_files(&[cert, key]);
                     let pair = tls::load_pair(cert, key)?;
                     tracing::info!(cert = %cert.display(), key = %key.display(), "serving certificate loaded");
                     (
                         Arc::new(CertResolver::new(pair)),
-                        Some((cert.clone(), key.clone())),
+                        Some((cert.clone(), key.clone(), stamp)),
                     )
                 }
                 TlsSource::SelfSigned { dir, sans } => {
@@ -145,12 +152,12 @@ pub async fn start(
                     (Arc::new(CertResolver::new(generated.key)), None)
                 }
             };
-            if let Some((cert, key)) = watched {
+            if let Some((cert, key, stamp)) = watched {
                 watchers.push(tokio::spawn(watch_certificate(
                     Arc::clone(&state),
                     Arc::clone(&resolver),
-                    cert,
-                    key,
+                    (cert, key),
+                    stamp,
                     options.reload_interval,
                 )));
             }
@@ -173,6 +180,7 @@ pub async fn start(
         watchers.push(tokio::spawn(watch_policies(
             Arc::clone(&state),
             options.policies.clone(),
+            fingerprint,
             options.reload_interval,
         )));
     }
@@ -347,23 +355,29 @@ async fn serve_connection<S>(
     }
 }
 
-/// Checks the policy files every `interval`; on a change, loads and compiles the whole set and
-/// swaps it in. A set that fails to load is logged (every error names its file and document)
-/// and counted; the previous set keeps serving and readiness does not change.
-async fn watch_policies(state: Arc<State>, source: PolicySource, interval: Duration) {
+/// Checks the policy files every `interval`; on a change, waits until the files stop changing,
+/// then loads and compiles the whole set and swaps it in. A set that fails to load is logged
+/// (every error names its file and document) and counted; the previous set keeps serving and
+/// readiness does not change. `last` is the fingerprint of the files the serving set was
+/// loaded from.
+async fn watch_policies(
+    state: Arc<State>,
+    source: PolicySource,
+    mut last: Fingerprint,
+    interval: Duration,
+) {
     let fingerprint = |source: PolicySource| async move {
         tokio::task::spawn_blocking(move || Fingerprint::of(&source))
             .await
             .unwrap_or_default()
     };
-    let mut last = fingerprint(source.clone()).await;
     loop {
         tokio::time::sleep(interval).await;
         let now = fingerprint(source.clone()).await;
         if now == last {
             continue;
         }
-        last = now;
+        last = settled(now, interval, || fingerprint(source.clone())).await;
         let to_load = source.clone();
         let result = tokio::task::spawn_blocking(move || policies::load(&to_load)).await;
         match result {
@@ -386,13 +400,32 @@ async fn watch_policies(state: Arc<State>, source: PolicySource, interval: Durat
     }
 }
 
+/// Waits until two fingerprints taken `interval` apart agree, so a file caught halfway through
+/// a write (or a certificate written before its key) is not loaded; gives up waiting after a
+/// few rounds, for files that never stop changing.
+async fn settled<F, Fut>(mut now: Fingerprint, interval: Duration, mut take: F) -> Fingerprint
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Fingerprint>,
+{
+    for _ in 0..10 {
+        tokio::time::sleep(interval).await;
+        let next = take().await;
+        if next == now {
+            break;
+        }
+        now = next;
+    }
+    now
+}
+
 /// Reads the certificate and key again when either file changes. A broken pair is logged and
 /// the previous certificate keeps serving.
 async fn watch_certificate(
     state: Arc<State>,
     resolver: Arc<CertResolver>,
-    cert: PathBuf,
-    key: PathBuf,
+    (cert, key): (PathBuf, PathBuf),
+    mut last: Fingerprint,
     interval: Duration,
 ) {
     let stamp = |cert: PathBuf, key: PathBuf| async move {
@@ -400,14 +433,13 @@ async fn watch_certificate(
             .await
             .unwrap_or_default()
     };
-    let mut last = stamp(cert.clone(), key.clone()).await;
     loop {
         tokio::time::sleep(interval).await;
         let now = stamp(cert.clone(), key.clone()).await;
         if now == last {
             continue;
         }
-        last = now;
+        last = settled(now, interval, || stamp(cert.clone(), key.clone())).await;
         let (c, k) = (cert.clone(), key.clone());
         match tokio::task::spawn_blocking(move || tls::load_pair(&c, &k)).await {
             Ok(Ok(pair)) => {
