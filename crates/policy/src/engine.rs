@@ -166,6 +166,9 @@ pub fn evaluate(
     if let Err(status) = validate(set, &ctx, object, &mut outcome) {
         outcome.deny(status);
     }
+    if let Err(status) = crate::gatekeeper::validate(set, &ctx, object, &mut outcome) {
+        outcome.deny(status);
+    }
     if let Some(state) = mutation {
         outcome.set_patch(state);
     }

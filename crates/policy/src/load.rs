@@ -54,6 +54,10 @@ pub enum Manifest {
     MutatingBinding(Box<MutatingAdmissionPolicyBinding>),
     /// Any other object: a Namespace, a param, a resource.
     Object(Json),
+    /// A Gatekeeper ConstraintTemplate.
+    GatekeeperTemplate(Box<crate::gatekeeper::ConstraintTemplate>),
+    /// A Gatekeeper Constraint (`constraints.gatekeeper.sh`, any kind).
+    GatekeeperConstraint(Box<crate::gatekeeper::Constraint>),
 }
 
 /// Everything read from a set of files, with the errors met on the way.
@@ -99,6 +103,22 @@ impl Manifests {
         {
             for item in items.iter() {
                 self.add_json(source.clone(), item.clone());
+            }
+            return;
+        }
+        if let Some(parsed) = crate::gatekeeper::read_manifest(api_version, kind, &doc) {
+            let name = doc
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(|n| n.as_str())
+                .unwrap_or_default();
+            match parsed {
+                Ok(m) => self.items.push((source, m)),
+                Err(message) => self.errors.push(LoadError {
+                    location: source,
+                    what: format!("{kind} {name:?}"),
+                    message,
+                }),
             }
             return;
         }

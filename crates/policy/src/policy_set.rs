@@ -56,6 +56,8 @@ pub struct PolicySet {
     pub errors: Vec<LoadError>,
     /// Which built-in resources are the same objects under other groups and versions.
     pub equivalents: EquivalentResources,
+    /// Gatekeeper ConstraintTemplates and their Constraints.
+    pub gatekeeper: crate::gatekeeper::GatekeeperSet,
 }
 
 fn load_error(source: &Source, what: String, message: String) -> LoadError {
@@ -144,6 +146,7 @@ impl PolicySet {
             mutating: Family::default(),
             errors: manifests.errors.clone(),
             equivalents: EquivalentResources::builtin_latest(),
+            gatekeeper: crate::gatekeeper::GatekeeperSet::default(),
         };
         let mut v_by_name: HashMap<String, usize> = HashMap::new();
         let mut m_by_name: HashMap<String, usize> = HashMap::new();
@@ -274,12 +277,15 @@ impl PolicySet {
                 )),
             }
         }
+        set.gatekeeper = crate::gatekeeper::build(&manifests.items, &mut set.errors);
         set
     }
 
     /// Whether any policy can apply to anything.
     pub fn is_empty(&self) -> bool {
-        self.validating.policies.is_empty() && self.mutating.policies.is_empty()
+        self.validating.policies.is_empty()
+            && self.mutating.policies.is_empty()
+            && self.gatekeeper.is_empty()
     }
 }
 

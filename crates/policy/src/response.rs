@@ -122,6 +122,9 @@ impl Status {
 pub enum PolicyKind {
     Validating,
     Mutating,
+    /// A Gatekeeper Constraint (the result's policy is its template, its binding the
+    /// Constraint).
+    GatekeeperConstraint,
 }
 
 impl PolicyKind {
@@ -129,6 +132,7 @@ impl PolicyKind {
         match self {
             PolicyKind::Validating => "ValidatingAdmissionPolicy",
             PolicyKind::Mutating => "MutatingAdmissionPolicy",
+            PolicyKind::GatekeeperConstraint => "ConstraintTemplate",
         }
     }
 }

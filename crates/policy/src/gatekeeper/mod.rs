@@ -1,0 +1,205 @@
+//! Gatekeeper's policies: a `ConstraintTemplate` whose `K8sNativeValidation` (CEL) engine holds
+//! the checks, and the Constraints that instantiate it (kind named by the template, its
+//! `spec.parameters` the template's input, `spec.match` where it applies, and
+//! `spec.enforcementAction` what a violation does).
+//!
+//! Lowering, as Gatekeeper's own ValidatingAdmissionPolicy generation does it
+//! (`pkg/drivers/k8scel/transform`): each template compiles into one
+//! [`ValidatingPolicy`](crate::compiled::ValidatingPolicy) whose `paramKind` is the
+//! Constraint kind and whose variables start with `anyObject` (`object`, or `oldObject` on
+//! DELETE) and `params` (the Constraint's `spec.parameters`); each Constraint becomes one
+//! implicit [`Binding`](crate::compiled::Binding) whose param is the Constraint object itself,
+//! with deny / warn / dryrun as the Deny / Warn / Audit validation actions. Gatekeeper's match
+//! criteria are not a resource rule, so each Constraint keeps its own
+//! [`ConstraintMatch`], checked before its template runs.
+//!
+//! A template without the CEL engine (Rego only) loads with a diagnostic
+//! ("Rego engine not supported") and its Constraints are not enforced; nothing else is affected.
+
+pub mod constraint_match;
+mod evaluate;
+mod lower;
+pub mod model;
+
+use hashbrown::HashMap;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+use celer_cel::Json;
+
+pub use constraint_match::ConstraintMatch;
+pub(crate) use evaluate::validate;
+pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
+pub use model::{Constraint, ConstraintTemplate};
+
+use crate::load::{LoadError, Manifest, Source};
+
+/// The loaded templates and Constraints of a policy set.
+#[derive(Debug, Default)]
+pub struct GatekeeperSet {
+    pub templates: Vec<CompiledTemplate>,
+    /// In load order, each naming its template by index.
+    pub constraints: Vec<CompiledConstraint>,
+    /// Non-fatal notes: templates celer cannot run (Rego) and the Constraints left unenforced
+    /// because of them. Unlike load errors, these never refuse a load.
+    pub diagnostics: Vec<LoadError>,
+}
+
+impl GatekeeperSet {
+    /// Whether no Constraint is enforced.
+    pub fn is_empty(&self) -> bool {
+        self.constraints.is_empty()
+    }
+}
+
+/// Reads a document if it is a Gatekeeper kind: `None` when it is not one.
+pub fn read_manifest(
+    api_version: &str,
+    kind: &str,
+    doc: &Json,
+) -> Option<Result<Manifest, String>> {
+    if model::TEMPLATE_VERSIONS.contains(&api_version) && kind == "ConstraintTemplate" {
+        return Some(deserialize::<ConstraintTemplate>(doc).map(|mut t| {
+            let targets = doc
+                .get("spec")
+                .and_then(|s| s.get("targets"))
+                .and_then(|t| t.as_array());
+            for (i, target) in t.spec.targets.iter_mut().enumerate() {
+                let code = targets
+                    .and_then(|a| a.get(i))
+                    .and_then(|t| t.get("code"))
+                    .and_then(|c| c.as_array());
+                for (j, c) in target.code.iter_mut().enumerate() {
+                    c.source = code
+                        .and_then(|a| a.get(j))
+                        .and_then(|c| c.get("source"))
+                        .filter(|s| !s.is_null())
+                        .cloned();
+                }
+            }
+            Manifest::GatekeeperTemplate(Box::new(t))
+        }));
+    }
+    let (group, _) = crate::kinds::split_api_version(api_version);
+    if group == model::CONSTRAINT_GROUP && !kind.is_empty() {
+        return Some(deserialize(doc).map(|spec| {
+            Manifest::GatekeeperConstraint(Box::new(Constraint {
+                kind: kind.to_string(),
+                spec,
+                object: doc.clone(),
+            }))
+        }));
+    }
+    None
+}
+
+/// Deserialises a kind, naming the field a problem is at.
+pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(doc: &Json) -> Result<T, String> {
+    serde_path_to_error::deserialize(doc).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            inner
+        } else {
+            format!("{path}: {inner}")
+        }
+    })
+}
+
+fn load_error(source: &Source, what: String, message: String) -> LoadError {
+    LoadError {
+        location: source.clone(),
+        what,
+        message,
+    }
+}
+
+/// Compiles the templates and Constraints among `items`. Invalid ones are left out with an
+/// error in `errors`; expressions that do not compile are reported there too and run through
+/// failurePolicy; templates celer cannot run are noted in [`GatekeeperSet::diagnostics`].
+pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> GatekeeperSet {
+    let mut set = GatekeeperSet::default();
+    // Constraint kind -> template index.
+    let mut by_kind: HashMap<String, usize> = HashMap::new();
+    let mut by_name: HashMap<String, ()> = HashMap::new();
+    for (source, item) in items {
+        let Manifest::GatekeeperTemplate(t) = item else {
+            continue;
+        };
+        let what = format!("ConstraintTemplate {:?}", t.metadata.name);
+        match lower::compile_template(t) {
+            Err(e) => errors.push(load_error(source, what, e.join("; "))),
+            Ok((template, compile_errors)) => {
+                if by_name.insert(t.metadata.name.clone(), ()).is_some()
+                    || by_kind.contains_key(&template.kind)
+                {
+                    errors.push(load_error(
+                        source,
+                        what,
+                        "a template of this name or kind is already loaded; this one is ignored"
+                            .to_string(),
+                    ));
+                    continue;
+                }
+                for e in compile_errors {
+                    errors.push(load_error(source, what.clone(), e));
+                }
+                if let TemplateEngine::Unsupported(why) = &template.engine {
+                    set.diagnostics
+                        .push(load_error(source, what.clone(), why.clone()));
+                }
+                by_kind.insert(template.kind.clone(), set.templates.len());
+                set.templates.push(template);
+            }
+        }
+    }
+    let mut constraint_names: HashMap<(String, String), ()> = HashMap::new();
+    for (source, item) in items {
+        let Manifest::GatekeeperConstraint(c) = item else {
+            continue;
+        };
+        let name = &c.spec.metadata.name;
+        let what = format!("{} {name:?}", c.kind);
+        let Some(&template) = by_kind.get(&c.kind) else {
+            errors.push(load_error(
+                source,
+                what,
+                format!(
+                    "no ConstraintTemplate defines kind {:?}; the constraint is ignored",
+                    c.kind
+                ),
+            ));
+            continue;
+        };
+        let compiled = match lower::compile_constraint(c, template) {
+            Ok(compiled) => compiled,
+            Err(e) => {
+                errors.push(load_error(source, what, e.join("; ")));
+                continue;
+            }
+        };
+        if constraint_names
+            .insert((c.kind.clone(), name.clone()), ())
+            .is_some()
+        {
+            errors.push(load_error(
+                source,
+                what,
+                "a constraint of this kind and name is already loaded; this one is ignored"
+                    .to_string(),
+            ));
+            continue;
+        }
+        if let Some(t) = set.templates.get(template)
+            && let TemplateEngine::Unsupported(why) = &t.engine
+        {
+            set.diagnostics.push(load_error(
+                source,
+                what,
+                format!("not enforced: its template {:?}: {why}", t.name.as_str()),
+            ));
+            continue;
+        }
+        set.constraints.push(compiled);
+    }
+    set
+}
