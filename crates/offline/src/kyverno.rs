@@ -189,7 +189,9 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                 continue;
             }
             let (actual, detail) = match policy_kind {
-                PolicyKind::Validating => validating_result(&policy, result),
+                PolicyKind::Validating | PolicyKind::GatekeeperConstraint => {
+                    validating_result(&policy, result)
+                }
                 PolicyKind::Mutating => mutating_result(&policy, original, result, &patched),
             };
             let actual = match detail {

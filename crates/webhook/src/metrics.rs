@@ -156,7 +156,7 @@ impl Metrics {
         let mut mutating = lock(&self.mutating);
         for r in results {
             let map = match r.kind {
-                PolicyKind::Validating => &mut *validating,
+                PolicyKind::Validating | PolicyKind::GatekeeperConstraint => &mut *validating,
                 PolicyKind::Mutating => &mut *mutating,
             };
             let bindings = match map.get_mut(r.policy.as_str()) {
