@@ -6,6 +6,7 @@
 pub mod apply;
 pub mod celer_test;
 pub mod files;
+pub mod gatekeeper;
 pub mod kyverno;
 pub mod pod_security;
 pub mod suite;

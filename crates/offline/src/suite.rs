@@ -74,11 +74,16 @@ pub enum Format {
     Celer,
     /// Kyverno's `kyverno-test.yaml` (`cli.kyverno.io/v1alpha1` or `kyverno.io/v1` `Test`).
     Kyverno,
+    /// Gatekeeper's `suite.yaml` (`test.gatekeeper.sh/v1alpha1` `Suite`), as `gator verify`.
+    Gatekeeper,
 }
 
 fn format_of(doc: &Json) -> Option<Format> {
     if crate::celer_test::is_celer_test(doc) {
         return Some(Format::Celer);
+    }
+    if crate::gatekeeper::is_suite(doc) {
+        return Some(Format::Gatekeeper);
     }
     let api = doc
         .get("apiVersion")
@@ -103,7 +108,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format, Json)>, Strin
                 continue;
             };
             // Cheap filter before parsing every YAML file of a tree.
-            if !explicit && !text.contains("Test") {
+            if !explicit && !text.contains("Test") && !text.contains("Suite") {
                 continue;
             }
             let doc = match parse_documents(&text) {
@@ -117,7 +122,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format, Json)>, Strin
                 Some(format) => out.push((file, format, doc.unwrap_or_default())),
                 None if explicit => {
                     return Err(format!(
-                        "{}: not a test (expected kind Test of celer.dev/v1alpha1 or Kyverno's cli.kyverno.io/v1alpha1)",
+                        "{}: not a test (expected kind Test of celer.dev/v1alpha1 or Kyverno's cli.kyverno.io/v1alpha1, or Gatekeeper's Suite)",
                         file.display()
                     ));
                 }
@@ -142,6 +147,11 @@ pub fn run(path: &Path, format: Format, doc: &Json) -> SuiteOutcome {
                 o
             }
         },
+        Format::Gatekeeper => crate::gatekeeper::run(path).unwrap_or_else(|e| {
+            let mut o = SuiteOutcome::new(path);
+            o.errors.push(e);
+            o
+        }),
     }
 }
 

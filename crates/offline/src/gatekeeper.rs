@@ -1,0 +1,451 @@
+//! Gatekeeper's test suites (`suite.yaml`, `test.gatekeeper.sh/v1alpha1` kind `Suite`), run
+//! with the semantics of `gator verify`:
+//!
+//! - each `tests[]` entry loads one `template` and one `constraint` (paths relative to the
+//!   suite file); `skip: true` skips it; `invalid: true` expects the pair to be refused;
+//! - each case reviews one `object`: a resource (reviewed as a CREATE; gator sends no
+//!   operation) or an `AdmissionReview` (its `request`, which may set the operation,
+//!   `oldObject` or `userInfo`; fields it leaves out are filled from its object);
+//! - each assertion counts the violations whose message matches its `message` regex (all of
+//!   them without one) and wants `violations`: `yes` (at least one; the default), `no` (none)
+//!   or exactly a number. `yes`/`no` may arrive as YAML 1.1 booleans.
+//!
+//! `inventory[]` files feed Rego's `data.inventory`, which CEL templates cannot read; their
+//! Namespace objects are still used, as gator's cache uses them, for `namespaceSelector` and
+//! `namespaceObject`. A template celer cannot run (Rego only) skips its tests with the reason.
+
+use std::path::Path;
+
+use celer_cel::Json;
+use celer_policy::document::parse_documents;
+use celer_policy::engine::{self, EvalOptions};
+use celer_policy::gatekeeper::TemplateEngine;
+use celer_policy::kinds::kind_info;
+use celer_policy::load::Manifests;
+use celer_policy::lookup::ObjectLookup;
+use celer_policy::policy_set::PolicySet;
+use celer_policy::request::AdmissionReview;
+use celer_policy::response::{PolicyKind, ResultKind};
+use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
+
+use crate::files::read_text;
+use crate::suite::{Check, SuiteOutcome};
+
+fn str_of<'j>(v: &'j Json, key: &str) -> &'j str {
+    v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
+}
+
+fn bool_of(v: &Json, key: &str) -> bool {
+    v.get(key).and_then(|b| b.as_bool()).unwrap_or(false)
+}
+
+/// Whether a parsed document is a Gatekeeper suite.
+pub fn is_suite(doc: &Json) -> bool {
+    str_of(doc, "kind") == "Suite" && str_of(doc, "apiVersion") == "test.gatekeeper.sh/v1alpha1"
+}
+
+fn read_objects(path: &Path) -> Result<Vec<Json>, String> {
+    let text = read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let docs = parse_documents(&text)
+        .map_err(|(i, e)| format!("{} (document {}): {e}", path.display(), i + 1))?;
+    // Empty documents (a trailing `---`) are not objects.
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// What an assertion wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Yes,
+    No,
+    Exactly(u64),
+}
+
+impl Want {
+    fn parse(v: Option<&Json>) -> Result<Want, String> {
+        let Some(v) = v.filter(|v| !v.is_null()) else {
+            return Ok(Want::Yes);
+        };
+        if let Some(b) = v.as_bool() {
+            return Ok(if b { Want::Yes } else { Want::No });
+        }
+        if let Some(n) = v.as_u64() {
+            return Ok(Want::Exactly(n));
+        }
+        match v.as_str() {
+            Some("yes") => Ok(Want::Yes),
+            Some("no") => Ok(Want::No),
+            _ => Err(format!(
+                "assertion.violations, if set, must be a nonnegative integer, \"yes\", or \"no\" (got {})",
+                sonic_rs::to_string(v).unwrap_or_default()
+            )),
+        }
+    }
+
+    fn holds(self, matching: u64) -> bool {
+        match self {
+            Want::Yes => matching > 0,
+            Want::No => matching == 0,
+            Want::Exactly(n) => matching == n,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Want::Yes => "at least 1".to_string(),
+            Want::No => "none".to_string(),
+            Want::Exactly(n) => format!("exactly {n}"),
+        }
+    }
+}
+
+/// Runs one suite file.
+pub fn run(path: &Path) -> Result<SuiteOutcome, String> {
+    let docs = read_objects(path)?;
+    let suite = docs
+        .first()
+        .filter(|d| is_suite(d))
+        .ok_or_else(|| format!("{}: not a Gatekeeper Suite", path.display()))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut outcome = SuiteOutcome::new(path);
+    let tests = suite
+        .get("tests")
+        .and_then(|t| t.as_array())
+        .map(|a| a.iter().collect::<Vec<_>>())
+        .unwrap_or_default();
+    for (i, test) in tests.into_iter().enumerate() {
+        let name = match str_of(test, "name") {
+            "" => format!("tests[{i}]"),
+            n => n.to_string(),
+        };
+        run_test(dir, &name, test, &mut outcome);
+    }
+    Ok(outcome)
+}
+
+/// Every assertion of a test, as (check name, reason) rows for skipping.
+fn skip_all(test_name: &str, test: &Json, why: &str, outcome: &mut SuiteOutcome) {
+    for (ci, case) in cases(test).into_iter().enumerate() {
+        let case_name = case_name(case, ci);
+        for (ai, _) in assertions(case).into_iter().enumerate() {
+            outcome.skipped.push((
+                format!("{test_name}/{case_name}: assertion {ai}"),
+                why.to_string(),
+            ));
+        }
+    }
+}
+
+fn cases(test: &Json) -> Vec<&Json> {
+    test.get("cases")
+        .and_then(|c| c.as_array())
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+fn assertions(case: &Json) -> Vec<&Json> {
+    case.get("assertions")
+        .and_then(|c| c.as_array())
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+fn case_name(case: &Json, index: usize) -> String {
+    match str_of(case, "name") {
+        "" => format!("cases[{index}]"),
+        n => n.to_string(),
+    }
+}
+
+fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
+    if bool_of(test, "skip") {
+        skip_all(name, test, "the test is marked skip", outcome);
+        return;
+    }
+    let mut manifests = Manifests::default();
+    for key in ["template", "constraint"] {
+        match str_of(test, key) {
+            "" => {
+                outcome.errors.push(format!("{name}: {key} is required"));
+                return;
+            }
+            file => crate::files::read_into(&mut manifests, &dir.join(file)),
+        }
+    }
+    let set = PolicySet::build(&manifests);
+    let invalid = bool_of(test, "invalid");
+    if let Some(t) = set.gatekeeper.templates.first()
+        && let TemplateEngine::Unsupported(why) = &t.engine
+    {
+        let why = format!("template {:?}: {why}", t.name.as_str());
+        if invalid {
+            outcome
+                .skipped
+                .push((format!("{name}: invalid constraint refused"), why));
+        } else {
+            skip_all(name, test, &why, outcome);
+        }
+        return;
+    }
+    if invalid {
+        outcome.checks.push(Check::compare(
+            name,
+            "template and constraint refused",
+            "refused".to_string(),
+            if set.errors.is_empty() {
+                "loaded".to_string()
+            } else {
+                "refused".to_string()
+            },
+        ));
+        return;
+    }
+    if !set.errors.is_empty() {
+        outcome
+            .errors
+            .extend(set.errors.iter().map(|e| format!("{name}: {e}")));
+        return;
+    }
+    if set.gatekeeper.constraints.is_empty() {
+        outcome
+            .errors
+            .push(format!("{name}: no constraint was loaded"));
+        return;
+    }
+    for (ci, case) in cases(test).into_iter().enumerate() {
+        let case_name = case_name(case, ci);
+        let label = format!("{name}/{case_name}");
+        if bool_of(case, "skip") {
+            for (ai, _) in assertions(case).into_iter().enumerate() {
+                outcome.skipped.push((
+                    format!("{label}: assertion {ai}"),
+                    "the case is marked skip".to_string(),
+                ));
+            }
+            continue;
+        }
+        match violations(dir, &set, case) {
+            Ok(messages) => check_assertions(&label, case, &messages, outcome),
+            Err(e) => outcome.errors.push(format!("{label}: {e}")),
+        }
+    }
+}
+
+/// The violation messages of a case's object.
+fn violations(dir: &Path, set: &PolicySet, case: &Json) -> Result<Vec<String>, String> {
+    let object_file = match str_of(case, "object") {
+        "" => return Err("must define object".to_string()),
+        f => dir.join(f),
+    };
+    let objects = read_objects(&object_file)?;
+    let [object] = objects.as_slice() else {
+        return Err(format!(
+            "{} defines {} objects; exactly one is reviewed",
+            object_file.display(),
+            objects.len()
+        ));
+    };
+    let mut inventory = Vec::new();
+    for file in case
+        .get("inventory")
+        .and_then(|i| i.as_array())
+        .into_iter()
+        .flat_map(|a| a.iter())
+        .filter_map(|f| f.as_str())
+    {
+        inventory.extend(read_objects(&dir.join(file))?);
+    }
+    let review = admission_review(object)?;
+    let review = AdmissionReview::from_json(review).map_err(|e| e.to_string())?;
+    let request = review.request().map_err(|e| e.to_string())?;
+    let lookup = ObjectLookup::new(inventory);
+    let outcome = engine::evaluate(set, &request, &lookup, &EvalOptions::default());
+    let mut messages = Vec::new();
+    for r in &outcome.results {
+        if r.kind != PolicyKind::GatekeeperConstraint {
+            continue;
+        }
+        match r.result {
+            ResultKind::Fail | ResultKind::Warn | ResultKind::Audit => {
+                messages.push(r.message.clone().unwrap_or_default());
+            }
+            // A match that could not be decided fails the review, as in gator.
+            ResultKind::Error => return Err(r.message.clone().unwrap_or_default()),
+            ResultKind::Pass | ResultKind::Skip => {}
+        }
+    }
+    Ok(messages)
+}
+
+fn check_assertions(label: &str, case: &Json, messages: &[String], outcome: &mut SuiteOutcome) {
+    let list = assertions(case);
+    if list.is_empty() {
+        outcome
+            .errors
+            .push(format!("{label}: assertions must be non-empty"));
+        return;
+    }
+    for (ai, assertion) in list.into_iter().enumerate() {
+        let what = format!("assertion {ai}");
+        let want = match Want::parse(assertion.get("violations")) {
+            Ok(w) => w,
+            Err(e) => {
+                outcome
+                    .checks
+                    .push(Check::failed(label, &what, e, String::new()));
+                continue;
+            }
+        };
+        let pattern = assertion.get("message").and_then(|m| m.as_str());
+        let regex = match pattern.map(regex::Regex::new).transpose() {
+            Ok(r) => r,
+            Err(e) => {
+                outcome.checks.push(Check::failed(
+                    label,
+                    &what,
+                    "a valid message regex".to_string(),
+                    e.to_string(),
+                ));
+                continue;
+            }
+        };
+        let matching = messages
+            .iter()
+            .filter(|m| regex.as_ref().is_none_or(|r| r.is_match(m)))
+            .count() as u64;
+        let expected = match pattern {
+            Some(p) => format!("{} violations matching {p:?}", want.describe()),
+            None => format!("{} violations", want.describe()),
+        };
+        let actual = format!("{matching} (messages: {messages:?})");
+        outcome.checks.push(if want.holds(matching) {
+            Check {
+                name: format!("{label}: {what}"),
+                passed: true,
+                expected,
+                actual,
+            }
+        } else {
+            Check::failed(label, &what, expected, actual)
+        });
+    }
+}
+
+fn gvk_value(group: &str, version: &str, kind: &str) -> Json {
+    sonic_rs::json!({"group": group, "version": version, "kind": kind})
+}
+
+/// The AdmissionReview a case's object stands for: a resource becomes a CREATE of it with
+/// its own name and namespace (none when it has none, as gator sends it); an AdmissionReview
+/// keeps its request, with `uid`, `kind`, `resource`, `name`, `namespace` and `operation`
+/// filled in from its object when absent.
+fn admission_review(object: &Json) -> Result<Json, String> {
+    let is_review = str_of(object, "kind") == "AdmissionReview"
+        && str_of(object, "apiVersion").starts_with("admission.k8s.io/");
+    let mut request = if is_review {
+        let Some(request) = object.get("request").filter(|r| r.is_object()) else {
+            return Err("the AdmissionReview has no request".to_string());
+        };
+        let present = |k: &str| request.get(k).is_some_and(|v| !v.is_null());
+        if !present("object") && !present("oldObject") {
+            return Err(
+                "the AdmissionRequest contains no \"object\" or \"oldObject\" to review"
+                    .to_string(),
+            );
+        }
+        request.clone()
+    } else {
+        sonic_rs::json!({"object": object.clone()})
+    };
+    let subject = request
+        .get("object")
+        .filter(|o| !o.is_null())
+        .or_else(|| request.get("oldObject"))
+        .cloned()
+        .unwrap_or_default();
+    let api_version = str_of(&subject, "apiVersion").to_string();
+    let kind = str_of(&subject, "kind").to_string();
+    let meta = subject.get("metadata");
+    let name = meta
+        .map(|m| str_of(m, "name"))
+        .unwrap_or_default()
+        .to_string();
+    let namespace = meta
+        .map(|m| str_of(m, "namespace"))
+        .unwrap_or_default()
+        .to_string();
+    let info = kind_info(&api_version, &kind);
+    let Some(fields) = request.as_object_mut() else {
+        return Err("the AdmissionRequest is not an object".to_string());
+    };
+    let mut fill = |key: &str, value: Json| {
+        if fields.get(&key).is_none_or(|v| v.is_null()) {
+            fields.insert(key, value);
+        }
+    };
+    fill("uid", Json::from("celer-gator"));
+    fill("operation", Json::from("CREATE"));
+    fill("kind", gvk_value(&info.group, &info.version, &kind));
+    fill(
+        "resource",
+        sonic_rs::json!({"group": info.group.as_str(), "version": info.version.as_str(), "resource": info.resource.as_str()}),
+    );
+    if !name.is_empty() {
+        fill("name", Json::from(name.as_str()));
+    }
+    if !namespace.is_empty() {
+        fill("namespace", Json::from(namespace.as_str()));
+    }
+    Ok(sonic_rs::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": request,
+    }))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn violations_read_yes_no_booleans_and_counts() {
+        let j = |t: &str| -> Json { sonic_rs::from_str(t).unwrap() };
+        assert_eq!(Want::parse(None).unwrap(), Want::Yes);
+        assert_eq!(Want::parse(Some(&j("true"))).unwrap(), Want::Yes);
+        assert_eq!(Want::parse(Some(&j("false"))).unwrap(), Want::No);
+        assert_eq!(Want::parse(Some(&j("\"no\""))).unwrap(), Want::No);
+        assert_eq!(Want::parse(Some(&j("2"))).unwrap(), Want::Exactly(2));
+        assert!(Want::parse(Some(&j("\"maybe\""))).is_err());
+        assert!(Want::parse(Some(&j("-1"))).is_err());
+        assert!(Want::Yes.holds(2) && !Want::Yes.holds(0));
+        assert!(Want::No.holds(0) && !Want::No.holds(1));
+        assert!(Want::Exactly(1).holds(1) && !Want::Exactly(1).holds(2));
+    }
+
+    #[test]
+    fn reviews_fill_what_the_case_leaves_out() {
+        let pod: Json = sonic_rs::from_str(
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"prod"}}"#,
+        )
+        .unwrap();
+        let review = admission_review(&pod).unwrap();
+        let request = &review["request"];
+        assert_eq!(request["operation"].as_str(), Some("CREATE"));
+        assert_eq!(request["resource"]["resource"].as_str(), Some("pods"));
+        assert_eq!(request["namespace"].as_str(), Some("prod"));
+        let update: Json = sonic_rs::from_str(
+            r#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"operation":"UPDATE","object":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}}}"#,
+        )
+        .unwrap();
+        let review = admission_review(&update).unwrap();
+        let request = &review["request"];
+        assert_eq!(request["operation"].as_str(), Some("UPDATE"));
+        assert_eq!(request["kind"]["group"].as_str(), Some("apps"));
+        assert!(request.get("namespace").is_none());
+        let empty: Json = sonic_rs::from_str(
+            r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}}"#,
+        )
+        .unwrap();
+        assert!(admission_review(&empty).is_err());
+    }
+}
