@@ -49,10 +49,12 @@ pub struct Policies {
 }
 
 impl Policies {
-    /// How many policies (validating, mutating) were loaded.
+    /// How many policies (validating, mutating) were loaded. Each enforced Gatekeeper
+    /// Constraint counts as a validating policy.
     pub fn counts(&self) -> (usize, usize) {
         (
-            self.validating.validating.policies.len(),
+            self.validating.validating.policies.len()
+                + self.validating.gatekeeper.constraints.len(),
             self.mutating.mutating.policies.len(),
         )
     }
@@ -89,7 +91,11 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
     let mut objects = Vec::new();
     for (source, item) in manifests.items {
         match item {
-            Manifest::ValidatingPolicy(_) | Manifest::ValidatingBinding(_) => {
+            // Gatekeeper templates and constraints are validating policies too.
+            Manifest::ValidatingPolicy(_)
+            | Manifest::ValidatingBinding(_)
+            | Manifest::GatekeeperTemplate(_)
+            | Manifest::GatekeeperConstraint(_) => {
                 validating.items.push((source, item));
             }
             Manifest::MutatingPolicy(_) | Manifest::MutatingBinding(_) => {
@@ -100,6 +106,10 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
     }
     let validating = PolicySet::build(&validating);
     let mutating = PolicySet::build(&mutating);
+    // Templates celer cannot run (Rego) do not refuse the load: their constraints are skipped.
+    for d in &validating.gatekeeper.diagnostics {
+        tracing::warn!(diagnostic = %d, "gatekeeper policy not enforced");
+    }
     let errors: Vec<String> = validating
         .errors
         .iter()
