@@ -176,6 +176,57 @@ mod tests {
     }
 
     #[test]
+    fn gatekeeper_templates_and_constraints_are_served() {
+        use celer_policy::attributes::Operation;
+        use celer_policy::engine::{EvalOptions, evaluate};
+        use celer_policy::request::{AdmissionReview, RequestUser, review_for};
+
+        let dir = std::env::temp_dir().join(format!("celer-webhook-gk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("template.yaml"),
+            "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8snolatest}\nspec:\n  crd: {spec: {names: {kind: K8sNoLatest}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    code:\n    - engine: K8sNativeValidation\n      source:\n        validations:\n        - {expression: 'variables.anyObject.spec.containers.all(c, !c.image.endsWith(\":latest\"))', message: no latest}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("constraint.yaml"),
+            "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sNoLatest\nmetadata: {name: no-latest}\nspec:\n  match: {kinds: [{apiGroups: [''], kinds: [Pod]}]}\n",
+        )
+        .unwrap();
+        // A Rego-only template is logged, not a reason to refuse the load.
+        std::fs::write(
+            dir.join("rego.yaml"),
+            "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8srego}\nspec:\n  crd: {spec: {names: {kind: K8sRego}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    rego: 'package x'\n",
+        )
+        .unwrap();
+        let p = load(&PolicySource::Paths(vec![dir.clone()])).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(p.counts(), (1, 0));
+        assert_eq!(p.validating.gatekeeper.diagnostics.len(), 1);
+        let pod: celer_cel::Json = sonic_rs::from_str(
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"prod"},"spec":{"containers":[{"name":"a","image":"nginx:latest"}]}}"#,
+        )
+        .unwrap();
+        let body = review_for(
+            Some(&pod),
+            None,
+            Operation::Create,
+            &RequestUser::default(),
+            "u",
+        )
+        .unwrap();
+        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+        let outcome = evaluate(
+            &p.validating,
+            &review.request().unwrap(),
+            &p.lookup,
+            &EvalOptions::default(),
+        );
+        assert!(!outcome.allowed);
+        assert_eq!(outcome.status.unwrap().message, "[no-latest] no latest");
+    }
+
+    #[test]
     fn broken_files_name_file_and_document() {
         let dir = std::env::temp_dir().join(format!("celer-webhook-load-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -203,3 +203,6 @@ pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> Gatek
     }
     set
 }
+
+#[cfg(test)]
+mod tests;
