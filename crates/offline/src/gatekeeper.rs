@@ -448,4 +448,63 @@ mod tests {
         .unwrap();
         assert!(admission_review(&empty).is_err());
     }
+
+    /// A suite in a temporary directory: each assertion form, a failing one, a skipped case,
+    /// an AdmissionReview case and an inventory Namespace read by namespaceSelector.
+    #[test]
+    fn suites_run_with_gator_semantics() {
+        let dir = std::env::temp_dir().join(format!("celer-gk-suite-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+        write(
+            "template.yaml",
+            "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8sbadwords}\nspec:\n  crd: {spec: {names: {kind: K8sBadWords}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    code:\n    - engine: K8sNativeValidation\n      source:\n        variables:\n        - {name: isUpdate, expression: 'request.operation == \"UPDATE\"'}\n        validations:\n        - {expression: 'variables.isUpdate || !variables.anyObject.metadata.name.contains(\"bad\")', message: bad name}\n        - {expression: 'variables.isUpdate || !variables.anyObject.metadata.name.contains(\"worse\")', message: worse name}\n",
+        );
+        write(
+            "constraint.yaml",
+            "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sBadWords\nmetadata: {name: bad-words}\nspec:\n  match:\n    namespaceSelector: {matchLabels: {checked: 'yes'}}\n",
+        );
+        write(
+            "bad.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad-and-worse, namespace: prod}\n",
+        );
+        write(
+            "update.yaml",
+            "apiVersion: admission.k8s.io/v1\nkind: AdmissionReview\nrequest:\n  operation: UPDATE\n  object: {apiVersion: v1, kind: ConfigMap, metadata: {name: bad, namespace: prod}}\n  oldObject: {apiVersion: v1, kind: ConfigMap, metadata: {name: bad, namespace: prod}}\n",
+        );
+        write(
+            "ns.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: prod, labels: {checked: 'yes'}}\n",
+        );
+        write(
+            "suite.yaml",
+            "apiVersion: test.gatekeeper.sh/v1alpha1\nkind: Suite\ntests:\n- name: t\n  template: template.yaml\n  constraint: constraint.yaml\n  cases:\n  - name: counted\n    object: bad.yaml\n    inventory: [ns.yaml]\n    assertions:\n    - violations: 2\n    - {violations: 1, message: '^worse'}\n    - {violations: no, message: nothing}\n    - {}\n    - violations: no\n  - name: update\n    object: update.yaml\n    inventory: [ns.yaml]\n    assertions:\n    - violations: no\n  - name: no-namespace\n    object: bad.yaml\n    assertions:\n    - violations: yes\n  - name: skipped\n    skip: true\n    object: bad.yaml\n    assertions:\n    - violations: yes\n",
+        );
+        let outcome = run(&dir.join("suite.yaml")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let results: Vec<(String, bool)> = outcome
+            .checks
+            .iter()
+            .map(|c| (c.name.clone(), c.passed))
+            .collect();
+        assert_eq!(
+            results,
+            vec![
+                ("t/counted: assertion 0".to_string(), true),
+                ("t/counted: assertion 1".to_string(), true),
+                ("t/counted: assertion 2".to_string(), true),
+                ("t/counted: assertion 3".to_string(), true),
+                ("t/counted: assertion 4".to_string(), false),
+                ("t/update: assertion 0".to_string(), true),
+            ]
+        );
+        // Without the Namespace, the namespaceSelector cannot be decided: the case errors.
+        assert_eq!(outcome.errors.len(), 1, "{:?}", outcome.errors);
+        assert!(
+            outcome.errors[0].starts_with("t/no-namespace: "),
+            "{:?}",
+            outcome.errors
+        );
+        assert_eq!(outcome.skipped.len(), 1);
+    }
 }
