@@ -92,6 +92,44 @@ fn meta_str<'j>(object: &'j Json, key: &str) -> &'j str {
         .unwrap_or_default()
 }
 
+/// What matching reads of an object, read once per request.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    pub object: &'a Json,
+    /// The API group of its `apiVersion`.
+    pub group: &'a str,
+    pub kind: &'a str,
+    /// A core `Namespace`: matched by its own name and labels.
+    pub is_namespace: bool,
+    /// `metadata.namespace`, `metadata.name`, `metadata.generateName` (empty when absent).
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub generate_name: &'a str,
+}
+
+impl<'a> Subject<'a> {
+    pub fn of(object: &'a Json) -> Subject<'a> {
+        let api_version = object
+            .get("apiVersion")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        let kind = object
+            .get("kind")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        let (group, _) = split_api_version(api_version);
+        Subject {
+            object,
+            group,
+            kind,
+            is_namespace: kind == "Namespace" && group.is_empty(),
+            namespace: meta_str(object, "namespace"),
+            name: meta_str(object, "name"),
+            generate_name: meta_str(object, "generateName"),
+        }
+    }
+}
+
 impl ConstraintMatch {
     /// A match that matches everything (a Constraint without `spec.match`).
     pub fn everything() -> ConstraintMatch {
@@ -156,50 +194,49 @@ impl ConstraintMatch {
         })
     }
 
-    /// Whether a request matches: its object or its old object (either may be absent, not
-    /// both). `request_namespace` is the request's namespace (empty when cluster-scoped);
-    /// `namespace` fetches a Namespace object, for `namespaceSelector` only.
+    /// Whether a request matches: its object or its old object, as [`Subject`]s (either may
+    /// be absent, not both). `request_namespace` is the request's namespace (empty when
+    /// cluster-scoped); `namespace` fetches a Namespace object, for `namespaceSelector` only.
     pub fn matches(
         &self,
-        object: Option<&Json>,
-        old_object: Option<&Json>,
+        subjects: &[Subject<'_>],
         request_namespace: &str,
         namespace: &NamespaceByName<'_>,
     ) -> Result<bool, String> {
         if self.generated_only {
             return Ok(false);
         }
-        let mut seen = false;
-        for o in [object, old_object].into_iter().flatten() {
-            seen = true;
-            if self.matches_object(o, request_namespace, namespace)? {
+        if subjects.is_empty() {
+            return Err("neither object nor old object are defined".to_string());
+        }
+        for s in subjects {
+            if self.matches_object(s, request_namespace, namespace)? {
                 return Ok(true);
             }
-        }
-        if !seen {
-            return Err("neither object nor old object are defined".to_string());
         }
         Ok(false)
     }
 
+    /// The kinds criterion alone: whether group and kind can match (for indexing).
+    pub fn kinds(&self) -> &[Kinds] {
+        &self.kinds
+    }
+
     fn matches_object(
         &self,
-        object: &Json,
+        subject: &Subject<'_>,
         request_namespace: &str,
         namespace: &NamespaceByName<'_>,
     ) -> Result<bool, String> {
-        let api_version = object
-            .get("apiVersion")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default();
-        let kind = object
-            .get("kind")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default();
-        let (group, _) = split_api_version(api_version);
-        let is_namespace = kind == "Namespace" && group.is_empty();
-        let object_namespace = meta_str(object, "namespace");
-        let name = meta_str(object, "name");
+        let Subject {
+            object,
+            group,
+            kind,
+            is_namespace,
+            namespace: object_namespace,
+            name,
+            generate_name,
+        } = *subject;
 
         // kinds
         if !self.kinds.is_empty()
@@ -278,7 +315,7 @@ impl ConstraintMatch {
         // name
         if let Some(pattern) = &self.name
             && !wildcard_matches(pattern, name)
-            && !wildcard_matches_generate_name(pattern, meta_str(object, "generateName"))
+            && !wildcard_matches_generate_name(pattern, generate_name)
         {
             return Ok(false);
         }
@@ -330,7 +367,7 @@ mod tests {
         );
         let m = |yaml: &str, o: &Json, request_ns: &str| {
             compile(yaml)
-                .matches(Some(o), None, request_ns, &no_namespaces)
+                .matches(&[Subject::of(o)], request_ns, &no_namespaces)
                 .unwrap()
         };
         let pods = "kinds: [{apiGroups: [''], kinds: [Pod]}]";
@@ -368,10 +405,16 @@ mod tests {
                 r#"{{"metadata":{{"name":"{name}","labels":{{"env":"prod"}}}}}}"#
             )))))
         };
-        assert!(m.matches(Some(&pod), None, "prod", &labelled).unwrap());
-        assert!(m.matches(Some(&pod), None, "prod", &no_namespaces).is_err());
+        assert!(m.matches(&[Subject::of(&pod)], "prod", &labelled).unwrap());
+        assert!(
+            m.matches(&[Subject::of(&pod)], "prod", &no_namespaces)
+                .is_err()
+        );
         let node = json(r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}}"#);
-        assert!(m.matches(Some(&node), None, "", &no_namespaces).unwrap());
+        assert!(
+            m.matches(&[Subject::of(&node)], "", &no_namespaces)
+                .unwrap()
+        );
         // The old object matches when the new one does not.
         let old = json(
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"prod","labels":{"a":"b"}}}"#,
@@ -379,13 +422,13 @@ mod tests {
         let by_label = compile("labelSelector: {matchLabels: {a: b}}");
         assert!(
             by_label
-                .matches(Some(&pod), Some(&old), "prod", &no_namespaces)
+                .matches(
+                    &[Subject::of(&pod), Subject::of(&old)],
+                    "prod",
+                    &no_namespaces
+                )
                 .unwrap()
         );
-        assert!(
-            by_label
-                .matches(None, None, "prod", &no_namespaces)
-                .is_err()
-        );
+        assert!(by_label.matches(&[], "prod", &no_namespaces).is_err());
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use celer_cel::{ActivationBuffers, Json};
 
+use super::constraint_match::Subject;
 use super::lower::TemplateEngine;
 use crate::engine::{RequestContext, match_conditions};
 use crate::invocation::Inputs;
@@ -63,7 +64,27 @@ pub(crate) fn validate(
     let mut result = validating::ValidateResult::default();
     let mut violations: Vec<String> = Vec::new();
 
-    for constraint in &gk.constraints {
+    // What matching reads of the objects, read once; the candidates their kinds can match.
+    let subjects: Vec<Subject<'_>> = [object, attributes.old_object]
+        .into_iter()
+        .flatten()
+        .map(Subject::of)
+        .collect();
+    let mut candidates: Vec<u32> = Vec::new();
+    if subjects.is_empty() {
+        // No object to match: every Constraint reports the error, as Gatekeeper's matcher.
+        candidates.extend(0..gk.constraints.len() as u32);
+    }
+    for s in &subjects {
+        gk.index.candidates(s.group, s.kind, &mut candidates);
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+
+    for constraint in candidates
+        .iter()
+        .filter_map(|&id| gk.constraints.get(id as usize))
+    {
         let Some(template) = gk.templates.get(constraint.template) else {
             continue;
         };
@@ -80,12 +101,10 @@ pub(crate) fn validate(
                 message,
             ));
         };
-        match constraint.matcher.matches(
-            object,
-            attributes.old_object,
-            attributes.namespace,
-            &namespace_by_name,
-        ) {
+        match constraint
+            .matcher
+            .matches(&subjects, attributes.namespace, &namespace_by_name)
+        {
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) => {

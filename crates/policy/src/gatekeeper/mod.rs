@@ -18,6 +18,7 @@
 
 pub mod constraint_match;
 mod evaluate;
+mod index;
 mod lower;
 pub mod model;
 
@@ -26,7 +27,7 @@ use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use celer_cel::Json;
 
-pub use constraint_match::ConstraintMatch;
+pub use constraint_match::{ConstraintMatch, Subject};
 pub(crate) use evaluate::validate;
 pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
 pub use model::{Constraint, ConstraintTemplate};
@@ -42,6 +43,8 @@ pub struct GatekeeperSet {
     /// Non-fatal notes: templates celer cannot run (Rego) and the Constraints left unenforced
     /// because of them. Unlike load errors, these never refuse a load.
     pub diagnostics: Vec<LoadError>,
+    /// `constraints` by the kinds they can match.
+    pub index: index::KindIndex,
 }
 
 impl GatekeeperSet {
@@ -199,6 +202,8 @@ pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> Gatek
             ));
             continue;
         }
+        set.index
+            .insert(set.constraints.len() as u32, compiled.matcher.kinds());
         set.constraints.push(compiled);
     }
     set
