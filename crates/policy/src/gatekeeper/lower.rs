@@ -146,7 +146,15 @@ pub fn compile_template(
     let at = format!("spec.targets[0].code[{index}].source");
     let source: CelSource = match &code.source {
         None => return Err(vec![format!("{at}: Required value")]),
-        Some(s) => super::deserialize(s).map_err(|e| vec![format!("{at}.{e}")])?,
+        Some(s) => serde_path_to_error::deserialize(s).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." || path.is_empty() {
+                vec![format!("{at}: {inner}")]
+            } else {
+                vec![format!("{at}.{path}: {inner}")]
+            }
+        })?,
     };
     let failure_policy = match source.failure_policy.as_deref() {
         None | Some("Fail") => FailurePolicy::Fail,

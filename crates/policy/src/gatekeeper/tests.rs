@@ -249,6 +249,14 @@ fn bad_templates_and_constraints_are_load_errors() {
         text.contains("metadata.name: Invalid value: \"wrong\""),
         "{text}"
     );
+    let s = set(
+        "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8sz}\nspec:\n  crd: {spec: {names: {kind: K8sZ}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    code:\n    - engine: K8sNativeValidation\n      source: {validations: [{expression: [7]}]}\n",
+    );
+    let text = s.errors[0].to_string();
+    assert!(
+        text.contains("spec.targets[0].code[0].source.validations[0].expression: invalid type"),
+        "{text}"
+    );
     // A compile error keeps the template and is reported.
     let s = set(
         "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8sx}\nspec:\n  crd: {spec: {names: {kind: K8sX}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    code:\n    - engine: K8sNativeValidation\n      source:\n        validations: [{expression: 'object.'}]\n---\napiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sX\nmetadata: {name: x}\n",
