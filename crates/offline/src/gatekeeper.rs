@@ -2,7 +2,8 @@
 //! with the semantics of `gator verify`:
 //!
 //! - each `tests[]` entry loads one `template` and one `constraint` (paths relative to the
-//!   suite file); `skip: true` skips it; `invalid: true` expects the pair to be refused;
+//!   suite file); `skip: true` skips it; `invalid: true` expects the pair to be refused; a test
+//!   with an `expansion` (workload expansion) is skipped, as celer does not expand;
 //! - each case reviews one `object`: a resource (reviewed as a CREATE; gator sends no
 //!   operation) or an `AdmissionReview` (its `request`, which may set the operation,
 //!   `oldObject` or `userInfo`; fields it leaves out are filled from its object);
@@ -159,6 +160,15 @@ fn case_name(case: &Json, index: usize) -> String {
 fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
     if bool_of(test, "skip") {
         skip_all(name, test, "the test is marked skip", outcome);
+        return;
+    }
+    if !str_of(test, "expansion").is_empty() {
+        skip_all(
+            name,
+            test,
+            "expansion templates (ExpansionTemplate) are not supported",
+            outcome,
+        );
         return;
     }
     let mut manifests = Manifests::default();
