@@ -16,6 +16,7 @@ pub mod environment;
 pub mod index;
 pub mod invocation;
 pub mod kinds;
+pub mod kyverno;
 pub mod load;
 pub mod lookup;
 pub mod matching;

@@ -56,6 +56,8 @@ pub struct PolicySet {
     pub errors: Vec<LoadError>,
     /// Which built-in resources are the same objects under other groups and versions.
     pub equivalents: EquivalentResources,
+    /// Kyverno's CEL policies (`policies.kyverno.io`).
+    pub kyverno: crate::kyverno::compile::KyvernoPolicies,
 }
 
 fn load_error(source: &Source, what: String, message: String) -> LoadError {
@@ -144,7 +146,9 @@ impl PolicySet {
             mutating: Family::default(),
             errors: manifests.errors.clone(),
             equivalents: EquivalentResources::builtin_latest(),
+            kyverno: Default::default(),
         };
+        set.kyverno = crate::kyverno::compile::build(manifests, &set.equivalents, &mut set.errors);
         let mut v_by_name: HashMap<String, usize> = HashMap::new();
         let mut m_by_name: HashMap<String, usize> = HashMap::new();
 
@@ -279,7 +283,9 @@ impl PolicySet {
 
     /// Whether any policy can apply to anything.
     pub fn is_empty(&self) -> bool {
-        self.validating.policies.is_empty() && self.mutating.policies.is_empty()
+        self.validating.policies.is_empty()
+            && self.mutating.policies.is_empty()
+            && self.kyverno.is_empty()
     }
 }
 

@@ -122,6 +122,10 @@ impl Status {
 pub enum PolicyKind {
     Validating,
     Mutating,
+    /// Kyverno's ValidatingPolicy and NamespacedValidatingPolicy.
+    KyvernoValidating,
+    /// Kyverno's MutatingPolicy and NamespacedMutatingPolicy.
+    KyvernoMutating,
 }
 
 impl PolicyKind {
@@ -129,6 +133,8 @@ impl PolicyKind {
         match self {
             PolicyKind::Validating => "ValidatingAdmissionPolicy",
             PolicyKind::Mutating => "MutatingAdmissionPolicy",
+            PolicyKind::KyvernoValidating => "ValidatingPolicy",
+            PolicyKind::KyvernoMutating => "MutatingPolicy",
         }
     }
 }
@@ -312,8 +318,11 @@ impl Outcome {
 fn status_json(out: &mut String, s: &Status) {
     out.push_str("{\"metadata\":{},\"status\":\"Failure\",\"message\":");
     push_json_string(out, &s.message);
-    out.push_str(",\"reason\":");
-    push_json_string(out, &s.reason);
+    // A webhook's own denial (Kyverno's) may carry no reason and no code.
+    if !s.reason.is_empty() {
+        out.push_str(",\"reason\":");
+        push_json_string(out, &s.reason);
+    }
     if let Some(d) = &s.details {
         out.push_str(",\"details\":{");
         let mut parts = Vec::new();
@@ -337,8 +346,10 @@ fn status_json(out: &mut String, s: &Status) {
         out.push_str(&parts.join(","));
         out.push('}');
     }
-    out.push_str(",\"code\":");
-    out.push_str(&s.code.to_string());
+    if s.code != 0 {
+        out.push_str(",\"code\":");
+        out.push_str(&s.code.to_string());
+    }
     out.push('}');
 }
 

@@ -156,8 +156,8 @@ impl Metrics {
         let mut mutating = lock(&self.mutating);
         for r in results {
             let map = match r.kind {
-                PolicyKind::Validating => &mut *validating,
-                PolicyKind::Mutating => &mut *mutating,
+                PolicyKind::Validating | PolicyKind::KyvernoValidating => &mut *validating,
+                PolicyKind::Mutating | PolicyKind::KyvernoMutating => &mut *mutating,
             };
             let bindings = match map.get_mut(r.policy.as_str()) {
                 Some(b) => b,

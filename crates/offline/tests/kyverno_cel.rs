@@ -1,0 +1,181 @@
+//! Kyverno's CEL policy kinds (ValidatingPolicy, MutatingPolicy, PolicyException) against
+//! the corpus: the kyverno-policies library's `*-vpol` and `*-mpol` suites and Kyverno's own
+//! CLI suites for them. Every row is run; a failing row must be listed, with its reason, in
+//! `kyverno_cel.known_failures`, and the passing count may not fall below
+//! `kyverno_cel.ratchet`.
+
+use std::path::{Path, PathBuf};
+
+use celer_offline::kyverno;
+
+mod common;
+
+use common::{corpus_dir, require};
+
+/// The `kyverno-test.yaml` files under `dir`, sorted.
+fn test_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            test_files(&path, out);
+        } else if path.file_name().is_some_and(|n| n == "kyverno-test.yaml") {
+            out.push(path);
+        }
+    }
+}
+
+/// The suites of a family: top-level folders of `root` whose name ends with `suffix` (all
+/// folders when it is empty).
+fn family(root: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if path.is_dir() && name.ends_with(suffix) {
+            test_files(&path, &mut out);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn table(text: &str) -> Vec<Vec<&str>> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split('\t').collect())
+        .collect()
+}
+
+#[allow(clippy::panic)]
+fn ratchet(name: &str) -> usize {
+    table(include_str!("kyverno_cel.ratchet"))
+        .into_iter()
+        .find(|row| row.first() == Some(&name))
+        .and_then(|row| row.get(1).and_then(|n| n.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("kyverno_cel.ratchet has no count for {name}"))
+}
+
+/// `(family, suite, row)` -> reason.
+fn known_failures() -> Vec<(String, String, String)> {
+    table(include_str!("kyverno_cel.known_failures"))
+        .into_iter()
+        .filter_map(|row| match row.as_slice() {
+            [family, key, reason, ..] => {
+                Some((family.to_string(), key.to_string(), reason.to_string()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[allow(clippy::panic)]
+fn run_family(name: &str, relative: &str, suffix: &str) {
+    let root = corpus_dir().join(relative);
+    if !require(&root) {
+        return;
+    }
+    let minimum = ratchet(name);
+    let known: Vec<(String, String)> = known_failures()
+        .into_iter()
+        .filter(|(f, _, _)| f == name)
+        .map(|(_, k, r)| (k, r))
+        .collect();
+    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    let mut unexpected = String::new();
+    let mut failing_keys: Vec<String> = Vec::new();
+    let mut listing = String::new();
+    for suite in family(&root, suffix) {
+        let short = suite
+            .strip_prefix(&root)
+            .unwrap_or(&suite)
+            .display()
+            .to_string();
+        let mut fail = |key: String, detail: String| {
+            failed += 1;
+            listing.push_str(&format!("{name}\t{key}\t{detail}\n"));
+            if !known.iter().any(|(k, _)| *k == key) {
+                unexpected.push_str(&format!("{key}: {detail}\n"));
+            }
+            failing_keys.push(key);
+        };
+        let outcome = match kyverno::run(&suite) {
+            Ok(o) => o,
+            Err(e) => {
+                fail(format!("{short} (suite)"), e.replace('\n', " "));
+                continue;
+            }
+        };
+        skipped += outcome.skipped.len();
+        for e in &outcome.errors {
+            fail(format!("{short} (load)"), e.replace('\n', " "));
+        }
+        for check in &outcome.checks {
+            if check.passed {
+                passed += 1;
+            } else {
+                fail(
+                    format!("{short} {}", check.name),
+                    format!("expected {}, got {}", check.expected, check.actual).replace('\n', " "),
+                );
+            }
+        }
+    }
+    println!("kyverno {name}: {passed} passed, {failed} failed, {skipped} skipped");
+    let fixed: Vec<&str> = known
+        .iter()
+        .filter(|(k, _)| !failing_keys.contains(k))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if std::env::var_os("CELER_PRINT_FAILURES").is_some() {
+        println!("{listing}");
+    }
+    if !unexpected.is_empty() {
+        panic!("failures not in kyverno_cel.known_failures:\n{unexpected}");
+    }
+    if !fixed.is_empty() {
+        panic!(
+            "rows listed in kyverno_cel.known_failures now pass; remove them:\n{}",
+            fixed.join("\n")
+        );
+    }
+    if passed < minimum {
+        panic!("{passed} rows pass, fewer than the ratchet's {minimum}");
+    }
+    if passed > minimum {
+        println!("{name}: {passed} rows pass, more than the ratchet's {minimum}: raise it");
+    }
+}
+
+#[test]
+fn kyverno_policies_vpol() {
+    run_family("kyverno-policies/*-vpol", "kyverno-policies", "-vpol");
+}
+
+#[test]
+fn kyverno_policies_mpol() {
+    run_family("kyverno-policies/*-mpol", "kyverno-policies", "-mpol");
+}
+
+#[test]
+fn kyverno_cli_validating_policy() {
+    run_family(
+        "kyverno/test/cli/test-validating-policy",
+        "kyverno/test/cli/test-validating-policy",
+        "",
+    );
+}
+
+#[test]
+fn kyverno_cli_mutating_policy() {
+    run_family(
+        "kyverno/test/cli/test-mutating-policy",
+        "kyverno/test/cli/test-mutating-policy",
+        "",
+    );
+}
