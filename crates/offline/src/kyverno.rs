@@ -214,10 +214,14 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
             PolicyKind::KyvernoValidating
         } else if row.get("isMutatingPolicy").and_then(|b| b.as_bool()) == Some(true) {
             PolicyKind::KyvernoMutating
+        } else if let Some(kind) = kind_of_policy(&set, &policy) {
+            // Kyverno's CLI checks a row without a type flag against whatever policy has the
+            // name.
+            kind
         } else {
             outcome.skipped.push((
                 policy.clone(),
-                "not a native admission policy row (Kyverno's own kinds come with [compat])"
+                "not a policy celer runs (ValidatingAdmissionPolicy, MutatingAdmissionPolicy, ValidatingPolicy, MutatingPolicy)"
                     .to_string(),
             ));
             continue;
@@ -390,6 +394,27 @@ fn tidy(v: &Json) -> Option<Json> {
         (!v.is_null()).then(|| v.clone())
     }
     walk(v, 0)
+}
+
+/// The kind of the loaded policy called `name`, if one is.
+fn kind_of_policy(set: &PolicySet, name: &str) -> Option<PolicyKind> {
+    let k = &set.kyverno;
+    if k.validating.iter().any(|p| p.policy.common.name == name) {
+        Some(PolicyKind::KyvernoValidating)
+    } else if k.mutating.iter().any(|p| p.policy.common.name == name) {
+        Some(PolicyKind::KyvernoMutating)
+    } else if set
+        .validating
+        .policies
+        .iter()
+        .any(|p| p.common.name == name)
+    {
+        Some(PolicyKind::Validating)
+    } else if set.mutating.policies.iter().any(|p| p.common.name == name) {
+        Some(PolicyKind::Mutating)
+    } else {
+        None
+    }
 }
 
 /// What a mutating row reports when its resource is missing from `patchedResources`.
