@@ -82,3 +82,6 @@ fn or_value_compat<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
         other => Ok(other),
     }
 }
+
+#[cfg(test)]
+mod tests;

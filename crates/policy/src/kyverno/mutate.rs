@@ -8,7 +8,7 @@ use celer_cel::{Activation, ActivationBuffers, Json};
 
 use crate::engine::{MatchStep, RequestContext, match_constraints};
 use crate::invocation::{Inputs, bind_inputs};
-use crate::model::ReinvocationPolicy;
+use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutating::{self, MutationState};
 use crate::mutation::patched::Patched;
 use crate::policy_set::PolicySet;
@@ -81,9 +81,18 @@ pub fn run<'r>(
         .map_err(|e| Status::internal(&e.to_string()))?;
     let mut buffers = ActivationBuffers::default();
     let mut ran_if_needed: Vec<(usize, u64)> = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
     for (i, k) in matched.iter().enumerate() {
         let before = doc.version();
         let verdict = mutate_policy(k, ctx, &mut doc, namespace.as_deref(), &mut buffers)?;
+        if verdict.result == ResultKind::Error
+            && k.policy.common.failure_policy == FailurePolicy::Fail
+        {
+            errors.push(format!(
+                "Policy {}: {}",
+                k.policy.common.name, verdict.message
+            ));
+        }
         if k.policy.reinvocation == ReinvocationPolicy::IfNeeded
             && verdict.result == ResultKind::Pass
         {
@@ -105,6 +114,16 @@ pub fn run<'r>(
         {
             mutate_policy(k, ctx, &mut doc, namespace.as_deref(), &mut buffers)?;
         }
+    }
+    if !errors.is_empty() {
+        // The webhook's refusal (`mpol` handler `admissionResponse`): Go's `%v` of the list.
+        return Err(super::validate::denial(format!(
+            "Resource: {}/{}, Kind: {}, Errors: [{}]",
+            attributes.namespace,
+            attributes.name,
+            attributes.kind.kind,
+            errors.join(" ")
+        )));
     }
     if doc.version() == 0 {
         return Ok(state);
