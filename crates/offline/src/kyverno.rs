@@ -98,6 +98,8 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
     let mut described_namespaces = Vec::new();
     // `request.operation` among a values file's globalValues: the default operation.
     let mut default_operation = Operation::Create;
+    // (kind, parent resource, subresource)
+    let mut subresources: Vec<(String, String, String)> = Vec::new();
     if let Some(values) = test.get("variables").and_then(|v| v.as_str()) {
         for doc in read_json(&dir.join(values))? {
             if let Some(op) = doc
@@ -107,6 +109,30 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                 .and_then(parse_operation)
             {
                 default_operation = op;
+            }
+            // `subresources`: kinds admitted as a subresource of a parent resource
+            // (`Binding` as `pods/binding`).
+            for sub in doc
+                .get("subresources")
+                .and_then(|l| l.as_array())
+                .into_iter()
+                .flat_map(|l| l.iter())
+            {
+                let kind = sub
+                    .get("subresource")
+                    .map(|s| str_of(s, "kind"))
+                    .unwrap_or_default();
+                let name = sub
+                    .get("subresource")
+                    .map(|s| str_of(s, "name"))
+                    .unwrap_or_default();
+                if let Some((parent, subresource)) = name.split_once('/') {
+                    subresources.push((
+                        kind.to_string(),
+                        parent.to_string(),
+                        subresource.to_string(),
+                    ));
+                }
             }
             if let Some(list) = doc.get("namespaceSelector").and_then(|l| l.as_array()) {
                 for ns in list.iter() {
@@ -155,8 +181,14 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                 Operation::Delete => (None, Some(r)),
                 _ => (Some(r), None),
             };
-            let body = review_for(object, old_object, operation, &user, &format!("celer-{i}"))
+            let mut body = review_for(object, old_object, operation, &user, &format!("celer-{i}"))
                 .map_err(|e| format!("resource {}: {e}", object_key(r).1))?;
+            if let Some((_, parent, subresource)) = subresources
+                .iter()
+                .find(|(k, _, _)| *k == str_of(r, "kind"))
+            {
+                body = as_subresource(&body, parent, subresource)?;
+            }
             let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
             let request = review.request().map_err(|e| e.to_string())?;
             let options = EvalOptions {
@@ -242,11 +274,17 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
             }
             let (actual, detail) = match policy_kind {
                 PolicyKind::Validating => validating_result(&policy, result),
-                PolicyKind::Mutating => {
-                    mutating_result(&policy, PolicyKind::Mutating, original, result, &patched)
-                }
-                PolicyKind::KyvernoValidating => kyverno_validating_result(&policy, result),
+                PolicyKind::Mutating => mutating_result(
+                    &set,
+                    &policy,
+                    PolicyKind::Mutating,
+                    original,
+                    result,
+                    &patched,
+                ),
+                PolicyKind::KyvernoValidating => kyverno_validating_result(&set, &policy, result),
                 PolicyKind::KyvernoMutating => mutating_result(
+                    &set,
                     &policy,
                     PolicyKind::KyvernoMutating,
                     original,
@@ -254,6 +292,14 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                     &patched,
                 ),
             };
+            if actual == EXCLUDED {
+                outcome.skipped.push((
+                    format!("{policy} {kind}/{r_name}"),
+                    "the policy does not match the resource: Kyverno's CLI counts the row as skipped (excluded)"
+                        .to_string(),
+                ));
+                continue;
+            }
             if actual == NOT_IN_PATCHED {
                 outcome.skipped.push((
                     format!("{policy} {kind}/{r_name}"),
@@ -305,6 +351,21 @@ fn names_resource(entry: &str, resource: &Json) -> bool {
             n == name && ns == own
         }
     }
+}
+
+/// An AdmissionReview body rewritten for a kind admitted as `parent/subresource`.
+fn as_subresource(body: &str, parent: &str, subresource: &str) -> Result<String, String> {
+    let mut review: Json = sonic_rs::from_str(body).map_err(|e| e.to_string())?;
+    if let Some(request) = review.get_mut("request").and_then(|r| r.as_object_mut()) {
+        for key in ["resource", "requestResource"] {
+            if let Some(r) = request.get_mut(&key).and_then(|r| r.as_object_mut()) {
+                r.insert(&"resource", Json::from(parent));
+            }
+        }
+        request.insert(&"subResource", Json::from(subresource));
+        request.insert(&"requestSubResource", Json::from(subresource));
+    }
+    sonic_rs::to_string(&review).map_err(|e| e.to_string())
 }
 
 /// A resource as Kyverno's CLI loads it (`resource.YamlToUnstructured`): a namespaced kind
@@ -434,14 +495,46 @@ fn parse_operation(op: &str) -> Option<Operation> {
 
 /// A Kyverno ValidatingPolicy's result for a resource: Kyverno's rule status. A policy that
 /// did not match the resource reports nothing: `excluded`.
-fn kyverno_validating_result(policy: &str, outcome: &Outcome) -> (String, Option<String>) {
+fn kyverno_validating_result(
+    set: &PolicySet,
+    policy: &str,
+    outcome: &Outcome,
+) -> (String, Option<String>) {
     let worst =
         results_of(policy, PolicyKind::KyvernoValidating, outcome).max_by_key(|r| r.result.rank());
     match worst {
-        None => ("excluded".to_string(), None),
+        None => unmatched(set, policy),
         Some(r) => (r.result.as_str().to_string(), r.message.clone()),
     }
 }
+
+/// A Kyverno policy that did not match the resource: Kyverno's CLI skips the row
+/// (`excluded`), unless the policy has a namespace or object selector, whose empty response
+/// it drops, and the row then fails as not found.
+fn unmatched(set: &PolicySet, policy: &str) -> (String, Option<String>) {
+    let k = &set.kyverno;
+    let selector = k
+        .validating
+        .iter()
+        .map(|p| (&p.policy.common.name, &p.extras))
+        .chain(
+            k.mutating
+                .iter()
+                .map(|p| (&p.policy.common.name, &p.extras)),
+        )
+        .any(|(name, extras)| name == policy && extras.has_selector);
+    if selector {
+        (
+            "not found".to_string(),
+            Some("the policy's selectors do not match the resource".to_string()),
+        )
+    } else {
+        (EXCLUDED.to_string(), None)
+    }
+}
+
+/// What a Kyverno row reports for a resource its policy does not match: the row is skipped.
+const EXCLUDED: &str = "excluded";
 
 fn namespace_object(name: &str, labels_json: &str) -> Result<Json, String> {
     let text = format!(
@@ -558,6 +651,7 @@ fn validating_result(policy: &str, outcome: &Outcome) -> (String, Option<String>
 }
 
 fn mutating_result(
+    set: &PolicySet,
     policy: &str,
     kind: PolicyKind,
     original: &Json,
@@ -565,6 +659,9 @@ fn mutating_result(
     expected_patched: &[Json],
 ) -> (String, Option<String>) {
     let results: Vec<_> = results_of(policy, kind, outcome).collect();
+    if results.is_empty() && kind == PolicyKind::KyvernoMutating {
+        return unmatched(set, policy);
+    }
     if let Some(e) = results.iter().find(|r| r.result == ResultKind::Error) {
         return ("error".to_string(), e.message.clone());
     }

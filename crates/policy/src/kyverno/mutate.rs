@@ -39,11 +39,8 @@ pub fn run<'r>(
         attributes.resource.group,
         attributes.resource.resource,
     );
-    let mut ids: Vec<u32> = ids.as_slice().to_vec();
-    ids.sort_unstable();
-    ids.dedup();
     let mut matched: Vec<&KyvernoMutating> = Vec::new();
-    for id in ids {
+    for &id in ids.as_slice() {
         let Some(k) = policies.get(id as usize) else {
             continue;
         };
@@ -103,7 +100,7 @@ pub fn run<'r>(
             &k.policy.common.name,
             None,
             verdict.result,
-            Some(verdict.message),
+            verdict.into_message(),
         ));
     }
     // Reinvocation: an IfNeeded policy runs again when the object changed after it ran.

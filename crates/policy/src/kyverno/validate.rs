@@ -2,6 +2,8 @@
 //! evaluateWithData`, `vpol/engine/engine.go handlePolicy`, the webhook's
 //! `admissionResponse`).
 
+use std::borrow::Cow;
+
 use celer_cel::library::cost::Budget;
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
@@ -28,16 +30,33 @@ pub struct Mode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub result: ResultKind,
-    pub message: String,
+    pub message: Cow<'static, str>,
 }
 
 impl Verdict {
-    pub(crate) fn new(result: ResultKind, message: impl Into<String>) -> Verdict {
+    pub(crate) fn new(result: ResultKind, message: impl Into<Cow<'static, str>>) -> Verdict {
         Verdict {
             result,
             message: message.into(),
         }
     }
+}
+
+impl Verdict {
+    /// The message a result carries: none for Kyverno's fixed `success` and `skip` texts, so
+    /// that a passing policy costs no allocation.
+    pub(crate) fn into_message(self) -> Option<String> {
+        match self.message {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(m) => Some(m),
+        }
+    }
+}
+
+/// The `exceptions` variable when no exception lends anything.
+pub(crate) fn no_exceptions() -> &'static Json {
+    static EMPTY: std::sync::OnceLock<Json> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| exceptions_json(&[], &[]))
 }
 
 /// The `exceptions` variable: `{"allowedImages": [...], "allowedValues": [...]}`.
@@ -118,6 +137,9 @@ pub(crate) fn exceptions(
         }
     }
     if !full {
+        if images.is_empty() && values.is_empty() {
+            return Ok(Exempt::Partial(no_exceptions().clone()));
+        }
         return Ok(Exempt::Partial(exceptions_json(&images, &values)));
     }
     // The highest `polex.kyverno.io/priority` decides the result (the first on a tie).
@@ -167,6 +189,15 @@ fn evaluate_policy(
 ) -> Verdict {
     let common: &PolicyCommon = &k.policy.common;
     let failure_policy = common.failure_policy;
+    if k.extras.exceptions.is_empty() {
+        // The usual case: one activation, nothing allocated for the exceptions.
+        let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
+        bind_inputs(&mut activation, common, inputs, false);
+        activation.set(k.extras.exceptions_slot, Value::from_json(no_exceptions()));
+        let verdict = run_validations(k, &activation, failure_policy);
+        *buffers = activation.into_buffers();
+        return verdict;
+    }
     let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
     bind_inputs(&mut activation, common, inputs, false);
     let exceptions_value = match exceptions(&k.extras, &activation, failure_policy) {
@@ -275,12 +306,9 @@ pub fn run(
         attributes.resource.group,
         attributes.resource.resource,
     );
-    let mut ids: Vec<u32> = ids.as_slice().to_vec();
-    ids.sort_unstable();
-    ids.dedup();
     let mut errors: Vec<String> = Vec::new();
     let mut buffers = ActivationBuffers::default();
-    for id in ids {
+    for &id in ids.as_slice() {
         let Some(k) = policies.get(id as usize) else {
             continue;
         };
@@ -334,7 +362,7 @@ pub fn run(
             name,
             None,
             verdict.result,
-            Some(verdict.message),
+            verdict.into_message(),
         ));
     }
     if !errors.is_empty() {
