@@ -281,9 +281,50 @@ fn run_validations(
         if message.is_empty() {
             message = format!("CEL expression validation failed at index {index}");
         }
+        if let Err(e) = audit_annotations(k, activation, &mut budget) {
+            return Verdict::new(ResultKind::Error, format!("error: {e}"));
+        }
         return Verdict::new(ResultKind::Fail, message);
     }
+    if let Err(e) = audit_annotations(k, activation, &mut budget) {
+        return Verdict::new(ResultKind::Error, format!("failed to load context: {e}"));
+    }
     Verdict::new(ResultKind::Pass, "success")
+}
+
+/// Evaluates the audit annotations for their errors (`evaluateAuditAnnotations`): Kyverno
+/// records their values in reports, which celer does not write.
+fn audit_annotations(
+    k: &KyvernoValidating,
+    activation: &Activation<'_>,
+    budget: &mut Budget,
+) -> Result<(), String> {
+    for a in &k.policy.audit_annotations {
+        match validating::evaluate(&a.value, activation, budget) {
+            Err(OutOfBudget) => {
+                return Err(format!(
+                    "failed to evaluate auditAnnotation '{}': {}",
+                    a.key,
+                    celer_cel::library::cost::BudgetExhausted
+                ));
+            }
+            Ok(Evaluated::Error(e)) => {
+                return Err(format!(
+                    "failed to evaluate auditAnnotation '{}': {e}",
+                    a.key
+                ));
+            }
+            Ok(Evaluated::Value(Value::String(_) | Value::Null)) => {}
+            Ok(Evaluated::Value(other)) => {
+                return Err(format!(
+                    "failed to convert auditAnnotation '{}' expression: unsupported type {}",
+                    a.key,
+                    other.type_name()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs the Kyverno ValidatingPolicies that match the request on `object` (the object as
