@@ -145,6 +145,27 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                     lookup_objects.push(namespace_object(name, &labels)?);
                 }
             }
+            // `namespaces`: whole Namespace objects, which win over namespaceSelector.
+            if let Some(list) = doc.get("namespaces").and_then(|l| l.as_array()) {
+                for ns in list.iter() {
+                    let name = ns
+                        .get("metadata")
+                        .map(|m| str_of(m, "name"))
+                        .unwrap_or_default()
+                        .to_string();
+                    let mut ns = ns.clone();
+                    if let Some(o) = ns.as_object_mut() {
+                        o.insert(&"apiVersion", Json::from("v1"));
+                        o.insert(&"kind", Json::from("Namespace"));
+                    }
+                    lookup_objects.retain(|o| {
+                        !(str_of(o, "kind") == "Namespace"
+                            && o.get("metadata").map(|m| str_of(m, "name")) == Some(name.as_str()))
+                    });
+                    described_namespaces.push(name);
+                    lookup_objects.push(ns);
+                }
+            }
         }
     }
     let mut user = RequestUser::default();
