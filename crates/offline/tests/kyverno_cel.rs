@@ -12,24 +12,28 @@ mod common;
 
 use common::{corpus_dir, require};
 
-/// The `kyverno-test.yaml` files under `dir`, sorted.
-fn test_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The files called `file_name` under `dir`.
+fn test_files(dir: &Path, file_name: &str, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
-            test_files(&path, out);
-        } else if path.file_name().is_some_and(|n| n == "kyverno-test.yaml") {
+            test_files(&path, file_name, out);
+        } else if path.file_name().is_some_and(|n| n == file_name) {
             out.push(path);
         }
     }
 }
 
 /// The suites of a family: top-level folders of `root` whose name ends with `suffix` (all
-/// folders when it is empty).
-fn family(root: &Path, suffix: &str) -> Vec<PathBuf> {
+/// folders when it is empty; `=a|b` names the folders exactly).
+fn family(root: &Path, suffix: &str, file_name: &str) -> Vec<PathBuf> {
+    let wanted = |name: &str| match suffix.strip_prefix('=') {
+        Some(names) => names.split('|').any(|n| n == name),
+        None => name.ends_with(suffix),
+    };
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(root) else {
         return out;
@@ -37,8 +41,8 @@ fn family(root: &Path, suffix: &str) -> Vec<PathBuf> {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
-        if path.is_dir() && name.ends_with(suffix) {
-            test_files(&path, &mut out);
+        if path.is_dir() && wanted(&name) {
+            test_files(&path, file_name, &mut out);
         }
     }
     out.sort();
@@ -74,8 +78,20 @@ fn known_failures() -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// How a family's files are run.
+#[derive(Clone, Copy)]
+enum Format {
+    KyvernoTest,
+    Chainsaw,
+}
+
 #[allow(clippy::panic)]
 fn run_family(name: &str, relative: &str, suffix: &str) {
+    run_family_as(name, relative, suffix, Format::KyvernoTest);
+}
+
+#[allow(clippy::panic)]
+fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
     let root = corpus_dir().join(relative);
     if !require(&root) {
         return;
@@ -90,7 +106,11 @@ fn run_family(name: &str, relative: &str, suffix: &str) {
     let mut unexpected = String::new();
     let mut failing_keys: Vec<String> = Vec::new();
     let mut listing = String::new();
-    for suite in family(&root, suffix) {
+    let file_name = match format {
+        Format::KyvernoTest => "kyverno-test.yaml",
+        Format::Chainsaw => "chainsaw-test.yaml",
+    };
+    for suite in family(&root, suffix, file_name) {
         let short = suite
             .strip_prefix(&root)
             .unwrap_or(&suite)
@@ -104,7 +124,11 @@ fn run_family(name: &str, relative: &str, suffix: &str) {
             }
             failing_keys.push(key);
         };
-        let outcome = match kyverno::run(&suite) {
+        let result = match format {
+            Format::KyvernoTest => kyverno::run(&suite),
+            Format::Chainsaw => celer_offline::chainsaw::run(&suite),
+        };
+        let outcome = match result {
             Ok(o) => o,
             Err(e) => {
                 fail(format!("{short} (suite)"), e.replace('\n', " "));
@@ -177,5 +201,29 @@ fn kyverno_cli_mutating_policy() {
         "kyverno/test/cli/test-mutating-policy",
         "kyverno/test/cli/test-mutating-policy",
         "",
+    );
+}
+
+/// Kyverno's chainsaw conformance tests for ValidatingPolicy and NamespacedValidatingPolicy:
+/// requests admitted or refused, with Kyverno's webhook message.
+#[test]
+fn kyverno_chainsaw_validating_policies() {
+    run_family_as(
+        "kyverno/test/conformance/chainsaw/validating-policies",
+        "kyverno/test/conformance/chainsaw",
+        "=validating-policies|namespaced-validating-policies",
+        Format::Chainsaw,
+    );
+}
+
+/// Kyverno's chainsaw conformance tests for MutatingPolicy and NamespacedMutatingPolicy:
+/// requests admitted or refused, and the stored objects' asserted fields.
+#[test]
+fn kyverno_chainsaw_mutating_policies() {
+    run_family_as(
+        "kyverno/test/conformance/chainsaw/mutating-policies",
+        "kyverno/test/conformance/chainsaw",
+        "=mutating-policies|namespaced-mutating-policies",
+        Format::Chainsaw,
     );
 }

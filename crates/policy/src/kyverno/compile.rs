@@ -56,6 +56,9 @@ pub struct KyvernoExtras {
     pub has_selector: bool,
     /// `evaluation.mode: JSON`: the policy reads a JSON payload, not admission requests.
     pub json_mode: bool,
+    /// Whether an expression may read `request.object` or `request.oldObject`
+    /// ([`super::reads_request_object`]): the request is then given them.
+    pub reads_request_object: bool,
 }
 
 /// A ValidatingPolicy (or namespaced) lowered into the compiled model.
@@ -177,13 +180,11 @@ pub fn build(
                 "metadata.name: Required value: name or generateName is required".to_string(),
             );
         }
+        // MutatingPolicies may match DELETE (as triggers of mutate-existing), unlike
+        // MutatingAdmissionPolicies: both kinds are checked as validating policies are.
         let written = MatchConstraints::compile(
             p.spec.match_constraints.as_ref(),
-            if kind.is_validating() {
-                Owner::ValidatingPolicy
-            } else {
-                Owner::MutatingPolicy
-            },
+            Owner::ValidatingPolicy,
             "spec.matchConstraints",
         );
         let written = match written {
@@ -359,9 +360,15 @@ fn extras(
         .collect();
     KyvernoExtras {
         kind,
-        namespace: kind
-            .is_namespaced()
-            .then(|| p.metadata.namespace.clone().unwrap_or_default()),
+        // A namespaced policy created without a namespace lives in `default`, as kubectl
+        // puts it.
+        namespace: kind.is_namespaced().then(|| {
+            p.metadata
+                .namespace
+                .clone()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| "default".to_string())
+        }),
         autogen: template,
         exceptions,
         exceptions_slot,
@@ -369,7 +376,40 @@ fn extras(
         background: p.spec.background_enabled(),
         has_selector: has_selector(p.spec.match_constraints.as_ref()),
         json_mode: p.spec.mode() == "JSON",
+        reads_request_object: sources(p, refs).any(super::reads_request_object),
     }
+}
+
+/// Every expression of a policy and of its exceptions.
+fn sources<'a>(
+    p: &'a Policy,
+    refs: &'a [&'a PolicyException],
+) -> impl Iterator<Item = &'a str> + 'a {
+    let s = &p.spec;
+    s.match_conditions
+        .iter()
+        .map(|c| c.expression.as_str())
+        .chain(s.variables.iter().map(|v| v.expression.as_str()))
+        .chain(s.validations.iter().flat_map(|v| {
+            std::iter::once(v.expression.as_str()).chain(v.message_expression.as_deref())
+        }))
+        .chain(
+            s.audit_annotations
+                .iter()
+                .map(|a| a.value_expression.as_str()),
+        )
+        .chain(s.mutations.iter().flat_map(|m| {
+            m.apply_configuration
+                .iter()
+                .chain(m.json_patch.iter())
+                .map(|e| e.expression.as_str())
+        }))
+        .chain(refs.iter().flat_map(|e| {
+            e.spec
+                .match_conditions
+                .iter()
+                .map(|c| c.expression.as_str())
+        }))
 }
 
 fn compile_errors_of(common: &PolicyCommon, out: &mut Vec<String>) {

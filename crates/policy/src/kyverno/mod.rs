@@ -73,6 +73,56 @@ pub fn kyverno_env(mutating: bool) -> (PolicyEnv, usize) {
     (env, exceptions)
 }
 
+/// Whether an expression may read `request.object` or `request.oldObject`, which Kyverno's
+/// `request` (the whole AdmissionRequest) has and Kubernetes' does not: any `request` that is
+/// not followed by a selection of another field counts. Decided on the text, conservatively.
+pub fn reads_request_object(source: &str) -> bool {
+    let ident = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
+    let bytes = source.as_bytes();
+    let mut from = 0;
+    while let Some(i) = source.get(from..).and_then(|s| s.find("request")) {
+        let start = from + i;
+        let end = start + "request".len();
+        from = end;
+        let before = start.checked_sub(1).and_then(|j| bytes.get(j)).copied();
+        if before.is_some_and(|b| ident(b) || b == b'.') {
+            continue;
+        }
+        if bytes.get(end).copied().is_some_and(ident) {
+            continue;
+        }
+        let rest = source.get(end..).unwrap_or_default().trim_start();
+        let Some(field) = rest.strip_prefix(".?").or_else(|| rest.strip_prefix('.')) else {
+            return true;
+        };
+        let field = field.trim_start();
+        let name: String = field
+            .chars()
+            .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
+            .collect();
+        if name == "object" || name == "oldObject" {
+            return true;
+        }
+    }
+    false
+}
+
+/// Kyverno's `request`: Kubernetes' with `object` and `oldObject`.
+pub(crate) fn request_with_objects(
+    base: &celer_cel::Json,
+    object: Option<&celer_cel::Json>,
+    old_object: Option<&celer_cel::Json>,
+) -> celer_cel::Json {
+    use sonic_rs::JsonValueMutTrait;
+    let mut request = base.clone();
+    if let Some(r) = request.as_object_mut() {
+        for (key, value) in [("object", object), ("oldObject", old_object)] {
+            r.insert(&key, value.cloned().unwrap_or_default());
+        }
+    }
+    request
+}
+
 /// `orValue` as Kyverno's `__orValueCompat__`: an optional's value or the default; any other
 /// value as it is.
 fn or_value_compat<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {

@@ -82,6 +82,17 @@ pub fn run<'r>(
     for (i, k) in matched.iter().enumerate() {
         let before = doc.version();
         let verdict = mutate_policy(k, ctx, &mut doc, namespace.as_deref(), &mut buffers)?;
+        if let Some(e) = &verdict.condition_error
+            && !mode.offline
+        {
+            // The API server's own refusal: see `Verdict::condition_error`.
+            return Err(Status::forbidden(
+                &attributes,
+                attributes.object,
+                e,
+                "Forbidden",
+            ));
+        }
         if verdict.result == ResultKind::Error
             && k.policy.common.failure_policy == FailurePolicy::Fail
         {
@@ -139,10 +150,22 @@ fn mutate_policy(
     let common = &k.policy.common;
     let attributes = ctx.request.attributes;
     let object = mutating::object_json(doc)?.clone();
+    let with_objects;
+    let request = match k.extras.reads_request_object {
+        true => {
+            with_objects = super::request_with_objects(
+                ctx.default_cel_request(),
+                attributes.object,
+                attributes.old_object,
+            );
+            &with_objects
+        }
+        false => ctx.default_cel_request(),
+    };
     let inputs = Inputs {
         object: Some(&object),
         old_object: attributes.old_object,
-        request: ctx.default_cel_request(),
+        request,
         namespace_object: namespace,
         params: None,
         authorizer: None,
@@ -174,10 +197,9 @@ fn mutate_policy(
         Ok(true) => {}
         Ok(false) => return Ok(Verdict::new(ResultKind::Skip, "skip")),
         Err(e) => {
-            return Ok(Verdict::new(
-                ResultKind::Error,
-                format!("failed to load context: {e}"),
-            ));
+            let mut v = Verdict::new(ResultKind::Error, format!("failed to load context: {e}"));
+            v.condition_error = Some(e);
+            return Ok(v);
         }
     }
     let kind = attributes.kind;

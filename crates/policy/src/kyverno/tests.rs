@@ -310,11 +310,61 @@ fn match_conditions_skip_and_their_errors_fail_or_skip_by_failure_policy() {
     let (kind, message) = result(&o, "images").unwrap();
     assert_eq!(kind, ResultKind::Error);
     assert!(message.starts_with("failed to load context: "), "{message}");
+    // In admission the API server evaluates the conditions Kyverno puts in its webhook
+    // configuration, and refuses the request itself.
+    let status = o.status.unwrap();
+    assert!(
+        status.message.starts_with(
+            "pods \"p\" is forbidden: expression 'object.metadata.missing == 'x'' resulted in error"
+        ),
+        "{}",
+        status.message
+    );
+    assert_eq!(status.code, 403);
+    // Offline, as Kyverno's CLI, the policy's result is the error.
+    let o = run(
+        &with("object.metadata.missing == 'x'"),
+        &pod("p", "c", "x"),
+        Operation::Create,
+        true,
+    );
     assert!(
         o.status
             .unwrap()
             .message
             .starts_with("Policy images error: failed to load context")
+    );
+    // Under failurePolicy Ignore the error skips.
+    let policy = IMAGES_POLICY.replace(
+        "  validations:",
+        "  failurePolicy: Ignore\n  matchConditions:\n  - {name: c, expression: \"object.metadata.missing == 'x'\"}\n  validations:",
+    );
+    let o = run(&set(&policy), &pod("p", "c", "x"), Operation::Create, false);
+    assert!(o.allowed);
+    assert_eq!(result(&o, "images").unwrap().0, ResultKind::Skip);
+}
+
+#[test]
+fn kyvernos_request_carries_the_objects() {
+    assert!(super::reads_request_object(
+        "request.object.metadata.name == 'x'"
+    ));
+    assert!(super::reads_request_object("has(request.?oldObject.spec)"));
+    assert!(super::reads_request_object("variables.r == request"));
+    assert!(!super::reads_request_object(
+        "request.operation == 'CREATE' && c.resources.requests.cpu != ''"
+    ));
+    assert!(!super::reads_request_object("object.spec.requests"));
+    let policy = IMAGES_POLICY.replace(
+        "object.spec.containers.all(c, c.image in exceptions.allowedImages || c.name in exceptions.allowedValues)",
+        "request.object.metadata.name == object.metadata.name && request.oldObject == null",
+    );
+    let o = run(&set(&policy), &pod("p", "c", "x"), Operation::Create, false);
+    assert_eq!(
+        result(&o, "images").unwrap().0,
+        ResultKind::Pass,
+        "{:?}",
+        o.results
     );
 }
 

@@ -31,6 +31,10 @@ pub struct Mode {
 pub struct Verdict {
     pub result: ResultKind,
     pub message: Cow<'static, str>,
+    /// A matchCondition's error under failurePolicy Fail: in admission, the API server
+    /// evaluates the conditions Kyverno puts in its webhook configuration and refuses the
+    /// request itself (`<resource> "<name>" is forbidden: <error>`).
+    pub condition_error: Option<String>,
 }
 
 impl Verdict {
@@ -38,6 +42,7 @@ impl Verdict {
         Verdict {
             result,
             message: message.into(),
+            condition_error: None,
         }
     }
 }
@@ -233,7 +238,11 @@ fn run_validations(
     match conditions_hold(&common.match_conditions, activation, failure_policy) {
         Ok(true) => {}
         Ok(false) => return Verdict::new(ResultKind::Skip, "skip"),
-        Err(e) => return Verdict::new(ResultKind::Error, format!("failed to load context: {e}")),
+        Err(e) => {
+            let mut v = Verdict::new(ResultKind::Error, format!("failed to load context: {e}"));
+            v.condition_error = Some(e);
+            return v;
+        }
     }
     let mut budget = Budget::validations();
     for (index, v) in k.policy.validations.iter().enumerate() {
@@ -349,6 +358,8 @@ pub fn run(
     );
     let mut errors: Vec<String> = Vec::new();
     let mut buffers = ActivationBuffers::default();
+    // Kyverno's `request` with the objects, made once for the policies that read them.
+    let with_objects = std::cell::OnceCell::new();
     for &id in ids.as_slice() {
         let Some(k) = policies.get(id as usize) else {
             continue;
@@ -372,10 +383,20 @@ pub fn run(
                             return;
                         }
                     };
+                    let request = match k.extras.reads_request_object {
+                        true => with_objects.get_or_init(|| {
+                            super::request_with_objects(
+                                ctx.default_cel_request(),
+                                object,
+                                attributes.old_object,
+                            )
+                        }),
+                        false => ctx.default_cel_request(),
+                    };
                     let inputs = Inputs {
                         object,
                         old_object: attributes.old_object,
-                        request: ctx.default_cel_request(),
+                        request,
                         namespace_object: namespace.as_deref(),
                         params: None,
                         authorizer: None,
@@ -384,6 +405,11 @@ pub fn run(
                 }
             };
         let name = &common.name;
+        if let Some(e) = &verdict.condition_error
+            && !mode.offline
+        {
+            outcome.deny(Status::forbidden(&attributes, object, e, "Forbidden"));
+        }
         let word = match verdict.result {
             ResultKind::Fail => Some("failed"),
             ResultKind::Error => Some("error"),
