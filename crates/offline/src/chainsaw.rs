@@ -451,3 +451,52 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
     }
     Ok(outcome)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Json {
+        celer_policy::document::parse_document(text, celer_policy::document::Syntax::Yaml).unwrap()
+    }
+
+    #[test]
+    fn expectations_read_chainsaws_checks() {
+        assert_eq!(expectation(&json("file: x.yaml")), Ok(Expect::Admitted));
+        assert_eq!(
+            expectation(&json("expect: [{check: {($error != null): true}}]")),
+            Ok(Expect::Refused(None))
+        );
+        assert_eq!(
+            expectation(&json(
+                "expect: [{check: {($error): ' webhook denied the request: no '}}]"
+            )),
+            Ok(Expect::Refused(Some(
+                "webhook denied the request: no".to_string()
+            )))
+        );
+        assert!(expectation(&json("expect: [{check: {(foo): 1}}]")).is_err());
+        assert_eq!(
+            after_denied("admission webhook \"x\" denied the request: Policy p failed: m"),
+            "Policy p failed: m"
+        );
+    }
+
+    #[test]
+    fn asserts_are_subsets() {
+        let actual = json(
+            "metadata: {name: a, labels: {x: '1', y: '2'}}\nspec: {containers: [{name: c, image: i}]}",
+        );
+        assert!(contains(&actual, &json("metadata: {labels: {x: '1'}}"), 0));
+        assert!(contains(
+            &actual,
+            &json("spec: {containers: [{name: c}]}"),
+            0
+        ));
+        assert!(!contains(&actual, &json("metadata: {labels: {x: '2'}}"), 0));
+        assert!(!contains(&actual, &json("spec: {containers: []}"), 0));
+        // JMESPath keys are not evaluated.
+        assert!(contains(&actual, &json("metadata: {(labels.z): null}"), 0));
+    }
+}
