@@ -227,3 +227,152 @@ fn kyverno_chainsaw_mutating_policies() {
         Format::Chainsaw,
     );
 }
+
+/// `celer test` on a Kyverno test file written here: ValidatingPolicy rows on Pods and on the
+/// Deployments autogen covers, an exception, an UPDATE row, and a MutatingPolicy row with its
+/// patched resource. Every row must hold, and a wrong expectation must fail.
+#[test]
+#[allow(clippy::unwrap_used, clippy::panic)]
+fn celer_test_reads_kyverno_rows_for_the_cel_kinds() {
+    let dir = std::env::temp_dir().join(format!("celer-kyverno-cel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    write(
+        "policy.yaml",
+        "apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: no-latest}
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods]}
+  matchConditions:
+  - {name: not-system, expression: \"object.metadata.namespace != 'kube-system'\"}
+  validations:
+  - expression: \"object.spec.containers.all(c, !c.image.endsWith(':latest') || c.name in exceptions.allowedValues)\"
+    messageExpression: \"'latest tag in ' + object.metadata.name\"
+  - expression: \"request.operation != 'UPDATE' || has(object.metadata.labels)\"
+    message: updates need labels
+---
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: add-team}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: \"[JSONPatch{op: 'add', path: '/metadata/annotations', value: {'team': 'a'}}]\"
+",
+    );
+    write(
+        "exception.yaml",
+        "apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata: {name: sidecars, namespace: default}
+spec:
+  policyRefs: [{name: no-latest, kind: ValidatingPolicy}]
+  allowedValues: [sidecar]
+---
+apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata: {name: legacy, namespace: default}
+spec:
+  policyRefs: [{name: no-latest, kind: ValidatingPolicy}]
+  matchConditions:
+  - {name: legacy, expression: \"object.metadata.name.startsWith('legacy')\"}
+",
+    );
+    write(
+        "resources.yaml",
+        "apiVersion: v1
+kind: Pod
+metadata: {name: bad}
+spec: {containers: [{name: app, image: 'nginx:latest'}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: good, labels: {a: b}}
+spec: {containers: [{name: app, image: 'nginx:1.27'}, {name: sidecar, image: 'envoy:latest'}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: legacy-app}
+spec: {containers: [{name: app, image: 'nginx:latest'}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: system, namespace: kube-system}
+spec: {containers: [{name: app, image: 'nginx:latest'}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec: {containers: [{name: app, image: 'nginx:latest'}]}
+",
+    );
+    write(
+        "patched.yaml",
+        "apiVersion: v1
+kind: Pod
+metadata: {name: good, namespace: default, labels: {a: b}, annotations: {team: a}}
+spec: {containers: [{name: app, image: 'nginx:1.27'}, {name: sidecar, image: 'envoy:latest'}]}
+",
+    );
+    let rows = "- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [bad], result: fail}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [default/good], result: pass}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [legacy-app], result: skip}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [system], result: skip}
+- {isValidatingPolicy: true, policy: no-latest, kind: Deployment, resources: [web], result: fail}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [good], result: pass, operation: UPDATE}
+- {isMutatingPolicy: true, policy: add-team, kind: Pod, resources: [good], patchedResources: patched.yaml, result: pass}
+";
+    let test = format!(
+        "apiVersion: cli.kyverno.io/v1alpha1
+kind: Test
+metadata: {{name: t}}
+policies: [policy.yaml]
+resources: [resources.yaml]
+exceptions: [exception.yaml]
+results:
+{rows}"
+    );
+    write("kyverno-test.yaml", &test);
+    let found = celer_offline::suite::discover(std::slice::from_ref(&dir)).unwrap();
+    assert_eq!(found.len(), 1);
+    let (path, format, doc) = &found[0];
+    let outcome = celer_offline::suite::run(path, *format, doc);
+    let failures: Vec<String> = outcome
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| format!("{}: expected {}, got {}", c.name, c.expected, c.actual))
+        .chain(outcome.errors.iter().cloned())
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(outcome.checks.len(), 7);
+    // A wrong expectation fails.
+    write(
+        "kyverno-test.yaml",
+        &test.replace(
+            "resources: [bad], result: fail",
+            "resources: [bad], result: pass",
+        ),
+    );
+    let outcome = celer_offline::suite::run(path, *format, doc);
+    let failed: Vec<&str> = outcome
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.actual.as_str())
+        .collect();
+    assert_eq!(failed, ["fail (latest tag in bad)"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
