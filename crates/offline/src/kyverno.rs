@@ -304,6 +304,9 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                     &patched,
                 ),
                 PolicyKind::KyvernoValidating => kyverno_validating_result(&set, &policy, result),
+                PolicyKind::KyvernoClusterPolicy => {
+                    classic_result(&policy, str_of(row, "rule"), result)
+                }
                 PolicyKind::KyvernoMutating => mutating_result(
                     &set,
                     &policy,
@@ -481,7 +484,9 @@ fn tidy(v: &Json) -> Option<Json> {
 /// The kind of the loaded policy called `name`, if one is.
 fn kind_of_policy(set: &PolicySet, name: &str) -> Option<PolicyKind> {
     let k = &set.kyverno;
-    if k.validating.iter().any(|p| p.policy.common.name == name) {
+    if k.classic.iter().any(|r| r.policy == name) {
+        Some(PolicyKind::KyvernoClusterPolicy)
+    } else if k.validating.iter().any(|p| p.policy.common.name == name) {
         Some(PolicyKind::KyvernoValidating)
     } else if k.mutating.iter().any(|p| p.policy.common.name == name) {
         Some(PolicyKind::KyvernoMutating)
@@ -525,6 +530,25 @@ fn kyverno_validating_result(
         results_of(policy, PolicyKind::KyvernoValidating, outcome).max_by_key(|r| r.result.rank());
     match worst {
         None => unmatched(set, policy),
+        Some(r) => (r.result.as_str().to_string(), r.message.clone()),
+    }
+}
+
+/// A ClusterPolicy rule's result (every rule's, the worst, when the row names none); a rule
+/// that did not match the resource gives none: `excluded`.
+fn classic_result(policy: &str, rule: &str, outcome: &Outcome) -> (String, Option<String>) {
+    let worst = results_of(policy, PolicyKind::KyvernoClusterPolicy, outcome)
+        // `lookupRuleResponses`: the rule or what autogen made of it.
+        .filter(|r| {
+            let name = r.binding.as_deref().unwrap_or_default();
+            rule.is_empty()
+                || name == rule
+                || name.strip_prefix("autogen-") == Some(rule)
+                || name.strip_prefix("autogen-cronjob-") == Some(rule)
+        })
+        .max_by_key(|r| r.result.rank());
+    match worst {
+        None => (EXCLUDED.to_string(), None),
         Some(r) => (r.result.as_str().to_string(), r.message.clone()),
     }
 }

@@ -136,6 +136,11 @@ fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
             }
         };
         skipped += outcome.skipped.len();
+        if std::env::var_os("CELER_PRINT_SKIPPED").is_some() {
+            for (row, why) in &outcome.skipped {
+                println!("skipped\t{short} {row}\t{why}");
+            }
+        }
         for e in &outcome.errors {
             fail(format!("{short} (load)"), e.replace('\n', " "));
         }
@@ -375,4 +380,9 @@ results:
         .collect();
     assert_eq!(failed, ["fail (latest tag in bad)"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kyverno_policies_cel_cluster_policies() {
+    run_family("kyverno-policies/*-cel", "kyverno-policies", "-cel");
 }

@@ -177,6 +177,7 @@ pub fn evaluate(
         outcome.deny(status);
     }
     crate::kyverno::validate::run(set, &ctx, object, &mut outcome, options.kyverno);
+    crate::kyverno::classic::run(set, &ctx, object, &mut outcome, options.kyverno);
     if let Some(state) = mutation {
         outcome.set_patch(state);
     }

@@ -126,6 +126,8 @@ pub enum PolicyKind {
     KyvernoValidating,
     /// Kyverno's MutatingPolicy and NamespacedMutatingPolicy.
     KyvernoMutating,
+    /// Kyverno's ClusterPolicy and Policy `validate.cel` rules (the binding is the rule).
+    KyvernoClusterPolicy,
 }
 
 impl PolicyKind {
@@ -135,6 +137,7 @@ impl PolicyKind {
             PolicyKind::Mutating => "MutatingAdmissionPolicy",
             PolicyKind::KyvernoValidating => "ValidatingPolicy",
             PolicyKind::KyvernoMutating => "MutatingPolicy",
+            PolicyKind::KyvernoClusterPolicy => "ClusterPolicy",
         }
     }
 }

@@ -156,7 +156,9 @@ impl Metrics {
         let mut mutating = lock(&self.mutating);
         for r in results {
             let map = match r.kind {
-                PolicyKind::Validating | PolicyKind::KyvernoValidating => &mut *validating,
+                PolicyKind::Validating
+                | PolicyKind::KyvernoValidating
+                | PolicyKind::KyvernoClusterPolicy => &mut *validating,
                 PolicyKind::Mutating | PolicyKind::KyvernoMutating => &mut *mutating,
             };
             let bindings = match map.get_mut(r.policy.as_str()) {

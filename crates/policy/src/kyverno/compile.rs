@@ -79,6 +79,8 @@ pub struct KyvernoMutating {
 /// The Kyverno policies of a set, each kind with its index.
 #[derive(Debug, Default)]
 pub struct KyvernoPolicies {
+    /// ClusterPolicy and Policy `validate.cel` rules, autogen's included.
+    pub classic: Vec<super::classic::ClassicRule>,
     pub validating: Vec<KyvernoValidating>,
     pub validating_index: PolicyIndex,
     pub mutating: Vec<KyvernoMutating>,
@@ -87,7 +89,7 @@ pub struct KyvernoPolicies {
 
 impl KyvernoPolicies {
     pub fn is_empty(&self) -> bool {
-        self.validating.is_empty() && self.mutating.is_empty()
+        self.validating.is_empty() && self.mutating.is_empty() && self.classic.is_empty()
     }
 }
 
@@ -155,6 +157,12 @@ pub fn build(
                     ),
                 ));
             }
+        }
+    }
+    for (source, item) in &manifests.items {
+        if let Manifest::Kyverno(KyvernoManifest::ClusterPolicy(namespaced, p)) = item {
+            out.classic
+                .extend(super::classic::compile(p, *namespaced, source, errors));
         }
     }
     let mut names: Vec<(PolicyKind, String)> = Vec::new();

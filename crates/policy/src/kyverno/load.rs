@@ -13,6 +13,21 @@ pub fn read_manifest(
     doc: &Json,
 ) -> Option<Result<KyvernoManifest, (String, String)>> {
     let (group, version) = crate::kinds::split_api_version(api_version);
+    if group == super::classic_model::GROUP
+        && super::classic_model::VERSIONS.contains(&version)
+        && matches!(kind, "ClusterPolicy" | "Policy")
+    {
+        // Only policies with `validate.cel` rules are Kyverno policies for celer; the others
+        // (and what does not read) stay plain objects, as before.
+        let policy: super::classic_model::ClusterPolicy = crate::load::read(doc).ok()?;
+        if !policy.spec.rules.iter().any(|r| r.is_cel()) {
+            return None;
+        }
+        return Some(Ok(KyvernoManifest::ClusterPolicy(
+            kind == "Policy",
+            Box::new(policy),
+        )));
+    }
     if group != GROUP || !VERSIONS.contains(&version) {
         return None;
     }

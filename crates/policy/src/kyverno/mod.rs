@@ -16,6 +16,8 @@
 //!   several joined with `; `; Warn gives the same texts as warnings.
 
 pub mod autogen;
+pub mod classic;
+pub mod classic_model;
 pub mod compile;
 pub mod load;
 pub mod model;
@@ -71,6 +73,17 @@ pub fn kyverno_env(mutating: bool) -> (PolicyEnv, usize) {
         variable_errors: std::sync::Arc::from(Vec::new()),
     };
     (env, exceptions)
+}
+
+/// The environment of a ClusterPolicy `validate.cel` rule: Kubernetes' validating policy
+/// environment (with `params` when the rule has a paramKind, and the authorizer), with
+/// Kyverno's `orValue` compatibility.
+pub fn classic_env(has_params: bool) -> PolicyEnv {
+    let mut env = PolicyEnv::new(has_params, false);
+    env.env
+        .registry_mut()
+        .implement("orValue", true, 2, Impl::Binary(or_value_compat));
+    env
 }
 
 /// Whether an expression may read `request.object` or `request.oldObject`, which Kyverno's

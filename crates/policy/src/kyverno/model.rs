@@ -224,6 +224,8 @@ pub struct PolicyRef {
 pub enum KyvernoManifest {
     Policy(PolicyKind, Box<Policy>),
     Exception(Box<PolicyException>),
+    /// A `kyverno.io` ClusterPolicy (`false`) or Policy (`true`) with `validate.cel` rules.
+    ClusterPolicy(bool, Box<super::classic_model::ClusterPolicy>),
 }
 
 impl KyvernoManifest {
@@ -232,7 +234,7 @@ impl KyvernoManifest {
     pub fn is_validating(&self) -> bool {
         match self {
             KyvernoManifest::Policy(kind, _) => kind.is_validating(),
-            KyvernoManifest::Exception(_) => true,
+            KyvernoManifest::Exception(_) | KyvernoManifest::ClusterPolicy(..) => true,
         }
     }
 }
