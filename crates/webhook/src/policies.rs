@@ -56,6 +56,13 @@ impl Policies {
         let kyverno_v = (self.validating.kyverno.validating.iter())
             .filter(|p| p.extras.autogen.is_none())
             .count();
+        // ClusterPolicies count once, whatever their rules.
+        let mut classic: Vec<(&str, Option<&str>)> = (self.validating.kyverno.classic.iter())
+            .map(|r| (r.policy.as_str(), r.namespace.as_deref()))
+            .collect();
+        classic.sort_unstable();
+        classic.dedup();
+        let kyverno_v = kyverno_v + classic.len();
         let kyverno_m = (self.mutating.kyverno.mutating.iter())
             .filter(|p| p.extras.autogen.is_none())
             .count();
