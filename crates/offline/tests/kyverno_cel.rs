@@ -386,3 +386,24 @@ results:
 fn kyverno_policies_cel_cluster_policies() {
     run_family("kyverno-policies/*-cel", "kyverno-policies", "-cel");
 }
+
+/// Kyverno's CLI suites for ClusterPolicies with `validate.cel` rules.
+#[test]
+fn kyverno_cli_cel_cluster_policies() {
+    run_family(
+        "kyverno/test/cli/test (validate.cel)",
+        "kyverno/test/cli/test",
+        "=cel-preconditions|cel-preconditions-deprecated|check-deployment-namespace-cel",
+    );
+}
+
+/// Kyverno's CLI suites for ValidatingPolicy and MutatingPolicy context (ConfigMaps and API
+/// calls the test supplies).
+#[test]
+fn kyverno_cli_context() {
+    run_family(
+        "kyverno/test/cli/test-context-*-{vpol,mpol}",
+        "kyverno/test/cli",
+        "=test-context-apicall-vpol|test-context-configmap-vpol|test-context-apicall-mpol|test-context-configmap-mpol",
+    );
+}
