@@ -100,7 +100,12 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
         return Err(LoadErrors(errors));
     }
     let lookup = ObjectLookup::new(lookup_objects);
-    let options = EvalOptions::default();
+    // Offline, as Kyverno's CLI: `evaluation.admission.enabled: false` does not keep a Kyverno
+    // policy from running.
+    let options = EvalOptions {
+        kyverno: celer_policy::kyverno::validate::Mode { offline: true },
+        ..EvalOptions::default()
+    };
     let mut reports = Vec::with_capacity(resources.len());
     for (i, resource) in resources.iter().enumerate() {
         let reference = ObjectRef::of(resource);

@@ -26,7 +26,7 @@ use celer_policy::model::{
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, RequestUser, review_for};
 use celer_policy::response::{Outcome, PolicyKind, ResultKind};
-use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
 
 use crate::files::read_text;
 use crate::suite::{Check, SuiteOutcome};
@@ -75,6 +75,9 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
     for p in list_of(&test, "policies") {
         crate::files::read_into(&mut manifests, &dir.join(p));
     }
+    for p in list_of(&test, "exceptions") {
+        crate::files::read_into(&mut manifests, &dir.join(p));
+    }
     outcome
         .errors
         .extend(manifests.errors.drain(..).map(|e| e.to_string()));
@@ -86,15 +89,51 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
 
     let mut resources = Vec::new();
     for p in list_of(&test, "resources") {
-        resources.extend(read_json(&dir.join(p))?);
+        resources.extend(read_json(&dir.join(p))?.into_iter().map(cli_resource));
     }
     let mut lookup_objects = Vec::new();
     for p in list_of(&test, "paramResources") {
         lookup_objects.extend(read_json(&dir.join(p))?);
     }
     let mut described_namespaces = Vec::new();
+    // `request.operation` among a values file's globalValues: the default operation.
+    let mut default_operation = Operation::Create;
+    // (kind, parent resource, subresource)
+    let mut subresources: Vec<(String, String, String)> = Vec::new();
     if let Some(values) = test.get("variables").and_then(|v| v.as_str()) {
         for doc in read_json(&dir.join(values))? {
+            if let Some(op) = doc
+                .get("globalValues")
+                .and_then(|g| g.get("request.operation"))
+                .and_then(|o| o.as_str())
+                .and_then(parse_operation)
+            {
+                default_operation = op;
+            }
+            // `subresources`: kinds admitted as a subresource of a parent resource
+            // (`Binding` as `pods/binding`).
+            for sub in doc
+                .get("subresources")
+                .and_then(|l| l.as_array())
+                .into_iter()
+                .flat_map(|l| l.iter())
+            {
+                let kind = sub
+                    .get("subresource")
+                    .map(|s| str_of(s, "kind"))
+                    .unwrap_or_default();
+                let name = sub
+                    .get("subresource")
+                    .map(|s| str_of(s, "name"))
+                    .unwrap_or_default();
+                if let Some((parent, subresource)) = name.split_once('/') {
+                    subresources.push((
+                        kind.to_string(),
+                        parent.to_string(),
+                        subresource.to_string(),
+                    ));
+                }
+            }
             if let Some(list) = doc.get("namespaceSelector").and_then(|l| l.as_array()) {
                 for ns in list.iter() {
                     let name = str_of(ns, "name");
@@ -104,6 +143,27 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                         .unwrap_or_else(|| "{}".to_string());
                     described_namespaces.push(name.to_string());
                     lookup_objects.push(namespace_object(name, &labels)?);
+                }
+            }
+            // `namespaces`: whole Namespace objects, which win over namespaceSelector.
+            if let Some(list) = doc.get("namespaces").and_then(|l| l.as_array()) {
+                for ns in list.iter() {
+                    let name = ns
+                        .get("metadata")
+                        .map(|m| str_of(m, "name"))
+                        .unwrap_or_default()
+                        .to_string();
+                    let mut ns = ns.clone();
+                    if let Some(o) = ns.as_object_mut() {
+                        o.insert(&"apiVersion", Json::from("v1"));
+                        o.insert(&"kind", Json::from("Namespace"));
+                    }
+                    lookup_objects.retain(|o| {
+                        !(str_of(o, "kind") == "Namespace"
+                            && o.get("metadata").map(|m| str_of(m, "name")) == Some(name.as_str()))
+                    });
+                    described_namespaces.push(name);
+                    lookup_objects.push(ns);
                 }
             }
         }
@@ -132,30 +192,62 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
     }
     let lookup = ObjectLookup::new(lookup_objects);
 
-    let mut evaluated: Vec<((String, String), Json, Outcome)> = Vec::new();
-    for (i, r) in resources.iter().enumerate() {
-        let body = review_for(
-            Some(r),
-            None,
-            Operation::Create,
-            &user,
-            &format!("celer-{i}"),
-        )
-        .map_err(|e| format!("resource {}: {e}", object_key(r).1))?;
-        let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
-        let request = review.request().map_err(|e| e.to_string())?;
-        let options = EvalOptions {
-            selector_params_as_list: true,
-            ..EvalOptions::default()
-        };
-        let result = engine::evaluate(&set, &request, &lookup, &options);
-        evaluated.push((object_key(r), r.clone(), result));
-    }
+    let evaluate_all = |operation: Operation| -> Result<Vec<Evaluated>, String> {
+        let mut evaluated: Vec<Evaluated> = Vec::new();
+        for (i, r) in resources.iter().enumerate() {
+            // Kyverno's CLI shapes requests as the API server would: UPDATE sees the resource
+            // as both objects, DELETE only as the old one.
+            let (object, old_object) = match operation {
+                Operation::Update => (Some(r), Some(r)),
+                Operation::Delete => (None, Some(r)),
+                _ => (Some(r), None),
+            };
+            let mut body = review_for(object, old_object, operation, &user, &format!("celer-{i}"))
+                .map_err(|e| format!("resource {}: {e}", object_key(r).1))?;
+            if let Some((_, parent, subresource)) = subresources
+                .iter()
+                .find(|(k, _, _)| *k == str_of(r, "kind"))
+            {
+                body = as_subresource(&body, parent, subresource)?;
+            }
+            let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
+            let request = review.request().map_err(|e| e.to_string())?;
+            let options = EvalOptions {
+                selector_params_as_list: true,
+                kyverno: celer_policy::kyverno::validate::Mode { offline: true },
+                ..EvalOptions::default()
+            };
+            let result = engine::evaluate(&set, &request, &lookup, &options);
+            evaluated.push((object_key(r), r.clone(), result));
+        }
+        Ok(evaluated)
+    };
+    let mut by_operation: Vec<(Operation, Vec<Evaluated>)> = Vec::new();
 
     let Some(rows) = test.get("results").and_then(|r| r.as_array()) else {
         return Ok(outcome);
     };
     for row in rows.iter() {
+        let operation = match row.get("operation").and_then(|o| o.as_str()) {
+            Some(op) => match parse_operation(op) {
+                Some(op) => op,
+                None => {
+                    outcome.errors.push(format!(
+                        "result row operation {op:?}: not CREATE, UPDATE or DELETE"
+                    ));
+                    continue;
+                }
+            },
+            None => default_operation,
+        };
+        if !by_operation.iter().any(|(op, _)| *op == operation) {
+            by_operation.push((operation, evaluate_all(operation)?));
+        }
+        let evaluated: &[Evaluated] = by_operation
+            .iter()
+            .find(|(op, _)| *op == operation)
+            .map(|(_, e)| e.as_slice())
+            .unwrap_or_default();
         let policy = str_of(row, "policy").to_string();
         let kind = str_of(row, "kind").to_string();
         let expected = str_of(row, "result").to_string();
@@ -171,29 +263,77 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
             == Some(true)
         {
             PolicyKind::Mutating
+        } else if row.get("isValidatingPolicy").and_then(|b| b.as_bool()) == Some(true) {
+            PolicyKind::KyvernoValidating
+        } else if row.get("isMutatingPolicy").and_then(|b| b.as_bool()) == Some(true) {
+            PolicyKind::KyvernoMutating
+        } else if let Some(kind) = kind_of_policy(&set, &policy) {
+            // Kyverno's CLI checks a row without a type flag against whatever policy has the
+            // name.
+            kind
         } else {
             outcome.skipped.push((
                 policy.clone(),
-                "not a native admission policy row (Kyverno's own kinds come with [compat])"
+                "not a policy celer runs (ValidatingAdmissionPolicy, MutatingAdmissionPolicy, ValidatingPolicy, MutatingPolicy)"
                     .to_string(),
             ));
             continue;
         };
         let names = list_of(row, "resources");
         let patched = match row.get("patchedResources").and_then(|p| p.as_str()) {
-            Some(p) => read_json(&dir.join(p))?,
+            Some(p) => read_json(&dir.join(p))?
+                .into_iter()
+                .map(cli_resource)
+                .collect(),
             None => Vec::new(),
         };
-        for ((r_kind, r_name), original, result) in &evaluated {
-            if *r_kind != kind || !(names.is_empty() || names.contains(r_name)) {
+        for ((r_kind, r_name), original, result) in evaluated {
+            if *r_kind != kind
+                || !(names.is_empty() || names.iter().any(|n| names_resource(n, original)))
+            {
                 continue;
             }
             let (actual, detail) = match policy_kind {
                 PolicyKind::Validating | PolicyKind::GatekeeperConstraint => {
                     validating_result(&policy, result)
                 }
-                PolicyKind::Mutating => mutating_result(&policy, original, result, &patched),
+                PolicyKind::Mutating => mutating_result(
+                    &set,
+                    &policy,
+                    PolicyKind::Mutating,
+                    original,
+                    result,
+                    &patched,
+                ),
+                PolicyKind::KyvernoValidating => kyverno_validating_result(&set, &policy, result),
+                PolicyKind::KyvernoClusterPolicy => {
+                    classic_result(&policy, str_of(row, "rule"), result)
+                }
+                PolicyKind::KyvernoMutating => mutating_result(
+                    &set,
+                    &policy,
+                    PolicyKind::KyvernoMutating,
+                    original,
+                    result,
+                    &patched,
+                ),
             };
+            if actual == EXCLUDED {
+                outcome.skipped.push((
+                    format!("{policy} {kind}/{r_name}"),
+                    "the policy does not match the resource: Kyverno's CLI counts the row as skipped (excluded)"
+                        .to_string(),
+                ));
+                continue;
+            }
+            if actual == NOT_IN_PATCHED {
+                outcome.skipped.push((
+                    format!("{policy} {kind}/{r_name}"),
+                    "the resource is not in patchedResources: Kyverno's CLI skips the row"
+                        .to_string(),
+                ));
+                continue;
+            }
             let actual = match detail {
                 Some(d) if actual != expected => format!("{actual} ({d})"),
                 _ => actual,
@@ -208,7 +348,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
         for name in &names {
             if !evaluated
                 .iter()
-                .any(|((k, n), _, _)| *k == kind && n == name)
+                .any(|((k, _), r, _)| *k == kind && names_resource(name, r))
             {
                 outcome.checks.push(Check::failed(
                     &format!("{policy} {kind}/{name}"),
@@ -221,6 +361,227 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
     }
     Ok(outcome)
 }
+
+/// Whether a result row's resource entry, `name` or `namespace/name`, names `resource` (a
+/// resource without a namespace is in `default`).
+fn names_resource(entry: &str, resource: &Json) -> bool {
+    let meta = resource.get("metadata");
+    let name = meta.map(|m| str_of(m, "name")).unwrap_or_default();
+    match entry.split_once('/') {
+        None => entry == name,
+        Some((ns, n)) => {
+            let own = meta
+                .map(|m| str_of(m, "namespace"))
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or("default");
+            n == name && ns == own
+        }
+    }
+}
+
+/// An AdmissionReview body rewritten for a kind admitted as `parent/subresource`.
+fn as_subresource(body: &str, parent: &str, subresource: &str) -> Result<String, String> {
+    let mut review: Json = sonic_rs::from_str(body).map_err(|e| e.to_string())?;
+    if let Some(request) = review.get_mut("request").and_then(|r| r.as_object_mut()) {
+        for key in ["resource", "requestResource"] {
+            if let Some(r) = request.get_mut(&key).and_then(|r| r.as_object_mut()) {
+                r.insert(&"resource", Json::from(parent));
+            }
+        }
+        request.insert(&"subResource", Json::from(subresource));
+        request.insert(&"requestSubResource", Json::from(subresource));
+    }
+    sonic_rs::to_string(&review).map_err(|e| e.to_string())
+}
+
+/// A resource as Kyverno's CLI loads it (`resource.YamlToUnstructured`): a namespaced kind
+/// without a namespace is put in `default`, and the map fields it knows (`labels`,
+/// `annotations`, `matchLabels`, `nodeSelector`, `data`, `stringData`) that are null become
+/// empty maps.
+fn cli_resource(mut resource: Json) -> Json {
+    fn normalize(v: &mut Json, depth: usize) {
+        if depth > celer_policy::document::MAX_DEPTH {
+            return;
+        }
+        if let Some(object) = v.as_object_mut() {
+            for (key, value) in object.iter_mut() {
+                if value.is_null()
+                    && matches!(
+                        key,
+                        "annotations"
+                            | "labels"
+                            | "matchLabels"
+                            | "nodeSelector"
+                            | "data"
+                            | "stringData"
+                    )
+                {
+                    *value = Json::new_object();
+                } else {
+                    normalize(value, depth + 1);
+                }
+            }
+        } else if let Some(list) = v.as_array_mut() {
+            for item in list.iter_mut() {
+                if item.is_object() {
+                    normalize(item, depth + 1);
+                }
+            }
+        }
+    }
+    let info =
+        celer_policy::kinds::kind_info(str_of(&resource, "apiVersion"), str_of(&resource, "kind"));
+    if info.namespaced
+        && let Some(meta) = resource.get_mut("metadata").and_then(|m| m.as_object_mut())
+        && meta
+            .get(&"namespace")
+            .and_then(|n| n.as_str())
+            .unwrap_or_default()
+            .is_empty()
+    {
+        meta.insert(&"namespace", Json::from("default"));
+    }
+    normalize(&mut resource, 0);
+    resource
+}
+
+/// A resource without its null fields and empty maps and lists, as Kyverno's CLI compares
+/// patched resources (`resource.Tidy`).
+fn tidy(v: &Json) -> Option<Json> {
+    fn walk(v: &Json, depth: usize) -> Option<Json> {
+        if depth > celer_policy::document::MAX_DEPTH {
+            return Some(v.clone());
+        }
+        if let Some(object) = v.as_object() {
+            let mut out = Json::new_object();
+            let mut any = false;
+            if let Some(o) = out.as_object_mut() {
+                for (key, value) in object.iter() {
+                    if let Some(value) = walk(value, depth + 1) {
+                        o.insert(&key, value);
+                        any = true;
+                    }
+                }
+            }
+            return any.then_some(out);
+        }
+        if let Some(list) = v.as_array() {
+            let mut out = Json::new_array();
+            let mut any = false;
+            if let Some(a) = out.as_array_mut() {
+                for item in list.iter() {
+                    if let Some(item) = walk(item, depth + 1) {
+                        a.push(item);
+                        any = true;
+                    }
+                }
+            }
+            return any.then_some(out);
+        }
+        (!v.is_null()).then(|| v.clone())
+    }
+    walk(v, 0)
+}
+
+/// The kind of the loaded policy called `name`, if one is.
+fn kind_of_policy(set: &PolicySet, name: &str) -> Option<PolicyKind> {
+    let k = &set.kyverno;
+    if k.classic.iter().any(|r| r.policy == name) {
+        Some(PolicyKind::KyvernoClusterPolicy)
+    } else if k.validating.iter().any(|p| p.policy.common.name == name) {
+        Some(PolicyKind::KyvernoValidating)
+    } else if k.mutating.iter().any(|p| p.policy.common.name == name) {
+        Some(PolicyKind::KyvernoMutating)
+    } else if set
+        .validating
+        .policies
+        .iter()
+        .any(|p| p.common.name == name)
+    {
+        Some(PolicyKind::Validating)
+    } else if set.mutating.policies.iter().any(|p| p.common.name == name) {
+        Some(PolicyKind::Mutating)
+    } else {
+        None
+    }
+}
+
+/// What a mutating row reports when its resource is missing from `patchedResources`.
+const NOT_IN_PATCHED: &str = "not in patchedResources";
+
+/// A resource's (kind, name), the resource and what evaluating it gave.
+type Evaluated = ((String, String), Json, Outcome);
+
+fn parse_operation(op: &str) -> Option<Operation> {
+    match op {
+        "CREATE" => Some(Operation::Create),
+        "UPDATE" => Some(Operation::Update),
+        "DELETE" => Some(Operation::Delete),
+        _ => None,
+    }
+}
+
+/// A Kyverno ValidatingPolicy's result for a resource: Kyverno's rule status. A policy that
+/// did not match the resource reports nothing: `excluded`.
+fn kyverno_validating_result(
+    set: &PolicySet,
+    policy: &str,
+    outcome: &Outcome,
+) -> (String, Option<String>) {
+    let worst =
+        results_of(policy, PolicyKind::KyvernoValidating, outcome).max_by_key(|r| r.result.rank());
+    match worst {
+        None => unmatched(set, policy),
+        Some(r) => (r.result.as_str().to_string(), r.message.clone()),
+    }
+}
+
+/// A ClusterPolicy rule's result (every rule's, the worst, when the row names none); a rule
+/// that did not match the resource gives none: `excluded`.
+fn classic_result(policy: &str, rule: &str, outcome: &Outcome) -> (String, Option<String>) {
+    let worst = results_of(policy, PolicyKind::KyvernoClusterPolicy, outcome)
+        // `lookupRuleResponses`: the rule or what autogen made of it.
+        .filter(|r| {
+            let name = r.binding.as_deref().unwrap_or_default();
+            rule.is_empty()
+                || name == rule
+                || name.strip_prefix("autogen-") == Some(rule)
+                || name.strip_prefix("autogen-cronjob-") == Some(rule)
+        })
+        .max_by_key(|r| r.result.rank());
+    match worst {
+        None => (EXCLUDED.to_string(), None),
+        Some(r) => (r.result.as_str().to_string(), r.message.clone()),
+    }
+}
+
+/// A Kyverno policy that did not match the resource: Kyverno's CLI skips the row
+/// (`excluded`), unless the policy has a namespace or object selector, whose empty response
+/// it drops, and the row then fails as not found.
+fn unmatched(set: &PolicySet, policy: &str) -> (String, Option<String>) {
+    let k = &set.kyverno;
+    let selector = k
+        .validating
+        .iter()
+        .map(|p| (&p.policy.common.name, &p.extras))
+        .chain(
+            k.mutating
+                .iter()
+                .map(|p| (&p.policy.common.name, &p.extras)),
+        )
+        .any(|(name, extras)| name == policy && extras.has_selector);
+    if selector {
+        (
+            "not found".to_string(),
+            Some("the policy's selectors do not match the resource".to_string()),
+        )
+    } else {
+        (EXCLUDED.to_string(), None)
+    }
+}
+
+/// What a Kyverno row reports for a resource its policy does not match: the row is skipped.
+const EXCLUDED: &str = "excluded";
 
 fn namespace_object(name: &str, labels_json: &str) -> Result<Json, String> {
     let text = format!(
@@ -337,12 +698,17 @@ fn validating_result(policy: &str, outcome: &Outcome) -> (String, Option<String>
 }
 
 fn mutating_result(
+    set: &PolicySet,
     policy: &str,
+    kind: PolicyKind,
     original: &Json,
     outcome: &Outcome,
     expected_patched: &[Json],
 ) -> (String, Option<String>) {
-    let results: Vec<_> = results_of(policy, PolicyKind::Mutating, outcome).collect();
+    let results: Vec<_> = results_of(policy, kind, outcome).collect();
+    if results.is_empty() && kind == PolicyKind::KyvernoMutating {
+        return unmatched(set, policy);
+    }
     if let Some(e) = results.iter().find(|r| r.result == ResultKind::Error) {
         return ("error".to_string(), e.message.clone());
     }
@@ -352,9 +718,12 @@ fn mutating_result(
     let actual = outcome.patched.as_ref().unwrap_or(original);
     let key = object_key(original);
     let Some(expected) = expected_patched.iter().find(|p| object_key(p) == key) else {
+        if !expected_patched.is_empty() && kind == PolicyKind::KyvernoMutating {
+            return (NOT_IN_PATCHED.to_string(), None);
+        }
         return ("pass".to_string(), None);
     };
-    if expected == actual {
+    if tidy(expected) == tidy(actual) {
         ("pass".to_string(), None)
     } else {
         (

@@ -5,6 +5,7 @@
 
 pub mod apply;
 pub mod celer_test;
+pub mod chainsaw;
 pub mod files;
 pub mod gatekeeper;
 pub mod kyverno;

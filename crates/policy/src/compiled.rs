@@ -26,7 +26,7 @@ pub struct Expression {
 }
 
 impl Expression {
-    fn compile(env: &PolicyEnv, source: &str, kind: ExpressionKind) -> Expression {
+    pub(crate) fn compile(env: &PolicyEnv, source: &str, kind: ExpressionKind) -> Expression {
         Expression {
             source: Arc::from(source),
             program: env.compile(source, kind),
@@ -84,7 +84,28 @@ impl PolicyCommon {
         variables: &[model::Variable],
         mutating: bool,
     ) -> PolicyCommon {
-        let mut env = PolicyEnv::new(param_kind.is_some(), mutating);
+        let env = PolicyEnv::new(param_kind.is_some(), mutating);
+        PolicyCommon::with_env(
+            env,
+            name,
+            failure_policy,
+            param_kind,
+            constraints,
+            match_conditions,
+            variables,
+        )
+    }
+
+    /// [`PolicyCommon::new`] in a given environment (Kyverno's policies declare more).
+    pub fn with_env(
+        mut env: PolicyEnv,
+        name: &str,
+        failure_policy: Option<FailurePolicy>,
+        param_kind: Option<&ParamKind>,
+        constraints: MatchConstraints,
+        match_conditions: &[model::MatchCondition],
+        variables: &[model::Variable],
+    ) -> PolicyCommon {
         // Match conditions see no variables.
         let match_conditions = match_conditions
             .iter()
@@ -160,6 +181,14 @@ impl ValidatingPolicy {
             &spec.variables,
             false,
         );
+        ValidatingPolicy::compile_validations(common, spec)
+    }
+
+    /// Compiles the validations and audit annotations of `spec` in `common`'s environment.
+    pub fn compile_validations(
+        common: PolicyCommon,
+        spec: &model::ValidatingAdmissionPolicySpec,
+    ) -> Self {
         let env = &common.env;
         let validations = spec
             .validations
@@ -264,6 +293,14 @@ impl MutatingPolicy {
             &spec.variables,
             true,
         );
+        MutatingPolicy::compile_mutations(common, spec)
+    }
+
+    /// Compiles the mutations of `spec` in `common`'s environment.
+    pub fn compile_mutations(
+        common: PolicyCommon,
+        spec: &model::MutatingAdmissionPolicySpec,
+    ) -> Self {
         let mutations = spec
             .mutations
             .iter()

@@ -39,6 +39,8 @@ pub struct EvalOptions {
     /// selects several params once, with `params` a list object `{"items": [...]}`. Only for
     /// running Kyverno's test suites; off, each param is evaluated on its own as upstream.
     pub selector_params_as_list: bool,
+    /// How Kyverno's policies run (offline, they ignore `evaluation.admission.enabled`).
+    pub kyverno: crate::kyverno::validate::Mode,
 }
 
 /// What an evaluation reads besides the request: cached per request.
@@ -159,6 +161,14 @@ pub fn evaluate(
             }
         }
     };
+    let mutation =
+        match crate::kyverno::mutate::run(set, &ctx, mutation, &mut outcome, options.kyverno) {
+            Ok(state) => state,
+            Err(status) => {
+                outcome.deny(status);
+                return outcome;
+            }
+        };
     let object = mutation
         .as_ref()
         .and_then(MutationState::patched)
@@ -169,6 +179,8 @@ pub fn evaluate(
     if let Err(status) = crate::gatekeeper::validate(set, &ctx, object, &mut outcome) {
         outcome.deny(status);
     }
+    crate::kyverno::validate::run(set, &ctx, object, &mut outcome, options.kyverno);
+    crate::kyverno::classic::run(set, &ctx, object, &mut outcome, options.kyverno);
     if let Some(state) = mutation {
         outcome.set_patch(state);
     }

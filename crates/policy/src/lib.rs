@@ -17,6 +17,7 @@ pub mod gatekeeper;
 pub mod index;
 pub mod invocation;
 pub mod kinds;
+pub mod kyverno;
 pub mod load;
 pub mod lookup;
 pub mod matching;

@@ -52,6 +52,8 @@ pub enum Manifest {
     ValidatingBinding(Box<ValidatingAdmissionPolicyBinding>),
     MutatingPolicy(Box<MutatingAdmissionPolicy>),
     MutatingBinding(Box<MutatingAdmissionPolicyBinding>),
+    /// A Kyverno CEL policy or PolicyException (`policies.kyverno.io`).
+    Kyverno(crate::kyverno::model::KyvernoManifest),
     /// Any other object: a Namespace, a param, a resource.
     Object(Json),
     /// A Gatekeeper ConstraintTemplate.
@@ -122,6 +124,17 @@ impl Manifests {
             }
             return;
         }
+        if let Some(result) = crate::kyverno::load::read_manifest(api_version, kind, &doc) {
+            match result {
+                Ok(m) => self.items.push((source, Manifest::Kyverno(m))),
+                Err((what, message)) => self.errors.push(LoadError {
+                    location: source,
+                    what,
+                    message,
+                }),
+            }
+            return;
+        }
         if !ADMISSION_VERSIONS.contains(&api_version) {
             if !doc.is_object() {
                 self.errors.push(LoadError {
@@ -168,7 +181,7 @@ impl Manifests {
 }
 
 /// Deserialises a policy kind, naming the field a problem is at.
-fn read<T: DeserializeOwned>(doc: &Json) -> Result<T, String> {
+pub(crate) fn read<T: DeserializeOwned>(doc: &Json) -> Result<T, String> {
     serde_path_to_error::deserialize(doc).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();

@@ -40,6 +40,20 @@ pub struct MutationState<'r> {
 }
 
 impl<'r> MutationState<'r> {
+    /// A state for `original` whose mutated form is `doc` (unchanged when its version is 0).
+    pub(crate) fn from_tree(original: &'r Json, doc: Patched) -> Result<Self, Status> {
+        let current = match Some(doc).filter(|d| d.version() > 0) {
+            Some(mut doc) => Some((object_json(&mut doc)?.clone(), doc)),
+            None => None,
+        };
+        Ok(MutationState { original, current })
+    }
+
+    /// The request's object, before any mutation.
+    pub(crate) fn original(&self) -> &'r Json {
+        self.original
+    }
+
     /// The mutated object, if any mutation changed it.
     pub fn patched(&self) -> Option<&Json> {
         self.current.as_ref().map(|(json, _)| json)
@@ -329,7 +343,7 @@ pub fn run<'r>(
 
 /// The mutated object as JSON; writing it out cannot fail in practice (the tree holds JSON
 /// values), and would be the engine's error, not the policy's.
-fn object_json(doc: &mut Patched) -> Result<&Json, Status> {
+pub(crate) fn object_json(doc: &mut Patched) -> Result<&Json, Status> {
     doc.json()
         .map_err(|e| Status::internal(&format!("JSON Patch: {e}")))
 }
@@ -383,7 +397,28 @@ fn mutate(
     kind: GroupVersionKind<'_>,
     buffers: &mut ActivationBuffers,
 ) -> Result<(), String> {
-    let common = &inv.policy.common;
+    apply_mutation(
+        mutation,
+        &inv.policy.common,
+        inputs,
+        None,
+        doc,
+        kind,
+        buffers,
+    )
+}
+
+/// [`mutate`] for any policy's mutation; `extra` binds one more variable (Kyverno's
+/// `exceptions`).
+pub(crate) fn apply_mutation(
+    mutation: &CompiledMutation,
+    common: &crate::compiled::PolicyCommon,
+    inputs: &Inputs<'_>,
+    extra: Option<(usize, &Json)>,
+    doc: &mut Patched,
+    kind: GroupVersionKind<'_>,
+    buffers: &mut ActivationBuffers,
+) -> Result<(), String> {
     // A patcher that did not compile reports its compile errors as they are
     // (`errors.Join(compileErrors...)`).
     if let Err(e) = &mutation.expression.program {
@@ -399,6 +434,9 @@ fn mutate(
         };
         let mut activation = Activation::with_buffers(&common.env.env, take(buffers));
         bind_inputs(&mut activation, common, inputs, true);
+        if let Some((slot, value)) = extra {
+            activation.set(slot, Value::from_json(value));
+        }
         if let Some(object) = object {
             activation.set(common.env.slots.object, object);
         }

@@ -58,6 +58,8 @@ pub struct PolicySet {
     pub equivalents: EquivalentResources,
     /// Gatekeeper ConstraintTemplates and their Constraints.
     pub gatekeeper: crate::gatekeeper::GatekeeperSet,
+    /// Kyverno's CEL policies (`policies.kyverno.io`).
+    pub kyverno: crate::kyverno::compile::KyvernoPolicies,
 }
 
 fn load_error(source: &Source, what: String, message: String) -> LoadError {
@@ -147,7 +149,9 @@ impl PolicySet {
             errors: manifests.errors.clone(),
             equivalents: EquivalentResources::builtin_latest(),
             gatekeeper: crate::gatekeeper::GatekeeperSet::default(),
+            kyverno: Default::default(),
         };
+        set.kyverno = crate::kyverno::compile::build(manifests, &set.equivalents, &mut set.errors);
         let mut v_by_name: HashMap<String, usize> = HashMap::new();
         let mut m_by_name: HashMap<String, usize> = HashMap::new();
 
@@ -286,6 +290,7 @@ impl PolicySet {
         self.validating.policies.is_empty()
             && self.mutating.policies.is_empty()
             && self.gatekeeper.is_empty()
+            && self.kyverno.is_empty()
     }
 }
 

@@ -125,6 +125,12 @@ pub enum PolicyKind {
     /// A Gatekeeper Constraint (the result's policy is its template, its binding the
     /// Constraint).
     GatekeeperConstraint,
+    /// Kyverno's ValidatingPolicy and NamespacedValidatingPolicy.
+    KyvernoValidating,
+    /// Kyverno's MutatingPolicy and NamespacedMutatingPolicy.
+    KyvernoMutating,
+    /// Kyverno's ClusterPolicy and Policy `validate.cel` rules (the binding is the rule).
+    KyvernoClusterPolicy,
 }
 
 impl PolicyKind {
@@ -133,6 +139,9 @@ impl PolicyKind {
             PolicyKind::Validating => "ValidatingAdmissionPolicy",
             PolicyKind::Mutating => "MutatingAdmissionPolicy",
             PolicyKind::GatekeeperConstraint => "ConstraintTemplate",
+            PolicyKind::KyvernoValidating => "ValidatingPolicy",
+            PolicyKind::KyvernoMutating => "MutatingPolicy",
+            PolicyKind::KyvernoClusterPolicy => "ClusterPolicy",
         }
     }
 }
@@ -316,8 +325,11 @@ impl Outcome {
 fn status_json(out: &mut String, s: &Status) {
     out.push_str("{\"metadata\":{},\"status\":\"Failure\",\"message\":");
     push_json_string(out, &s.message);
-    out.push_str(",\"reason\":");
-    push_json_string(out, &s.reason);
+    // A webhook's own denial (Kyverno's) may carry no reason and no code.
+    if !s.reason.is_empty() {
+        out.push_str(",\"reason\":");
+        push_json_string(out, &s.reason);
+    }
     if let Some(d) = &s.details {
         out.push_str(",\"details\":{");
         let mut parts = Vec::new();
@@ -341,8 +353,10 @@ fn status_json(out: &mut String, s: &Status) {
         out.push_str(&parts.join(","));
         out.push('}');
     }
-    out.push_str(",\"code\":");
-    out.push_str(&s.code.to_string());
+    if s.code != 0 {
+        out.push_str(",\"code\":");
+        out.push_str(&s.code.to_string());
+    }
     out.push('}');
 }
 

@@ -156,8 +156,11 @@ impl Metrics {
         let mut mutating = lock(&self.mutating);
         for r in results {
             let map = match r.kind {
-                PolicyKind::Validating | PolicyKind::GatekeeperConstraint => &mut *validating,
-                PolicyKind::Mutating => &mut *mutating,
+                PolicyKind::Validating
+                | PolicyKind::KyvernoValidating
+                | PolicyKind::KyvernoClusterPolicy
+                | PolicyKind::GatekeeperConstraint => &mut *validating,
+                PolicyKind::Mutating | PolicyKind::KyvernoMutating => &mut *mutating,
             };
             let bindings = match map.get_mut(r.policy.as_str()) {
                 Some(b) => b,

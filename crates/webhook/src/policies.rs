@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use celer_policy::kyverno::model::KyvernoManifest;
 use celer_policy::load::{Manifest, Manifests};
 use celer_policy::policy_set::PolicySet;
 
@@ -52,10 +53,25 @@ impl Policies {
     /// How many policies (validating, mutating) were loaded. Each enforced Gatekeeper
     /// Constraint counts as a validating policy.
     pub fn counts(&self) -> (usize, usize) {
+        // Kyverno's policies count once, without the variants autogen derives.
+        let kyverno_v = (self.validating.kyverno.validating.iter())
+            .filter(|p| p.extras.autogen.is_none())
+            .count();
+        // ClusterPolicies count once, whatever their rules.
+        let mut classic: Vec<(&str, Option<&str>)> = (self.validating.kyverno.classic.iter())
+            .map(|r| (r.policy.as_str(), r.namespace.as_deref()))
+            .collect();
+        classic.sort_unstable();
+        classic.dedup();
+        let kyverno_v = kyverno_v + classic.len();
+        let kyverno_m = (self.mutating.kyverno.mutating.iter())
+            .filter(|p| p.extras.autogen.is_none())
+            .count();
         (
             self.validating.validating.policies.len()
-                + self.validating.gatekeeper.constraints.len(),
-            self.mutating.mutating.policies.len(),
+                + self.validating.gatekeeper.constraints.len()
+                + kyverno_v,
+            self.mutating.mutating.policies.len() + kyverno_m,
         )
     }
 }
@@ -101,6 +117,13 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
             Manifest::MutatingPolicy(_) | Manifest::MutatingBinding(_) => {
                 mutating.items.push((source, item));
             }
+            // Kyverno's policies with their kind; PolicyExceptions serve both.
+            Manifest::Kyverno(KyvernoManifest::Exception(_)) => {
+                validating.items.push((source.clone(), item.clone()));
+                mutating.items.push((source, item));
+            }
+            Manifest::Kyverno(ref k) if k.is_validating() => validating.items.push((source, item)),
+            Manifest::Kyverno(_) => mutating.items.push((source, item)),
             Manifest::Object(json) => objects.push(json),
         }
     }
@@ -173,6 +196,46 @@ mod tests {
         let p = load(&PolicySource::Embedded).unwrap();
         assert_eq!(p.counts(), (19, 0));
         assert!(p.mutating.is_empty());
+    }
+
+    #[test]
+    fn kyverno_policies_load_and_deny_with_kyvernos_message() {
+        let dir =
+            std::env::temp_dir().join(format!("celer-webhook-kyverno-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("vpol.yaml"),
+            "apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: no-latest}\nspec:\n  matchConstraints:\n    resourceRules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}]\n  validations:\n  - expression: \"object.spec.containers.all(c, !c.image.endsWith(':latest'))\"\n    message: no latest\n---\napiVersion: policies.kyverno.io/v1\nkind: MutatingPolicy\nmetadata: {name: label}\nspec:\n  matchConstraints:\n    resourceRules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}]\n  mutations:\n  - patchType: JSONPatch\n    jsonPatch: {expression: \"[JSONPatch{op: 'add', path: '/metadata/labels', value: {'m': 'y'}}]\"}\n",
+        )
+        .unwrap();
+        let p = load(&PolicySource::Paths(vec![dir.clone()])).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(p.counts(), (1, 1));
+        // Autogen adds the pod controllers' variants.
+        assert_eq!(p.validating.kyverno.validating.len(), 3);
+        let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","userInfo":{"username":"a"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"nginx:latest"}]}}}}"#;
+        let review = celer_policy::request::AdmissionReview::parse(body).unwrap();
+        let request = review.request().unwrap();
+        let options = celer_policy::engine::EvalOptions::default();
+        let denied = celer_policy::engine::evaluate(&p.validating, &request, &p.lookup, &options);
+        assert!(!denied.allowed);
+        let text = denied.review_json("u1", review.version());
+        assert!(
+            text.contains(r#""status":{"metadata":{},"status":"Failure","message":"Policy no-latest failed: no latest"}"#),
+            "{text}"
+        );
+        let mutated = celer_policy::engine::evaluate(&p.mutating, &request, &p.lookup, &options);
+        assert!(mutated.allowed);
+        assert_eq!(
+            mutated
+                .patched
+                .as_ref()
+                .map(
+                    |o| sonic_rs::JsonValueTrait::as_str(&o["metadata"]["labels"]["m"])
+                        .map(str::to_string)
+                ),
+            Some(Some("y".to_string()))
+        );
     }
 
     #[test]

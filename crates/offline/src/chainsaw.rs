@@ -1,0 +1,502 @@
+//! Kyverno's chainsaw conformance tests (`test/conformance/chainsaw`), read offline: the
+//! policies a test creates, then each resource it creates or applies, evaluated as the
+//! admission request the cluster would send, against what the test expects: the request
+//! refused (`($error != null): true`), refused with a message (`($error): ...`, compared after
+//! the webhook's `denied the request: `), or admitted; and, after a resource was admitted, the
+//! `assert` files that describe it (a subset of the stored object, as patched by mutations).
+//! Steps that need a cluster (scripts, events, reports, policy status, deletions) are skipped
+//! with their reason.
+
+use std::path::Path;
+
+use celer_cel::Json;
+use celer_policy::attributes::Operation;
+use celer_policy::engine::{self, EvalOptions};
+use celer_policy::kyverno::model::KyvernoManifest;
+use celer_policy::load::{Manifest, Manifests};
+use celer_policy::lookup::ObjectLookup;
+use celer_policy::policy_set::PolicySet;
+use celer_policy::request::{AdmissionReview, RequestUser, review_for};
+use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
+
+use crate::suite::{Check, SuiteOutcome};
+
+/// The namespace chainsaw creates for a test, where objects without one go.
+const TEST_NAMESPACE: &str = "chainsaw-test";
+
+fn str_of<'j>(v: &'j Json, key: &str) -> &'j str {
+    v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
+}
+
+fn read(path: &Path) -> Result<Vec<Json>, String> {
+    let text = crate::files::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    celer_policy::document::parse_documents(&text)
+        .map_err(|(i, e)| format!("{} (document {}): {e}", path.display(), i + 1))
+}
+
+/// What a create or apply expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Expect {
+    Admitted,
+    Refused(Option<String>),
+}
+
+fn expectation(op: &Json) -> Result<Expect, String> {
+    let Some(list) = op.get("expect").and_then(|e| e.as_array()) else {
+        return Ok(Expect::Admitted);
+    };
+    let mut out = Expect::Admitted;
+    for e in list.iter() {
+        if e.get("match").is_some() {
+            return Err("an expectation with `match`".to_string());
+        }
+        let Some(check) = e.get("check").and_then(|c| c.as_object()) else {
+            return Err("an expectation without `check`".to_string());
+        };
+        for (key, value) in check.iter() {
+            out = match (key.trim(), value.as_bool(), value.as_str()) {
+                ("($error != null)", Some(true), _) | ("($error == null)", Some(false), _) => {
+                    Expect::Refused(None)
+                }
+                ("($error == null)", Some(true), _) | ("($error != null)", Some(false), _) => {
+                    Expect::Admitted
+                }
+                ("($error)", _, Some(message)) => Expect::Refused(Some(message.trim().to_string())),
+                (other, _, _) => return Err(format!("the check {other:?}")),
+            };
+        }
+    }
+    Ok(out)
+}
+
+fn is_policy_document(doc: &Json) -> bool {
+    let api = str_of(doc, "apiVersion");
+    api.starts_with("policies.kyverno.io/") || api.starts_with("admissionregistration.k8s.io/")
+}
+
+fn key(o: &Json) -> (String, String, String) {
+    let meta = o.get("metadata");
+    let name = meta.map(|m| str_of(m, "name")).unwrap_or_default();
+    let namespace = meta.map(|m| str_of(m, "namespace")).unwrap_or_default();
+    (
+        str_of(o, "kind").to_string(),
+        namespace.to_string(),
+        name.to_string(),
+    )
+}
+
+/// Whether `actual` holds everything `expected` says (maps by key, lists element by element,
+/// scalars equal), as chainsaw's assert compares.
+fn contains(actual: &Json, expected: &Json, depth: usize) -> bool {
+    if depth > celer_policy::document::MAX_DEPTH {
+        return false;
+    }
+    if let Some(e) = expected.as_object() {
+        let Some(a) = actual.as_object() else {
+            return false;
+        };
+        return e.iter().all(|(k, v)| {
+            // chainsaw's JMESPath keys (`(expression)`) are not evaluated here.
+            k.starts_with('(') || a.get(&k).is_some_and(|av| contains(av, v, depth + 1))
+        });
+    }
+    if let Some(e) = expected.as_array() {
+        let Some(a) = actual.as_array() else {
+            return false;
+        };
+        return e.len() == a.len()
+            && e.iter()
+                .zip(a.iter())
+                .all(|(ev, av)| contains(av, ev, depth + 1));
+    }
+    actual == expected
+}
+
+struct State {
+    dir: std::path::PathBuf,
+    manifests: Manifests,
+    set: Option<PolicySet>,
+    objects: Vec<Json>,
+    outcome: SuiteOutcome,
+    user: RequestUser,
+}
+
+impl State {
+    fn add_policies(&mut self, file: &str) {
+        let before = self.manifests.errors.len();
+        let items = self.manifests.items.len();
+        crate::files::read_into(&mut self.manifests, &self.dir.join(file));
+        // Namespaced kinds created without a namespace land in the test's namespace.
+        for (_, item) in self.manifests.items.iter_mut().skip(items) {
+            let meta = match item {
+                Manifest::Kyverno(KyvernoManifest::Policy(kind, p)) if kind.is_namespaced() => {
+                    &mut p.metadata
+                }
+                Manifest::Kyverno(KyvernoManifest::Exception(e)) => &mut e.metadata,
+                _ => continue,
+            };
+            if meta.namespace.as_deref().is_none_or(str::is_empty) {
+                meta.namespace = Some(TEST_NAMESPACE.to_string());
+            }
+        }
+        for e in self.manifests.errors.iter().skip(before) {
+            self.outcome.errors.push(e.to_string());
+        }
+        self.set = None;
+    }
+
+    fn skip(&mut self, step: &str, why: &str) {
+        self.outcome
+            .skipped
+            .push((step.to_string(), why.to_string()));
+    }
+
+    /// A create or apply of `file`.
+    fn write(&mut self, step: &str, op: &Json, apply: bool) -> Result<(), String> {
+        let Some(file) = op.get("file").and_then(|f| f.as_str()) else {
+            self.skip(step, "an operation without a file");
+            return Ok(());
+        };
+        if file.starts_with('(') {
+            self.skip(step, "a templated file name");
+            return Ok(());
+        }
+        let docs = read(&self.dir.join(file))?;
+        let expect = match expectation(op) {
+            Ok(e) => e,
+            Err(what) => {
+                self.skip(step, &format!("{what} is not read"));
+                return Ok(());
+            }
+        };
+        if docs.iter().any(is_policy_document) {
+            if expect != Expect::Admitted {
+                self.skip(
+                    step,
+                    "a policy the cluster refuses at creation (policy validation is not checked here)",
+                );
+                return Ok(());
+            }
+            self.add_policies(file);
+            return Ok(());
+        }
+        for doc in docs {
+            self.admit(step, doc, &expect, apply)?;
+        }
+        Ok(())
+    }
+
+    fn admit(
+        &mut self,
+        step: &str,
+        mut object: Json,
+        expect: &Expect,
+        apply: bool,
+    ) -> Result<(), String> {
+        let info =
+            celer_policy::kinds::kind_info(str_of(&object, "apiVersion"), str_of(&object, "kind"));
+        if info.namespaced
+            && let Some(meta) = object.get_mut("metadata").and_then(|m| m.as_object_mut())
+            && meta
+                .get(&"namespace")
+                .and_then(|n| n.as_str())
+                .unwrap_or_default()
+                .is_empty()
+        {
+            meta.insert(&"namespace", Json::from(TEST_NAMESPACE));
+        }
+        let (kind, namespace, name) = key(&object);
+        let existing = self
+            .objects
+            .iter()
+            .position(|o| key(o) == (kind.clone(), namespace.clone(), name.clone()));
+        let (operation, old) = match (existing, apply) {
+            (Some(i), true) => (Operation::Update, self.objects.get(i).cloned()),
+            (Some(_), false) => {
+                self.skip(
+                    step,
+                    "a create of an object that exists (the API server refuses it)",
+                );
+                return Ok(());
+            }
+            (None, _) => (Operation::Create, None),
+        };
+        let body = review_for(
+            Some(&object),
+            old.as_ref(),
+            operation,
+            &self.user,
+            "chainsaw",
+        )
+        .map_err(|e| format!("{kind} {name}: {e}"))?;
+        let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
+        let request = review.request().map_err(|e| e.to_string())?;
+        let lookup = ObjectLookup::new(
+            self.objects
+                .iter()
+                .filter(|o| str_of(o, "kind") == "Namespace")
+                .cloned(),
+        );
+        let set = {
+            let manifests = &self.manifests;
+            self.set.get_or_insert_with(|| PolicySet::build(manifests))
+        };
+        let outcome = engine::evaluate(set, &request, &lookup, &EvalOptions::default());
+        let matched = outcome.results.iter().any(|r| {
+            matches!(
+                r.kind,
+                celer_policy::response::PolicyKind::KyvernoValidating
+                    | celer_policy::response::PolicyKind::KyvernoMutating
+            )
+        });
+        if !matched && *expect == Expect::Admitted && outcome.allowed {
+            // A fixture (a Namespace, RBAC, a ConfigMap) that no policy looks at: admitted,
+            // and not counted as a check.
+            self.skip(
+                step,
+                &format!("{kind} {name}: no Kyverno policy matches it"),
+            );
+            self.objects.push(object);
+            return Ok(());
+        }
+        let actual = match (&outcome.status, outcome.allowed) {
+            (_, true) => Expect::Admitted,
+            (Some(s), false) => Expect::Refused(Some(s.message.clone())),
+            (None, false) => Expect::Refused(None),
+        };
+        let (expected_text, actual_text) = match (expect, &actual) {
+            (Expect::Admitted, _) | (Expect::Refused(None), _) => (
+                describe(expect, false),
+                describe(&actual, matches!(expect, Expect::Refused(None))),
+            ),
+            (Expect::Refused(Some(m)), _) => (
+                format!("refused: {}", after_denied(m)),
+                describe(&actual, false),
+            ),
+        };
+        self.outcome.checks.push(Check {
+            name: format!("{step}: {kind} {namespace}/{name}"),
+            passed: expected_text == actual_text,
+            expected: expected_text,
+            actual: actual_text,
+        });
+        if outcome.allowed {
+            let stored = outcome.patched.clone().unwrap_or(object);
+            match existing {
+                Some(i) => {
+                    if let Some(slot) = self.objects.get_mut(i) {
+                        *slot = stored;
+                    }
+                }
+                None => self.objects.push(stored),
+            }
+        }
+        Ok(())
+    }
+
+    fn assert(&mut self, step: &str, op: &Json) -> Result<(), String> {
+        let Some(file) = op.get("file").and_then(|f| f.as_str()) else {
+            self.skip(step, "an assert without a file");
+            return Ok(());
+        };
+        for expected in read(&self.dir.join(file))? {
+            let kind = str_of(&expected, "kind");
+            let name = expected
+                .get("metadata")
+                .map(|m| str_of(m, "name"))
+                .unwrap_or_default();
+            let found = self.objects.iter().find(|o| {
+                str_of(o, "kind") == kind
+                    && o.get("metadata").map(|m| str_of(m, "name")) == Some(name)
+            });
+            match found {
+                None => self.skip(
+                    step,
+                    &format!("assert on {kind} {name:?}, which the test did not create here (status, reports, events)"),
+                ),
+                Some(actual) => {
+                    let passed = contains(actual, &expected, 0);
+                    self.outcome.checks.push(Check {
+                        name: format!("{step}: assert {kind} {name}"),
+                        passed,
+                        expected: sonic_rs::to_string(&expected).unwrap_or_default(),
+                        actual: if passed {
+                            sonic_rs::to_string(&expected).unwrap_or_default()
+                        } else {
+                            sonic_rs::to_string(actual).unwrap_or_default()
+                        },
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The text after the webhook's `denied the request: `, or the whole text.
+fn after_denied(message: &str) -> &str {
+    message
+        .split_once("denied the request: ")
+        .map_or(message, |(_, m)| m)
+        .trim()
+}
+
+fn describe(e: &Expect, bare: bool) -> String {
+    match e {
+        Expect::Admitted => "admitted".to_string(),
+        Expect::Refused(_) if bare => "refused".to_string(),
+        Expect::Refused(None) => "refused".to_string(),
+        Expect::Refused(Some(m)) => format!("refused: {}", m.trim()),
+    }
+}
+
+/// Runs one `chainsaw-test.yaml`.
+pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
+    let doc = read(test_file)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{}: empty", test_file.display()))?;
+    let dir = test_file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let namespace: Json = sonic_rs::from_str(&format!(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{{\"name\":\"{TEST_NAMESPACE}\"}}}}"
+    ))
+    .map_err(|e| e.to_string())?;
+    let mut state = State {
+        dir,
+        manifests: Manifests::default(),
+        set: None,
+        objects: vec![namespace],
+        outcome: SuiteOutcome::new(test_file),
+        // Chainsaw runs as the cluster's admin.
+        user: RequestUser {
+            username: "kubernetes-admin".to_string(),
+            uid: String::new(),
+            groups: vec![
+                "system:masters".to_string(),
+                "system:authenticated".to_string(),
+            ],
+        },
+    };
+    let steps = doc
+        .get("spec")
+        .and_then(|s| s.get("steps"))
+        .and_then(|s| s.as_array())
+        .map(|a| a.iter().cloned().collect::<Vec<_>>())
+        .unwrap_or_default();
+    for (i, step) in steps.iter().enumerate() {
+        let name = match str_of(step, "name") {
+            "" => format!("step {}", i + 1),
+            n => n.to_string(),
+        };
+        if let Some(template) = step
+            .get("use")
+            .and_then(|u| u.get("template"))
+            .and_then(|t| t.as_str())
+        {
+            if template.ends_with("create-policy.yaml") {
+                let file = step
+                    .get("use")
+                    .and_then(|u| u.get("with"))
+                    .and_then(|w| w.get("bindings"))
+                    .and_then(|b| b.as_array())
+                    .and_then(|b| {
+                        b.iter()
+                            .find(|x| str_of(x, "name") == "file")
+                            .map(|x| str_of(x, "value").to_string())
+                    });
+                match file {
+                    Some(f) => state.add_policies(&f),
+                    None => state.skip(&name, "create-policy without a file binding"),
+                }
+            }
+            // The `*-ready` templates wait for a cluster's status: nothing to do offline.
+            continue;
+        }
+        let ops = step
+            .get("try")
+            .and_then(|t| t.as_array())
+            .map(|a| a.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        for op in &ops {
+            let Some(object) = op.as_object() else {
+                continue;
+            };
+            for (verb, body) in object.iter() {
+                match verb {
+                    "create" => state.write(&name, body, false)?,
+                    "apply" => state.write(&name, body, true)?,
+                    "assert" => state.assert(&name, body)?,
+                    "sleep" | "description" => {}
+                    other => state.skip(&name, &format!("`{other}` needs a cluster")),
+                }
+            }
+        }
+    }
+    let mut outcome = state.outcome;
+    if let Some(set) = state.set.as_ref() {
+        for e in &set.errors {
+            let text = e.to_string();
+            if !outcome.errors.contains(&text) {
+                outcome.errors.push(text);
+            }
+        }
+    } else {
+        let set = PolicySet::build(&state.manifests);
+        for e in &set.errors {
+            let text = e.to_string();
+            if !outcome.errors.contains(&text) {
+                outcome.errors.push(text);
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Json {
+        celer_policy::document::parse_document(text, celer_policy::document::Syntax::Yaml).unwrap()
+    }
+
+    #[test]
+    fn expectations_read_chainsaws_checks() {
+        assert_eq!(expectation(&json("file: x.yaml")), Ok(Expect::Admitted));
+        assert_eq!(
+            expectation(&json("expect: [{check: {($error != null): true}}]")),
+            Ok(Expect::Refused(None))
+        );
+        assert_eq!(
+            expectation(&json(
+                "expect: [{check: {($error): ' webhook denied the request: no '}}]"
+            )),
+            Ok(Expect::Refused(Some(
+                "webhook denied the request: no".to_string()
+            )))
+        );
+        assert!(expectation(&json("expect: [{check: {(foo): 1}}]")).is_err());
+        assert_eq!(
+            after_denied("admission webhook \"x\" denied the request: Policy p failed: m"),
+            "Policy p failed: m"
+        );
+    }
+
+    #[test]
+    fn asserts_are_subsets() {
+        let actual = json(
+            "metadata: {name: a, labels: {x: '1', y: '2'}}\nspec: {containers: [{name: c, image: i}]}",
+        );
+        assert!(contains(&actual, &json("metadata: {labels: {x: '1'}}"), 0));
+        assert!(contains(
+            &actual,
+            &json("spec: {containers: [{name: c}]}"),
+            0
+        ));
+        assert!(!contains(&actual, &json("metadata: {labels: {x: '2'}}"), 0));
+        assert!(!contains(&actual, &json("spec: {containers: []}"), 0));
+        // JMESPath keys are not evaluated.
+        assert!(contains(&actual, &json("metadata: {(labels.z): null}"), 0));
+    }
+}

@@ -1,0 +1,409 @@
+//! Kyverno's CEL policy kinds (ValidatingPolicy, MutatingPolicy, PolicyException) against
+//! the corpus: the kyverno-policies library's `*-vpol` and `*-mpol` suites and Kyverno's own
+//! CLI suites for them. Every row is run; a failing row must be listed, with its reason, in
+//! `kyverno_cel.known_failures`, and the passing count may not fall below
+//! `kyverno_cel.ratchet`.
+
+use std::path::{Path, PathBuf};
+
+use celer_offline::kyverno;
+
+mod common;
+
+use common::{corpus_dir, require};
+
+/// The files called `file_name` under `dir`.
+fn test_files(dir: &Path, file_name: &str, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            test_files(&path, file_name, out);
+        } else if path.file_name().is_some_and(|n| n == file_name) {
+            out.push(path);
+        }
+    }
+}
+
+/// The suites of a family: top-level folders of `root` whose name ends with `suffix` (all
+/// folders when it is empty; `=a|b` names the folders exactly).
+fn family(root: &Path, suffix: &str, file_name: &str) -> Vec<PathBuf> {
+    let wanted = |name: &str| match suffix.strip_prefix('=') {
+        Some(names) => names.split('|').any(|n| n == name),
+        None => name.ends_with(suffix),
+    };
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if path.is_dir() && wanted(&name) {
+            test_files(&path, file_name, &mut out);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn table(text: &str) -> Vec<Vec<&str>> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split('\t').collect())
+        .collect()
+}
+
+#[allow(clippy::panic)]
+fn ratchet(name: &str) -> usize {
+    table(include_str!("kyverno_cel.ratchet"))
+        .into_iter()
+        .find(|row| row.first() == Some(&name))
+        .and_then(|row| row.get(1).and_then(|n| n.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("kyverno_cel.ratchet has no count for {name}"))
+}
+
+/// `(family, suite, row)` -> reason.
+fn known_failures() -> Vec<(String, String, String)> {
+    table(include_str!("kyverno_cel.known_failures"))
+        .into_iter()
+        .filter_map(|row| match row.as_slice() {
+            [family, key, reason, ..] => {
+                Some((family.to_string(), key.to_string(), reason.to_string()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// How a family's files are run.
+#[derive(Clone, Copy)]
+enum Format {
+    KyvernoTest,
+    Chainsaw,
+}
+
+#[allow(clippy::panic)]
+fn run_family(name: &str, relative: &str, suffix: &str) {
+    run_family_as(name, relative, suffix, Format::KyvernoTest);
+}
+
+#[allow(clippy::panic)]
+fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
+    let root = corpus_dir().join(relative);
+    if !require(&root) {
+        return;
+    }
+    let minimum = ratchet(name);
+    let known: Vec<(String, String)> = known_failures()
+        .into_iter()
+        .filter(|(f, _, _)| f == name)
+        .map(|(_, k, r)| (k, r))
+        .collect();
+    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    let mut unexpected = String::new();
+    let mut failing_keys: Vec<String> = Vec::new();
+    let mut listing = String::new();
+    let file_name = match format {
+        Format::KyvernoTest => "kyverno-test.yaml",
+        Format::Chainsaw => "chainsaw-test.yaml",
+    };
+    for suite in family(&root, suffix, file_name) {
+        let short = suite
+            .strip_prefix(&root)
+            .unwrap_or(&suite)
+            .display()
+            .to_string();
+        let mut fail = |key: String, detail: String| {
+            failed += 1;
+            listing.push_str(&format!("{name}\t{key}\t{detail}\n"));
+            if !known.iter().any(|(k, _)| *k == key) {
+                unexpected.push_str(&format!("{key}: {detail}\n"));
+            }
+            failing_keys.push(key);
+        };
+        let result = match format {
+            Format::KyvernoTest => kyverno::run(&suite),
+            Format::Chainsaw => celer_offline::chainsaw::run(&suite),
+        };
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) => {
+                fail(format!("{short} (suite)"), e.replace('\n', " "));
+                continue;
+            }
+        };
+        skipped += outcome.skipped.len();
+        if std::env::var_os("CELER_PRINT_SKIPPED").is_some() {
+            for (row, why) in &outcome.skipped {
+                println!("skipped\t{short} {row}\t{why}");
+            }
+        }
+        for e in &outcome.errors {
+            fail(format!("{short} (load)"), e.replace('\n', " "));
+        }
+        for check in &outcome.checks {
+            if check.passed {
+                passed += 1;
+            } else {
+                fail(
+                    format!("{short} {}", check.name),
+                    format!("expected {}, got {}", check.expected, check.actual).replace('\n', " "),
+                );
+            }
+        }
+    }
+    println!("kyverno {name}: {passed} passed, {failed} failed, {skipped} skipped");
+    let fixed: Vec<&str> = known
+        .iter()
+        .filter(|(k, _)| !failing_keys.contains(k))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if std::env::var_os("CELER_PRINT_FAILURES").is_some() {
+        println!("{listing}");
+    }
+    if !unexpected.is_empty() {
+        panic!("failures not in kyverno_cel.known_failures:\n{unexpected}");
+    }
+    if !fixed.is_empty() {
+        panic!(
+            "rows listed in kyverno_cel.known_failures now pass; remove them:\n{}",
+            fixed.join("\n")
+        );
+    }
+    if passed < minimum {
+        panic!("{passed} rows pass, fewer than the ratchet's {minimum}");
+    }
+    if passed > minimum {
+        println!("{name}: {passed} rows pass, more than the ratchet's {minimum}: raise it");
+    }
+}
+
+#[test]
+fn kyverno_policies_vpol() {
+    run_family("kyverno-policies/*-vpol", "kyverno-policies", "-vpol");
+}
+
+#[test]
+fn kyverno_policies_mpol() {
+    run_family("kyverno-policies/*-mpol", "kyverno-policies", "-mpol");
+}
+
+#[test]
+fn kyverno_cli_validating_policy() {
+    run_family(
+        "kyverno/test/cli/test-validating-policy",
+        "kyverno/test/cli/test-validating-policy",
+        "",
+    );
+}
+
+#[test]
+fn kyverno_cli_mutating_policy() {
+    run_family(
+        "kyverno/test/cli/test-mutating-policy",
+        "kyverno/test/cli/test-mutating-policy",
+        "",
+    );
+}
+
+/// Kyverno's chainsaw conformance tests for ValidatingPolicy and NamespacedValidatingPolicy:
+/// requests admitted or refused, with Kyverno's webhook message.
+#[test]
+fn kyverno_chainsaw_validating_policies() {
+    run_family_as(
+        "kyverno/test/conformance/chainsaw/validating-policies",
+        "kyverno/test/conformance/chainsaw",
+        "=validating-policies|namespaced-validating-policies",
+        Format::Chainsaw,
+    );
+}
+
+/// Kyverno's chainsaw conformance tests for MutatingPolicy and NamespacedMutatingPolicy:
+/// requests admitted or refused, and the stored objects' asserted fields.
+#[test]
+fn kyverno_chainsaw_mutating_policies() {
+    run_family_as(
+        "kyverno/test/conformance/chainsaw/mutating-policies",
+        "kyverno/test/conformance/chainsaw",
+        "=mutating-policies|namespaced-mutating-policies",
+        Format::Chainsaw,
+    );
+}
+
+/// `celer test` on a Kyverno test file written here: ValidatingPolicy rows on Pods and on the
+/// Deployments autogen covers, an exception, an UPDATE row, and a MutatingPolicy row with its
+/// patched resource. Every row must hold, and a wrong expectation must fail.
+#[test]
+#[allow(clippy::unwrap_used, clippy::panic)]
+fn celer_test_reads_kyverno_rows_for_the_cel_kinds() {
+    let dir = std::env::temp_dir().join(format!("celer-kyverno-cel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    write(
+        "policy.yaml",
+        "apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: no-latest}
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods]}
+  matchConditions:
+  - {name: not-system, expression: \"object.metadata.namespace != 'kube-system'\"}
+  validations:
+  - expression: \"object.spec.containers.all(c, !c.image.endsWith(':latest') || c.name in exceptions.allowedValues)\"
+    messageExpression: \"'latest tag in ' + object.metadata.name\"
+  - expression: \"request.operation != 'UPDATE' || has(object.metadata.labels)\"
+    message: updates need labels
+---
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: add-team}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: \"[JSONPatch{op: 'add', path: '/metadata/annotations', value: {'team': 'a'}}]\"
+",
+    );
+    write(
+        "exception.yaml",
+        "apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata: {name: sidecars, namespace: default}
+spec:
+  policyRefs: [{name: no-latest, kind: ValidatingPolicy}]
+  allowedValues: [sidecar]
+---
+apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata: {name: legacy, namespace: default}
+spec:
+  policyRefs: [{name: no-latest, kind: ValidatingPolicy}]
+  matchConditions:
+  - {name: legacy, expression: \"object.metadata.name.startsWith('legacy')\"}
+",
+    );
+    write(
+        "resources.yaml",
+        "apiVersion: v1
+kind: Pod
+metadata: {name: bad}
+spec: {containers: [{name: app, image: 'nginx:latest'}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: good, labels: {a: b}}
+spec: {containers: [{name: app, image: 'nginx:1.27'}, {name: sidecar, image: 'envoy:latest'}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: legacy-app}
+spec: {containers: [{name: app, image: 'nginx:latest'}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: system, namespace: kube-system}
+spec: {containers: [{name: app, image: 'nginx:latest'}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec: {containers: [{name: app, image: 'nginx:latest'}]}
+",
+    );
+    write(
+        "patched.yaml",
+        "apiVersion: v1
+kind: Pod
+metadata: {name: good, namespace: default, labels: {a: b}, annotations: {team: a}}
+spec: {containers: [{name: app, image: 'nginx:1.27'}, {name: sidecar, image: 'envoy:latest'}]}
+",
+    );
+    let rows = "- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [bad], result: fail}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [default/good], result: pass}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [legacy-app], result: skip}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [system], result: skip}
+- {isValidatingPolicy: true, policy: no-latest, kind: Deployment, resources: [web], result: fail}
+- {isValidatingPolicy: true, policy: no-latest, kind: Pod, resources: [good], result: pass, operation: UPDATE}
+- {isMutatingPolicy: true, policy: add-team, kind: Pod, resources: [good], patchedResources: patched.yaml, result: pass}
+";
+    let test = format!(
+        "apiVersion: cli.kyverno.io/v1alpha1
+kind: Test
+metadata: {{name: t}}
+policies: [policy.yaml]
+resources: [resources.yaml]
+exceptions: [exception.yaml]
+results:
+{rows}"
+    );
+    write("kyverno-test.yaml", &test);
+    let found = celer_offline::suite::discover(std::slice::from_ref(&dir)).unwrap();
+    assert_eq!(found.len(), 1);
+    let (path, format, doc) = &found[0];
+    let outcome = celer_offline::suite::run(path, *format, doc);
+    let failures: Vec<String> = outcome
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| format!("{}: expected {}, got {}", c.name, c.expected, c.actual))
+        .chain(outcome.errors.iter().cloned())
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(outcome.checks.len(), 7);
+    // A wrong expectation fails.
+    write(
+        "kyverno-test.yaml",
+        &test.replace(
+            "resources: [bad], result: fail",
+            "resources: [bad], result: pass",
+        ),
+    );
+    let outcome = celer_offline::suite::run(path, *format, doc);
+    let failed: Vec<&str> = outcome
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.actual.as_str())
+        .collect();
+    assert_eq!(failed, ["fail (latest tag in bad)"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kyverno_policies_cel_cluster_policies() {
+    run_family("kyverno-policies/*-cel", "kyverno-policies", "-cel");
+}
+
+/// Kyverno's CLI suites for ClusterPolicies with `validate.cel` rules.
+#[test]
+fn kyverno_cli_cel_cluster_policies() {
+    run_family(
+        "kyverno/test/cli/test (validate.cel)",
+        "kyverno/test/cli/test",
+        "=cel-preconditions|cel-preconditions-deprecated|check-deployment-namespace-cel",
+    );
+}
+
+/// Kyverno's CLI suites for ValidatingPolicy and MutatingPolicy context (ConfigMaps and API
+/// calls the test supplies).
+#[test]
+fn kyverno_cli_context() {
+    run_family(
+        "kyverno/test/cli/test-context-*-{vpol,mpol}",
+        "kyverno/test/cli",
+        "=test-context-apicall-vpol|test-context-configmap-vpol|test-context-apicall-mpol|test-context-configmap-mpol",
+    );
+}

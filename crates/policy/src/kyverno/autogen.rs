@@ -1,0 +1,390 @@
+//! Kyverno's autogen: a policy written for Pods also runs on the pod controllers, with its
+//! expressions rewritten to read the pod template (`pkg/cel/autogen`,
+//! `pkg/cel/policies/{vpol,mpol}/autogen`).
+//!
+//! A policy qualifies when its matchConstraints has no objectSelector, no
+//! excludeResourceRules, and exactly one resource rule for `""/v1/pods` without resourceNames.
+//! `spec.autogen.podControllers.controllers` picks the controllers (absent: all; an empty
+//! list turns autogen off). Controllers group by where the template is: `defaults`
+//! (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job: `spec.template`) and `cronjobs`
+//! (`spec.jobTemplate.spec.template`); each group becomes one generated policy whose
+//! matchConstraints list its targets with the original rule's operations and
+//! namespaceSelector.
+//!
+//! Rewriting differs by kind, as upstream:
+//! - ValidatingPolicy: every string of the spec (expressions and messages) has `object.spec`
+//!   and `oldObject.spec` replaced by the template's `spec`, then `object.metadata` and
+//!   `oldObject.metadata` by the template's `metadata`, except where `.namespace` follows.
+//! - MutatingPolicy: matchConditions and ApplyConfiguration expressions have
+//!   `object.spec`, `object.metadata.labels` and `object.metadata.annotations` (also with
+//!   `oldObject` and the `Object` type) rewritten, and a root `Object{...}` wrapped into the
+//!   template's nesting. JSONPatch expressions are left as written.
+
+use crate::model::{MatchResources, NamedRuleWithOperations};
+
+/// A group of controllers sharing one template path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Template {
+    /// `spec.template`.
+    Defaults,
+    /// `spec.jobTemplate.spec.template`.
+    CronJobs,
+}
+
+impl Template {
+    pub fn name(self) -> &'static str {
+        match self {
+            Template::Defaults => "defaults",
+            Template::CronJobs => "cronjobs",
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            Template::Defaults => "spec.template",
+            Template::CronJobs => "spec.jobTemplate.spec.template",
+        }
+    }
+}
+
+/// A controller autogen can target: (resource, group, version, kind, template).
+const CONTROLLERS: [(&str, &str, &str, &str, Template); 6] = [
+    ("daemonsets", "apps", "v1", "DaemonSet", Template::Defaults),
+    (
+        "deployments",
+        "apps",
+        "v1",
+        "Deployment",
+        Template::Defaults,
+    ),
+    (
+        "replicasets",
+        "apps",
+        "v1",
+        "ReplicaSet",
+        Template::Defaults,
+    ),
+    (
+        "statefulsets",
+        "apps",
+        "v1",
+        "StatefulSet",
+        Template::Defaults,
+    ),
+    ("jobs", "batch", "v1", "Job", Template::Defaults),
+    ("cronjobs", "batch", "v1", "CronJob", Template::CronJobs),
+];
+
+/// Whether a policy's matchConstraints qualify for autogen (`autogen.CanAutoGen`).
+pub fn can_autogen(m: Option<&MatchResources>) -> bool {
+    let Some(m) = m else { return false };
+    if m.object_selector
+        .as_ref()
+        .is_some_and(|s| !s.match_labels.is_empty() || !s.match_expressions.is_empty())
+    {
+        return false;
+    }
+    if !m.exclude_resource_rules.is_empty() {
+        return false;
+    }
+    let [rule] = m.resource_rules.as_slice() else {
+        return false;
+    };
+    rule.resource_names.is_empty()
+        && rule.api_groups == [""]
+        && rule.api_versions == ["v1"]
+        && rule.resources == ["pods"]
+}
+
+/// One generated policy: its template group and its matchConstraints.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub template: Template,
+    pub match_constraints: MatchResources,
+}
+
+/// The policies autogen derives from one with these matchConstraints and
+/// `spec.autogen.podControllers.controllers` (`None` when absent), in upstream's order
+/// (`cronjobs` before `defaults`).
+pub fn generate(m: Option<&MatchResources>, controllers: Option<&[String]>) -> Vec<Generated> {
+    let Some(m) = m.filter(|m| can_autogen(Some(m))) else {
+        return Vec::new();
+    };
+    let operations = m
+        .resource_rules
+        .first()
+        .map(|r| r.operations.clone())
+        .unwrap_or_default();
+    if operations.is_empty() {
+        return Vec::new();
+    }
+    let wanted = |resource: &str| controllers.is_none_or(|c| c.iter().any(|x| x == resource));
+    let mut out = Vec::new();
+    for template in [Template::CronJobs, Template::Defaults] {
+        // (group, version) -> resources, sorted as upstream's rules.
+        let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+        for (resource, group, version, _, t) in CONTROLLERS {
+            if t != template || !wanted(resource) {
+                continue;
+            }
+            match groups
+                .iter_mut()
+                .find(|(g, v, _)| *g == group && *v == version)
+            {
+                Some((_, _, list)) => list.push(resource.to_string()),
+                None => groups.push((group, version, vec![resource.to_string()])),
+            }
+        }
+        if groups.is_empty() {
+            continue;
+        }
+        groups.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let rules = groups
+            .into_iter()
+            .map(|(group, version, mut resources)| {
+                resources.sort();
+                NamedRuleWithOperations {
+                    api_groups: vec![group.to_string()],
+                    api_versions: vec![version.to_string()],
+                    resources,
+                    operations: operations.clone(),
+                    ..NamedRuleWithOperations::default()
+                }
+            })
+            .collect();
+        out.push(Generated {
+            template,
+            match_constraints: MatchResources {
+                namespace_selector: m.namespace_selector.clone(),
+                resource_rules: rules,
+                ..MatchResources::default()
+            },
+        });
+    }
+    out
+}
+
+/// The kind of a controller resource autogen targets, e.g. `Deployment` for `deployments`.
+pub fn controller_kind(resource: &str) -> Option<&'static str> {
+    CONTROLLERS
+        .iter()
+        .find(|(r, ..)| *r == resource)
+        .map(|(_, _, _, kind, _)| *kind)
+}
+
+/// A ValidatingPolicy string rewritten for a template (`autogen.Apply`).
+pub fn rewrite_validating(text: &str, template: Template) -> String {
+    let prefix = template.prefix();
+    let mut out = text.to_string();
+    for (from, to) in [("spec", "spec"), ("metadata", "metadata")] {
+        for root in ["object", "oldObject"] {
+            out = replace_unprotected(
+                &out,
+                &format!("{root}.{from}"),
+                &format!("{root}.{prefix}.{to}"),
+            );
+        }
+    }
+    out
+}
+
+/// Replaces every `from` by `to`, except where `.namespace` follows as a whole segment.
+fn replace_unprotected(text: &str, from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(from) {
+        let (before, after) = rest.split_at(i);
+        out.push_str(before);
+        let tail = &after[from.len()..];
+        let protected = tail.strip_prefix(".namespace").is_some_and(|next| {
+            !next
+                .bytes()
+                .next()
+                .is_some_and(|b| b == b'_' || b.is_ascii_alphanumeric())
+        });
+        out.push_str(if protected { from } else { to });
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether `text[..i]` ends at a word boundary (the `\b` before a match).
+fn boundary_before(text: &str, i: usize) -> bool {
+    text[..i]
+        .bytes()
+        .next_back()
+        .is_none_or(|b| !(b == b'_' || b.is_ascii_alphanumeric()))
+}
+
+/// Replaces `\b(object|oldObject|Object)<suffix>` by `$1<replacement>`.
+fn replace_rooted(text: &str, suffix: &str, replacement: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let mut matched = false;
+        if boundary_before(text, i) {
+            for root in ["object", "oldObject", "Object"] {
+                let needle_len = root.len() + suffix.len();
+                if text[i..].starts_with(root)
+                    && text[i + root.len()..].starts_with(suffix)
+                    && text.is_char_boundary(i + needle_len)
+                {
+                    out.push_str(root);
+                    out.push_str(replacement);
+                    i += needle_len;
+                    matched = true;
+                    break;
+                }
+            }
+        }
+        if !matched {
+            // Copy one character.
+            let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
+            out.push_str(&text[i..i + ch_len]);
+            i += ch_len;
+        }
+    }
+    out
+}
+
+/// A MutatingPolicy matchCondition or ApplyConfiguration expression rewritten for a template
+/// (`convertPodToTemplateExpression`).
+pub fn rewrite_mutating(expression: &str, template: Template) -> String {
+    let prefix = template.prefix();
+    let mut e = replace_rooted(expression, ".spec", &format!(".{prefix}.spec"));
+    e = replace_rooted(
+        &e,
+        ".metadata.labels",
+        &format!(".{prefix}.metadata.labels"),
+    );
+    e = replace_rooted(
+        &e,
+        ".metadata.annotations",
+        &format!(".{prefix}.metadata.annotations"),
+    );
+    let Some(rest) = e.trim().strip_prefix("Object") else {
+        return e;
+    };
+    let Some(content) = rest.trim_start().strip_prefix('{') else {
+        return e;
+    };
+    let mut depth = 1usize;
+    let mut end = None;
+    for (i, c) in content.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(end) = end.filter(|&i| i > 0) else {
+        return e;
+    };
+    let (inner, remaining) = (&content[..end], &content[end + 1..]);
+    let (open, close) = match template {
+        Template::CronJobs => (
+            "Object{spec: Object.spec{jobTemplate: Object.spec.jobTemplate{spec: Object.spec.jobTemplate.spec{template: Object.spec.jobTemplate.spec.template{",
+            "}}}}}",
+        ),
+        Template::Defaults => (
+            "Object{spec: Object.spec{template: Object.spec.template{",
+            "}}}",
+        ),
+    };
+    format!("{open}{inner}{close}{remaining}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn pods() -> MatchResources {
+        MatchResources {
+            resource_rules: vec![NamedRuleWithOperations {
+                api_groups: vec![String::new()],
+                api_versions: vec!["v1".into()],
+                resources: vec!["pods".into()],
+                operations: vec!["CREATE".into(), "UPDATE".into()],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pod_policies_qualify_and_others_do_not() {
+        assert!(can_autogen(Some(&pods())));
+        let mut two = pods();
+        two.resource_rules[0].resources.push("services".into());
+        assert!(!can_autogen(Some(&two)));
+        let mut named = pods();
+        named.resource_rules[0].resource_names.push("x".into());
+        assert!(!can_autogen(Some(&named)));
+        assert!(!can_autogen(None));
+    }
+
+    #[test]
+    fn generates_two_groups_and_honours_the_controller_list() {
+        let all = generate(Some(&pods()), None);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].template, Template::CronJobs);
+        let rules = &all[1].match_constraints.resource_rules;
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].api_groups, ["apps"]);
+        assert_eq!(
+            rules[0].resources,
+            ["daemonsets", "deployments", "replicasets", "statefulsets"]
+        );
+        assert_eq!(rules[1].resources, ["jobs"]);
+        assert_eq!(rules[1].operations, ["CREATE", "UPDATE"]);
+        assert!(generate(Some(&pods()), Some(&[])).is_empty());
+        let only = generate(Some(&pods()), Some(&["deployments".to_string()]));
+        assert_eq!(only.len(), 1);
+        assert_eq!(
+            only[0].match_constraints.resource_rules[0].resources,
+            ["deployments"]
+        );
+    }
+
+    #[test]
+    fn validating_rewrite_keeps_the_namespace() {
+        assert_eq!(
+            rewrite_validating(
+                "object.spec.containers.all(c, object.metadata.name != '' && object.metadata.namespace != 'x')",
+                Template::Defaults
+            ),
+            "object.spec.template.spec.containers.all(c, object.spec.template.metadata.name != '' && object.metadata.namespace != 'x')"
+        );
+        assert_eq!(
+            rewrite_validating("oldObject.spec.x", Template::CronJobs),
+            "oldObject.spec.jobTemplate.spec.template.spec.x"
+        );
+        assert_eq!(
+            rewrite_validating("object.metadata.namespaces", Template::Defaults),
+            "object.spec.template.metadata.namespaces"
+        );
+    }
+
+    #[test]
+    fn mutating_rewrite_wraps_the_root_object() {
+        assert_eq!(
+            rewrite_mutating(
+                "Object{metadata: Object.metadata{labels: {'a': 'b'}}}",
+                Template::Defaults
+            ),
+            "Object{spec: Object.spec{template: Object.spec.template{metadata: Object.metadata{labels: {'a': 'b'}}}}}"
+        );
+        assert_eq!(
+            rewrite_mutating("has(object.spec.x) && myobject.spec", Template::Defaults),
+            "has(object.spec.template.spec.x) && myobject.spec"
+        );
+    }
+}

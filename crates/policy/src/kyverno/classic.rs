@@ -1,0 +1,894 @@
+//! Kyverno's ClusterPolicy and Policy `validate.cel` rules (`pkg/engine/handlers/validation/
+//! validate_cel.go`): each rule is lowered into a compiled ValidatingPolicy (Kubernetes'
+//! validator: variables, messages, celPreconditions as matchConditions, params) and matched
+//! with Kyverno's classic `match` / `exclude` (kinds, names, namespaces, operations,
+//! selectors, annotations, subjects). A rule's result is `fail` at its first denying
+//! validation (errors deny too, failurePolicy being Fail), `skip` when its celPreconditions do
+//! not hold, `pass` otherwise. Pod rules get Kyverno's autogen rules, `autogen-<rule>` for the
+//! pod controllers and `autogen-cronjob-<rule>` for CronJobs (`pkg/autogen/v1`).
+
+use std::collections::BTreeMap;
+
+use celer_cel::{ActivationBuffers, Json};
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+use crate::attributes::Attributes;
+use crate::compiled::{PolicyCommon, ValidatingPolicy};
+use crate::engine::RequestContext;
+use crate::invocation::Inputs;
+use crate::load::{LoadError, Source};
+use crate::matching::{MatchConstraints, Selector};
+use crate::model::{self, FailurePolicy};
+use crate::name::Name;
+use crate::policy_set::PolicySet;
+use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::validating::{self, Decision};
+
+use super::classic_model::{ClusterPolicy, Filter, MatchBlock, ResourceDescription, Rule, Subject};
+use super::validate::Mode;
+
+/// The annotation that picks autogen's controllers (`none` turns it off).
+pub const AUTOGEN_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
+
+/// One part of a `kinds` entry: `Kind`, `version/Kind` or `group/version/Kind`, each part a
+/// glob; `Kind/subresource` names a subresource.
+#[derive(Debug, Clone)]
+struct KindPattern {
+    group: Option<String>,
+    version: Option<String>,
+    kind: String,
+    subresource: Option<String>,
+}
+
+impl KindPattern {
+    fn parse(s: &str) -> KindPattern {
+        let parts: Vec<&str> = s.split('/').collect();
+        let mut p = KindPattern {
+            group: None,
+            version: None,
+            kind: String::new(),
+            subresource: None,
+        };
+        match parts.as_slice() {
+            [kind] => p.kind = kind.to_string(),
+            [a, b] if b.starts_with(|c: char| c.is_ascii_lowercase()) => {
+                p.kind = a.to_string();
+                p.subresource = Some(b.to_string());
+            }
+            [version, kind] => {
+                p.version = Some(version.to_string());
+                p.kind = kind.to_string();
+            }
+            [group, version, kind] => {
+                p.group = Some(group.to_string());
+                p.version = Some(version.to_string());
+                p.kind = kind.to_string();
+            }
+            [group, version, kind, sub, ..] => {
+                p.group = Some(group.to_string());
+                p.version = Some(version.to_string());
+                p.kind = kind.to_string();
+                p.subresource = Some(sub.to_string());
+            }
+            [] => {}
+        }
+        p
+    }
+
+    fn matches(&self, a: &Attributes<'_>) -> bool {
+        let kind = a.kind;
+        glob(&self.kind, kind.kind)
+            && self.group.as_deref().is_none_or(|g| glob(g, kind.group))
+            && self
+                .version
+                .as_deref()
+                .is_none_or(|v| glob(v, kind.version))
+            && match &self.subresource {
+                None => a.sub_resource.is_empty(),
+                Some(s) => glob(s, a.sub_resource),
+            }
+    }
+}
+
+/// `*` and `?` wildcards (`wildcard.Match`).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Iterative matching with backtracking on the last `*`.
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(c) if *c == '?' || Some(c) == t.get(ti) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.iter().skip(pi).all(|c| *c == '*')
+}
+
+#[derive(Debug)]
+struct CompiledFilter {
+    kinds: Vec<KindPattern>,
+    names: Vec<String>,
+    namespaces: Vec<String>,
+    operations: Vec<String>,
+    annotations: Option<BTreeMap<String, String>>,
+    selector: Option<Selector>,
+    namespace_selector: Option<Selector>,
+    subjects: Vec<Subject>,
+    roles: Vec<String>,
+    cluster_roles: Vec<String>,
+}
+
+fn compile_filter(f: &Filter, errors: &mut Vec<String>, at: &str) -> CompiledFilter {
+    let r = f.resources.clone().unwrap_or_default();
+    let selector = |s: &Option<model::LabelSelector>, field: &str, errors: &mut Vec<String>| {
+        s.as_ref().and_then(
+            |s| match Selector::compile(s, &format!("{at}.resources.{field}")) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    errors.extend(e.iter().map(ToString::to_string));
+                    None
+                }
+            },
+        )
+    };
+    let mut names = r.names.clone();
+    names.extend(r.name.clone());
+    CompiledFilter {
+        kinds: r.kinds.iter().map(|k| KindPattern::parse(k)).collect(),
+        names,
+        namespaces: r.namespaces.clone(),
+        operations: r.operations.clone(),
+        annotations: r.annotations.clone(),
+        selector: selector(&r.selector, "selector", errors),
+        namespace_selector: selector(&r.namespace_selector, "namespaceSelector", errors),
+        subjects: f.subjects.clone(),
+        roles: f.roles.clone(),
+        cluster_roles: f.cluster_roles.clone(),
+    }
+}
+
+/// `match` or `exclude`, compiled: any of `any`, or all of `all`.
+#[derive(Debug)]
+struct CompiledMatch {
+    any: Vec<CompiledFilter>,
+    all: Vec<CompiledFilter>,
+}
+
+fn compile_match(m: &MatchBlock, errors: &mut Vec<String>, at: &str) -> CompiledMatch {
+    let mut all: Vec<CompiledFilter> = m
+        .all
+        .iter()
+        .enumerate()
+        .map(|(i, f)| compile_filter(f, errors, &format!("{at}.all[{i}]")))
+        .collect();
+    if !m.inline.is_empty() {
+        all.push(compile_filter(&m.inline, errors, at));
+    }
+    CompiledMatch {
+        any: m
+            .any
+            .iter()
+            .enumerate()
+            .map(|(i, f)| compile_filter(f, errors, &format!("{at}.any[{i}]")))
+            .collect(),
+        all,
+    }
+}
+
+/// What a filter is checked against.
+struct Subjects<'a> {
+    attributes: &'a Attributes<'a>,
+    object: Option<&'a Json>,
+    namespace_labels: Option<&'a Json>,
+    username: &'a str,
+    groups: Vec<&'a str>,
+}
+
+fn str_at<'j>(v: Option<&'j Json>, keys: &[&str]) -> &'j str {
+    let mut cur = v;
+    for k in keys {
+        cur = cur.and_then(|c| c.get(*k));
+    }
+    cur.and_then(|c| c.as_str()).unwrap_or_default()
+}
+
+impl CompiledFilter {
+    fn matches(&self, s: &Subjects<'_>) -> bool {
+        let a = s.attributes;
+        let object = s.object.or(a.old_object);
+        if !self.kinds.is_empty() && !self.kinds.iter().any(|k| k.matches(a)) {
+            return false;
+        }
+        let name = match str_at(object, &["metadata", "name"]) {
+            "" => a.name,
+            n => n,
+        };
+        if !self.names.is_empty() && !self.names.iter().any(|p| glob(p, name)) {
+            return false;
+        }
+        if !self.namespaces.is_empty() {
+            // A Namespace is in the namespace of its own name.
+            let ns = if a.kind.kind == "Namespace" && a.kind.group.is_empty() {
+                name
+            } else {
+                a.namespace
+            };
+            if !self.namespaces.iter().any(|p| glob(p, ns)) {
+                return false;
+            }
+        }
+        if !self.operations.is_empty() && !self.operations.iter().any(|o| o == a.operation.as_str())
+        {
+            return false;
+        }
+        if let Some(want) = &self.annotations {
+            let have = object
+                .and_then(|o| o.get("metadata"))
+                .and_then(|m| m.get("annotations"));
+            let ok = want.iter().all(|(k, v)| {
+                have.and_then(|h| h.as_object()).is_some_and(|h| {
+                    h.iter()
+                        .any(|(hk, hv)| glob(k, hk) && hv.as_str().is_some_and(|hv| glob(v, hv)))
+                })
+            });
+            if !ok {
+                return false;
+            }
+        }
+        if let Some(sel) = &self.selector
+            && !object.is_some_and(|o| sel.matches_labels(o))
+        {
+            return false;
+        }
+        if let Some(sel) = &self.namespace_selector {
+            let labels = s
+                .namespace_labels
+                .and_then(|n| n.get("metadata"))
+                .and_then(|m| m.get("labels"))
+                .and_then(|l| l.as_object());
+            if a.namespace.is_empty() || !sel.matches_label_map(labels) {
+                return false;
+            }
+        }
+        if !self.subjects.is_empty() && !self.subjects.iter().any(|sub| subject_matches(sub, s)) {
+            return false;
+        }
+        // Roles are not known offline or from an AdmissionReview: a filter on them selects
+        // nothing.
+        if !self.roles.is_empty() || !self.cluster_roles.is_empty() {
+            return false;
+        }
+        true
+    }
+}
+
+fn subject_matches(sub: &Subject, s: &Subjects<'_>) -> bool {
+    match sub.kind.as_str() {
+        "ServiceAccount" => {
+            s.username
+                == format!(
+                    "system:serviceaccount:{}:{}",
+                    sub.namespace.as_deref().unwrap_or_default(),
+                    sub.name
+                )
+        }
+        "User" => glob(&sub.name, s.username),
+        "Group" => s.groups.iter().any(|g| glob(&sub.name, g)),
+        _ => false,
+    }
+}
+
+impl CompiledMatch {
+    fn is_empty(&self) -> bool {
+        self.any.is_empty() && self.all.is_empty()
+    }
+
+    fn matches(&self, s: &Subjects<'_>) -> bool {
+        if !self.any.is_empty() && !self.any.iter().any(|f| f.matches(s)) {
+            return false;
+        }
+        self.all.iter().all(|f| f.matches(s))
+    }
+}
+
+/// A `validate.cel` rule (or one autogen made), compiled.
+#[derive(Debug)]
+pub struct ClassicRule {
+    pub policy: Name,
+    /// `ClusterPolicy` or `Policy`.
+    pub kind: &'static str,
+    /// The namespace of a `Policy`: it applies to requests in it only.
+    pub namespace: Option<String>,
+    pub rule: Name,
+    pub validate: ValidatingPolicy,
+    matches: CompiledMatch,
+    excludes: Option<CompiledMatch>,
+    /// `Enforce`: a failure refuses the request.
+    pub enforce: bool,
+    /// `spec.admission` (default true).
+    pub admission: bool,
+}
+
+/// Autogen's controllers for a policy: (`autogen-` kinds, whether `autogen-cronjob-`).
+fn autogen_controllers(p: &ClusterPolicy) -> (Vec<&'static str>, bool) {
+    const ALL: [&str; 6] = [
+        "DaemonSet",
+        "Deployment",
+        "Job",
+        "ReplicaSet",
+        "ReplicationController",
+        "StatefulSet",
+    ];
+    let none = (Vec::new(), false);
+    // `CanAutoGen`.
+    let mut needed = false;
+    let supported = |d: &ResourceDescription, needed: &mut bool| {
+        if d.name.is_some()
+            || !d.names.is_empty()
+            || d.selector.is_some()
+            || d.annotations.is_some()
+            || (d.kinds.len() > 1 && d.kinds.iter().any(|k| k == "Pod"))
+        {
+            return false;
+        }
+        *needed = *needed
+            || d.kinds
+                .iter()
+                .any(|k| k == "Pod" || ALL.contains(&k.as_str()) || k == "CronJob");
+        true
+    };
+    for rule in &p.spec.rules {
+        for block in std::iter::once(&rule.match_resources).chain(rule.exclude_resources.iter()) {
+            for f in block
+                .any
+                .iter()
+                .chain(block.all.iter())
+                .chain(std::iter::once(&block.inline))
+            {
+                if let Some(d) = &f.resources
+                    && !supported(d, &mut needed)
+                {
+                    return none;
+                }
+            }
+        }
+    }
+    if !needed {
+        return none;
+    }
+    match p
+        .metadata
+        .annotations
+        .get(AUTOGEN_ANNOTATION)
+        .map(String::as_str)
+    {
+        None | Some("all") => (ALL.to_vec(), true),
+        Some("none") => none,
+        Some(list) => {
+            let parts: Vec<&str> = list.split(',').map(str::trim).collect();
+            let mut kinds: Vec<&'static str> =
+                ALL.iter().copied().filter(|k| parts.contains(k)).collect();
+            kinds.sort_unstable();
+            (kinds, list.contains("CronJob"))
+        }
+    }
+}
+
+fn kinds_of(block: &MatchBlock) -> Vec<&str> {
+    block
+        .any
+        .iter()
+        .chain(block.all.iter())
+        .chain(std::iter::once(&block.inline))
+        .filter_map(|f| f.resources.as_ref())
+        .flat_map(|r| r.kinds.iter().map(String::as_str))
+        .collect()
+}
+
+/// A rule rewritten for controllers: kinds replaced where the filter names Pod (or in every
+/// filter, for CronJobs), expressions shifted to the template.
+fn generated(rule: &Rule, name: String, kinds: &[&str], every_filter: bool, cronjob: bool) -> Rule {
+    let mut r = rule.clone();
+    r.name = if name.len() > 63 {
+        name.chars().take(63).collect()
+    } else {
+        name
+    };
+    let replace = |block: &mut MatchBlock, inline_when_kinds: bool| {
+        for f in block.any.iter_mut().chain(block.all.iter_mut()) {
+            if let Some(res) = &mut f.resources
+                && (every_filter || res.kinds.iter().any(|k| k == "Pod"))
+            {
+                res.kinds = kinds.iter().map(|k| k.to_string()).collect();
+            }
+        }
+        if block.any.is_empty()
+            && block.all.is_empty()
+            && let Some(res) = &mut block.inline.resources
+            && (!inline_when_kinds || !res.kinds.is_empty())
+        {
+            res.kinds = kinds.iter().map(|k| k.to_string()).collect();
+        }
+    };
+    replace(&mut r.match_resources, false);
+    if let Some(e) = &mut r.exclude_resources {
+        replace(e, true);
+    }
+    let shift = |s: &str| -> String {
+        let (spec, meta) = if cronjob {
+            (
+                "spec.jobTemplate.spec.template.spec",
+                "spec.jobTemplate.spec.template.metadata",
+            )
+        } else {
+            ("spec.template.spec", "spec.template.metadata")
+        };
+        s.replace("object.spec", &format!("object.{spec}"))
+            .replace("oldObject.spec", &format!("oldObject.{spec}"))
+            .replace("object.metadata", &format!("object.{meta}"))
+            .replace("oldObject.metadata", &format!("oldObject.{meta}"))
+    };
+    for c in &mut r.cel_preconditions {
+        c.expression = shift(&c.expression);
+    }
+    if let Some(cel) = r.validate.as_mut().and_then(|v| v.cel.as_mut()) {
+        for e in &mut cel.expressions {
+            e.expression = shift(&e.expression);
+            e.message = e.message.as_deref().map(shift);
+            e.message_expression = e.message_expression.as_deref().map(shift);
+        }
+        for v in &mut cel.variables {
+            v.expression = shift(&v.expression);
+        }
+        for a in &mut cel.audit_annotations {
+            a.value_expression = shift(&a.value_expression);
+        }
+    }
+    if let Some(m) = r.validate.as_mut().and_then(|v| v.message.as_mut()) {
+        *m = shift(m);
+    }
+    r
+}
+
+/// The rules a policy runs: its `validate.cel` rules, then autogen's (`computeRules`).
+fn rules_of(p: &ClusterPolicy) -> Vec<Rule> {
+    let mut out: Vec<Rule> = p
+        .spec
+        .rules
+        .iter()
+        .filter(|r| r.is_cel())
+        .cloned()
+        .collect();
+    let (controllers, cronjob) = autogen_controllers(p);
+    for rule in p.spec.rules.iter().filter(|r| r.is_cel()) {
+        let match_kinds = kinds_of(&rule.match_resources);
+        let exclude_kinds = rule
+            .exclude_resources
+            .as_ref()
+            .map(kinds_of)
+            .unwrap_or_default();
+        if rule.name.starts_with("autogen-")
+            || !match_kinds.contains(&"Pod")
+            || (!exclude_kinds.is_empty() && !exclude_kinds.contains(&"Pod"))
+        {
+            continue;
+        }
+        if !controllers.is_empty() {
+            out.push(generated(
+                rule,
+                format!("autogen-{}", rule.name),
+                &controllers,
+                false,
+                false,
+            ));
+        }
+        if cronjob {
+            out.push(generated(
+                rule,
+                format!("autogen-cronjob-{}", rule.name),
+                &["CronJob"],
+                true,
+                true,
+            ));
+        }
+    }
+    out
+}
+
+fn enforce(action: Option<&str>) -> bool {
+    action.is_some_and(|a| a.eq_ignore_ascii_case("enforce"))
+}
+
+/// Compiles the `validate.cel` rules of a ClusterPolicy or Policy. Its other rules are
+/// reported as unsupported.
+pub fn compile(
+    p: &ClusterPolicy,
+    namespaced: bool,
+    source: &Source,
+    errors: &mut Vec<LoadError>,
+) -> Vec<ClassicRule> {
+    let kind = if namespaced {
+        "Policy"
+    } else {
+        "ClusterPolicy"
+    };
+    let what = format!("{kind} {:?}", p.metadata.name);
+    let mut push = |message: String| {
+        errors.push(LoadError {
+            location: source.clone(),
+            what: what.clone(),
+            message,
+        })
+    };
+    for (i, r) in p.spec.rules.iter().enumerate() {
+        if !r.is_cel() {
+            push(format!(
+                "spec.rules[{i}] ({}): only validate.cel rules are supported; the rule is left out",
+                r.name
+            ));
+        } else if r.preconditions.is_some() || r.context.is_some() {
+            push(format!(
+                "spec.rules[{i}] ({}): preconditions and context (JMESPath) are not supported; the rule is left out",
+                r.name
+            ));
+        }
+    }
+    let policy_action = p.spec.validation_failure_action.as_deref();
+    let mut out = Vec::new();
+    for rule in rules_of(p) {
+        if rule.preconditions.is_some() || rule.context.is_some() {
+            continue;
+        }
+        let Some(cel) = rule.validate.as_ref().and_then(|v| v.cel.as_ref()) else {
+            continue;
+        };
+        let mut problems = Vec::new();
+        let matches = compile_match(&rule.match_resources, &mut problems, "match");
+        let excludes = rule
+            .exclude_resources
+            .as_ref()
+            .map(|e| compile_match(e, &mut problems, "exclude"))
+            .filter(|e| !e.is_empty());
+        if matches.is_empty() {
+            problems.push(
+                "match: Required value: a match block with resources is required".to_string(),
+            );
+        }
+        let rule_message = rule.validate.as_ref().and_then(|v| v.message.clone());
+        let spec = model::ValidatingAdmissionPolicySpec {
+            param_kind: cel.param_kind.clone(),
+            match_constraints: None,
+            validations: cel
+                .expressions
+                .iter()
+                .map(|e| model::Validation {
+                    message: e
+                        .message
+                        .clone()
+                        .filter(|m| !m.is_empty())
+                        .or_else(|| rule_message.clone()),
+                    ..e.clone()
+                })
+                .collect(),
+            failure_policy: Some(FailurePolicy::Fail),
+            audit_annotations: cel.audit_annotations.clone(),
+            match_conditions: rule.cel_preconditions.clone(),
+            variables: cel.variables.clone(),
+        };
+        let common = PolicyCommon::with_env(
+            super::classic_env(spec.param_kind.is_some()),
+            &p.metadata.name,
+            spec.failure_policy,
+            spec.param_kind.as_ref(),
+            MatchConstraints::everything(),
+            &spec.match_conditions,
+            &spec.variables,
+        );
+        let validate = ValidatingPolicy::compile_validations(common, &spec);
+        for v in &validate.validations {
+            if let Err(e) = &v.expression.program {
+                problems.push(format!(
+                    "rule {}: validate.cel.expressions: Invalid value: {:?}: {e}",
+                    rule.name, v.expression.source
+                ));
+            }
+        }
+        if !problems.is_empty() && !rule.name.starts_with("autogen-") {
+            for e in problems {
+                push(format!("rule {}: {e}", rule.name));
+            }
+        }
+        let action = rule
+            .validate
+            .as_ref()
+            .and_then(|v| v.failure_action.as_deref())
+            .or(policy_action);
+        out.push(ClassicRule {
+            policy: Name::from(p.metadata.name.as_str()),
+            kind,
+            namespace: namespaced.then(|| {
+                p.metadata
+                    .namespace
+                    .clone()
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| "default".to_string())
+            }),
+            rule: Name::from(rule.name.as_str()),
+            validate,
+            matches,
+            excludes,
+            enforce: enforce(action),
+            admission: p.spec.admission.unwrap_or(true),
+        });
+    }
+    out
+}
+
+/// Runs the rules that match the request; records a result per rule (`binding` is the rule's
+/// name) and, for failures of `Enforce` rules, Kyverno's blocked-resource message.
+pub fn run(
+    set: &PolicySet,
+    ctx: &RequestContext<'_>,
+    object: Option<&Json>,
+    outcome: &mut Outcome,
+    mode: Mode,
+) {
+    let rules = &set.kyverno.classic;
+    if rules.is_empty() {
+        return;
+    }
+    let mut attributes = ctx.request.attributes;
+    attributes.object = object;
+    let namespace = match ctx.namespace() {
+        Ok(ns) => ns,
+        Err(e) => {
+            outcome.deny(Status::internal(&e.to_string()));
+            return;
+        }
+    };
+    let subjects = Subjects {
+        attributes: &attributes,
+        object,
+        namespace_labels: namespace.as_deref(),
+        username: ctx.request.user.username,
+        groups: ctx.request.groups().collect(),
+    };
+    // (policy, rule, message) of the failures that block.
+    let mut blocked: Vec<(String, String, String)> = Vec::new();
+    let mut buffers = ActivationBuffers::default();
+    let mut result = validating::ValidateResult::default();
+    for r in rules {
+        if (!mode.offline && !r.admission)
+            || r.namespace
+                .as_deref()
+                .is_some_and(|ns| ns != attributes.namespace)
+        {
+            continue;
+        }
+        if !r.matches.matches(&subjects)
+            || r.excludes.as_ref().is_some_and(|e| e.matches(&subjects))
+        {
+            continue;
+        }
+        let (kind, message) = if r.validate.common.param_kind.is_some() {
+            (
+                ResultKind::Error,
+                "validate.cel rules with params are not supported".to_string(),
+            )
+        } else {
+            let inputs = Inputs {
+                object,
+                old_object: attributes.old_object,
+                request: ctx.default_cel_request(),
+                namespace_object: namespace.as_deref(),
+                params: None,
+                authorizer: None,
+            };
+            match crate::engine::match_conditions(&r.validate.common, &inputs) {
+                Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
+                Err(e) => (ResultKind::Fail, e),
+                Ok(true) => {
+                    validating::validate_into(&r.validate, &inputs, &mut buffers, &mut result);
+                    let first = result
+                        .decisions
+                        .iter()
+                        .find(|d| !matches!(d, Decision::Admit));
+                    match first {
+                        None => (
+                            ResultKind::Pass,
+                            format!("Validation rule '{}' passed.", r.rule),
+                        ),
+                        Some(Decision::Error {
+                            enforced: false,
+                            message,
+                        }) => (ResultKind::Error, message.clone()),
+                        Some(d) => (ResultKind::Fail, d.message().to_string()),
+                    }
+                }
+            }
+        };
+        if matches!(kind, ResultKind::Fail | ResultKind::Error) && r.enforce {
+            blocked.push((r.policy.to_string(), r.rule.to_string(), message.clone()));
+        }
+        outcome.results.push(PolicyResult::named(
+            PolicyKind::KyvernoClusterPolicy,
+            &r.policy,
+            Some(&r.rule),
+            kind,
+            Some(message),
+        ));
+    }
+    if !blocked.is_empty() {
+        outcome.deny(super::validate::denial(blocked_message(
+            &attributes,
+            object,
+            &blocked,
+        )));
+    }
+}
+
+/// `GetBlockedMessages`: the failures as YAML, policies and rules sorted.
+fn blocked_message(
+    a: &Attributes<'_>,
+    object: Option<&Json>,
+    blocked: &[(String, String, String)],
+) -> String {
+    let mut by_policy: BTreeMap<&str, BTreeMap<&str, &str>> = BTreeMap::new();
+    for (p, r, m) in blocked {
+        by_policy.entry(p).or_default().insert(r, m);
+    }
+    let yaml = serde_yaml_ng::to_string(&by_policy).unwrap_or_default();
+    let name = match str_at(object.or(a.old_object), &["metadata", "name"]) {
+        "" => a.name,
+        n => n,
+    };
+    format!(
+        "\n\nresource {}/{}/{} was blocked due to the following policies \n\n{}",
+        a.kind.kind, a.namespace, name, yaml
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    use crate::attributes::Operation;
+    use crate::engine::{EvalOptions, evaluate};
+    use crate::load::Manifests;
+    use crate::lookup::ObjectLookup;
+    use crate::request::{AdmissionReview, RequestUser, review_for};
+
+    const POLICY: &str = "apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: no-latest}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: tag
+    match:
+      any:
+      - resources: {kinds: [Pod], operations: [CREATE, UPDATE]}
+    exclude:
+      any:
+      - resources: {namespaces: [kube-*]}
+    celPreconditions:
+    - {name: not-skipped, expression: \"!has(object.metadata.labels) || !('skip' in object.metadata.labels)\"}
+    validate:
+      cel:
+        expressions:
+        - expression: \"object.spec.containers.all(c, !c.image.endsWith(':latest'))\"
+          message: no latest
+";
+
+    fn run(policy: &str, object: &str) -> Outcome {
+        let mut m = Manifests::default();
+        m.add_text("p.yaml", policy);
+        let set = PolicySet::build(&m);
+        assert!(set.errors.is_empty(), "{:?}", set.errors);
+        let object =
+            crate::document::parse_document(object, crate::document::Syntax::Yaml).unwrap();
+        let body = review_for(
+            Some(&object),
+            None,
+            Operation::Create,
+            &RequestUser::default(),
+            "u",
+        )
+        .unwrap();
+        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+        let request = review.request().unwrap();
+        evaluate(
+            &set,
+            &request,
+            &ObjectLookup::new(Vec::new()),
+            &EvalOptions::default(),
+        )
+    }
+
+    fn rule_result(o: &Outcome, rule: &str) -> Option<ResultKind> {
+        o.results
+            .iter()
+            .find(|r| r.binding.as_deref() == Some(rule))
+            .map(|r| r.result)
+    }
+
+    #[test]
+    fn rules_match_validate_and_block_with_kyvernos_message() {
+        let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec: {containers: [{name: c, image: 'nginx:latest'}]}\n";
+        let o = run(POLICY, bad);
+        assert_eq!(rule_result(&o, "tag"), Some(ResultKind::Fail));
+        assert_eq!(
+            o.status.unwrap().message,
+            "\n\nresource Pod/team/p was blocked due to the following policies \n\nno-latest:\n  tag: no latest\n"
+        );
+        // Excluded namespaces and unmet celPreconditions.
+        let o = run(
+            POLICY,
+            &bad.replace("namespace: team", "namespace: kube-system"),
+        );
+        assert!(o.allowed && o.results.is_empty());
+        let o = run(
+            POLICY,
+            &bad.replace("name: p,", "name: p, labels: {skip: 'y'},"),
+        );
+        assert_eq!(rule_result(&o, "tag"), Some(ResultKind::Skip));
+        // Audit reports without blocking.
+        let o = run(&POLICY.replace("Enforce", "Audit"), bad);
+        assert!(o.allowed);
+        assert_eq!(rule_result(&o, "tag"), Some(ResultKind::Fail));
+    }
+
+    #[test]
+    fn autogen_names_its_rules_and_follows_the_annotation() {
+        let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: team}\nspec:\n  template:\n    spec: {containers: [{name: c, image: 'nginx:latest'}]}\n";
+        let o = run(POLICY, deployment);
+        assert_eq!(rule_result(&o, "autogen-tag"), Some(ResultKind::Fail));
+        let cronjob = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c, namespace: team}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        metadata: {labels: {a: b}}\n        spec: {containers: [{name: c, image: 'nginx:1'}]}\n";
+        let o = run(POLICY, cronjob);
+        assert_eq!(
+            rule_result(&o, "autogen-cronjob-tag"),
+            Some(ResultKind::Pass)
+        );
+        let off = POLICY.replace(
+            "metadata: {name: no-latest}",
+            "metadata: {name: no-latest, annotations: {pod-policies.kyverno.io/autogen-controllers: none}}",
+        );
+        assert!(run(&off, deployment).results.is_empty());
+        let some = POLICY.replace(
+            "metadata: {name: no-latest}",
+            "metadata: {name: no-latest, annotations: {pod-policies.kyverno.io/autogen-controllers: 'Deployment'}}",
+        );
+        assert_eq!(
+            rule_result(&run(&some, deployment), "autogen-tag"),
+            Some(ResultKind::Fail)
+        );
+        assert!(run(&some, cronjob).results.is_empty());
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob("*", "anything"));
+        assert!(glob("kube-*", "kube-system"));
+        assert!(!glob("kube-*", "default"));
+        assert!(glob("a?c", "abc"));
+        assert!(glob("*a*b", "xxaxxb"));
+        assert!(!glob("*a*b", "xxaxxbc"));
+    }
+}

@@ -1,0 +1,449 @@
+//! Evaluating Kyverno ValidatingPolicies against one request (`vpol/compiler/policy.go
+//! evaluateWithData`, `vpol/engine/engine.go handlePolicy`, the webhook's
+//! `admissionResponse`).
+
+use std::borrow::Cow;
+
+use celer_cel::library::cost::Budget;
+use celer_cel::{Activation, ActivationBuffers, Json, Value};
+
+use crate::attributes::Attributes;
+use crate::compiled::{NamedExpression, PolicyCommon};
+use crate::engine::{MatchStep, RequestContext, match_constraints};
+use crate::invocation::{Inputs, bind_inputs};
+use crate::model::{FailurePolicy, ValidationAction};
+use crate::policy_set::PolicySet;
+use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::validating::{self, Evaluated, OutOfBudget};
+
+use super::compile::{CompiledException, KyvernoExtras, KyvernoValidating};
+
+/// How a request is evaluated.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mode {
+    /// Offline (Kyverno's CLI): `evaluation.admission.enabled: false` does not keep a policy
+    /// from running.
+    pub offline: bool,
+}
+
+/// What one policy decided: Kyverno's rule status and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub result: ResultKind,
+    pub message: Cow<'static, str>,
+    /// A matchCondition's error under failurePolicy Fail: in admission, the API server
+    /// evaluates the conditions Kyverno puts in its webhook configuration and refuses the
+    /// request itself (`<resource> "<name>" is forbidden: <error>`).
+    pub condition_error: Option<String>,
+}
+
+impl Verdict {
+    pub(crate) fn new(result: ResultKind, message: impl Into<Cow<'static, str>>) -> Verdict {
+        Verdict {
+            result,
+            message: message.into(),
+            condition_error: None,
+        }
+    }
+}
+
+impl Verdict {
+    /// The message a result carries: none for Kyverno's fixed `success` and `skip` texts, so
+    /// that a passing policy costs no allocation.
+    pub(crate) fn into_message(self) -> Option<String> {
+        match self.message {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(m) => Some(m),
+        }
+    }
+}
+
+/// The `exceptions` variable when no exception lends anything.
+pub(crate) fn no_exceptions() -> &'static Json {
+    static EMPTY: std::sync::OnceLock<Json> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| exceptions_json(&[], &[]))
+}
+
+/// The `exceptions` variable: `{"allowedImages": [...], "allowedValues": [...]}`.
+pub(crate) fn exceptions_json(images: &[String], values: &[String]) -> Json {
+    let text = format!(
+        "{{\"allowedImages\":{},\"allowedValues\":{}}}",
+        sonic_rs::to_string(images).unwrap_or_else(|_| "[]".to_string()),
+        sonic_rs::to_string(values).unwrap_or_else(|_| "[]".to_string())
+    );
+    sonic_rs::from_str(&text).unwrap_or_default()
+}
+
+/// Kyverno's `match`: any false is false; errors then fail (or skip under Ignore).
+pub(crate) fn conditions_hold(
+    conditions: &[NamedExpression],
+    activation: &Activation<'_>,
+    failure_policy: FailurePolicy,
+) -> Result<bool, String> {
+    let mut budget = Budget::match_conditions();
+    let mut errors: Vec<String> = Vec::new();
+    for c in conditions {
+        match validating::evaluate(&c.expression, activation, &mut budget) {
+            Err(OutOfBudget) => {
+                errors.push(celer_cel::library::cost::BudgetExhausted.to_string());
+                break;
+            }
+            Ok(Evaluated::Error(e)) => errors.push(e),
+            Ok(Evaluated::Value(v)) => match v.as_bool() {
+                Some(false) => return Ok(false),
+                Some(true) => {}
+                None => errors.push(format!(
+                    "expression '{}' must evaluate to bool, got {}",
+                    c.expression.source,
+                    v.type_name()
+                )),
+            },
+        }
+    }
+    if errors.is_empty() {
+        return Ok(true);
+    }
+    match failure_policy {
+        FailurePolicy::Ignore => Ok(false),
+        FailurePolicy::Fail => Err(errors.join("; ")),
+    }
+}
+
+/// The outcome of the exceptions: a full exemption, or the images and values to expose.
+pub(crate) enum Exempt {
+    Full(Verdict),
+    Partial(Json),
+}
+
+/// Evaluates a policy's exceptions on an activation holding the request's inputs.
+pub(crate) fn exceptions(
+    extras: &KyvernoExtras,
+    activation: &Activation<'_>,
+    failure_policy: FailurePolicy,
+) -> Result<Exempt, String> {
+    let mut images: Vec<String> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
+    let mut matched: Vec<&CompiledException> = Vec::new();
+    let mut full = false;
+    for e in &extras.exceptions {
+        match conditions_hold(&e.match_conditions, activation, failure_policy) {
+            Err(_) if full => continue,
+            Err(err) => return Err(err),
+            Ok(false) => {}
+            Ok(true) => {
+                matched.push(e);
+                if e.is_full() {
+                    full = true;
+                } else if !full {
+                    images.extend(e.images.iter().cloned());
+                    values.extend(e.allowed_values.iter().cloned());
+                }
+            }
+        }
+    }
+    if !full {
+        if images.is_empty() && values.is_empty() {
+            return Ok(Exempt::Partial(no_exceptions().clone()));
+        }
+        return Ok(Exempt::Partial(exceptions_json(&images, &values)));
+    }
+    // The highest `polex.kyverno.io/priority` decides the result (the first on a tie).
+    let mut selected = matched.first().copied();
+    let mut highest = 0i64;
+    for e in &matched {
+        if let Some(p) = e.priority
+            && p > highest
+        {
+            highest = p;
+            selected = Some(e);
+        }
+    }
+    let keys: Vec<&str> = matched.iter().map(|e| e.key.as_str()).collect();
+    let pass = selected.is_some_and(|e| e.report_pass);
+    let (result, word) = if pass {
+        (ResultKind::Pass, "passed")
+    } else {
+        (ResultKind::Skip, "skipped")
+    };
+    Ok(Exempt::Full(Verdict::new(
+        result,
+        format!(
+            "rule is {word} due to policy exception: {}",
+            keys.join(", ")
+        ),
+    )))
+}
+
+/// Whether a policy applies to a request before matching: namespaced policies only in their
+/// namespace, admission switched off only offline, JSON-mode policies never.
+pub(crate) fn applies(extras: &KyvernoExtras, attributes: &Attributes<'_>, mode: Mode) -> bool {
+    if extras.json_mode || (!mode.offline && !extras.admission) {
+        return false;
+    }
+    match &extras.namespace {
+        Some(ns) => attributes.namespace == ns,
+        None => true,
+    }
+}
+
+/// Evaluates one matched policy (exceptions, matchConditions, variables, validations).
+fn evaluate_policy(
+    k: &KyvernoValidating,
+    inputs: &Inputs<'_>,
+    buffers: &mut ActivationBuffers,
+) -> Verdict {
+    let common: &PolicyCommon = &k.policy.common;
+    let failure_policy = common.failure_policy;
+    if k.extras.exceptions.is_empty() {
+        // The usual case: one activation, nothing allocated for the exceptions.
+        let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
+        bind_inputs(&mut activation, common, inputs, false);
+        activation.set(k.extras.exceptions_slot, Value::from_json(no_exceptions()));
+        let verdict = run_validations(k, &activation, failure_policy);
+        *buffers = activation.into_buffers();
+        return verdict;
+    }
+    let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
+    bind_inputs(&mut activation, common, inputs, false);
+    let exceptions_value = match exceptions(&k.extras, &activation, failure_policy) {
+        Ok(Exempt::Full(v)) => {
+            *buffers = activation.into_buffers();
+            return v;
+        }
+        Ok(Exempt::Partial(json)) => json,
+        Err(e) => {
+            *buffers = activation.into_buffers();
+            return Verdict::new(ResultKind::Error, format!("failed to load context: {e}"));
+        }
+    };
+    // The activation borrows the exceptions' value: a fresh one that lives as long.
+    *buffers = activation.into_buffers();
+    let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
+    bind_inputs(&mut activation, common, inputs, false);
+    activation.set(
+        k.extras.exceptions_slot,
+        Value::from_json(&exceptions_value),
+    );
+    let verdict = run_validations(k, &activation, failure_policy);
+    *buffers = activation.into_buffers();
+    verdict
+}
+
+fn run_validations(
+    k: &KyvernoValidating,
+    activation: &Activation<'_>,
+    failure_policy: FailurePolicy,
+) -> Verdict {
+    let common = &k.policy.common;
+    match conditions_hold(&common.match_conditions, activation, failure_policy) {
+        Ok(true) => {}
+        Ok(false) => return Verdict::new(ResultKind::Skip, "skip"),
+        Err(e) => {
+            let mut v = Verdict::new(ResultKind::Error, format!("failed to load context: {e}"));
+            v.condition_error = Some(e);
+            return v;
+        }
+    }
+    let mut budget = Budget::validations();
+    for (index, v) in k.policy.validations.iter().enumerate() {
+        let value = match validating::evaluate(&v.expression, activation, &mut budget) {
+            Err(OutOfBudget) => {
+                return Verdict::new(
+                    ResultKind::Error,
+                    format!("error: {}", celer_cel::library::cost::BudgetExhausted),
+                );
+            }
+            Ok(Evaluated::Error(e)) => {
+                return Verdict::new(ResultKind::Error, format!("error: {e}"));
+            }
+            Ok(Evaluated::Value(value)) => value,
+        };
+        match value.as_bool() {
+            Some(true) => continue,
+            None => {
+                return Verdict::new(
+                    ResultKind::Error,
+                    format!(
+                        "error: expression '{}' must evaluate to bool, got {}",
+                        v.expression.source,
+                        value.type_name()
+                    ),
+                );
+            }
+            Some(false) => {}
+        }
+        let mut message = v.message.clone().unwrap_or_default();
+        if let Some(m) = &v.message_expression {
+            message = match validating::evaluate(m, activation, &mut budget) {
+                Err(OutOfBudget) => format!(
+                    "failed to evaluate message expression: {}",
+                    celer_cel::library::cost::BudgetExhausted
+                ),
+                Ok(Evaluated::Error(e)) => format!("failed to evaluate message expression: {e}"),
+                Ok(Evaluated::Value(Value::String(s))) => s.as_str().to_string(),
+                Ok(Evaluated::Value(other)) => format!(
+                    "failed to convert message expression to string: unsupported type {}",
+                    other.type_name()
+                ),
+            };
+        }
+        if message.is_empty() {
+            message = format!("CEL expression validation failed at index {index}");
+        }
+        if let Err(e) = audit_annotations(k, activation, &mut budget) {
+            return Verdict::new(ResultKind::Error, format!("error: {e}"));
+        }
+        return Verdict::new(ResultKind::Fail, message);
+    }
+    if let Err(e) = audit_annotations(k, activation, &mut budget) {
+        return Verdict::new(ResultKind::Error, format!("failed to load context: {e}"));
+    }
+    Verdict::new(ResultKind::Pass, "success")
+}
+
+/// Evaluates the audit annotations for their errors (`evaluateAuditAnnotations`): Kyverno
+/// records their values in reports, which celer does not write.
+fn audit_annotations(
+    k: &KyvernoValidating,
+    activation: &Activation<'_>,
+    budget: &mut Budget,
+) -> Result<(), String> {
+    for a in &k.policy.audit_annotations {
+        match validating::evaluate(&a.value, activation, budget) {
+            Err(OutOfBudget) => {
+                return Err(format!(
+                    "failed to evaluate auditAnnotation '{}': {}",
+                    a.key,
+                    celer_cel::library::cost::BudgetExhausted
+                ));
+            }
+            Ok(Evaluated::Error(e)) => {
+                return Err(format!(
+                    "failed to evaluate auditAnnotation '{}': {e}",
+                    a.key
+                ));
+            }
+            Ok(Evaluated::Value(Value::String(_) | Value::Null)) => {}
+            Ok(Evaluated::Value(other)) => {
+                return Err(format!(
+                    "failed to convert auditAnnotation '{}' expression: unsupported type {}",
+                    a.key,
+                    other.type_name()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the Kyverno ValidatingPolicies that match the request on `object` (the object as
+/// mutation left it), recording a result per policy, warnings, and the denial.
+pub fn run(
+    set: &PolicySet,
+    ctx: &RequestContext<'_>,
+    object: Option<&Json>,
+    outcome: &mut Outcome,
+    mode: Mode,
+) {
+    let policies = &set.kyverno.validating;
+    if policies.is_empty() {
+        return;
+    }
+    let mut attributes = ctx.request.attributes;
+    attributes.object = object;
+    let ids = set.kyverno.validating_index.lookup(
+        attributes.operation,
+        attributes.resource.group,
+        attributes.resource.resource,
+    );
+    let mut errors: Vec<String> = Vec::new();
+    let mut buffers = ActivationBuffers::default();
+    // Kyverno's `request` with the objects, made once for the policies that read them.
+    let with_objects = std::cell::OnceCell::new();
+    for &id in ids.as_slice() {
+        let Some(k) = policies.get(id as usize) else {
+            continue;
+        };
+        if !applies(&k.extras, &attributes, mode) {
+            continue;
+        }
+        let common = &k.policy.common;
+        let verdict =
+            match match_constraints(&common.constraints, &set.equivalents, &attributes, ctx) {
+                MatchStep::NotMatched => continue,
+                MatchStep::Error(e) => Verdict::new(
+                    ResultKind::Error,
+                    format!("failed to execute matching: {e}"),
+                ),
+                MatchStep::Matched(_) => {
+                    let namespace = match ctx.namespace() {
+                        Ok(ns) => ns,
+                        Err(e) => {
+                            outcome.deny(Status::internal(&e.to_string()));
+                            return;
+                        }
+                    };
+                    let request = match k.extras.reads_request_object {
+                        true => with_objects.get_or_init(|| {
+                            super::request_with_objects(
+                                ctx.default_cel_request(),
+                                object,
+                                attributes.old_object,
+                            )
+                        }),
+                        false => ctx.default_cel_request(),
+                    };
+                    let inputs = Inputs {
+                        object,
+                        old_object: attributes.old_object,
+                        request,
+                        namespace_object: namespace.as_deref(),
+                        params: None,
+                        authorizer: None,
+                    };
+                    evaluate_policy(k, &inputs, &mut buffers)
+                }
+            };
+        let name = &common.name;
+        if let Some(e) = &verdict.condition_error
+            && !mode.offline
+        {
+            outcome.deny(Status::forbidden(&attributes, object, e, "Forbidden"));
+        }
+        let word = match verdict.result {
+            ResultKind::Fail => Some("failed"),
+            ResultKind::Error => Some("error"),
+            _ => None,
+        };
+        if let Some(word) = word {
+            let text = format!("Policy {name} {word}: {}", verdict.message);
+            if k.actions.contains(&ValidationAction::Deny) {
+                errors.push(text.clone());
+            }
+            if k.actions.contains(&ValidationAction::Warn) {
+                outcome.warnings.push(text);
+            }
+        }
+        outcome.results.push(PolicyResult::named(
+            PolicyKind::KyvernoValidating,
+            name,
+            None,
+            verdict.result,
+            verdict.into_message(),
+        ));
+    }
+    if !errors.is_empty() {
+        outcome.deny(denial(errors.join("; ")));
+    }
+}
+
+/// The webhook's denial (`admissionutils.Response`): status Failure with the message, no
+/// code or reason (the API server supplies them).
+pub fn denial(message: String) -> Status {
+    Status {
+        code: 0,
+        reason: String::new(),
+        message,
+        details: None,
+    }
+}
