@@ -43,7 +43,9 @@ listen address could not be set up.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FailurePolicyArg {
+    #[value(name = "Fail", alias = "fail")]
     Fail,
+    #[value(name = "Ignore", alias = "ignore")]
     Ignore,
 }
 
