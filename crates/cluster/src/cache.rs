@@ -158,3 +158,61 @@ fn key_of(object: &DynamicObject) -> Key {
         object.metadata.name.clone().unwrap_or_default(),
     )
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use kube::core::GroupVersionKind;
+    use sonic_rs::JsonValueTrait;
+
+    fn configmap(cache: &ObjectCache, ns: &str, name: &str, value: &str) -> DynamicObject {
+        let mut o = DynamicObject::new(name, cache.resource()).within(ns);
+        o.types = None;
+        o.data = serde_json::json!({"data": {"v": value}});
+        o
+    }
+
+    #[test]
+    fn objects_are_kept_by_namespace_and_name_with_their_kind() {
+        let cache = ObjectCache::new(ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
+            "configmaps",
+        ));
+        assert!(!cache.is_synced());
+        let mut listed = BTreeMap::new();
+        for (ns, name) in [("b", "z"), ("a", "y"), ("a", "x")] {
+            let (key, json) = cache.convert(&configmap(&cache, ns, name, "1")).unwrap();
+            listed.insert(key, json);
+        }
+        cache.replace(listed);
+        assert!(cache.is_synced());
+        let a = cache.list("a");
+        let names: Vec<&str> = a
+            .iter()
+            .map(|o| {
+                o.get("metadata")
+                    .and_then(|m| m.get("name"))
+                    .and_then(|n| n.as_str())
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(names, ["x", "y"]);
+        let x = cache.get("a", "x").unwrap();
+        // List items come without apiVersion and kind; the cache puts them back.
+        assert_eq!(x.get("kind").and_then(|k| k.as_str()), Some("ConfigMap"));
+        assert_eq!(x.get("apiVersion").and_then(|k| k.as_str()), Some("v1"));
+        cache.apply(&configmap(&cache, "a", "x", "2"));
+        let x = cache.get("a", "x").unwrap();
+        assert_eq!(
+            x.get("data")
+                .and_then(|d| d.get("v"))
+                .and_then(|v| v.as_str()),
+            Some("2")
+        );
+        cache.delete(&configmap(&cache, "a", "x", "2"));
+        assert!(cache.get("a", "x").is_none());
+        assert_eq!(cache.len(), 2);
+        assert!(cache.list("c").is_empty());
+    }
+}

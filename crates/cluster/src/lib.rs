@@ -142,7 +142,11 @@ impl Cluster {
     /// tried again on the next request or load.
     pub async fn watch_param_kinds(&self, kinds: impl IntoIterator<Item = ParamKind>) {
         for kind in kinds {
-            let known = self.shared.params.read().is_ok_and(|p| p.contains_key(&kind));
+            let known = self
+                .shared
+                .params
+                .read()
+                .is_ok_and(|p| p.contains_key(&kind));
             if !known && let Err(e) = Arc::clone(&self.shared).resolve(&kind).await {
                 tracing::warn!(error = %e, "param kind not watched yet");
             }

@@ -12,8 +12,8 @@ use celer_policy::policy_set::{Family, PolicySet};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::ClusterError;
@@ -280,7 +280,9 @@ pub async fn apply(
             validating
                 .patch(name, &params, &Patch::Apply(body))
                 .await
-                .map_err(|e| api_error(format!("apply ValidatingWebhookConfiguration {name}"), e))?;
+                .map_err(|e| {
+                    api_error(format!("apply ValidatingWebhookConfiguration {name}"), e)
+                })?;
         }
         None => delete(&validating, name).await?,
     }
@@ -377,5 +379,159 @@ impl Registrar {
 impl Drop for Registrar {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use celer_policy::load::Manifests;
+
+    fn set(text: &str) -> PolicySet {
+        let mut manifests = Manifests::default();
+        manifests.add_text("test.yaml", text);
+        let set = PolicySet::build(&manifests);
+        assert!(set.errors.is_empty(), "{:?}", set.errors);
+        set
+    }
+
+    fn settings() -> WebhookSettings {
+        WebhookSettings {
+            name: "celer".into(),
+            endpoint: Endpoint::Url("https://127.0.0.1:8443/".into()),
+            ca_bundle: b"PEM".to_vec(),
+            failure_policy: "Fail".into(),
+            timeout_seconds: 5,
+        }
+    }
+
+    const VALIDATING: &str = "
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: pods}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods]}
+  validations: [{expression: 'true'}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: pods}
+spec: {policyName: pods, validationActions: [Deny]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: apps}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: ['*'], operations: ['*'], resources: ['deployments/*', '*']}
+    - {apiGroups: [apps], apiVersions: [v1], operations: [DELETE], resources: [deployments/scale]}
+  validations: [{expression: 'true'}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: apps}
+spec: {policyName: apps, validationActions: [Deny]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: unbound}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}
+  validations: [{expression: 'true'}]
+";
+
+    #[test]
+    fn rules_name_what_bound_policies_match() {
+        let rules = validating_rules(&set(VALIDATING));
+        let rule = |g: &str, ops: &[&str], res: &[&str]| WebhookRule {
+            api_group: g.into(),
+            operations: ops.iter().map(|s| s.to_string()).collect(),
+            resources: res.iter().map(|s| s.to_string()).collect(),
+        };
+        // The unbound policy on jobs adds nothing; `*` operations absorb DELETE.
+        assert_eq!(
+            rules,
+            vec![
+                rule("", &["CREATE", "UPDATE"], &["pods"]),
+                rule("apps", &["*"], &["*", "deployments/*"]),
+                rule("apps", &["DELETE"], &["deployments/scale"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn configurations_carry_the_settings() {
+        let validating = set(VALIDATING);
+        let mutating = set("
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: inject}
+spec:
+  reinvocationPolicy: IfNeeded
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration: {expression: 'Object{}'}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: inject}
+spec: {policyName: inject}
+");
+        let c = Configurations::new(&settings(), &validating, &mutating);
+        let v = c.validating.unwrap();
+        assert_eq!(v["kind"], "ValidatingWebhookConfiguration");
+        assert_eq!(v["metadata"]["name"], "celer");
+        let hook = &v["webhooks"][0];
+        assert_eq!(hook["name"], VALIDATING_WEBHOOK);
+        assert_eq!(
+            hook["clientConfig"]["url"],
+            "https://127.0.0.1:8443/validate"
+        );
+        assert_eq!(hook["clientConfig"]["caBundle"], "UEVN");
+        assert_eq!(hook["failurePolicy"], "Fail");
+        assert_eq!(hook["sideEffects"], "None");
+        assert_eq!(hook["timeoutSeconds"], 5);
+        assert_eq!(hook["admissionReviewVersions"], json!(["v1"]));
+        assert!(hook.get("reinvocationPolicy").is_none());
+        let m = c.mutating.unwrap();
+        let hook = &m["webhooks"][0];
+        assert_eq!(hook["clientConfig"]["url"], "https://127.0.0.1:8443/mutate");
+        assert_eq!(hook["reinvocationPolicy"], "IfNeeded");
+        assert_eq!(
+            hook["rules"],
+            json!([{"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE"],
+                    "resources": ["pods"], "scope": "*"}])
+        );
+    }
+
+    #[test]
+    fn nothing_to_match_registers_nothing_and_services_are_referenced() {
+        let empty = set("");
+        let mut s = settings();
+        s.endpoint = Endpoint::Service {
+            namespace: "celer-system".into(),
+            name: "celer".into(),
+            port: 443,
+        };
+        let c = Configurations::new(&s, &set(VALIDATING), &empty);
+        assert!(c.mutating.is_none());
+        assert_eq!(reinvocation(&empty), "Never");
+        let config = &c.validating.unwrap()["webhooks"][0]["clientConfig"];
+        assert_eq!(
+            config["service"],
+            json!({"namespace": "celer-system", "name": "celer", "path": "/validate", "port": 443})
+        );
+        assert!(config.get("url").is_none());
+        let none = Configurations::new(&s, &empty, &empty);
+        assert!(none.validating.is_none() && none.mutating.is_none());
     }
 }

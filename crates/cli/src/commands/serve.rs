@@ -174,12 +174,22 @@ pub struct ServeArgs {
 
     /// Cluster mode with this kubeconfig: Namespaces and params (namespaceSelector,
     /// namespaceObject, paramRef) come from the cluster's watch caches, not from the files.
-    #[arg(long, value_name = "FILE", env = "CELER_KUBECONFIG", help_heading = "Cluster")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "CELER_KUBECONFIG",
+        help_heading = "Cluster"
+    )]
     pub kubeconfig: Option<PathBuf>,
 
     /// Cluster mode with the configuration found as kubectl finds it: $KUBECONFIG,
     /// ~/.kube/config, or the Pod's service account.
-    #[arg(long, env = "CELER_IN_CLUSTER", conflicts_with = "kubeconfig", help_heading = "Cluster")]
+    #[arg(
+        long,
+        env = "CELER_IN_CLUSTER",
+        conflicts_with = "kubeconfig",
+        help_heading = "Cluster"
+    )]
     pub in_cluster: bool,
 
     /// Longest wait for a read the caches cannot answer (a Namespace created a moment ago, a
@@ -197,12 +207,24 @@ pub struct ServeArgs {
     pub unregister_webhooks: bool,
 
     /// Name of both webhook configurations.
-    #[arg(long, value_name = "NAME", env = "CELER_WEBHOOK_NAME", default_value = "celer", help_heading = "Cluster")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "CELER_WEBHOOK_NAME",
+        default_value = "celer",
+        help_heading = "Cluster"
+    )]
     pub webhook_name: String,
 
     /// Base URL the API server calls (/validate and /mutate are appended)
     /// [default: https://127.0.0.1:<listen port>].
-    #[arg(long, value_name = "URL", env = "CELER_WEBHOOK_URL", conflicts_with = "webhook_service", help_heading = "Cluster")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "CELER_WEBHOOK_URL",
+        conflicts_with = "webhook_service",
+        help_heading = "Cluster"
+    )]
     pub webhook_url: Option<String>,
 
     /// The Service the API server calls instead of a URL: NAMESPACE/NAME[:PORT] (port 443).
@@ -211,7 +233,12 @@ pub struct ServeArgs {
 
     /// PEM CA bundle for the configurations [default: the generated CA; with --tls-cert, that
     /// certificate file].
-    #[arg(long, value_name = "FILE", env = "CELER_WEBHOOK_CA_BUNDLE", help_heading = "Cluster")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "CELER_WEBHOOK_CA_BUNDLE",
+        help_heading = "Cluster"
+    )]
     pub webhook_ca_bundle: Option<PathBuf>,
 
     /// What the API server does when celer cannot answer.
@@ -225,7 +252,8 @@ pub struct ServeArgs {
 
 /// `NAMESPACE/NAME[:PORT]`.
 fn parse_service(text: &str) -> Result<Endpoint, String> {
-    let bad = || format!("{text:?} is not a Service: expected NAMESPACE/NAME or NAMESPACE/NAME:PORT");
+    let bad =
+        || format!("{text:?} is not a Service: expected NAMESPACE/NAME or NAMESPACE/NAME:PORT");
     let (namespace, rest) = text.split_once('/').ok_or_else(bad)?;
     let (name, port) = match rest.split_once(':') {
         Some((name, port)) => (name, port.parse::<u16>().map_err(|_| bad())?),
@@ -336,8 +364,8 @@ impl ServeArgs {
             .or_else(|| running.ca_file.clone())
             .or_else(|| self.tls_cert.clone())
             .ok_or("no CA bundle: give --webhook-ca-bundle")?;
-        let ca_bundle = std::fs::read(&ca_file)
-            .map_err(|e| format!("CA bundle {}: {e}", ca_file.display()))?;
+        let ca_bundle =
+            std::fs::read(&ca_file).map_err(|e| format!("CA bundle {}: {e}", ca_file.display()))?;
         Ok(WebhookSettings {
             name: self.webhook_name.clone(),
             endpoint,
@@ -537,5 +565,28 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("1h").is_err());
         assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn services() {
+        assert_eq!(
+            parse_service("celer-system/celer").unwrap(),
+            Endpoint::Service {
+                namespace: "celer-system".into(),
+                name: "celer".into(),
+                port: 443
+            }
+        );
+        assert_eq!(
+            parse_service("ns/svc:8443").unwrap(),
+            Endpoint::Service {
+                namespace: "ns".into(),
+                name: "svc".into(),
+                port: 8443
+            }
+        );
+        for bad in ["celer", "/celer", "ns/", "ns/svc:http"] {
+            assert!(parse_service(bad).is_err(), "{bad}");
+        }
     }
 }
