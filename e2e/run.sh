@@ -279,6 +279,12 @@ check "D4 failurePolicy Ignore: with celer down, a Pod the contract would deny i
   "$(last); annotation: $(annotation policy-bench-injected)" \
   bash -c '[ "$1" = 201 ] && [ -z "$2" ]' _ "$status" "$(annotation policy-bench-injected)"
 
+floor="$(awk -F'\t' '$1 == "passing" { print $2 }' "$here/run.ratchet")"
+if [ "$pass" -lt "${floor:-0}" ]; then
+  bad "ratchet" "$pass checks passed, fewer than the $floor of e2e/run.ratchet"
+elif [ "$pass" -gt "${floor:-0}" ]; then
+  echo "note: $pass checks passed, more than the $floor of e2e/run.ratchet: raise it"
+fi
 echo "e2e: $pass passed, $fail failed ($(( $(date +%s) - started ))s)"
 if [ "$fail" -gt 0 ]; then
   printf 'failed: %s\n' "${failed[@]}"

@@ -19,14 +19,33 @@ pub type Key = (String, String);
 #[derive(Debug)]
 pub struct ObjectCache {
     resource: ApiResource,
+    /// Drop `metadata.managedFields` (Namespaces: `namespaceObject` never shows them upstream,
+    /// and they are most of a Namespace's size).
+    strip_managed_fields: bool,
     objects: RwLock<BTreeMap<Key, Arc<Json>>>,
     synced: watch::Sender<bool>,
 }
 
 impl ObjectCache {
     pub fn new(resource: ApiResource) -> Arc<ObjectCache> {
+        Self::build(resource, false)
+    }
+
+    /// A cache of Namespaces, kept without their managed fields.
+    pub fn namespaces() -> Arc<ObjectCache> {
+        Self::build(
+            ApiResource::from_gvk_with_plural(
+                &kube::core::GroupVersionKind::gvk("", "v1", "Namespace"),
+                "namespaces",
+            ),
+            true,
+        )
+    }
+
+    fn build(resource: ApiResource, strip_managed_fields: bool) -> Arc<ObjectCache> {
         Arc::new(ObjectCache {
             resource,
+            strip_managed_fields,
             objects: RwLock::new(BTreeMap::new()),
             synced: watch::Sender::new(false),
         })
@@ -101,6 +120,9 @@ impl ObjectCache {
     /// without them).
     pub fn convert(&self, object: &DynamicObject) -> Option<(Key, Arc<Json>)> {
         let mut object = object.clone();
+        if self.strip_managed_fields {
+            object.metadata.managed_fields = None;
+        }
         if object.types.is_none() {
             object.types = Some(kube::api::TypeMeta {
                 api_version: self.resource.api_version.clone(),

@@ -23,7 +23,7 @@ use celer_policy::model::ParamKind;
 use kube::api::{Api, DynamicObject};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::GroupVersionKind;
-use kube::discovery::{ApiResource, Scope};
+use kube::discovery::Scope;
 use kube::{Client, Config};
 use tokio::task::JoinHandle;
 
@@ -113,10 +113,7 @@ impl Cluster {
     /// Starts the Namespace watch on the current runtime. `lookup_timeout` bounds each live
     /// read made for a request.
     pub fn start(client: Client, lookup_timeout: Duration) -> Cluster {
-        let namespaces = ObjectCache::new(ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("", "v1", "Namespace"),
-            "namespaces",
-        ));
+        let namespaces = ObjectCache::namespaces();
         let runtime = tokio::runtime::Handle::current();
         let api = Api::<DynamicObject>::all_with(client.clone(), namespaces.resource());
         let task = runtime.spawn(Arc::clone(&namespaces).run(api));

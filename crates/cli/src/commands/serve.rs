@@ -172,6 +172,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", env = "CELER_RELOAD_INTERVAL", default_value = "1s", value_parser = parse_duration)]
     pub reload_interval: Duration,
 
+    /// Cluster mode (Namespaces and params from the cluster, webhook registration).
+    #[command(flatten)]
+    pub cluster: Box<ClusterArgs>,
+}
+
+/// The flags of cluster mode.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
     /// Cluster mode with this kubeconfig: Namespaces and params (namespaceSelector,
     /// namespaceObject, paramRef) come from the cluster's watch caches, not from the files.
     #[arg(
@@ -348,17 +356,18 @@ impl ServeArgs {
     }
 
     fn cluster_mode(&self) -> bool {
-        self.kubeconfig.is_some() || self.in_cluster
+        self.cluster.kubeconfig.is_some() || self.cluster.in_cluster
     }
 
     /// What the webhook configurations say, once the server runs (its port and CA are known).
     fn webhook_settings(&self, running: &server::Running) -> Result<WebhookSettings, String> {
-        let endpoint = match (&self.webhook_service, &self.webhook_url) {
+        let endpoint = match (&self.cluster.webhook_service, &self.cluster.webhook_url) {
             (Some(service), _) => service.clone(),
             (None, Some(url)) => Endpoint::Url(url.clone()),
             (None, None) => Endpoint::Url(format!("https://127.0.0.1:{}", running.addr.port())),
         };
         let ca_file = self
+            .cluster
             .webhook_ca_bundle
             .clone()
             .or_else(|| running.ca_file.clone())
@@ -367,11 +376,11 @@ impl ServeArgs {
         let ca_bundle =
             std::fs::read(&ca_file).map_err(|e| format!("CA bundle {}: {e}", ca_file.display()))?;
         Ok(WebhookSettings {
-            name: self.webhook_name.clone(),
+            name: self.cluster.webhook_name.clone(),
             endpoint,
             ca_bundle,
-            failure_policy: self.webhook_failure_policy.as_str().to_string(),
-            timeout_seconds: self.webhook_timeout,
+            failure_policy: self.cluster.webhook_failure_policy.as_str().to_string(),
+            timeout_seconds: self.cluster.webhook_timeout,
         })
     }
 }
@@ -436,9 +445,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
     let mut options = args.options();
     runtime.block_on(async move {
         let adapter = if args.cluster_mode() {
-            match celer_cluster::client(args.kubeconfig.as_deref()).await {
+            match celer_cluster::client(args.cluster.kubeconfig.as_deref()).await {
                 Ok(client) => Some(Arc::new(ClusterAdapter {
-                    cluster: Cluster::start(client, args.lookup_timeout),
+                    cluster: Cluster::start(client, args.cluster.lookup_timeout),
                     registration: Mutex::new(None),
                 })),
                 Err(e) => {
@@ -447,7 +456,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 }
             }
         } else {
-            if args.register_webhooks || args.unregister_webhooks {
+            if args.cluster.register_webhooks || args.cluster.unregister_webhooks {
                 tracing::error!("--register-webhooks and --unregister-webhooks need --kubeconfig or --in-cluster");
                 return ExitCode::from(EXIT_SETUP);
             }
@@ -458,8 +467,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
             .map(|a| Arc::clone(a) as Arc<dyn ClusterHooks>);
         let unregister = adapter
             .as_ref()
-            .filter(|_| args.unregister_webhooks)
-            .map(|a| (a.cluster.client().clone(), args.webhook_name.clone()));
+            .filter(|_| args.cluster.unregister_webhooks)
+            .map(|a| (a.cluster.client().clone(), args.cluster.webhook_name.clone()));
         let shutdown = async move {
             server::shutdown_signal().await;
             if let Some((client, name)) = unregister {
@@ -516,7 +525,7 @@ async fn connect(
     } else {
         tracing::warn!(timeout = ?SYNC_TIMEOUT, "cluster caches not listed yet; misses are read live");
     }
-    if !args.register_webhooks {
+    if !args.cluster.register_webhooks {
         return Ok(());
     }
     let settings = args.webhook_settings(running)?;
