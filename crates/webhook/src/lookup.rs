@@ -1,8 +1,11 @@
-//! Namespaces and params for the server, until a cluster cache serves them: the objects found
-//! in the policy files (Namespaces, param objects), and, for a namespace not among them, the
-//! Namespace as the API server always labels it (`kubernetes.io/metadata.name: <name>`). So a
+//! Namespaces and params for the server. Without a cluster: the objects found in the policy
+//! files (Namespaces, param objects), and, for a namespace not among them, the Namespace as
+//! the API server always labels it (`kubernetes.io/metadata.name: <name>`). So a
 //! `namespaceSelector` on the namespace's name (as the Pod Security bindings use) works; other
 //! namespace labels are only known for Namespaces given in the policy files.
+//!
+//! With a cluster ([`ClusterHooks`], `celer serve --kubeconfig`), Namespaces and params come
+//! from the cluster's watch caches only, as kube-apiserver's own admission reads them.
 
 use std::sync::Arc;
 
@@ -10,17 +13,44 @@ use celer_cel::Json;
 use celer_policy::lookup::{Lookup, LookupError, ObjectLookup, ParamScope};
 use celer_policy::model::ParamKind;
 
-/// Objects from the policy files, with namespaces made up from their names when missing.
-#[derive(Debug, Default)]
+/// A cluster behind the server (wired by the CLI from `celer-cluster`): it serves Namespaces
+/// and params, and hears of every policy set before the set serves (to watch the param kinds
+/// it names, to register webhooks for what it matches).
+pub trait ClusterHooks: Send + Sync + std::fmt::Debug {
+    /// Namespaces and params, instead of those of the policy files.
+    fn lookup(&self) -> Arc<dyn Lookup>;
+    /// Called with each policy set before it serves: the first load and every reload.
+    fn policies_loaded(&self, policies: &crate::policies::Policies);
+}
+
+/// Objects from the policy files, with namespaces made up from their names when missing; or,
+/// once a cluster is attached, the cluster's.
+#[derive(Default)]
 pub struct ServeLookup {
     objects: ObjectLookup,
+    cluster: Option<Arc<dyn Lookup>>,
+}
+
+impl std::fmt::Debug for ServeLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeLookup")
+            .field("objects", &self.objects)
+            .field("cluster", &self.cluster.is_some())
+            .finish()
+    }
 }
 
 impl ServeLookup {
     pub fn new(objects: impl IntoIterator<Item = Json>) -> ServeLookup {
         ServeLookup {
             objects: ObjectLookup::new(objects),
+            cluster: None,
         }
+    }
+
+    /// Serves Namespaces and params from `cluster` from now on.
+    pub fn attach(&mut self, cluster: Arc<dyn Lookup>) {
+        self.cluster = Some(cluster);
     }
 }
 
@@ -35,6 +65,9 @@ pub fn namespace_object(name: &str) -> Result<Json, LookupError> {
 
 impl Lookup for ServeLookup {
     fn namespace(&self, name: &str) -> Result<Option<Arc<Json>>, LookupError> {
+        if let Some(cluster) = &self.cluster {
+            return cluster.namespace(name);
+        }
         if let Some(ns) = self.objects.namespace(name)? {
             return Ok(Some(ns));
         }
@@ -45,6 +78,9 @@ impl Lookup for ServeLookup {
     }
 
     fn param_scope(&self, kind: &ParamKind) -> Option<ParamScope> {
+        if let Some(cluster) = &self.cluster {
+            return cluster.param_scope(kind);
+        }
         self.objects.param_scope(kind)
     }
 
@@ -54,6 +90,9 @@ impl Lookup for ServeLookup {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Arc<Json>>, LookupError> {
+        if let Some(cluster) = &self.cluster {
+            return cluster.param(kind, namespace, name);
+        }
         self.objects.param(kind, namespace, name)
     }
 
@@ -62,6 +101,9 @@ impl Lookup for ServeLookup {
         kind: &ParamKind,
         namespace: Option<&str>,
     ) -> Result<Vec<Arc<Json>>, LookupError> {
+        if let Some(cluster) = &self.cluster {
+            return cluster.params(kind, namespace);
+        }
         self.objects.params(kind, namespace)
     }
 }
@@ -94,5 +136,21 @@ mod tests {
                 .and_then(|l| l.get("env"))
                 .is_some()
         );
+    }
+
+    #[test]
+    fn an_attached_cluster_replaces_the_files() {
+        let mut lookup = ServeLookup::new([sonic_rs::from_str(
+            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod"}}"#,
+        )
+        .unwrap()]);
+        lookup.attach(Arc::new(celer_policy::lookup::NoLookup));
+        assert!(lookup.namespace("prod").unwrap().is_none());
+        assert!(lookup.namespace("team-a").unwrap().is_none());
+        let cm = ParamKind {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+        };
+        assert_eq!(lookup.param_scope(&cm), None);
     }
 }

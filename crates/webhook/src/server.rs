@@ -17,7 +17,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::policies::{self, Fingerprint, LoadFailure, PolicySource};
+use crate::lookup::ClusterHooks;
+use crate::policies::{self, Fingerprint, LoadFailure, Policies, PolicySource};
 use crate::router::{self, Limits, State};
 use crate::tls::{self, CertResolver, TlsError, TlsSource};
 
@@ -39,6 +40,8 @@ pub struct ServeOptions {
     pub drain_timeout: Duration,
     /// How often policy files and certificate files are checked for changes.
     pub reload_interval: Duration,
+    /// A cluster serving Namespaces and params, told of every policy set loaded.
+    pub cluster: Option<Arc<dyn ClusterHooks>>,
 }
 
 impl Default for ServeOptions {
@@ -53,6 +56,7 @@ impl Default for ServeOptions {
             max_connections: 4096,
             drain_timeout: Duration::from_secs(10),
             reload_interval: Duration::from_secs(1),
+            cluster: None,
         }
     }
 }
@@ -113,7 +117,8 @@ pub async fn start(
     })
     .await
     .map_err(|e| ServeError::Internal(e.to_string()))?;
-    let loaded = loaded?;
+    let mut loaded = loaded?;
+    with_cluster(options.cluster.as_ref(), &mut loaded);
     let state = Arc::new(State::new(options.limits.clone()));
     let (validating, mutating) = loaded.counts();
     let generation = state.install(loaded);
@@ -182,6 +187,7 @@ pub async fn start(
             options.policies.clone(),
             fingerprint,
             options.reload_interval,
+            options.cluster.clone(),
         )));
     }
 
@@ -221,6 +227,14 @@ pub async fn start(
         tasks,
         watchers,
     })
+}
+
+/// Attaches the cluster's lookup to a loaded set and tells the cluster of it.
+fn with_cluster(cluster: Option<&Arc<dyn ClusterHooks>>, loaded: &mut Policies) {
+    if let Some(cluster) = cluster {
+        loaded.lookup.attach(cluster.lookup());
+        cluster.policies_loaded(loaded);
+    }
 }
 
 async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
@@ -365,6 +379,7 @@ async fn watch_policies(
     source: PolicySource,
     mut last: Fingerprint,
     interval: Duration,
+    cluster: Option<Arc<dyn ClusterHooks>>,
 ) {
     let fingerprint = |source: PolicySource| async move {
         tokio::task::spawn_blocking(move || Fingerprint::of(&source))
@@ -381,7 +396,8 @@ async fn watch_policies(
         let to_load = source.clone();
         let result = tokio::task::spawn_blocking(move || policies::load(&to_load)).await;
         match result {
-            Ok(Ok(loaded)) => {
+            Ok(Ok(mut loaded)) => {
+                with_cluster(cluster.as_ref(), &mut loaded);
                 let (validating, mutating) = loaded.counts();
                 let generation = state.install(loaded);
                 tracing::info!(validating, mutating, generation, "policies reloaded");

@@ -4,9 +4,14 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use celer_webhook::policies::PolicySource;
+use celer_cluster::Cluster;
+use celer_cluster::register::{Configurations, Endpoint, Registrar, WebhookSettings};
+use celer_policy::lookup::Lookup;
+use celer_webhook::lookup::ClusterHooks;
+use celer_webhook::policies::{Policies, PolicySource};
 use celer_webhook::router::{DEFAULT_MAX_BODY, Limits};
 use celer_webhook::server::{self, ServeOptions};
 use celer_webhook::tls::TlsSource;
@@ -25,12 +30,33 @@ Examples:
       <temp>/celer-tls/ca.crt (the path is logged)
   celer serve --policies policies/ --tls-cert tls.crt --tls-key tls.key --metrics-listen :9090
   CELER_POLICIES=a.yaml,b/ CELER_LOG_FORMAT=json celer serve
+  celer serve --kubeconfig admin.kubeconfig --register-webhooks --unregister-webhooks
+      cluster mode: Namespaces and params from the cluster's watch caches; the webhook
+      configurations registered with the CA bundle and rules for what the policies match,
+      at https://127.0.0.1:<port>, and removed on exit
 
 Every flag can also be set by the environment variable shown with it. Policy files and the
 certificate files are watched: a change is loaded and swapped in; a broken change is logged
 and the previous set keeps serving. SIGTERM or SIGINT stops accepting, drains requests in
 flight (--drain-timeout) and exits 0. Exit status 2: the policies, the certificate or a
 listen address could not be set up.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailurePolicyArg {
+    #[value(name = "Fail", alias = "fail")]
+    Fail,
+    #[value(name = "Ignore", alias = "ignore")]
+    Ignore,
+}
+
+impl FailurePolicyArg {
+    fn as_str(self) -> &'static str {
+        match self {
+            FailurePolicyArg::Fail => "Fail",
+            FailurePolicyArg::Ignore => "Ignore",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -145,6 +171,110 @@ pub struct ServeArgs {
     /// How often policy and certificate files are checked for changes.
     #[arg(long, value_name = "DURATION", env = "CELER_RELOAD_INTERVAL", default_value = "1s", value_parser = parse_duration)]
     pub reload_interval: Duration,
+
+    /// Cluster mode (Namespaces and params from the cluster, webhook registration).
+    #[command(flatten)]
+    pub cluster: Box<ClusterArgs>,
+}
+
+/// The flags of cluster mode.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// Cluster mode with this kubeconfig: Namespaces and params (namespaceSelector,
+    /// namespaceObject, paramRef) come from the cluster's watch caches, not from the files.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "CELER_KUBECONFIG",
+        help_heading = "Cluster"
+    )]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Cluster mode with the configuration found as kubectl finds it: $KUBECONFIG,
+    /// ~/.kube/config, or the Pod's service account.
+    #[arg(
+        long,
+        env = "CELER_IN_CLUSTER",
+        conflicts_with = "kubeconfig",
+        help_heading = "Cluster"
+    )]
+    pub in_cluster: bool,
+
+    /// Longest wait for a read the caches cannot answer (a Namespace created a moment ago, a
+    /// param kind not yet discovered); beyond it the request fails by failurePolicy.
+    #[arg(long, value_name = "DURATION", env = "CELER_LOOKUP_TIMEOUT", default_value = "5s", value_parser = parse_duration, help_heading = "Cluster")]
+    pub lookup_timeout: Duration,
+
+    /// Create or update a ValidatingWebhookConfiguration and a MutatingWebhookConfiguration
+    /// for the loaded policies (rules for what they can match only), again on every reload.
+    #[arg(long, env = "CELER_REGISTER_WEBHOOKS", help_heading = "Cluster")]
+    pub register_webhooks: bool,
+
+    /// Delete both webhook configurations on shutdown, before draining.
+    #[arg(long, env = "CELER_UNREGISTER_WEBHOOKS", help_heading = "Cluster")]
+    pub unregister_webhooks: bool,
+
+    /// Name of both webhook configurations.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "CELER_WEBHOOK_NAME",
+        default_value = "celer",
+        help_heading = "Cluster"
+    )]
+    pub webhook_name: String,
+
+    /// Base URL the API server calls (/validate and /mutate are appended)
+    /// [default: https://127.0.0.1:<listen port>].
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "CELER_WEBHOOK_URL",
+        conflicts_with = "webhook_service",
+        help_heading = "Cluster"
+    )]
+    pub webhook_url: Option<String>,
+
+    /// The Service the API server calls instead of a URL: NAMESPACE/NAME[:PORT] (port 443).
+    #[arg(long, value_name = "NS/NAME[:PORT]", env = "CELER_WEBHOOK_SERVICE", value_parser = parse_service, help_heading = "Cluster")]
+    pub webhook_service: Option<Endpoint>,
+
+    /// PEM CA bundle for the configurations [default: the generated CA; with --tls-cert, that
+    /// certificate file].
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "CELER_WEBHOOK_CA_BUNDLE",
+        help_heading = "Cluster"
+    )]
+    pub webhook_ca_bundle: Option<PathBuf>,
+
+    /// What the API server does when celer cannot answer.
+    #[arg(long, value_enum, value_name = "POLICY", env = "CELER_WEBHOOK_FAILURE_POLICY", default_value_t = FailurePolicyArg::Fail, help_heading = "Cluster")]
+    pub webhook_failure_policy: FailurePolicyArg,
+
+    /// Seconds the API server waits for an answer (1 to 30).
+    #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
+    pub webhook_timeout: u8,
+}
+
+/// `NAMESPACE/NAME[:PORT]`.
+fn parse_service(text: &str) -> Result<Endpoint, String> {
+    let bad =
+        || format!("{text:?} is not a Service: expected NAMESPACE/NAME or NAMESPACE/NAME:PORT");
+    let (namespace, rest) = text.split_once('/').ok_or_else(bad)?;
+    let (name, port) = match rest.split_once(':') {
+        Some((name, port)) => (name, port.parse::<u16>().map_err(|_| bad())?),
+        None => (rest, 443),
+    };
+    if namespace.is_empty() || name.is_empty() {
+        return Err(bad());
+    }
+    Ok(Endpoint::Service {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        port,
+    })
 }
 
 /// `ADDR`: `host:port`, or `:port` for every interface.
@@ -221,6 +351,67 @@ impl ServeArgs {
             max_connections: self.max_connections,
             drain_timeout: self.drain_timeout,
             reload_interval: self.reload_interval,
+            cluster: None,
+        }
+    }
+
+    fn cluster_mode(&self) -> bool {
+        self.cluster.kubeconfig.is_some() || self.cluster.in_cluster
+    }
+
+    /// What the webhook configurations say, once the server runs (its port and CA are known).
+    fn webhook_settings(&self, running: &server::Running) -> Result<WebhookSettings, String> {
+        let endpoint = match (&self.cluster.webhook_service, &self.cluster.webhook_url) {
+            (Some(service), _) => service.clone(),
+            (None, Some(url)) => Endpoint::Url(url.clone()),
+            (None, None) => Endpoint::Url(format!("https://127.0.0.1:{}", running.addr.port())),
+        };
+        let ca_file = self
+            .cluster
+            .webhook_ca_bundle
+            .clone()
+            .or_else(|| running.ca_file.clone())
+            .or_else(|| self.tls_cert.clone())
+            .ok_or("no CA bundle: give --webhook-ca-bundle")?;
+        let ca_bundle =
+            std::fs::read(&ca_file).map_err(|e| format!("CA bundle {}: {e}", ca_file.display()))?;
+        Ok(WebhookSettings {
+            name: self.cluster.webhook_name.clone(),
+            endpoint,
+            ca_bundle,
+            failure_policy: self.cluster.webhook_failure_policy.as_str().to_string(),
+            timeout_seconds: self.cluster.webhook_timeout,
+        })
+    }
+}
+
+/// The cluster as the server sees it: the lookup for every policy set, and on each load the
+/// param kinds to watch and the webhook configurations to register.
+#[derive(Debug)]
+struct ClusterAdapter {
+    cluster: Cluster,
+    registration: Mutex<Option<(WebhookSettings, Registrar)>>,
+}
+
+impl ClusterHooks for ClusterAdapter {
+    fn lookup(&self) -> Arc<dyn Lookup> {
+        Arc::new(self.cluster.clone())
+    }
+
+    fn policies_loaded(&self, policies: &Policies) {
+        self.cluster
+            .spawn_watch_param_kinds(celer_cluster::param_kinds([
+                &policies.validating,
+                &policies.mutating,
+            ]));
+        if let Ok(registration) = self.registration.lock()
+            && let Some((settings, registrar)) = registration.as_ref()
+        {
+            registrar.desire(Configurations::new(
+                settings,
+                &policies.validating,
+                &policies.mutating,
+            ));
         }
     }
 }
@@ -251,20 +442,114 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(EXIT_SETUP);
         }
     };
-    let options = args.options();
+    let mut options = args.options();
     runtime.block_on(async move {
-        match server::start(options, server::shutdown_signal()).await {
-            Ok(running) => {
-                running.wait().await;
-                tracing::info!("stopped");
-                ExitCode::SUCCESS
+        let adapter = if args.cluster_mode() {
+            match celer_cluster::client(args.cluster.kubeconfig.as_deref()).await {
+                Ok(client) => Some(Arc::new(ClusterAdapter {
+                    cluster: Cluster::start(client, args.cluster.lookup_timeout),
+                    registration: Mutex::new(None),
+                })),
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot reach the cluster");
+                    return ExitCode::from(EXIT_SETUP);
+                }
             }
+        } else {
+            if args.cluster.register_webhooks || args.cluster.unregister_webhooks {
+                tracing::error!("--register-webhooks and --unregister-webhooks need --kubeconfig or --in-cluster");
+                return ExitCode::from(EXIT_SETUP);
+            }
+            None
+        };
+        options.cluster = adapter
+            .as_ref()
+            .map(|a| Arc::clone(a) as Arc<dyn ClusterHooks>);
+        let unregister = adapter
+            .as_ref()
+            .filter(|_| args.cluster.unregister_webhooks)
+            .map(|a| (a.cluster.client().clone(), args.cluster.webhook_name.clone()));
+        let shutdown = async move {
+            server::shutdown_signal().await;
+            if let Some((client, name)) = unregister {
+                match celer_cluster::register::remove(&client, &name).await {
+                    Ok(()) => tracing::info!(name = %name, "webhook configurations removed"),
+                    Err(e) => tracing::error!(error = %e, "webhook configurations not removed"),
+                }
+            }
+        };
+        let running = match server::start(options, shutdown).await {
+            Ok(running) => running,
             Err(e) => {
                 tracing::error!(error = %e, "cannot serve");
-                ExitCode::from(EXIT_SETUP)
+                return ExitCode::from(EXIT_SETUP);
             }
+        };
+        if let Some(adapter) = &adapter
+            && let Err(e) = connect(&args, adapter, &running).await
+        {
+            tracing::error!(error = %e, "cannot set up cluster mode");
+            return ExitCode::from(EXIT_SETUP);
         }
+        running.wait().await;
+        tracing::info!("stopped");
+        ExitCode::SUCCESS
     })
+}
+
+/// How long startup waits for the watch caches to list before serving from live reads.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Cluster mode, once the server runs: the caches listed, then the webhooks registered (so the
+/// API server calls a server whose caches are warm).
+async fn connect(
+    args: &ServeArgs,
+    adapter: &ClusterAdapter,
+    running: &server::Running,
+) -> Result<(), String> {
+    let current = running.state.current();
+    if let Some(loaded) = &current {
+        adapter
+            .cluster
+            .watch_param_kinds(celer_cluster::param_kinds([
+                &loaded.policies.validating,
+                &loaded.policies.mutating,
+            ]))
+            .await;
+    }
+    if adapter.cluster.wait_synced(SYNC_TIMEOUT).await {
+        tracing::info!(
+            namespaces = adapter.cluster.namespaces_cached(),
+            "cluster caches listed"
+        );
+    } else {
+        tracing::warn!(timeout = ?SYNC_TIMEOUT, "cluster caches not listed yet; misses are read live");
+    }
+    if !args.cluster.register_webhooks {
+        return Ok(());
+    }
+    let settings = args.webhook_settings(running)?;
+    let client = adapter.cluster.client().clone();
+    let applied = match &current {
+        Some(loaded) => {
+            let configurations = Configurations::new(
+                &settings,
+                &loaded.policies.validating,
+                &loaded.policies.mutating,
+            );
+            celer_cluster::register::apply(&client, &settings.name, &configurations)
+                .await
+                .map_err(|e| e.to_string())?;
+            tracing::info!(name = %settings.name, "webhook configurations registered");
+            Some(configurations)
+        }
+        None => None,
+    };
+    let registrar = Registrar::spawn(client, settings.name.clone(), applied);
+    if let Ok(mut registration) = adapter.registration.lock() {
+        *registration = Some((settings, registrar));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -289,5 +574,28 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("1h").is_err());
         assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn services() {
+        assert_eq!(
+            parse_service("celer-system/celer").unwrap(),
+            Endpoint::Service {
+                namespace: "celer-system".into(),
+                name: "celer".into(),
+                port: 443
+            }
+        );
+        assert_eq!(
+            parse_service("ns/svc:8443").unwrap(),
+            Endpoint::Service {
+                namespace: "ns".into(),
+                name: "svc".into(),
+                port: 8443
+            }
+        );
+        for bad in ["celer", "/celer", "ns/", "ns/svc:http"] {
+            assert!(parse_service(bad).is_err(), "{bad}");
+        }
     }
 }

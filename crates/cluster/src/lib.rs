@@ -1,0 +1,270 @@
+//! celer's cluster side, for `celer serve --kubeconfig` (or in a Pod): watch caches of the
+//! Namespaces and of the param kinds the loaded policies name, served to the engine through
+//! its [`Lookup`](celer_policy::lookup::Lookup) trait ([`Cluster`]), and the registration of
+//! the webhook configurations derived from the loaded policies ([`register`]).
+//!
+//! The engine is synchronous and runs on the blocking pool; the caches are read without
+//! waiting. A miss that needs the API server (a Namespace not yet in the cache, a param before
+//! its kind's cache has listed, a param kind not yet discovered) is sent to the runtime and
+//! waited for at most the lookup timeout.
+#![forbid(unsafe_code)]
+
+pub mod cache;
+mod lookup;
+pub mod register;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use celer_policy::lookup::ParamScope;
+use celer_policy::model::ParamKind;
+use kube::api::{Api, DynamicObject};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::core::GroupVersionKind;
+use kube::discovery::Scope;
+use kube::{Client, Config};
+use tokio::task::JoinHandle;
+
+use crate::cache::ObjectCache;
+
+/// Why the cluster could not be reached or used.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("kubeconfig {path}: {message}")]
+    Kubeconfig { path: String, message: String },
+    #[error("no cluster configuration (no kubeconfig, not in a Pod): {0}")]
+    Infer(String),
+    #[error("Kubernetes client: {0}")]
+    Client(String),
+    #[error("{what}: {message}")]
+    Api { what: String, message: String },
+}
+
+/// A client from a kubeconfig file, or (`None`) from `KUBECONFIG`, `~/.kube/config` or the
+/// in-cluster service account, in that order.
+pub async fn client(kubeconfig: Option<&Path>) -> Result<Client, ClusterError> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let bad = |message: String| ClusterError::Kubeconfig {
+                path: path.display().to_string(),
+                message,
+            };
+            let file = Kubeconfig::read_from(path).map_err(|e| bad(e.to_string()))?;
+            Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| bad(e.to_string()))?
+        }
+        None => Config::infer()
+            .await
+            .map_err(|e| ClusterError::Infer(e.to_string()))?,
+    };
+    Client::try_from(config).map_err(|e| ClusterError::Client(e.to_string()))
+}
+
+/// What is known of a param kind.
+#[derive(Debug, Clone)]
+enum ParamEntry {
+    /// Discovered: its scope and watch cache.
+    Known {
+        scope: ParamScope,
+        cache: Arc<ObjectCache>,
+    },
+    /// The API server does not serve it (the policy is misconfigured).
+    Unknown,
+}
+
+/// Watch caches of Namespaces and param kinds over one client. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    client: Client,
+    runtime: tokio::runtime::Handle,
+    namespaces: Arc<ObjectCache>,
+    params: RwLock<HashMap<ParamKind, ParamEntry>>,
+    lookup_timeout: Duration,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("namespaces", &self.namespaces.len())
+            .field("lookup_timeout", &self.lookup_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Ok(tasks) = self.tasks.get_mut() {
+            for task in tasks.drain(..) {
+                task.abort();
+            }
+        }
+    }
+}
+
+impl Cluster {
+    /// Starts the Namespace watch on the current runtime. `lookup_timeout` bounds each live
+    /// read made for a request.
+    pub fn start(client: Client, lookup_timeout: Duration) -> Cluster {
+        let namespaces = ObjectCache::namespaces();
+        let runtime = tokio::runtime::Handle::current();
+        let api = Api::<DynamicObject>::all_with(client.clone(), namespaces.resource());
+        let task = runtime.spawn(Arc::clone(&namespaces).run(api));
+        Cluster {
+            shared: Arc::new(Shared {
+                client,
+                runtime,
+                namespaces,
+                params: RwLock::new(HashMap::new()),
+                lookup_timeout,
+                tasks: Mutex::new(vec![task]),
+            }),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.shared.client
+    }
+
+    /// Discovers the param kinds not seen before and starts a watch cache for each the API
+    /// server serves. A kind it does not serve is remembered as unknown (its policies then
+    /// fail as upstream: the paramKind cannot be found); a discovery that fails otherwise is
+    /// tried again on the next request or load.
+    pub async fn watch_param_kinds(&self, kinds: impl IntoIterator<Item = ParamKind>) {
+        for kind in kinds {
+            let known = self
+                .shared
+                .params
+                .read()
+                .is_ok_and(|p| p.contains_key(&kind));
+            if !known && let Err(e) = Arc::clone(&self.shared).resolve(&kind).await {
+                tracing::warn!(error = %e, "param kind not watched yet");
+            }
+        }
+    }
+
+    /// [`Self::watch_param_kinds`] on a task of the runtime, for callers that cannot wait.
+    pub fn spawn_watch_param_kinds(&self, kinds: Vec<ParamKind>) {
+        let cluster = self.clone();
+        self.shared.runtime.spawn(async move {
+            cluster.watch_param_kinds(kinds).await;
+        });
+    }
+
+    /// Waits until the Namespace cache and every param cache have listed, at most `timeout`;
+    /// returns whether they all have.
+    pub async fn wait_synced(&self, timeout: Duration) -> bool {
+        let caches: Vec<Arc<ObjectCache>> = std::iter::once(Arc::clone(&self.shared.namespaces))
+            .chain(self.param_caches())
+            .collect();
+        let all = async {
+            for cache in &caches {
+                cache.wait_synced().await;
+            }
+        };
+        tokio::time::timeout(timeout, all).await.is_ok()
+    }
+
+    fn param_caches(&self) -> Vec<Arc<ObjectCache>> {
+        self.shared
+            .params
+            .read()
+            .map(|p| {
+                p.values()
+                    .filter_map(|e| match e {
+                        ParamEntry::Known { cache, .. } => Some(Arc::clone(cache)),
+                        ParamEntry::Unknown => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Namespaces cached now.
+    pub fn namespaces_cached(&self) -> usize {
+        self.shared.namespaces.len()
+    }
+}
+
+impl Shared {
+    /// Discovers `kind` and starts its watch cache (once).
+    async fn resolve(self: Arc<Shared>, kind: &ParamKind) -> Result<ParamEntry, ClusterError> {
+        let (group, version) = match kind.api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", kind.api_version.as_str()),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, &kind.kind);
+        let entry = match kube::discovery::pinned_kind(&self.client, &gvk).await {
+            Ok((resource, capabilities)) => {
+                let scope = match capabilities.scope {
+                    Scope::Namespaced => ParamScope::Namespaced,
+                    Scope::Cluster => ParamScope::Cluster,
+                };
+                let cache = ObjectCache::new(resource);
+                ParamEntry::Known { scope, cache }
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => ParamEntry::Unknown,
+            Err(e) => {
+                return Err(ClusterError::Api {
+                    what: format!("discovery of paramKind {} {}", kind.api_version, kind.kind),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let Ok(mut params) = self.params.write() else {
+            return Ok(entry);
+        };
+        // Another request may have resolved it meanwhile: keep the first.
+        if let Some(existing) = params.get(kind) {
+            return Ok(existing.clone());
+        }
+        match &entry {
+            ParamEntry::Known { scope, cache } => {
+                tracing::info!(api_version = %kind.api_version, kind = %kind.kind, scope = ?scope, "watching param kind");
+                let api = Api::<DynamicObject>::all_with(self.client.clone(), cache.resource());
+                let task = self.runtime.spawn(Arc::clone(cache).run(api));
+                if let Ok(mut tasks) = self.tasks.lock() {
+                    tasks.push(task);
+                }
+            }
+            ParamEntry::Unknown => {
+                tracing::warn!(api_version = %kind.api_version, kind = %kind.kind, "paramKind not served by the API server");
+            }
+        }
+        params.insert(kind.clone(), entry.clone());
+        Ok(entry)
+    }
+}
+
+/// The param kinds the policies of `sets` name.
+pub fn param_kinds<'s>(
+    sets: impl IntoIterator<Item = &'s celer_policy::policy_set::PolicySet>,
+) -> Vec<ParamKind> {
+    let mut kinds: Vec<ParamKind> = Vec::new();
+    for set in sets {
+        let named = set
+            .validating
+            .policies
+            .iter()
+            .filter_map(|p| p.common.param_kind.clone())
+            .chain(
+                set.mutating
+                    .policies
+                    .iter()
+                    .filter_map(|p| p.common.param_kind.clone()),
+            );
+        for kind in named {
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+    }
+    kinds
+}

@@ -1,0 +1,537 @@
+//! The webhook configurations celer registers: rules derived from the loaded policies (only the
+//! resources and operations some bound policy can match, so the API server sends nothing
+//! else), the CA bundle, failurePolicy and timeout from flags, `sideEffects: None`,
+//! `admissionReviewVersions: [v1]`, and reinvocation when a mutating policy asks for it.
+//! Applied with server-side apply under the field manager `celer`; removed when asked.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use celer_policy::matching::{Pattern, RuleKey};
+use celer_policy::model::ReinvocationPolicy;
+use celer_policy::policy_set::{Family, PolicySet};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use serde_json::{Value, json};
+
+use crate::ClusterError;
+
+/// The field manager of celer's server-side applies.
+pub const FIELD_MANAGER: &str = "celer";
+
+/// The name of the webhook inside the ValidatingWebhookConfiguration.
+pub const VALIDATING_WEBHOOK: &str = "validate.celer.webhook";
+/// The name of the webhook inside the MutatingWebhookConfiguration.
+pub const MUTATING_WEBHOOK: &str = "mutate.celer.webhook";
+
+/// Where the API server reaches celer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A base URL (`https://host:port`); `/validate` and `/mutate` are appended.
+    Url(String),
+    /// A Service in the cluster.
+    Service {
+        namespace: String,
+        name: String,
+        port: u16,
+    },
+}
+
+/// What the configurations say besides their rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookSettings {
+    /// The name of both configurations.
+    pub name: String,
+    pub endpoint: Endpoint,
+    /// PEM certificates the API server trusts for celer's serving certificate.
+    pub ca_bundle: Vec<u8>,
+    /// `Fail` or `Ignore`: what the API server does when celer cannot answer.
+    pub failure_policy: String,
+    /// Seconds the API server waits for an answer (1 to 30).
+    pub timeout_seconds: u8,
+}
+
+/// One webhook rule: operations on resources of one API group, any version, any scope.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WebhookRule {
+    pub api_group: String,
+    pub operations: Vec<String>,
+    pub resources: Vec<String>,
+}
+
+fn pattern(p: Pattern<'_>) -> &str {
+    match p {
+        Pattern::Any => "*",
+        Pattern::Exact(s) => s,
+    }
+}
+
+/// `resource` or `resource/subresource` as a webhook rule names it.
+fn resource_text(key: &RuleKey<'_>) -> String {
+    let resource = pattern(key.resource);
+    match key.subresource {
+        Pattern::Exact("") => resource.to_string(),
+        sub => format!("{resource}/{}", pattern(sub)),
+    }
+}
+
+/// The rules that cover every key: one per (group, operations), each listing its resources.
+pub fn rules_from_keys<'k>(keys: impl IntoIterator<Item = RuleKey<'k>>) -> Vec<WebhookRule> {
+    // (group, resource) -> operations ("*" absorbs the rest)
+    let mut by_resource: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for key in keys {
+        let op = match key.operation {
+            None => "*".to_string(),
+            Some(op) => op.as_str().to_string(),
+        };
+        let ops = by_resource
+            .entry((pattern(key.group).to_string(), resource_text(&key)))
+            .or_default();
+        if op == "*" {
+            ops.clear();
+        }
+        if !ops.contains("*") {
+            ops.insert(op);
+        }
+    }
+    let mut grouped: BTreeMap<(String, Vec<String>), Vec<String>> = BTreeMap::new();
+    for ((group, resource), ops) in by_resource {
+        grouped
+            .entry((group, ops.into_iter().collect()))
+            .or_default()
+            .push(resource);
+    }
+    grouped
+        .into_iter()
+        .map(|((api_group, operations), resources)| WebhookRule {
+            api_group,
+            operations,
+            resources,
+        })
+        .collect()
+}
+
+/// The keys of the bound policies of a family (a policy without a binding applies to nothing).
+fn family_keys<P>(
+    family: &Family<P>,
+    constraints: impl Fn(&P) -> &celer_policy::matching::MatchConstraints,
+) -> Vec<RuleKey<'_>> {
+    family
+        .policies
+        .iter()
+        .zip(&family.bindings)
+        .filter(|(_, bindings)| !bindings.is_empty())
+        .flat_map(|(p, _)| constraints(p).rule_keys())
+        .collect()
+}
+
+/// The rules of the validating webhook: the validating policies' and, for Gatekeeper
+/// Constraints (which match kinds, not resources), every resource on CREATE, UPDATE and
+/// DELETE.
+pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
+    let mut keys = family_keys(&set.validating, |p| &p.common.constraints);
+    if !set.gatekeeper.constraints.is_empty() {
+        use celer_policy::attributes::Operation;
+        for op in [Operation::Create, Operation::Update, Operation::Delete] {
+            keys.push(RuleKey {
+                group: Pattern::Any,
+                resource: Pattern::Any,
+                subresource: Pattern::Exact(""),
+                operation: Some(op),
+            });
+        }
+    }
+    rules_from_keys(keys)
+}
+
+/// The rules of the mutating webhook.
+pub fn mutating_rules(set: &PolicySet) -> Vec<WebhookRule> {
+    rules_from_keys(family_keys(&set.mutating, |p| &p.common.constraints))
+}
+
+/// `IfNeeded` when some bound mutating policy asks to be reinvoked, else `Never`.
+pub fn reinvocation(set: &PolicySet) -> &'static str {
+    let needed = set
+        .mutating
+        .policies
+        .iter()
+        .zip(&set.mutating.bindings)
+        .any(|(p, b)| !b.is_empty() && p.reinvocation == ReinvocationPolicy::IfNeeded);
+    if needed { "IfNeeded" } else { "Never" }
+}
+
+fn client_config(settings: &WebhookSettings, path: &str) -> Value {
+    // k8s-openapi's ByteString serializes as base64, as the API wants caBundle.
+    let ca = serde_json::to_value(k8s_openapi::ByteString(settings.ca_bundle.clone()))
+        .unwrap_or(Value::Null);
+    match &settings.endpoint {
+        Endpoint::Url(base) => json!({
+            "url": format!("{}{path}", base.trim_end_matches('/')),
+            "caBundle": ca,
+        }),
+        Endpoint::Service {
+            namespace,
+            name,
+            port,
+        } => json!({
+            "service": {"namespace": namespace, "name": name, "path": path, "port": port},
+            "caBundle": ca,
+        }),
+    }
+}
+
+fn webhook(settings: &WebhookSettings, name: &str, path: &str, rules: &[WebhookRule]) -> Value {
+    let rules: Vec<Value> = rules
+        .iter()
+        .map(|r| {
+            json!({
+                "apiGroups": [r.api_group],
+                "apiVersions": ["*"],
+                "operations": r.operations,
+                "resources": r.resources,
+                "scope": "*",
+            })
+        })
+        .collect();
+    json!({
+        "name": name,
+        "clientConfig": client_config(settings, path),
+        "rules": rules,
+        "failurePolicy": settings.failure_policy,
+        "matchPolicy": "Equivalent",
+        "sideEffects": "None",
+        "timeoutSeconds": settings.timeout_seconds,
+        "admissionReviewVersions": ["v1"],
+    })
+}
+
+fn metadata(settings: &WebhookSettings) -> Value {
+    json!({
+        "name": settings.name,
+        "labels": {"app.kubernetes.io/managed-by": "celer"},
+    })
+}
+
+/// The two configurations for the loaded sets; `None` where no policy can match anything
+/// (the configuration is then removed rather than registered empty).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Configurations {
+    pub validating: Option<Value>,
+    pub mutating: Option<Value>,
+}
+
+impl Configurations {
+    pub fn new(
+        settings: &WebhookSettings,
+        validating: &PolicySet,
+        mutating: &PolicySet,
+    ) -> Configurations {
+        let v_rules = validating_rules(validating);
+        let m_rules = mutating_rules(mutating);
+        let validating = (!v_rules.is_empty()).then(|| {
+            json!({
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration",
+                "metadata": metadata(settings),
+                "webhooks": [webhook(settings, VALIDATING_WEBHOOK, "/validate", &v_rules)],
+            })
+        });
+        let mutating_config = (!m_rules.is_empty()).then(|| {
+            let mut hook = webhook(settings, MUTATING_WEBHOOK, "/mutate", &m_rules);
+            if let Some(h) = hook.as_object_mut() {
+                h.insert(
+                    "reinvocationPolicy".to_string(),
+                    Value::from(reinvocation(mutating)),
+                );
+            }
+            json!({
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "MutatingWebhookConfiguration",
+                "metadata": metadata(settings),
+                "webhooks": [hook],
+            })
+        });
+        Configurations {
+            validating,
+            mutating: mutating_config,
+        }
+    }
+}
+
+fn api_error(what: String, e: kube::Error) -> ClusterError {
+    ClusterError::Api {
+        what,
+        message: e.to_string(),
+    }
+}
+
+/// Creates or updates both configurations called `name` (or removes the one with no rules).
+pub async fn apply(
+    client: &Client,
+    name: &str,
+    configurations: &Configurations,
+) -> Result<(), ClusterError> {
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    match &configurations.validating {
+        Some(body) => {
+            validating
+                .patch(name, &params, &Patch::Apply(body))
+                .await
+                .map_err(|e| {
+                    api_error(format!("apply ValidatingWebhookConfiguration {name}"), e)
+                })?;
+        }
+        None => delete(&validating, name).await?,
+    }
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    match &configurations.mutating {
+        Some(body) => {
+            mutating
+                .patch(name, &params, &Patch::Apply(body))
+                .await
+                .map_err(|e| api_error(format!("apply MutatingWebhookConfiguration {name}"), e))?;
+        }
+        None => delete(&mutating, name).await?,
+    }
+    Ok(())
+}
+
+async fn delete<K>(api: &Api<K>, name: &str) -> Result<(), ClusterError>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(e) => Err(api_error(format!("delete webhook configuration {name}"), e)),
+    }
+}
+
+/// Removes both configurations called `name` (absent ones are fine).
+pub async fn remove(client: &Client, name: &str) -> Result<(), ClusterError> {
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    delete(&validating, name).await?;
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    delete(&mutating, name).await
+}
+
+/// Keeps the registered configurations in step with the policies: each reload hands it the
+/// configurations wanted ([`Registrar::desire`]); a task applies the latest, retrying every
+/// few seconds while the API server refuses, and skipping what is already applied.
+#[derive(Debug)]
+pub struct Registrar {
+    desired: tokio::sync::watch::Sender<Option<Configurations>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// How long a failed apply waits before it is tried again.
+const RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Registrar {
+    /// Starts the task on the current runtime; `applied` is what is registered already.
+    pub fn spawn(client: Client, name: String, applied: Option<Configurations>) -> Registrar {
+        let (desired, mut rx) = tokio::sync::watch::channel(None::<Configurations>);
+        let task = tokio::spawn(async move {
+            let mut applied = applied;
+            while rx.changed().await.is_ok() {
+                let Some(wanted) = rx.borrow_and_update().clone() else {
+                    continue;
+                };
+                if applied.as_ref() == Some(&wanted) {
+                    continue;
+                }
+                loop {
+                    match apply(&client, &name, &wanted).await {
+                        Ok(()) => {
+                            tracing::info!(name = %name, "webhook configurations updated");
+                            applied = Some(wanted);
+                            break;
+                        }
+                        Err(e) => {
+                            tracing::error!(error = %e, "webhook configurations not updated; retrying");
+                            tokio::select! {
+                                _ = tokio::time::sleep(RETRY) => {}
+                                changed = rx.changed() => {
+                                    if changed.is_err() {
+                                        return;
+                                    }
+                                    rx.mark_changed();
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Registrar { desired, task }
+    }
+
+    /// The configurations wanted now (the latest wins).
+    pub fn desire(&self, configurations: Configurations) {
+        self.desired.send_replace(Some(configurations));
+    }
+}
+
+impl Drop for Registrar {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use celer_policy::load::Manifests;
+
+    fn set(text: &str) -> PolicySet {
+        let mut manifests = Manifests::default();
+        manifests.add_text("test.yaml", text);
+        let set = PolicySet::build(&manifests);
+        assert!(set.errors.is_empty(), "{:?}", set.errors);
+        set
+    }
+
+    fn settings() -> WebhookSettings {
+        WebhookSettings {
+            name: "celer".into(),
+            endpoint: Endpoint::Url("https://127.0.0.1:8443/".into()),
+            ca_bundle: b"PEM".to_vec(),
+            failure_policy: "Fail".into(),
+            timeout_seconds: 5,
+        }
+    }
+
+    const VALIDATING: &str = "
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: pods}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods]}
+  validations: [{expression: 'true'}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: pods}
+spec: {policyName: pods, validationActions: [Deny]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: apps}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: ['*'], operations: ['*'], resources: ['deployments/*', '*']}
+    - {apiGroups: [apps], apiVersions: [v1], operations: [DELETE], resources: [deployments/scale]}
+  validations: [{expression: 'true'}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: apps}
+spec: {policyName: apps, validationActions: [Deny]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: unbound}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}
+  validations: [{expression: 'true'}]
+";
+
+    #[test]
+    fn rules_name_what_bound_policies_match() {
+        let rules = validating_rules(&set(VALIDATING));
+        let rule = |g: &str, ops: &[&str], res: &[&str]| WebhookRule {
+            api_group: g.into(),
+            operations: ops.iter().map(|s| s.to_string()).collect(),
+            resources: res.iter().map(|s| s.to_string()).collect(),
+        };
+        // The unbound policy on jobs adds nothing; `*` operations absorb DELETE.
+        assert_eq!(
+            rules,
+            vec![
+                rule("", &["CREATE", "UPDATE"], &["pods"]),
+                rule("apps", &["*"], &["*", "deployments/*"]),
+                rule("apps", &["DELETE"], &["deployments/scale"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn configurations_carry_the_settings() {
+        let validating = set(VALIDATING);
+        let mutating = set("
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: inject}
+spec:
+  reinvocationPolicy: IfNeeded
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration: {expression: 'Object{}'}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: inject}
+spec: {policyName: inject}
+");
+        let c = Configurations::new(&settings(), &validating, &mutating);
+        let v = c.validating.unwrap();
+        assert_eq!(v["kind"], "ValidatingWebhookConfiguration");
+        assert_eq!(v["metadata"]["name"], "celer");
+        let hook = &v["webhooks"][0];
+        assert_eq!(hook["name"], VALIDATING_WEBHOOK);
+        assert_eq!(
+            hook["clientConfig"]["url"],
+            "https://127.0.0.1:8443/validate"
+        );
+        assert_eq!(hook["clientConfig"]["caBundle"], "UEVN");
+        assert_eq!(hook["failurePolicy"], "Fail");
+        assert_eq!(hook["sideEffects"], "None");
+        assert_eq!(hook["timeoutSeconds"], 5);
+        assert_eq!(hook["admissionReviewVersions"], json!(["v1"]));
+        assert!(hook.get("reinvocationPolicy").is_none());
+        let m = c.mutating.unwrap();
+        let hook = &m["webhooks"][0];
+        assert_eq!(hook["clientConfig"]["url"], "https://127.0.0.1:8443/mutate");
+        assert_eq!(hook["reinvocationPolicy"], "IfNeeded");
+        assert_eq!(
+            hook["rules"],
+            json!([{"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE"],
+                    "resources": ["pods"], "scope": "*"}])
+        );
+    }
+
+    #[test]
+    fn nothing_to_match_registers_nothing_and_services_are_referenced() {
+        let empty = set("");
+        let mut s = settings();
+        s.endpoint = Endpoint::Service {
+            namespace: "celer-system".into(),
+            name: "celer".into(),
+            port: 443,
+        };
+        let c = Configurations::new(&s, &set(VALIDATING), &empty);
+        assert!(c.mutating.is_none());
+        assert_eq!(reinvocation(&empty), "Never");
+        let config = &c.validating.unwrap()["webhooks"][0]["clientConfig"];
+        assert_eq!(
+            config["service"],
+            json!({"namespace": "celer-system", "name": "celer", "path": "/validate", "port": 443})
+        );
+        assert!(config.get("url").is_none());
+        let none = Configurations::new(&s, &empty, &empty);
+        assert!(none.validating.is_none() && none.mutating.is_none());
+    }
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs a command against the e2e control plane set up one of three ways, for the side-by-side
+# of native policies and celer on the same kube-apiserver (issue 9, item 4):
+#
+#   e2e/bench-env.sh none                -- COMMAND...   no policies at all
+#   e2e/bench-env.sh native PATH...      -- COMMAND...   the policies applied to kube-apiserver
+#   e2e/bench-env.sh celer  PATH...      -- COMMAND...   the same policies served by celer as a
+#                                                        registered webhook (failurePolicy Fail)
+# e.g.
+#   e2e/bench-env.sh celer policies/bench-contract -- \
+#     target/release/celer bench --kube --kubeconfig target/e2e/control-plane/admin.kubeconfig
+#
+# The control plane is started if it is not running (and then stopped at the end, unless
+# CELER_E2E_KEEP=1); every admission policy, binding and celer webhook configuration is
+# deleted first, so the modes never mix; namespace policy-bench is created. COMMAND runs with
+# the environment of `e2e/control-plane.sh env` plus CELER_E2E_APISERVER_PID and, in celer
+# mode, CELER_E2E_CELER_PID (for CPU and RSS from /proc). CELER_BIN: the celer that serves
+# [target/release/celer]; CELER_SERVE_ARGS: more arguments for it.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+export CELER_E2E_DIR="${CELER_E2E_DIR:-$repo/target/e2e/control-plane}"
+work="${CELER_E2E_WORK:-$repo/target/e2e/bench}"
+mkdir -p "$work"
+# shellcheck source=e2e/lib.sh
+source "$here/lib.sh"
+
+mode="${1:-}"; shift || true
+paths=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do paths+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+case "$mode" in none|native|celer) ;; *) sed -n '2,22p' "$0" >&2; exit 2 ;; esac
+if [ $# -eq 0 ]; then echo "bench-env: no command after --" >&2; exit 2; fi
+if [ "$mode" != none ] && [ ${#paths[@]} -eq 0 ]; then echo "bench-env: $mode needs policy paths" >&2; exit 2; fi
+
+started_plane=0
+cleanup() {
+  stop_celer TERM
+  if [ "$mode" = celer ]; then
+    api DELETE /apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/celer
+    api DELETE /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/celer
+  fi
+  if [ "$started_plane" = 1 ] && [ "${CELER_E2E_KEEP:-}" != 1 ]; then
+    "$here/control-plane.sh" down
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! "$here/control-plane.sh" status >/dev/null 2>&1; then
+  "$here/control-plane.sh" up > "$work/env.sh" || exit 1
+  started_plane=1
+fi
+"$here/control-plane.sh" env > "$work/env.sh"
+# shellcheck disable=SC1091
+source "$work/env.sh"
+export CELER_E2E_APISERVER_PID="$(cat "$CELER_E2E_DIR/kube-apiserver.pid")"
+
+# A clean slate: no native policies, no celer webhooks.
+for kind in validatingadmissionpolicybindings validatingadmissionpolicies \
+    mutatingadmissionpolicybindings mutatingadmissionpolicies; do
+  api DELETE "/apis/admissionregistration.k8s.io/v1/$kind"
+done
+api DELETE /apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/celer
+api DELETE /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/celer
+api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"policy-bench"}}'
+
+case "$mode" in
+  native)
+    "$here/apply.py" "${paths[@]}" || exit 1
+    # kube-apiserver compiles and loads policies a moment after they are stored.
+    sleep 3
+    ;;
+  celer)
+    CELER_BIN="${CELER_BIN:-$repo/target/release/celer}"
+    policy_args=()
+    for p in "${paths[@]}"; do policy_args+=(--policies "$p"); done
+    # shellcheck disable=SC2086
+    start_celer bench --kubeconfig "$KUBECONFIG" --register-webhooks "${policy_args[@]}" \
+      ${CELER_SERVE_ARGS:-} || exit 1
+    export CELER_E2E_CELER_PID="$celer_pid"
+    # kube-apiserver picks up a new webhook configuration a moment after it is stored.
+    sleep 2
+    ;;
+esac
+echo "bench-env: $mode${paths[*]:+ (${paths[*]})}; running: $*" >&2
+"$@"

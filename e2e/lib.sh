@@ -1,0 +1,75 @@
+# Shared by e2e/run.sh and e2e/bench-env.sh (sourced): calls to the API server, and celer
+# started and stopped as a webhook of the e2e control plane. Expects `e2e/control-plane.sh env`
+# to be evaluated and $work to be a scratch directory.
+
+# api METHOD PATH [BODY]: sets $status; the body is in $work/body.json, headers in $work/headers.
+api() {
+  local data=()
+  [ $# -ge 3 ] && data=(--data-binary "$3")
+  local ctype="application/json"
+  [ "$1" = PATCH ] && ctype="application/merge-patch+json"
+  status="$(curl -sS -o "$work/body.json" -D "$work/headers" -w '%{http_code}' \
+    --cacert "$CELER_E2E_CA" -H "Authorization: Bearer $CELER_E2E_TOKEN" \
+    -H "Content-Type: $ctype" -X "$1" "$CELER_E2E_SERVER$2" "${data[@]}")" || status=000
+}
+
+# The message of the last answer (a Status's), and its warnings.
+message() { jq -r '.message // empty' "$work/body.json" 2>/dev/null; }
+warnings() { grep -i '^warning:' "$work/headers" || true; }
+# The value of annotation $1 in the last answer's object.
+annotation() { jq -r --arg k "$1" '.metadata.annotations[$k] // empty' "$work/body.json" 2>/dev/null; }
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+celer_pid=""
+celer_port=""
+celer_log=""
+
+# start_celer NAME ARGS...: `celer serve` on a free loopback port with a self-signed CA in
+# $work/tls-NAME, the given arguments added; waits for /readyz. Cluster mode and
+# registration are up to the arguments.
+start_celer() {
+  local name="$1"; shift
+  celer_port="$(free_port)"
+  celer_log="$work/celer-$name.log"
+  setsid "$CELER_BIN" serve --listen "127.0.0.1:$celer_port" --tls-dir "$work/tls-$name" \
+    --log-level info "$@" > "$celer_log" 2>&1 < /dev/null &
+  celer_pid=$!
+  # Not a job of this shell: it is stopped by stop_celer, and a KILL is not reported.
+  disown "$celer_pid"
+  local i
+  for i in $(seq 1 150); do
+    if ! kill -0 "$celer_pid" 2>/dev/null; then
+      echo "celer exited at startup:" >&2; tail -n 20 "$celer_log" >&2
+      celer_pid=""; return 1
+    fi
+    if [ -f "$work/tls-$name/ca.crt" ] && curl -fsS --cacert "$work/tls-$name/ca.crt" \
+        "https://127.0.0.1:$celer_port/readyz" >/dev/null 2>&1; then
+      # Registration comes after the caches have listed: wait for its log line.
+      if ! printf '%s\n' "$@" | grep -qx -- --register-webhooks \
+          || grep -q "webhook configurations registered" "$celer_log"; then
+        return 0
+      fi
+    fi
+    sleep 0.2
+  done
+  echo "celer not ready after 30 s:" >&2; tail -n 20 "$celer_log" >&2
+  return 1
+}
+
+# stop_celer [SIGNAL]: TERM (celer drains, and unregisters when told to) or KILL (a crash).
+stop_celer() {
+  local signal="${1:-TERM}" i
+  [ -n "$celer_pid" ] || return 0
+  kill -"$signal" -- "-$celer_pid" 2>/dev/null || kill -"$signal" "$celer_pid" 2>/dev/null || true
+  for i in $(seq 1 150); do
+    kill -0 "$celer_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$celer_pid" 2>/dev/null; then
+    kill -KILL -- "-$celer_pid" 2>/dev/null || true
+  fi
+  celer_pid=""
+}

@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# End-to-end tests: celer as the webhook of a real kube-apiserver (e2e/control-plane.sh), Pods
+# and Deployments created through the API server. Each check prints PASS or FAIL with the
+# reason; the summary line is `e2e: N passed, M failed`; the exit status is non-zero on any
+# failure. The control plane and celer are always stopped at the end.
+#
+#   e2e/run.sh
+#
+# Environment: CELER_BIN (a celer binary; default: `cargo build -p celer`, target/debug/celer),
+# CELER_E2E_KEEP=1 (leave the control plane running, for poking at it afterwards), and the
+# settings of e2e/control-plane.sh.
+#
+# What is checked:
+#   A. the embedded Pod Security default: registration (CA bundle, rules, failurePolicy,
+#      sideEffects, versions), baseline denied, restricted warned, kube-system exempt,
+#      Deployments warned, dry-run, removal on exit;
+#   B. the bench contract (a MutatingAdmissionPolicy and a ValidatingAdmissionPolicy): the
+#      annotation injected only when absent, the team annotation required, CREATE and UPDATE,
+#      objectSelector and namespaceSelector, dry-run;
+#   C. reads from the cluster: a namespaceSelector on a label only the cluster knows, the
+#      label added while celer runs, a Namespace created a moment before the request,
+#      namespaceObject, a ConfigMap param changed and deleted;
+#   D. failurePolicy while celer is down: Fail refuses, Ignore admits, unmatched resources
+#      never reach it.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+work="${CELER_E2E_WORK:-$repo/target/e2e/run}"
+export CELER_E2E_DIR="${CELER_E2E_DIR:-$repo/target/e2e/control-plane}"
+rm -rf "$work"
+mkdir -p "$work"
+# shellcheck source=e2e/lib.sh
+source "$here/lib.sh"
+
+pass=0
+fail=0
+failed=()
+
+cleanup() {
+  stop_celer TERM
+  if [ "${CELER_E2E_KEEP:-}" != 1 ]; then
+    "$here/control-plane.sh" down
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ok() { pass=$((pass + 1)); echo "PASS $1"; }
+bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: $2"; }
+last() { echo "HTTP $status: $(message | head -c 400)"; }
+
+# expect NAME CODE [TEXT]: the last answer had status CODE and its message contains TEXT.
+expect() {
+  if [ "$status" = "$2" ] && { [ $# -lt 3 ] || message | grep -qF -- "$3"; }; then
+    ok "$1"
+  else
+    bad "$1" "want HTTP $2${3:+ with \"$3\"}, got $(last)"
+  fi
+}
+
+# check NAME REASON COMMAND...: passes when COMMAND succeeds; REASON says what failed.
+check() {
+  local name="$1" reason="$2"; shift 2
+  if "$@" >/dev/null; then ok "$name"; else bad "$name" "$reason"; fi
+}
+
+# eventually SECONDS COMMAND...: retries COMMAND (which calls the API) until it succeeds.
+eventually() {
+  local deadline=$(( $(date +%s) + $1 )); shift
+  until "$@"; do
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.25
+  done
+}
+
+# Objects. pod NAME KIND [LABELS] [ANNOTATIONS], KIND: restricted (passes every Pod Security
+# check), plain (baseline only: no securityContext), privileged (fails baseline).
+pod() {
+  jq -cn --arg name "$1" --arg kind "$2" --argjson labels "${3:-{\}}" --argjson annotations "${4:-{\}}" '
+    {apiVersion: "v1", kind: "Pod",
+     metadata: {name: $name, labels: $labels, annotations: $annotations},
+     spec: (if $kind == "restricted" then
+              {securityContext: {runAsNonRoot: true, seccompProfile: {type: "RuntimeDefault"}},
+               containers: [{name: "app", image: "busybox:1.36",
+                 securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: ["ALL"]}}}]}
+            elif $kind == "privileged" then
+              {containers: [{name: "app", image: "busybox:1.36", securityContext: {privileged: true}}]}
+            else {containers: [{name: "app", image: "busybox:1.36"}]} end)}'
+}
+
+# deployment NAME REPLICAS [privileged]
+deployment() {
+  local template
+  template="$(pod x "${3:-restricted}" '{"app":"'"$1"'"}' | jq -c '{metadata: {labels: .metadata.labels}, spec}')"
+  jq -cn --arg name "$1" --argjson replicas "$2" --argjson template "$template" '
+    {apiVersion: "apps/v1", kind: "Deployment", metadata: {name: $name},
+     spec: {replicas: $replicas, selector: {matchLabels: {app: $name}}, template: $template}}'
+}
+
+pods() { echo "/api/v1/namespaces/$1/pods${2:+/$2}"; }
+deployments() { echo "/apis/apps/v1/namespaces/$1/deployments${2:+/$2}"; }
+webhooks() { echo "/apis/admissionregistration.k8s.io/v1/$1webhookconfigurations/celer"; }
+
+started=$(date +%s)
+echo "--- build"
+if [ -z "${CELER_BIN:-}" ]; then
+  cargo build -p celer --locked --quiet || { echo "FAIL build: cargo build -p celer"; exit 1; }
+  CELER_BIN="$repo/target/debug/celer"
+fi
+echo "--- control plane"
+if ! "$here/control-plane.sh" up > "$work/env.sh"; then
+  echo "FAIL control-plane: did not start (see above)"
+  exit 1
+fi
+# shellcheck disable=SC1091
+source "$work/env.sh"
+if ! "$here/apply.py" "$here/manifests"; then
+  echo "FAIL setup: manifests not applied"
+  exit 1
+fi
+contract="$repo/policies/bench-contract"
+[ -d "$contract" ] || contract="$here/policies/bench-contract.yaml"
+webhook_user=(--kubeconfig "$CELER_E2E_WEBHOOK_KUBECONFIG")
+
+# ---------------------------------------------------------------------------------------
+echo "--- A. the Pod Security default"
+if start_celer pss "${webhook_user[@]}" --register-webhooks --unregister-webhooks --webhook-timeout 5; then
+  ok "A0 celer serves with the webhook user's RBAC and registers"
+else
+  bad "A0 celer serves with the webhook user's RBAC and registers" "see $celer_log"
+fi
+api GET "$(webhooks validating)"
+cp "$work/body.json" "$work/vwc.json"
+ca="$(base64 -w0 < "$work/tls-pss/ca.crt")"
+check "A1 ValidatingWebhookConfiguration: url, CA bundle, failurePolicy, sideEffects, versions, timeout" \
+  "got $(jq -c '.webhooks[0] | del(.rules, .clientConfig.caBundle)' "$work/vwc.json" 2>/dev/null || last)" \
+  jq -e --arg url "https://127.0.0.1:$celer_port/validate" --arg ca "$ca" '
+    .webhooks | length == 1 and (.[0] | .clientConfig.url == $url and .clientConfig.caBundle == $ca
+      and .failurePolicy == "Fail" and .sideEffects == "None" and .timeoutSeconds == 5
+      and .admissionReviewVersions == ["v1"] and .matchPolicy == "Equivalent")' "$work/vwc.json"
+check "A2 rules name only what the Pod Security policies match (Pod-bearing kinds, CREATE and UPDATE)" \
+  "got $(jq -c '[.webhooks[0].rules[] | {apiGroups, resources, operations}]' "$work/vwc.json" 2>/dev/null)" \
+  jq -e '[.webhooks[0].rules[]] as $r
+    | ([$r[].resources[]] | index("pods") != null and index("deployments") != null
+        and index("configmaps") == null and index("*") == null)
+      and ([$r[].operations[]] | unique == ["CREATE", "UPDATE"])' "$work/vwc.json"
+api GET "$(webhooks mutating)"
+expect "A3 no MutatingWebhookConfiguration without mutating policies" 404
+
+probe_denied() { api POST "$(pods default)?dryRun=All" "$(pod probe privileged)"; [ "$status" = 403 ]; }
+eventually 10 probe_denied || true
+api POST "$(pods default)" "$(pod priv privileged)"
+expect "A4 a privileged Pod is denied (baseline)" 403 'violates PodSecurity "baseline:latest": privileged'
+api POST "$(pods default)" "$(pod plain plain)"
+check "A5 a baseline Pod is admitted with the restricted warnings" "$(last); warnings: $(warnings | head -c 300)" \
+  bash -c '[ "$1" = 201 ] && grep -q "restricted:latest" <<<"$2"' _ "$status" "$(warnings)"
+api POST "$(pods default)" "$(pod good restricted)"
+check "A6 a restricted Pod is admitted without warnings" "$(last); warnings: $(warnings | head -c 300)" \
+  bash -c '[ "$1" = 201 ] && [ -z "$2" ]' _ "$status" "$(warnings)"
+api POST "$(pods kube-system)" "$(pod priv privileged)"
+expect "A7 kube-system is exempt" 201
+api POST "$(deployments default)" "$(deployment web 1 privileged)"
+check "A8 a Deployment with a privileged template is admitted with a warning" "$(last); warnings: $(warnings | head -c 300)" \
+  bash -c '[ "$1" = 201 ] && grep -q "privileged" <<<"$2"' _ "$status" "$(warnings)"
+api POST "$(pods default)?dryRun=All" "$(pod dry-priv privileged)"
+expect "A9 dry-run: a privileged Pod is denied" 403 "privileged"
+api POST "$(pods default)?dryRun=All" "$(pod dry-good restricted)"
+dry_status=$status
+api GET "$(pods default dry-good)"
+check "A10 dry-run: a restricted Pod is admitted and not stored" "dry-run HTTP $dry_status, then GET HTTP $status" \
+  bash -c '[ "$1" = 201 ] && [ "$2" = 404 ]' _ "$dry_status" "$status"
+stop_celer TERM
+api GET "$(webhooks validating)"
+expect "A11 --unregister-webhooks removes the configuration on exit" 404
+
+# ---------------------------------------------------------------------------------------
+echo "--- B. the bench contract, C. reads from the cluster"
+subject='{"policy-bench-subject":"true"}'
+team='{"policy-bench-team":"platform"}'
+if start_celer contract "${webhook_user[@]}" --register-webhooks --policies "$contract" \
+    --policies "$here/policies/cluster-reads.yaml"; then
+  ok "B0 celer serves the contract and the cluster-reads policies and registers"
+else
+  bad "B0 celer serves the contract and the cluster-reads policies and registers" "see $celer_log"
+fi
+api GET "$(webhooks mutating)"
+cp "$work/body.json" "$work/mwc.json"
+check "B1 MutatingWebhookConfiguration: Pods CREATE and UPDATE, reinvocationPolicy Never" \
+  "got $(jq -c '.webhooks[0] | {rules, reinvocationPolicy}' "$work/mwc.json" 2>/dev/null || last)" \
+  jq -e '.webhooks[0] | .reinvocationPolicy == "Never" and .clientConfig.url != null
+    and ([.rules[] | {apiGroups, resources, operations}]
+         == [{apiGroups: [""], resources: ["pods"], operations: ["CREATE", "UPDATE"]}])' "$work/mwc.json"
+api GET "$(webhooks validating)"
+check "B2 ValidatingWebhookConfiguration: Pods and Deployments, CREATE and UPDATE" \
+  "got $(jq -c '[.webhooks[0].rules[] | {apiGroups, resources, operations}]' "$work/body.json" 2>/dev/null || last)" \
+  jq -e '[.webhooks[0].rules[] | {apiGroups, resources, operations}]
+    == [{apiGroups: [""], resources: ["pods"], operations: ["CREATE", "UPDATE"]},
+        {apiGroups: ["apps"], resources: ["deployments"], operations: ["CREATE", "UPDATE"]}]' "$work/body.json"
+
+probe_mutated() {
+  api POST "$(pods policy-bench)?dryRun=All" "$(pod probe restricted "$subject" "$team")"
+  [ "$status" = 201 ] && [ "$(annotation policy-bench-injected)" = true ]
+}
+eventually 10 probe_mutated || true
+api POST "$(pods policy-bench)" "$(pod ok restricted "$subject" "$team")"
+check "B3 a compliant subject Pod is admitted with policy-bench-injected: \"true\"" \
+  "$(last); annotation: $(annotation policy-bench-injected)" \
+  bash -c '[ "$1" = 201 ] && [ "$2" = true ]' _ "$status" "$(annotation policy-bench-injected)"
+api POST "$(pods policy-bench)" "$(pod preset restricted "$subject" '{"policy-bench-team":"platform","policy-bench-injected":"no"}')"
+check "B4 an injected annotation already there is kept" "$(last); annotation: $(annotation policy-bench-injected)" \
+  bash -c '[ "$1" = 201 ] && [ "$2" = no ]' _ "$status" "$(annotation policy-bench-injected)"
+api POST "$(pods policy-bench)" "$(pod no-team restricted "$subject")"
+expect "B5 a subject Pod without the team annotation is denied with the contract's message" 403 \
+  "policy-bench-team annotation must equal platform"
+api POST "$(pods policy-bench)" "$(pod other-team restricted "$subject" '{"policy-bench-team":"other"}')"
+expect "B6 a subject Pod of another team is denied" 403 "policy-bench-team annotation must equal platform"
+api POST "$(pods policy-bench)" "$(pod bystander restricted)"
+check "B7 a Pod without the subject label is neither checked nor mutated (objectSelector)" \
+  "$(last); annotation: $(annotation policy-bench-injected)" \
+  bash -c '[ "$1" = 201 ] && [ -z "$2" ]' _ "$status" "$(annotation policy-bench-injected)"
+api POST "$(pods default)" "$(pod elsewhere restricted "$subject")"
+check "B8 a subject Pod outside policy-bench is neither checked nor mutated (namespaceSelector)" \
+  "$(last); annotation: $(annotation policy-bench-injected)" \
+  bash -c '[ "$1" = 201 ] && [ -z "$2" ]' _ "$status" "$(annotation policy-bench-injected)"
+api PATCH "$(pods policy-bench ok)" '{"metadata":{"annotations":{"policy-bench-team":"other"}}}'
+expect "B9 UPDATE: changing the team annotation is denied" 403 "policy-bench-team annotation must equal platform"
+api PATCH "$(pods policy-bench bystander)" '{"metadata":{"labels":{"policy-bench-subject":"true"},"annotations":{"policy-bench-team":"platform"}}}'
+check "B10 UPDATE: a Pod that becomes a subject gets the annotation" "$(last); annotation: $(annotation policy-bench-injected)" \
+  bash -c '[ "$1" = 200 ] && [ "$2" = true ]' _ "$status" "$(annotation policy-bench-injected)"
+api POST "$(pods policy-bench)?dryRun=All" "$(pod dry restricted "$subject" "$team")"
+dry_status=$status; dry_annotation="$(annotation policy-bench-injected)"
+api GET "$(pods policy-bench dry)"
+check "B11 dry-run: mutated in the answer, not stored" "dry-run HTTP $dry_status annotation '$dry_annotation', then GET HTTP $status" \
+  bash -c '[ "$1" = 201 ] && [ "$2" = true ] && [ "$3" = 404 ]' _ "$dry_status" "$dry_annotation" "$status"
+api POST "$(pods policy-bench)?dryRun=All" "$(pod dry-no-team restricted "$subject")"
+expect "B12 dry-run: a non-compliant Pod is denied" 403 "policy-bench-team annotation must equal platform"
+
+api POST "$(deployments e2e-capped)" "$(deployment big 5)"
+# reason: Invalid is HTTP 422, as kube-apiserver answers for the same policy.
+expect "C1 namespaceSelector and params from the cluster: 5 replicas over the cap of 3 are denied, namespaceObject in the message" \
+  422 "team blue: 5 replicas, more than the cap of 3"
+api POST "$(deployments e2e-capped)" "$(deployment small 2)"
+expect "C2 2 replicas under the cap are admitted" 201
+api POST "$(deployments e2e-free)" "$(deployment big 5)"
+expect "C3 a namespace without the label is not capped" 201
+api PATCH /api/v1/namespaces/e2e-free '{"metadata":{"labels":{"celer-e2e/capped":"true"}}}'
+capped_free() { api POST "$(deployments e2e-free)?dryRun=All" "$(deployment bigger 6)"; [ "$status" = 422 ]; }
+eventually 10 capped_free
+expect "C4 a label added to a Namespace while celer runs is seen (watch)" 422 "team green: 6 replicas"
+api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"e2e-new","labels":{"celer-e2e/capped":"true","team":"red"}}}'
+api POST "$(deployments e2e-new)" "$(deployment big 5)"
+expect "C5 a Namespace created a moment before the request is found" 422 "team red: 5 replicas"
+api PATCH /api/v1/namespaces/celer-e2e/configmaps/replica-cap '{"data":{"maxReplicas":"10"}}'
+raised() { api POST "$(deployments e2e-capped)?dryRun=All" "$(deployment big 5)"; [ "$status" = 201 ]; }
+eventually 10 raised
+expect "C6 a changed param is seen: 5 replicas under the new cap of 10 are admitted" 201
+api DELETE /api/v1/namespaces/celer-e2e/configmaps/replica-cap
+missing() { api POST "$(deployments e2e-capped)?dryRun=All" "$(deployment small 2)"; [ "$status" = 422 ]; }
+eventually 10 missing
+expect "C7 a deleted param denies (parameterNotFoundAction: Deny)" 422 "no params found for policy binding"
+
+# ---------------------------------------------------------------------------------------
+echo "--- D. failurePolicy while celer is down"
+stop_celer KILL
+api POST "$(pods policy-bench)" "$(pod while-down restricted "$subject" "$team")"
+expect "D1 failurePolicy Fail: with celer down, a matched Pod is refused" 500 "failed calling webhook"
+api POST /api/v1/namespaces/policy-bench/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"unmatched"}}'
+expect "D2 resources no policy matches never reach the webhook (a ConfigMap is created)" 201
+if start_celer ignore "${webhook_user[@]}" --register-webhooks --policies "$contract" \
+    --webhook-failure-policy Ignore; then
+  ok "D3 celer registers again with failurePolicy Ignore"
+else
+  bad "D3 celer registers again with failurePolicy Ignore" "see $celer_log"
+fi
+stop_celer KILL
+ignored() { api POST "$(pods policy-bench)?dryRun=All" "$(pod ignored restricted "$subject")"; [ "$status" = 201 ]; }
+eventually 10 ignored
+check "D4 failurePolicy Ignore: with celer down, a Pod the contract would deny is admitted unmutated" \
+  "$(last); annotation: $(annotation policy-bench-injected)" \
+  bash -c '[ "$1" = 201 ] && [ -z "$2" ]' _ "$status" "$(annotation policy-bench-injected)"
+
+floor="$(awk -F'\t' '$1 == "passing" { print $2 }' "$here/run.ratchet")"
+if [ "$pass" -lt "${floor:-0}" ]; then
+  bad "ratchet" "$pass checks passed, fewer than the $floor of e2e/run.ratchet"
+elif [ "$pass" -gt "${floor:-0}" ]; then
+  echo "note: $pass checks passed, more than the $floor of e2e/run.ratchet: raise it"
+fi
+echo "e2e: $pass passed, $fail failed ($(( $(date +%s) - started ))s)"
+if [ "$fail" -gt 0 ]; then
+  printf 'failed: %s\n' "${failed[@]}"
+  exit 1
+fi
