@@ -13,6 +13,7 @@
 //! | [`time`] | `time.now()`, `time.toCron(ts)`, `time.truncate(ts, d)` |
 //! | [`transform`] | `listObjToMap(keys, values, keyField, valueField)`, `transform.listObjToMap` |
 //! | [`gzip`] | `gzip.compress(s)`, `gzip.decompress(b)`, and cel-go's `base64.encode`, `base64.decode` (Kyverno's environment includes them) |
+//! | `orValue` | on a value that is not an optional, returns it (Kyverno's compatibility with cel-go 0.27) |
 //! | [`context`] | `resource.Get/List/Post/ToGVR`, `http.Get/Post/Client`, `globalContext.Get`, `image.GetMetadata`, each also camelCase |
 //!
 //! The context-backed functions read a [`KyvernoContext`] that the host binds per
@@ -80,6 +81,22 @@ pub fn register(r: &mut Registry) {
     transform::register(r);
     gzip::register(r);
     context::register(r);
+    // Kyverno compiles ValidatingPolicy and MutatingPolicy with its `orValue` compatibility
+    // (`OrValueCompatEnvOptions`, for cel-go 0.28): `x.orValue(y)` on a value that is not an
+    // optional returns the value, where plain CEL has no such overload.
+    r.implement("orValue", true, 2, crate::library::Impl::Binary(or_value_compat));
+}
+
+fn or_value_compat<'a>(
+    receiver: crate::value::Value<'a>,
+    fallback: crate::value::Value<'a>,
+) -> crate::error::EvalResult<'a> {
+    use crate::value::Value;
+    match receiver {
+        Value::Optional(Some(v)) => Ok((*v).clone()),
+        Value::Optional(None) => Ok(fallback),
+        other => Ok(other),
+    }
 }
 
 /// Declares Kyverno's variables, each with a default value: `json`, `yaml`, `time` (the
