@@ -65,7 +65,7 @@ fn uses_kyverno(expr: &str) -> bool {
     )
     .unwrap();
     let qualified = regex::Regex::new(
-        r"(^|[^.\w])(json|yaml|x509|hash|math|time|transform|gzip|base64|resource|http|globalContext|image|user|random)\.[A-Za-z]+\(",
+        r"(^|[^.\w])(json|yaml|x509|hash|math|time|transform|gzip|base64|regex|resource|http|globalContext|image|user|random)\.[A-Za-z]+\(",
     )
     .unwrap();
     global.is_match(expr) || qualified.is_match(expr)

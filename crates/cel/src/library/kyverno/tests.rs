@@ -283,11 +283,35 @@ fn or_value_on_a_plain_value_returns_it() {
     );
 }
 
+#[test]
+fn regex_extension() {
+    check_true(&[
+        r#"regex.replace("hello world hello", "hello", "hi") == "hi world hi""#,
+        r#"regex.replace("foo bar", "(fo)o (ba)r", r'\2 \1') == "ba fo""#,
+        r#"regex.replace("docker.io/myimage:latest", "^docker\\.io/", "myregistry.io/") == "myregistry.io/myimage:latest""#,
+        r#"regex.replace("aaa", "a", "b", 2) == "bba""#,
+        r#"regex.replace("aaa", "a", "b", 0) == "aaa""#,
+        r#"regex.replace("a.b", "\\.", "\\\\") == "a\\b""#,
+        r#"regex.extract("item-123", "[0-9]+") == optional.of("123")"#,
+        r#"regex.extract("item-123", "item-([0-9]+)") == optional.of("123")"#,
+        r#"!regex.extract("item", "[0-9]+").hasValue()"#,
+        r#"regex.extractAll("a1 b22 c333", "[0-9]+") == ["1", "22", "333"]"#,
+        r#"regex.extractAll("k=v, x=y", "([a-z])=") == ["k", "x"]"#,
+    ]);
+    assert_eq!(run(r#"regex.replace("abc", "b", "\\")"#), "error: invalid replacement string: '\\' \\ not allowed at end");
+    assert_eq!(
+        run(r#"regex.replace("abc", "(b)", "\\2")"#),
+        "error: replacement string references group 2 but regex has only 1 group(s)"
+    );
+    assert!(run(r#"regex.extract("ab", "(a)(b)")"#).starts_with("error: regular expression has more than one capturing group"));
+    assert!(run(r#"regex.extractAll("ab", "(")"#).starts_with("error: error parsing regexp"));
+}
+
 // ----- random -----
 
 #[test]
 fn random_strings_match_their_pattern_and_are_not_folded() {
-    let re = regex::Regex::new("^[0-9a-z]{8}$").unwrap();
+    let re = ::regex::Regex::new("^[0-9a-z]{8}$").unwrap();
     let env = env();
     let p = env.compile("random()").unwrap();
     let act = Activation::new(&env);
@@ -300,7 +324,7 @@ fn random_strings_match_their_pattern_and_are_not_folded() {
     }
     assert!(seen.len() > 1, "random() was folded into a constant");
     let p = env.compile("random('(ab|cd)[x-z]{2,4}-[0-9]+')").unwrap();
-    let re = regex::Regex::new("^(ab|cd)[x-z]{2,4}-[0-9]{1,11}$").unwrap();
+    let re = ::regex::Regex::new("^(ab|cd)[x-z]{2,4}-[0-9]{1,11}$").unwrap();
     for _ in 0..50 {
         let v = p.eval(&act).unwrap();
         assert!(re.is_match(v.as_str().unwrap()), "{v:?}");
