@@ -20,7 +20,10 @@ use celer_cel::{Env, Type};
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("CELER_CORPUS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus")),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/corpus"
+        )),
     }
 }
 
@@ -28,7 +31,10 @@ fn require(dir: &Path) -> bool {
     if dir.is_dir() {
         return true;
     }
-    let message = format!("corpus folder {} is missing (set CELER_CORPUS)", dir.display());
+    let message = format!(
+        "corpus folder {} is missing (set CELER_CORPUS)",
+        dir.display()
+    );
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("{message}");
     }
@@ -151,7 +157,10 @@ fn compile_policy(base: &Env, doc: &serde_yaml_ng::Value, file: &Path, tally: &m
         }
     }
     for m in seq(spec, "mutations") {
-        for path in [["applyConfiguration", "expression"], ["jsonPatch", "expression"]] {
+        for path in [
+            ["applyConfiguration", "expression"],
+            ["jsonPatch", "expression"],
+        ] {
             if let Some(e) = str_at(m, &path) {
                 check(&env, "mutation", e);
             }
@@ -204,7 +213,14 @@ fn kyverno_cel_policies_compile() {
 
     let mut base = Env::kubernetes();
     base.enable_kyverno_libraries();
-    for var in ["object", "oldObject", "request", "namespaceObject", "exceptions", "params"] {
+    for var in [
+        "object",
+        "oldObject",
+        "request",
+        "namespaceObject",
+        "exceptions",
+        "params",
+    ] {
         base.declare(var, Type::Dyn);
     }
     let mut tally = Tally {

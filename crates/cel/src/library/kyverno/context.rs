@@ -309,7 +309,11 @@ pub fn declare_variables(env: &mut Env) {
     let none = ContextValues::none();
     env.declare_with_default(RESOURCE_VAR, resource_type(), none.resource);
     env.declare_with_default(HTTP_VAR, http_type(), none.http);
-    env.declare_with_default(GLOBAL_CONTEXT_VAR, global_context_type(), none.global_context);
+    env.declare_with_default(
+        GLOBAL_CONTEXT_VAR,
+        global_context_type(),
+        none.global_context,
+    );
     env.declare_with_default(IMAGE_DATA_VAR, image_data_type(), none.image);
 }
 
@@ -357,27 +361,87 @@ fn resource_overloads(get: bool, list: bool, post: bool, to_gvr: bool) -> Vec<Ov
     let r = resource_type;
     let mut o = Vec::new();
     if get {
-        o.push(member("resource_get_string_string_string_string", vec![r(), s(), s(), s(), s()], dyn_map()));
-        o.push(member("resource_get_gvr_string_string", vec![r(), gvr_type(), s(), s()], dyn_map()));
-        o.push(member("resource_get_string_string_string", vec![r(), s(), s(), s()], dyn_map()));
-        o.push(member("resource_get_gvr_string", vec![r(), gvr_type(), s()], dyn_map()));
+        o.push(member(
+            "resource_get_string_string_string_string",
+            vec![r(), s(), s(), s(), s()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "resource_get_gvr_string_string",
+            vec![r(), gvr_type(), s(), s()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "resource_get_string_string_string",
+            vec![r(), s(), s(), s()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "resource_get_gvr_string",
+            vec![r(), gvr_type(), s()],
+            dyn_map(),
+        ));
     }
     if list {
-        o.push(member("resource_list_string_string_string", vec![r(), s(), s(), s()], dyn_map()));
-        o.push(member("resource_list_string_string_string_map", vec![r(), s(), s(), s(), labels()], dyn_map()));
-        o.push(member("list_resources_gvr_string", vec![r(), gvr_type(), s()], dyn_map()));
-        o.push(member("list_resources_gvr_string_map", vec![r(), gvr_type(), s(), labels()], dyn_map()));
-        o.push(member("resource_list_string_string", vec![r(), s(), s()], dyn_map()));
-        o.push(member("resource_list_string_string_map", vec![r(), s(), s(), labels()], dyn_map()));
-        o.push(member("list_resources_gvr", vec![r(), gvr_type()], dyn_map()));
-        o.push(member("list_resources_gvr_map", vec![r(), gvr_type(), labels()], dyn_map()));
+        o.push(member(
+            "resource_list_string_string_string",
+            vec![r(), s(), s(), s()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "resource_list_string_string_string_map",
+            vec![r(), s(), s(), s(), labels()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "list_resources_gvr_string",
+            vec![r(), gvr_type(), s()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "list_resources_gvr_string_map",
+            vec![r(), gvr_type(), s(), labels()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "resource_list_string_string",
+            vec![r(), s(), s()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "resource_list_string_string_map",
+            vec![r(), s(), s(), labels()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "list_resources_gvr",
+            vec![r(), gvr_type()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "list_resources_gvr_map",
+            vec![r(), gvr_type(), labels()],
+            dyn_map(),
+        ));
     }
     if post {
-        o.push(member("resource_post_string_string_string_map", vec![r(), s(), s(), s(), dyn_map()], dyn_map()));
-        o.push(member("resource_post_string_string_map", vec![r(), s(), s(), dyn_map()], dyn_map()));
+        o.push(member(
+            "resource_post_string_string_string_map",
+            vec![r(), s(), s(), s(), dyn_map()],
+            dyn_map(),
+        ));
+        o.push(member(
+            "resource_post_string_string_map",
+            vec![r(), s(), s(), dyn_map()],
+            dyn_map(),
+        ));
     }
     if to_gvr {
-        o.push(member("convert_to_gvr_string_string", vec![r(), s(), s()], gvr_type()));
+        o.push(member(
+            "convert_to_gvr_string_string",
+            vec![r(), s(), s()],
+            gvr_type(),
+        ));
     }
     o
 }
@@ -387,30 +451,83 @@ pub fn register(r: &mut Registry) {
     for name in ["Get", "get"] {
         let mut o = resource_overloads(true, false, false, false);
         o.push(member("http_get_string", vec![http_type(), s()], Type::Dyn));
-        o.push(member("http_get_string_headers", vec![http_type(), s(), labels()], Type::Dyn));
-        o.push(member("globalcontext_get_string", vec![global_context_type(), s()], Type::Dyn));
-        o.push(member("globalcontext_get_string_string", vec![global_context_type(), s(), s()], Type::Dyn));
+        o.push(member(
+            "http_get_string_headers",
+            vec![http_type(), s(), labels()],
+            Type::Dyn,
+        ));
+        o.push(member(
+            "globalcontext_get_string",
+            vec![global_context_type(), s()],
+            Type::Dyn,
+        ));
+        o.push(member(
+            "globalcontext_get_string_string",
+            vec![global_context_type(), s(), s()],
+            Type::Dyn,
+        ));
         r.add(name, o, Impl::Nary(get));
     }
     for name in ["List", "list"] {
-        r.add(name, resource_overloads(false, true, false, false), Impl::Nary(list));
+        r.add(
+            name,
+            resource_overloads(false, true, false, false),
+            Impl::Nary(list),
+        );
     }
     for name in ["Post", "post"] {
         let mut o = resource_overloads(false, false, true, false);
-        o.push(member("http_post_string_any", vec![http_type(), s(), Type::Dyn], Type::Dyn));
-        o.push(member("http_post_string_any_headers", vec![http_type(), s(), Type::Dyn, labels()], Type::Dyn));
+        o.push(member(
+            "http_post_string_any",
+            vec![http_type(), s(), Type::Dyn],
+            Type::Dyn,
+        ));
+        o.push(member(
+            "http_post_string_any_headers",
+            vec![http_type(), s(), Type::Dyn, labels()],
+            Type::Dyn,
+        ));
         r.add(name, o, Impl::Nary(post));
     }
     for name in ["ToGVR", "toGVR"] {
-        r.add(name, resource_overloads(false, false, false, true), Impl::Nary(to_gvr));
+        r.add(
+            name,
+            resource_overloads(false, false, false, true),
+            Impl::Nary(to_gvr),
+        );
     }
     for name in ["Client", "client"] {
-        r.add(name, vec![member("http_client_string", vec![http_type(), s()], http_type())], Impl::Binary(client));
+        r.add(
+            name,
+            vec![member(
+                "http_client_string",
+                vec![http_type(), s()],
+                http_type(),
+            )],
+            Impl::Binary(client),
+        );
     }
     for name in ["GetMetadata", "getMetadata"] {
-        r.add(name, vec![member("imagedata_get_string", vec![image_data_type(), s()], Type::Dyn)], Impl::Binary(get_metadata));
+        r.add(
+            name,
+            vec![member(
+                "imagedata_get_string",
+                vec![image_data_type(), s()],
+                Type::Dyn,
+            )],
+            Impl::Binary(get_metadata),
+        );
     }
-    for name in ["Get", "get", "List", "list", "Post", "post", "GetMetadata", "getMetadata"] {
+    for name in [
+        "Get",
+        "get",
+        "List",
+        "list",
+        "Post",
+        "post",
+        "GetMetadata",
+        "getMetadata",
+    ] {
         for arity in 2..=5 {
             r.set_cost(name, true, arity, |_, _| CONTEXT_CALL_COST);
         }
@@ -456,7 +573,11 @@ fn overload_of(function: &str, args: &[Value<'_>]) -> EvalError {
 
 /// `(apiVersion, resource)` from the arguments starting at `at`: a GVR takes one argument,
 /// two strings take two. Returns the position after them.
-fn api_resource(function: &str, args: &[Value<'_>], at: usize) -> Result<(String, String, usize), EvalError> {
+fn api_resource(
+    function: &str,
+    args: &[Value<'_>],
+    at: usize,
+) -> Result<(String, String, usize), EvalError> {
     let first = arg(args, at)?;
     if let Some(gvr) = first.downcast::<Gvr>() {
         return Ok((gvr.api_version(), gvr.resource.clone(), at + 1));
@@ -471,8 +592,14 @@ fn resource_get<'a>(h: &Handle, args: &[Value<'a>]) -> EvalResult<'a> {
     let (api_version, resource, next) = api_resource(F, args, 1)?;
     // Cluster form: (..., namespace, name); namespaced form: (..., name).
     let (namespace, name) = match args.len() - next {
-        2 => (string_arg(F, arg(args, next)?)?.to_string(), string_arg(F, arg(args, next + 1)?)?),
-        1 => (h.namespace.clone().unwrap_or_default(), string_arg(F, arg(args, next)?)?),
+        2 => (
+            string_arg(F, arg(args, next)?)?.to_string(),
+            string_arg(F, arg(args, next + 1)?)?,
+        ),
+        1 => (
+            h.namespace.clone().unwrap_or_default(),
+            string_arg(F, arg(args, next)?)?,
+        ),
         _ => return Err(overload_of("Get", args)),
     };
     let ctx = context(F, h)?;
@@ -559,7 +686,12 @@ fn to_gvr(args: Vec<Value<'_>>) -> EvalResult<'_> {
     Ok(Value::Opaque(Arc::new(gvr)))
 }
 
-fn http_call<'a>(h: &Handle, function: &str, method: &'static str, args: &[Value<'a>]) -> EvalResult<'a> {
+fn http_call<'a>(
+    h: &Handle,
+    function: &str,
+    method: &'static str,
+    args: &[Value<'a>],
+) -> EvalResult<'a> {
     let url = string_arg(function, arg(args, 1)?)?.to_string();
     let (body, headers) = match method {
         "POST" => (Some(value_to_json(arg(args, 2)?)?), args.get(3)),

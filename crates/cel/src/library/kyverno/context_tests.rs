@@ -16,7 +16,11 @@ fn group_version_resources() {
 
 #[test]
 fn failures_keep_kyverno_words() {
-    let e = failure("resource.Get", "failed to get resource", ContextError::Forbidden("no".into()));
+    let e = failure(
+        "resource.Get",
+        "failed to get resource",
+        ContextError::Forbidden("no".into()),
+    );
     assert_eq!(e.message(), "failed to get resource: permission denied: no");
     let e = failure("http.Get", "request failed", ContextError::Unsupported);
     assert!(e.message().starts_with("http.Get: no context was supplied"));

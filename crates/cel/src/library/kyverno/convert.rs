@@ -351,8 +351,11 @@ mod tests {
 
     #[test]
     fn go_marshal_sorts_keys_and_escapes_html() {
-        let v = parse_json(r#"{"b": [1, 2.5, "<a&b>"], "a": {"z": null, "y": true}}"#, Numbers::Double)
-            .unwrap();
+        let v = parse_json(
+            r#"{"b": [1, 2.5, "<a&b>"], "a": {"z": null, "y": true}}"#,
+            Numbers::Double,
+        )
+        .unwrap();
         assert_eq!(
             go(&v),
             r#"{"a":{"y":true,"z":null},"b":[1,2.5,"\u003ca\u0026b\u003e"]}"#
@@ -368,7 +371,10 @@ mod tests {
         let j: Json = sonic_rs::from_str(r#"{"a": 1, "b": 1.5, "c": 1e30}"#).unwrap();
         let parsed = parse_json(r#"{"a": 1, "a": 2}"#, Numbers::Kubernetes).unwrap();
         let Value::Map(p) = parsed else { panic!() };
-        assert!(matches!(p.get_str("a"), Some(Value::Int(2))), "the last repeated key wins");
+        assert!(
+            matches!(p.get_str("a"), Some(Value::Int(2))),
+            "the last repeated key wins"
+        );
         let k = json_to_value(&j, Numbers::Kubernetes).unwrap();
         let d = json_to_value(&j, Numbers::Double).unwrap();
         let Value::Map(k) = k else { panic!() };

@@ -31,20 +31,37 @@ pub fn register(r: &mut Registry) {
     );
     r.add(
         "gzip.decompress",
-        vec![global("decompress_bytes_string", vec![Type::Bytes], Type::String)],
+        vec![global(
+            "decompress_bytes_string",
+            vec![Type::Bytes],
+            Type::String,
+        )],
         Impl::Unary(decompress),
     );
     r.add(
         "base64.encode",
-        vec![global("base64_encode_bytes", vec![Type::Bytes], Type::String)],
+        vec![global(
+            "base64_encode_bytes",
+            vec![Type::Bytes],
+            Type::String,
+        )],
         Impl::Unary(base64_encode),
     );
     r.add(
         "base64.decode",
-        vec![global("base64_decode_string", vec![Type::String], Type::Bytes)],
+        vec![global(
+            "base64_decode_string",
+            vec![Type::String],
+            Type::Bytes,
+        )],
         Impl::Unary(base64_decode),
     );
-    for name in ["gzip.compress", "gzip.decompress", "base64.encode", "base64.decode"] {
+    for name in [
+        "gzip.compress",
+        "gzip.decompress",
+        "base64.encode",
+        "base64.decode",
+    ] {
         r.set_cost(name, false, 1, traversal_cost);
     }
 }

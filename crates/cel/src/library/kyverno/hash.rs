@@ -22,7 +22,11 @@ pub fn register(r: &mut Registry) {
         ("hash.md5", "md5", "md5_string_prefixed", md5),
     ];
     for (name, _, id, imp) in functions {
-        r.add(name, vec![global(id, vec![Type::String], Type::String)], Impl::Unary(imp));
+        r.add(
+            name,
+            vec![global(id, vec![Type::String], Type::String)],
+            Impl::Unary(imp),
+        );
         r.set_cost(name, false, 1, traversal_cost);
     }
 }

@@ -93,7 +93,12 @@ impl ImageReference {
     /// The fully qualified name (`index.docker.io/library/nginx:latest`).
     pub fn name(&self) -> String {
         let sep = if self.tag.is_some() { ':' } else { '@' };
-        format!("{}/{}{sep}{}", self.registry(), self.repository(), self.identifier())
+        format!(
+            "{}/{}{sep}{}",
+            self.registry(),
+            self.repository(),
+            self.identifier()
+        )
     }
 }
 
@@ -117,7 +122,9 @@ fn check_element(what: &str, s: &str, allowed: &str, min: usize, max: usize) -> 
         ));
     }
     if s.chars().any(|c| !allowed.contains(c)) {
-        return Err(format!("{what} can only contain the characters `{allowed}`: {s}"));
+        return Err(format!(
+            "{what} can only contain the characters `{allowed}`: {s}"
+        ));
     }
     Ok(())
 }
@@ -206,7 +213,11 @@ fn parse_digest(name: &str) -> Result<ImageReference, String> {
     let Some(hex) = digest.strip_prefix("sha256:") else {
         return Err(format!("unsupported digest algorithm: {digest}"));
     };
-    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if hex.len() != 64
+        || !hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return Err("invalid checksum digest format".to_string());
     }
     let (registry, repository) = match parse_tag(base) {
@@ -230,7 +241,11 @@ pub fn register(r: &mut Registry) {
     r.declare_type(IMAGE_TYPE);
     r.add(
         "image",
-        vec![global("string_to_image_deprecated", vec![Type::String], image_type())],
+        vec![global(
+            "string_to_image_deprecated",
+            vec![Type::String],
+            image_type(),
+        )],
         Impl::Unary(parse_image),
     );
     r.add(
@@ -244,7 +259,12 @@ pub fn register(r: &mut Registry) {
         Impl::Unary(is_image),
     );
     let methods: [(&str, &'static str, Type, crate::library::Unary); 6] = [
-        ("containsDigest", "image_contains_digest", Type::Bool, contains_digest),
+        (
+            "containsDigest",
+            "image_contains_digest",
+            Type::Bool,
+            contains_digest,
+        ),
         ("registry", "image_registry", Type::String, registry),
         ("repository", "image_repository", Type::String, repository),
         ("identifier", "image_identifier", Type::String, identifier),
@@ -252,7 +272,11 @@ pub fn register(r: &mut Registry) {
         ("digest", "image_digest", Type::String, digest),
     ];
     for (name, id, result, imp) in methods {
-        r.add(name, vec![member(id, vec![image_type()], result)], Impl::Unary(imp));
+        r.add(
+            name,
+            vec![member(id, vec![image_type()], result)],
+            Impl::Unary(imp),
+        );
     }
     for name in ["image", "parseImageReference", "isImage"] {
         r.set_cost(name, false, 1, super::hash::traversal_cost);
@@ -277,7 +301,9 @@ fn reference<'v>(function: &str, v: &'v Value<'_>) -> Result<&'v ImageReference,
 }
 
 fn contains_digest(v: Value<'_>) -> EvalResult<'_> {
-    Ok(Value::Bool(!reference("containsDigest", &v)?.digest().is_empty()))
+    Ok(Value::Bool(
+        !reference("containsDigest", &v)?.digest().is_empty(),
+    ))
 }
 
 fn registry(v: Value<'_>) -> EvalResult<'_> {

@@ -63,23 +63,35 @@ pub fn declare_variables(env: &mut Env) {
 pub fn register(r: &mut Registry) {
     r.add(
         "unmarshal",
-        vec![member("unmarshal_string_dyn", vec![json_type(), Type::Dyn], Type::Dyn)],
+        vec![member(
+            "unmarshal_string_dyn",
+            vec![json_type(), Type::Dyn],
+            Type::Dyn,
+        )],
         Impl::Binary(unmarshal),
     );
     r.add(
         "marshal",
-        vec![member("marshal_dyn_string", vec![json_type(), Type::Dyn], Type::String)],
+        vec![member(
+            "marshal_dyn_string",
+            vec![json_type(), Type::Dyn],
+            Type::String,
+        )],
         Impl::Binary(marshal),
     );
     r.add(
         "parse",
-        vec![member("parse_string_dyn", vec![yaml_type(), Type::String], Type::Dyn)],
+        vec![member(
+            "parse_string_dyn",
+            vec![yaml_type(), Type::String],
+            Type::Dyn,
+        )],
         Impl::Binary(parse_yaml),
     );
     for name in ["unmarshal", "marshal", "parse"] {
         r.set_cost(name, true, 2, |args, result| {
             let input = args.get(1).cloned().unwrap_or(Value::Null);
-            traversal_cost(&[input], result).max(traversal_cost(&[result.clone()], result))
+            traversal_cost(&[input], result).max(traversal_cost(std::slice::from_ref(result), result))
         });
     }
 }
@@ -110,21 +122,25 @@ fn parse_yaml<'a>(handle: Value<'a>, text: Value<'a>) -> EvalResult<'a> {
 /// null.
 pub fn parse_yaml_text(text: &str) -> EvalResult<'static> {
     if text.len() > MAX_YAML {
-        return Err(EvalError::new(format!("yaml: input exceeds {MAX_YAML} bytes")));
+        return Err(EvalError::new(format!(
+            "yaml: input exceeds {MAX_YAML} bytes"
+        )));
     }
     use serde::Deserialize as _;
     let Some(doc) = serde_yaml_ng::Deserializer::from_str(text).next() else {
         return Ok(Value::Null);
     };
-    let yaml = serde_yaml_ng::Value::deserialize(doc)
-        .map_err(|e| EvalError::new(format!("yaml: {e}")))?;
+    let yaml =
+        serde_yaml_ng::Value::deserialize(doc).map_err(|e| EvalError::new(format!("yaml: {e}")))?;
     yaml_to_value(&yaml, 0)
 }
 
 fn yaml_to_value(y: &serde_yaml_ng::Value, depth: usize) -> EvalResult<'static> {
     use serde_yaml_ng::Value as Y;
     if depth > MAX_DEPTH {
-        return Err(EvalError::new(format!("yaml: exceeded max depth of {MAX_DEPTH}")));
+        return Err(EvalError::new(format!(
+            "yaml: exceeded max depth of {MAX_DEPTH}"
+        )));
     }
     Ok(match y {
         Y::Null => Value::Null,
@@ -147,9 +163,7 @@ fn yaml_to_value(y: &serde_yaml_ng::Value, depth: usize) -> EvalResult<'static> 
                     Y::Number(n) => n.to_string(),
                     Y::Null => "null".to_string(),
                     _ => {
-                        return Err(EvalError::new(
-                            "yaml: unsupported map key (a list or map)",
-                        ));
+                        return Err(EvalError::new("yaml: unsupported map key (a list or map)"));
                     }
                 };
                 out.insert(

@@ -127,7 +127,8 @@ impl MemoryContext {
     /// as Kyverno serializes it: `image`, `resolvedImage`, `registry` and `repository`
     /// always, `tag`, `digest`, `imageIndex`, `manifest`, `config` when set).
     pub fn add_context_file(&mut self, document: &Json) -> Result<(), MockError> {
-        if let Some(resources) = field(document, &["spec", "resources"]).and_then(|r| r.as_array()) {
+        if let Some(resources) = field(document, &["spec", "resources"]).and_then(|r| r.as_array())
+        {
             for r in resources.iter() {
                 self.add_object(r.clone())?;
             }
@@ -149,7 +150,7 @@ impl MemoryContext {
                     }
                 }
                 for key in ["imageIndex", "manifest", "config"] {
-                    if let Some(v) = i.get(&key).filter(|v| !v.is_null()) {
+                    if let Some(v) = i.get(key).filter(|v| !v.is_null()) {
                         data.insert(&key, v.clone());
                     }
                 }
@@ -181,13 +182,17 @@ impl MemoryContext {
             url => url,
         };
         if url.is_empty() {
-            return Err(MockError("an apiCallResponses entry needs url or urlPath".to_string()));
+            return Err(MockError(
+                "an apiCallResponses entry needs url or urlPath".to_string(),
+            ));
         }
         let status = match field(entry, &["response", "statusCode"]).and_then(|s| s.as_i64()) {
             Some(0) | None => 200,
             Some(s) => s,
         };
-        let body = field(entry, &["response", "body"]).cloned().unwrap_or_default();
+        let body = field(entry, &["response", "body"])
+            .cloned()
+            .unwrap_or_default();
         let method = str_field(entry, &["method"]).to_string();
         self.add_http_response(&method, url, status, body);
         Ok(())
@@ -205,9 +210,11 @@ impl MemoryContext {
     pub fn add_global_context_entry(&mut self, entry: &Json) -> Result<(), MockError> {
         let name = str_field(entry, &["name"]);
         if name.is_empty() {
-            return Err(MockError("a globalContextEntries entry needs a name".to_string()));
+            return Err(MockError(
+                "a globalContextEntries entry needs a name".to_string(),
+            ));
         }
-        let root = match (entry.get(&"data"), entry.get(&"resources")) {
+        let root = match (entry.get("data"), entry.get("resources")) {
             (Some(d), _) => d.clone(),
             (None, Some(r)) => r.clone(),
             (None, None) => Json::default(),
@@ -216,7 +223,7 @@ impl MemoryContext {
             "" => root,
             path => dotted(&root, path, name)?,
         };
-        let value = match entry.get(&"projections").and_then(|p| p.as_array()) {
+        let value = match entry.get("projections").and_then(|p| p.as_array()) {
             Some(projections) if !projections.is_empty() => {
                 let mut out = sonic_rs::Object::new();
                 for p in projections.iter() {
@@ -256,9 +263,11 @@ fn dotted(root: &Json, path: &str, entry: &str) -> Result<Json, MockError> {
     if path.is_empty() || path == "@" {
         return Ok(root.clone());
     }
-    let simple = path
-        .split('.')
-        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-'));
+    let simple = path.split('.').all(|p| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    });
     if !simple {
         return Err(MockError(format!(
             "globalContextEntries {entry:?}: path {path:?} is not a dotted field path (JMESPath is not supported here)"
@@ -266,7 +275,7 @@ fn dotted(root: &Json, path: &str, entry: &str) -> Result<Json, MockError> {
     }
     let mut at = root;
     for p in path.split('.') {
-        match at.get(&p) {
+        match at.get(p) {
             Some(next) => at = next,
             None => return Ok(Json::default()),
         }
@@ -315,7 +324,9 @@ impl KyvernoContext for MemoryContext {
             } else {
                 format!("{}.{}", gvr.resource, gvr.group)
             };
-            return Err(ContextError::Other(format!("{group_resource} resource not found")));
+            return Err(ContextError::Other(format!(
+                "{group_resource} resource not found"
+            )));
         };
         Ok(objects
             .iter()
@@ -334,7 +345,7 @@ impl KyvernoContext for MemoryContext {
     ) -> Result<Json, ContextError> {
         let mut created = body.clone();
         if !namespace.is_empty()
-            && let Some(metadata) = created.get_mut(&"metadata").and_then(|m| m.as_object_mut())
+            && let Some(metadata) = created.get_mut("metadata").and_then(|m| m.as_object_mut())
         {
             metadata.insert(&"namespace", Json::from(namespace));
         }

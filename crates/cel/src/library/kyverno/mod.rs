@@ -87,7 +87,12 @@ pub fn register(r: &mut Registry) {
     // Kyverno compiles ValidatingPolicy and MutatingPolicy with its `orValue` compatibility
     // (`OrValueCompatEnvOptions`, for cel-go 0.28): `x.orValue(y)` on a value that is not an
     // optional returns the value, where plain CEL has no such overload.
-    r.implement("orValue", true, 2, crate::library::Impl::Binary(or_value_compat));
+    r.implement(
+        "orValue",
+        true,
+        2,
+        crate::library::Impl::Binary(or_value_compat),
+    );
 }
 
 fn or_value_compat<'a>(

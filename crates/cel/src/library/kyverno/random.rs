@@ -29,9 +29,15 @@ const DEFAULT_PATTERN: &str = "[0-9a-z]{8}";
 pub fn register(r: &mut Registry) {
     for (name, suffix) in [("random", "non_prefixed"), ("random.random", "prefixed")] {
         let (with, without): (&'static str, &'static str) = if suffix == "prefixed" {
-            ("random_string_prefixed", "random_string_default_expr_prefixed")
+            (
+                "random_string_prefixed",
+                "random_string_default_expr_prefixed",
+            )
         } else {
-            ("random_string_non_prefixed", "random_string_default_expr_non_prefixed")
+            (
+                "random_string_non_prefixed",
+                "random_string_default_expr_non_prefixed",
+            )
         };
         r.add(
             name,
@@ -93,10 +99,17 @@ fn below(rng: &mut dyn FnMut() -> u64, n: u64) -> u64 {
 }
 
 fn too_long() -> EvalError {
-    EvalError::new(format!("random: the output would exceed {MAX_OUTPUT} characters"))
+    EvalError::new(format!(
+        "random: the output would exceed {MAX_OUTPUT} characters"
+    ))
 }
 
-fn emit(hir: &Hir, rng: &mut dyn FnMut() -> u64, out: &mut String, depth: usize) -> Result<(), EvalError> {
+fn emit(
+    hir: &Hir,
+    rng: &mut dyn FnMut() -> u64,
+    out: &mut String,
+    depth: usize,
+) -> Result<(), EvalError> {
     if depth > 100 {
         return Err(EvalError::new("random: the pattern nests too deeply"));
     }
@@ -122,7 +135,10 @@ fn emit(hir: &Hir, rng: &mut dyn FnMut() -> u64, out: &mut String, depth: usize)
         }
         HirKind::Class(Class::Bytes(class)) => {
             let ranges = class.ranges();
-            let total: u64 = ranges.iter().map(|r| u64::from(r.end() - r.start()) + 1).sum();
+            let total: u64 = ranges
+                .iter()
+                .map(|r| u64::from(r.end() - r.start()) + 1)
+                .sum();
             let mut pick = below(rng, total);
             for r in ranges {
                 let size = u64::from(r.end() - r.start()) + 1;
@@ -135,7 +151,8 @@ fn emit(hir: &Hir, rng: &mut dyn FnMut() -> u64, out: &mut String, depth: usize)
         }
         HirKind::Repetition(rep) => {
             let max = rep.max.unwrap_or(rep.min.saturating_add(MAX_UNBOUNDED));
-            let count = rep.min + u32::try_from(below(rng, u64::from(max - rep.min) + 1)).unwrap_or(0);
+            let count =
+                rep.min + u32::try_from(below(rng, u64::from(max - rep.min) + 1)).unwrap_or(0);
             for _ in 0..count {
                 emit(&rep.sub, rng, out, depth + 1)?;
                 if out.len() > MAX_OUTPUT {

@@ -19,19 +19,35 @@ pub fn register(r: &mut Registry) {
     r.add(
         "regex.replace",
         vec![
-            global("regex_replace_string_string_string", vec![s(), s(), s()], s()),
-            global("regex_replace_string_string_string_int", vec![s(), s(), s(), Type::Int], s()),
+            global(
+                "regex_replace_string_string_string",
+                vec![s(), s(), s()],
+                s(),
+            ),
+            global(
+                "regex_replace_string_string_string_int",
+                vec![s(), s(), s(), Type::Int],
+                s(),
+            ),
         ],
         Impl::Nary(replace),
     );
     r.add(
         "regex.extract",
-        vec![global("regex_extract_string_string", vec![s(), s()], Type::optional(s()))],
+        vec![global(
+            "regex_extract_string_string",
+            vec![s(), s()],
+            Type::optional(s()),
+        )],
         Impl::Binary(extract),
     );
     r.add(
         "regex.extractAll",
-        vec![global("regex_extractAll_string_string", vec![s(), s()], Type::list(s()))],
+        vec![global(
+            "regex_extractAll_string_string",
+            vec![s(), s()],
+            Type::list(s()),
+        )],
         Impl::Binary(extract_all),
     );
     r.set_cost("regex.replace", false, 3, search_cost);
@@ -45,9 +61,16 @@ pub fn register(r: &mut Registry) {
 /// cel-go's trackers: 1 + (target + 1) * 0.1 * (pattern + 1) * 0.25 + the result's size.
 fn search_cost(args: &[Value<'_>], result: &Value<'_>) -> u64 {
     let size = |i: usize| args.get(i).map_or(0, cost::actual_size) as f64;
-    let search = (size(0) + 1.0) * cost::STRING_TRAVERSAL_FACTOR * (size(1) + 1.0) * cost::REGEX_LENGTH_FACTOR;
+    let search = (size(0) + 1.0)
+        * cost::STRING_TRAVERSAL_FACTOR
+        * (size(1) + 1.0)
+        * cost::REGEX_LENGTH_FACTOR;
     let total = 1.0 + search + cost::actual_size(result) as f64;
-    if total >= u64::MAX as f64 { u64::MAX } else { total.ceil() as u64 }
+    if total >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        total.ceil() as u64
+    }
 }
 
 fn compile(pattern: &str) -> Result<regex::Regex, EvalError> {
@@ -57,7 +80,12 @@ fn compile(pattern: &str) -> Result<regex::Regex, EvalError> {
 fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {
     let (target, pattern, replacement, count) = match args.as_slice() {
         [Value::String(t), Value::String(p), Value::String(r)] => (t, p, r, -1),
-        [Value::String(t), Value::String(p), Value::String(r), Value::Int(n)] => (t, p, r, *n),
+        [
+            Value::String(t),
+            Value::String(p),
+            Value::String(r),
+            Value::Int(n),
+        ] => (t, p, r, *n),
         _ => {
             let refs: Vec<&Value<'_>> = args.iter().collect();
             return Err(overload("regex.replace", &refs));
@@ -84,7 +112,12 @@ fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {
     Ok(Value::string(out))
 }
 
-fn expand(replacement: &str, groups: usize, caps: &regex::Captures<'_>, out: &mut String) -> Result<(), EvalError> {
+fn expand(
+    replacement: &str,
+    groups: usize,
+    caps: &regex::Captures<'_>,
+    out: &mut String,
+) -> Result<(), EvalError> {
     let mut chars = replacement.chars();
     while let Some(c) = chars.next() {
         if c != '\\' {

@@ -49,15 +49,78 @@ fn check_true(exprs: &[&str]) {
 fn image_references_normalize_like_go_containerregistry() {
     let cases: &[(&str, &str, &str, &str, &str, bool)] = &[
         // input, registry, repository, tag, digest, containsDigest
-        ("nginx", "index.docker.io", "library/nginx", "latest", "", false),
-        ("nginx:1.25", "index.docker.io", "library/nginx", "1.25", "", false),
-        ("docker.io/nginx", "index.docker.io", "library/nginx", "latest", "", false),
-        ("docker.io/bitnami/redis:7", "index.docker.io", "bitnami/redis", "7", "", false),
-        ("index.docker.io/nginx", "index.docker.io", "library/nginx", "latest", "", false),
-        ("ghcr.io/kyverno/kyverno:v1.12.0", "ghcr.io", "kyverno/kyverno", "v1.12.0", "", false),
-        ("localhost:5000/app", "localhost:5000", "app", "latest", "", false),
-        ("localhost/app", "index.docker.io", "localhost/app", "latest", "", false),
-        ("quay.io/org/sub/app:TaG_1", "quay.io", "org/sub/app", "TaG_1", "", false),
+        (
+            "nginx",
+            "index.docker.io",
+            "library/nginx",
+            "latest",
+            "",
+            false,
+        ),
+        (
+            "nginx:1.25",
+            "index.docker.io",
+            "library/nginx",
+            "1.25",
+            "",
+            false,
+        ),
+        (
+            "docker.io/nginx",
+            "index.docker.io",
+            "library/nginx",
+            "latest",
+            "",
+            false,
+        ),
+        (
+            "docker.io/bitnami/redis:7",
+            "index.docker.io",
+            "bitnami/redis",
+            "7",
+            "",
+            false,
+        ),
+        (
+            "index.docker.io/nginx",
+            "index.docker.io",
+            "library/nginx",
+            "latest",
+            "",
+            false,
+        ),
+        (
+            "ghcr.io/kyverno/kyverno:v1.12.0",
+            "ghcr.io",
+            "kyverno/kyverno",
+            "v1.12.0",
+            "",
+            false,
+        ),
+        (
+            "localhost:5000/app",
+            "localhost:5000",
+            "app",
+            "latest",
+            "",
+            false,
+        ),
+        (
+            "localhost/app",
+            "index.docker.io",
+            "localhost/app",
+            "latest",
+            "",
+            false,
+        ),
+        (
+            "quay.io/org/sub/app:TaG_1",
+            "quay.io",
+            "org/sub/app",
+            "TaG_1",
+            "",
+            false,
+        ),
         ("[::1]:5000/app:v1", "[::1]:5000", "app", "v1", "", false),
     ];
     for (input, registry, repository, tag, digest, has_digest) in cases {
@@ -74,9 +137,15 @@ fn image_references_normalize_like_go_containerregistry() {
     assert_eq!(r.digest(), format!("sha256:{hex}"));
     assert_eq!(r.identifier(), format!("sha256:{hex}"));
     assert_eq!(r.repository(), "library/nginx");
-    assert_eq!(r.name(), format!("index.docker.io/library/nginx@sha256:{hex}"));
+    assert_eq!(
+        r.name(),
+        format!("index.docker.io/library/nginx@sha256:{hex}")
+    );
     let r = ImageReference::parse(&format!("registry.k8s.io/pause@sha256:{hex}")).unwrap();
-    assert_eq!((r.registry(), r.repository().as_str()), ("registry.k8s.io", "pause"));
+    assert_eq!(
+        (r.registry(), r.repository().as_str()),
+        ("registry.k8s.io", "pause")
+    );
 }
 
 #[test]
@@ -85,14 +154,14 @@ fn bad_image_references_are_errors() {
     let long_repo = "a".repeat(256);
     for bad in [
         "",
-        "a",                       // a repository has at least two characters
-        "Nginx",                   // upper case
-        "nginx:bad/tag:",          // empty tag after a port-like part
-        "nginx@sha256:abc",        // short digest
-        "nginx@md5:0123",          // unsupported algorithm
+        "a",                // a repository has at least two characters
+        "Nginx",            // upper case
+        "nginx:bad/tag:",   // empty tag after a port-like part
+        "nginx@sha256:abc", // short digest
+        "nginx@md5:0123",   // unsupported algorithm
         "nginx@@sha256:x",
-        "my registry.io/app",      // space in the registry
-        "host:port/app",           // non-numeric port
+        "my registry.io/app", // space in the registry
+        "host:port/app",      // non-numeric port
         "user@host.io/app",
         "ghcr.io/app?x=1",
         &long_tag,
@@ -101,10 +170,23 @@ fn bad_image_references_are_errors() {
         "\u{0}",
     ] {
         assert!(ImageReference::parse(bad).is_err(), "{bad:?} parsed");
-        assert_eq!(run(&format!("isImage({})", crate::format::to_cel(&Value::string(bad)))), "false", "{bad:?}");
+        assert_eq!(
+            run(&format!(
+                "isImage({})",
+                crate::format::to_cel(&Value::string(bad))
+            )),
+            "false",
+            "{bad:?}"
+        );
     }
-    assert_eq!(run("image('Nginx')"), "error: could not parse reference: Nginx");
-    assert_eq!(run("parseImageReference('a').registry()"), "error: could not parse reference: a");
+    assert_eq!(
+        run("image('Nginx')"),
+        "error: could not parse reference: Nginx"
+    );
+    assert_eq!(
+        run("parseImageReference('a').registry()"),
+        "error: could not parse reference: a"
+    );
 }
 
 #[test]
@@ -143,7 +225,12 @@ fn service_accounts() {
         run("user.parseServiceAccount('system:serviceaccount:ns:a:b')"),
         r#"{"Name":"a:b","Namespace":"ns"}"#
     );
-    for other in ["alice", "system:serviceaccount:", "system:serviceaccount:nocolon", ""] {
+    for other in [
+        "alice",
+        "system:serviceaccount:",
+        "system:serviceaccount:nocolon",
+        "",
+    ] {
         assert_eq!(
             run(&format!("parseServiceAccount('{other}')")),
             r#"{"Name":"","Namespace":""}"#,
@@ -159,7 +246,10 @@ fn service_accounts() {
 fn json_round_trips_like_go() {
     // Go accepts an empty tag: `nginx:` is `nginx:latest`.
     assert_eq!(run("image('nginx:').tag()"), "\"latest\"");
-    assert_eq!(run(r#"json.unmarshal('{"b": 1, "a": [true, null, "x"]}')"#), r#"{"a":[true,null,"x"],"b":1.0}"#);
+    assert_eq!(
+        run(r#"json.unmarshal('{"b": 1, "a": [true, null, "x"]}')"#),
+        r#"{"a":[true,null,"x"],"b":1.0}"#
+    );
     check_true(&[
         r#"json.unmarshal('{"n": 2}').n == 2"#,
         r#"type(json.unmarshal('{"n": 2}').n) == double"#,
@@ -169,7 +259,12 @@ fn json_round_trips_like_go() {
         r#"json.marshal(b'hi') == '"aGk="'"#,
         r#"json.marshal(null) == 'null'"#,
     ]);
-    for bad in [r#"json.unmarshal('{')"#, r#"json.unmarshal('')"#, r#"json.unmarshal('[1] x')"#, "json.unmarshal(1)"] {
+    for bad in [
+        r#"json.unmarshal('{')"#,
+        r#"json.unmarshal('')"#,
+        r#"json.unmarshal('[1] x')"#,
+        "json.unmarshal(1)",
+    ] {
         assert!(run(bad).starts_with("error: "), "{bad}: {}", run(bad));
     }
     assert!(run("json.marshal({1: 2})").starts_with("error: json: unsupported map key"));
@@ -178,21 +273,35 @@ fn json_round_trips_like_go() {
 
 #[test]
 fn yaml_parses_the_first_document() {
-    assert_eq!(run("yaml.parse('a: 1\\nb: [x, true]\\n')"), r#"{"a":1.0,"b":["x",true]}"#);
+    assert_eq!(
+        run("yaml.parse('a: 1\\nb: [x, true]\\n')"),
+        r#"{"a":1.0,"b":["x",true]}"#
+    );
     assert_eq!(run("yaml.parse('')"), "null");
     assert_eq!(run("yaml.parse('a: 1\\n---\\nb: 2\\n')"), r#"{"a":1.0}"#);
-    assert_eq!(run("yaml.parse('1: one\\ntrue: yes')"), r#"{"1":"one","true":"yes"}"#);
+    assert_eq!(
+        run("yaml.parse('1: one\\ntrue: yes')"),
+        r#"{"1":"one","true":"yes"}"#
+    );
     assert!(run("yaml.parse('a: [')").starts_with("error: yaml:"));
     let deep = "[".repeat(10_000);
     assert!(run(&format!("yaml.parse('{deep}')")).starts_with("error: "));
     // Aliases expanding exponentially are refused, not expanded.
     let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x]\\n");
     for i in 0..12 {
-        let prev = if i == 0 { "a".to_string() } else { format!("l{}", i - 1) };
+        let prev = if i == 0 {
+            "a".to_string()
+        } else {
+            format!("l{}", i - 1)
+        };
         bomb.push_str(&format!("l{i}: &l{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\\n"));
     }
     let out = run(&format!("size(yaml.parse('{bomb}'))"));
-    assert!(out.starts_with("error: ") || out.len() < 10, "{}", &out[..out.len().min(80)]);
+    assert!(
+        out.starts_with("error: ") || out.len() < 10,
+        "{}",
+        &out[..out.len().min(80)]
+    );
 }
 
 // ----- hash, math, transform, gzip, base64 -----
@@ -259,13 +368,18 @@ fn gzip_and_base64() {
     {
         use std::io::Write as _;
         let mut e = flate2::write::GzEncoder::new(&mut big, flate2::Compression::best());
-        e.write_all(&vec![b'a'; (gzip::MAX_DECOMPRESSED + 10) as usize]).unwrap();
+        e.write_all(&vec![b'a'; (gzip::MAX_DECOMPRESSED + 10) as usize])
+            .unwrap();
         e.finish().unwrap();
     }
     let env = env();
     let mut act = Activation::new(&env);
     act.bind("input", Value::bytes(big)).unwrap();
-    let e = env.compile("gzip.decompress(input)").unwrap().eval(&act).unwrap_err();
+    let e = env
+        .compile("gzip.decompress(input)")
+        .unwrap()
+        .eval(&act)
+        .unwrap_err();
     assert!(e.message().contains("exceeds"), "{e}");
 }
 
@@ -298,12 +412,18 @@ fn regex_extension() {
         r#"regex.extractAll("a1 b22 c333", "[0-9]+") == ["1", "22", "333"]"#,
         r#"regex.extractAll("k=v, x=y", "([a-z])=") == ["k", "x"]"#,
     ]);
-    assert_eq!(run(r#"regex.replace("abc", "b", "\\")"#), "error: invalid replacement string: '\\' \\ not allowed at end");
+    assert_eq!(
+        run(r#"regex.replace("abc", "b", "\\")"#),
+        "error: invalid replacement string: '\\' \\ not allowed at end"
+    );
     assert_eq!(
         run(r#"regex.replace("abc", "(b)", "\\2")"#),
         "error: replacement string references group 2 but regex has only 1 group(s)"
     );
-    assert!(run(r#"regex.extract("ab", "(a)(b)")"#).starts_with("error: regular expression has more than one capturing group"));
+    assert!(
+        run(r#"regex.extract("ab", "(a)(b)")"#)
+            .starts_with("error: regular expression has more than one capturing group")
+    );
     assert!(run(r#"regex.extractAll("ab", "(")"#).starts_with("error: error parsing regexp"));
 }
 
@@ -357,8 +477,14 @@ fn time_functions() {
     ]);
     let fixed = crate::time::parse_timestamp("2030-01-02T03:04:05Z").unwrap();
     let values = ContextValues::new(Arc::new(FixedClock(fixed)));
-    assert_eq!(run_with("time.now()", "{}", Some(&values)), "\"2030-01-02T03:04:05Z\"");
-    assert_eq!(run_with("time.toCron(time.now())", "{}", Some(&values)), "\"4 3 2 1 3\"");
+    assert_eq!(
+        run_with("time.now()", "{}", Some(&values)),
+        "\"2030-01-02T03:04:05Z\""
+    );
+    assert_eq!(
+        run_with("time.toCron(time.now())", "{}", Some(&values)),
+        "\"4 3 2 1 3\""
+    );
 }
 
 // ----- context-backed -----
@@ -378,17 +504,20 @@ fn memory() -> MemoryContext {
     }
     let context_file = r#"{"apiVersion": "cli.kyverno.io/v1alpha1", "kind": "Context",
         "spec": {"images": [{"image": "nginx:1.21", "config": {"architecture": "amd64"}}]}}"#;
-    ctx.add_context_file(&sonic_rs::from_str(context_file).unwrap()).unwrap();
+    ctx.add_context_file(&sonic_rs::from_str(context_file).unwrap())
+        .unwrap();
     for entry in [
         r#"{"method": "GET", "url": "https://example.com/config", "response": {"statusCode": 200, "body": {"allowed": true}}}"#,
         r#"{"url": "https://example.com/any", "response": {"body": [1, 2]}}"#,
         r#"{"method": "POST", "url": "https://example.com/check", "response": {"statusCode": 403, "body": {"allowed": false}}}"#,
     ] {
-        ctx.add_api_call_response(&sonic_rs::from_str(entry).unwrap()).unwrap();
+        ctx.add_api_call_response(&sonic_rs::from_str(entry).unwrap())
+            .unwrap();
     }
     let gce = r#"{"name": "gctxentry-deployments", "data": {"deployments": [{"name": "a"}, {"name": "b"}]},
         "projections": [{"name": "items", "path": "deployments"}]}"#;
-    ctx.add_global_context_entry(&sonic_rs::from_str(gce).unwrap()).unwrap();
+    ctx.add_global_context_entry(&sonic_rs::from_str(gce).unwrap())
+        .unwrap();
     ctx.set_global_context("plain", sonic_rs::from_str(r#"{"x": 1}"#).unwrap());
     ctx
 }
@@ -396,11 +525,26 @@ fn memory() -> MemoryContext {
 #[test]
 fn without_a_context_every_call_names_itself() {
     for (expr, function) in [
-        ("resource.Get('v1', 'configmaps', 'default', 'cm')", "resource.Get"),
-        ("resource.get('v1', 'configmaps', 'default', 'cm')", "resource.Get"),
-        ("resource.List('v1', 'configmaps', 'default')", "resource.List"),
-        ("resource.list('v1', 'configmaps', 'default', {'a': 'b'})", "resource.List"),
-        ("resource.Post('v1', 'configmaps', 'default', {'a': 1})", "resource.Post"),
+        (
+            "resource.Get('v1', 'configmaps', 'default', 'cm')",
+            "resource.Get",
+        ),
+        (
+            "resource.get('v1', 'configmaps', 'default', 'cm')",
+            "resource.Get",
+        ),
+        (
+            "resource.List('v1', 'configmaps', 'default')",
+            "resource.List",
+        ),
+        (
+            "resource.list('v1', 'configmaps', 'default', {'a': 'b'})",
+            "resource.List",
+        ),
+        (
+            "resource.Post('v1', 'configmaps', 'default', {'a': 1})",
+            "resource.Post",
+        ),
         ("resource.ToGVR('v1', 'ConfigMap')", "resource.ToGVR"),
         ("http.Get('https://x')", "http.Get"),
         ("http.post('https://x', {'a': 1}, {'h': 'v'})", "http.Post"),
@@ -417,64 +561,151 @@ fn without_a_context_every_call_names_itself() {
         );
     }
     // A context without the data says the same.
-    let values = ContextValues::new(Arc::new(FixedClock(crate::time::Timestamp::new(0, 0).unwrap())));
-    let out = run_with("resource.Get('v1', 'configmaps', 'default', 'cm')", "{}", Some(&values));
-    assert!(out.starts_with("error: resource.Get: no context was supplied"), "{out}");
+    let values = ContextValues::new(Arc::new(FixedClock(
+        crate::time::Timestamp::new(0, 0).unwrap(),
+    )));
+    let out = run_with(
+        "resource.Get('v1', 'configmaps', 'default', 'cm')",
+        "{}",
+        Some(&values),
+    );
+    assert!(
+        out.starts_with("error: resource.Get: no context was supplied"),
+        "{out}"
+    );
 }
 
 #[test]
 fn resources_from_memory() {
     let values = ContextValues::new(Arc::new(memory()));
     let r = |e: &str| run_with(e, r#"{"ns": "default"}"#, Some(&values));
-    assert_eq!(r("resource.Get('v1', 'configmaps', input.ns, 'cm').data.k"), "\"v\"");
-    assert_eq!(r("resource.get('v1', 'configmaps', 'default', 'missing')"), "null");
-    assert_eq!(r("resource.Get('v1', 'namespaces', '', 'prod').metadata.name"), "\"prod\"");
-    assert_eq!(r("resource.Get('v1', 'configmaps', 'default', 'other').data.n"), "3");
-    assert_eq!(r("resource.List('v1', 'configmaps', 'default').items.map(i, i.metadata.name)"), r#"["cm","other"]"#);
+    assert_eq!(
+        r("resource.Get('v1', 'configmaps', input.ns, 'cm').data.k"),
+        "\"v\""
+    );
+    assert_eq!(
+        r("resource.get('v1', 'configmaps', 'default', 'missing')"),
+        "null"
+    );
+    assert_eq!(
+        r("resource.Get('v1', 'namespaces', '', 'prod').metadata.name"),
+        "\"prod\""
+    );
+    assert_eq!(
+        r("resource.Get('v1', 'configmaps', 'default', 'other').data.n"),
+        "3"
+    );
+    assert_eq!(
+        r("resource.List('v1', 'configmaps', 'default').items.map(i, i.metadata.name)"),
+        r#"["cm","other"]"#
+    );
     assert_eq!(r("resource.List('v1', 'configmaps', '').items.size()"), "3");
-    assert_eq!(r("resource.list('v1', 'configmaps', 'default', {'app': 'x'}).items.size()"), "1");
-    assert_eq!(r("resource.List('autoscaling/v1', 'horizontalpodautoscalers', 'default').items[0].metadata.name"), "\"h\"");
-    assert_eq!(r("resource.List('v1', 'secrets', 'default')"), "error: failed to list resource: secrets resource not found");
+    assert_eq!(
+        r("resource.list('v1', 'configmaps', 'default', {'app': 'x'}).items.size()"),
+        "1"
+    );
+    assert_eq!(
+        r(
+            "resource.List('autoscaling/v1', 'horizontalpodautoscalers', 'default').items[0].metadata.name"
+        ),
+        "\"h\""
+    );
+    assert_eq!(
+        r("resource.List('v1', 'secrets', 'default')"),
+        "error: failed to list resource: secrets resource not found"
+    );
     assert_eq!(
         r("resource.List('apps/v1', 'deployments', 'default')"),
         "error: failed to list resource: deployments.apps resource not found"
     );
-    assert_eq!(r("resource.Get(resource.ToGVR('networking.k8s.io/v1', 'IngressClass'), '', 'nginx').metadata.name"), "\"nginx\"");
-    assert_eq!(r("resource.List(resource.toGVR('v1', 'ConfigMap'), 'prod').items.size()"), "1");
     assert_eq!(
-        r("resource.Post('v1', 'configmaps', 'ns1', {'metadata': {'name': 'new'}}).metadata.namespace"),
+        r(
+            "resource.Get(resource.ToGVR('networking.k8s.io/v1', 'IngressClass'), '', 'nginx').metadata.name"
+        ),
+        "\"nginx\""
+    );
+    assert_eq!(
+        r("resource.List(resource.toGVR('v1', 'ConfigMap'), 'prod').items.size()"),
+        "1"
+    );
+    assert_eq!(
+        r(
+            "resource.Post('v1', 'configmaps', 'ns1', {'metadata': {'name': 'new'}}).metadata.namespace"
+        ),
         "\"ns1\""
     );
     // Namespaced policies: calls without a namespace use the policy's.
     let namespaced = ContextValues::namespaced(Arc::new(memory()), "prod");
     assert_eq!(
-        run_with("resource.Get('v1', 'configmaps', 'cm').metadata.namespace", "{}", Some(&namespaced)),
+        run_with(
+            "resource.Get('v1', 'configmaps', 'cm').metadata.namespace",
+            "{}",
+            Some(&namespaced)
+        ),
         "\"prod\""
     );
-    assert_eq!(run_with("resource.List('v1', 'configmaps').items.size()", "{}", Some(&namespaced)), "1");
+    assert_eq!(
+        run_with(
+            "resource.List('v1', 'configmaps').items.size()",
+            "{}",
+            Some(&namespaced)
+        ),
+        "1"
+    );
 }
 
 #[test]
 fn http_global_context_and_image_data_from_memory() {
     let values = ContextValues::new(Arc::new(memory()));
     let r = |e: &str| run_with(e, "{}", Some(&values));
-    assert_eq!(r("http.Get('https://example.com/config').body.allowed"), "true");
-    assert_eq!(r("http.get('https://example.com/config').statusCode"), "200");
-    assert_eq!(r("http.Get('https://example.com/any', {'Authorization': 'x'}).body"), "[1,2]");
-    assert_eq!(r("http.Post('https://example.com/any', {'a': 1}).statusCode"), "200");
-    assert_eq!(r("http.Client('-----BEGIN CERTIFICATE-----').post('https://example.com/check', {}).statusCode"), "403");
-    assert_eq!(r("http.Get('https://example.com/check')"), "error: request failed: no mocked response for GET https://example.com/check");
-    assert_eq!(r("size(globalContext.Get('gctxentry-deployments', '').items)"), "2");
-    assert_eq!(r("globalContext.get('gctxentry-deployments', 'items')[1].name"), "\"b\"");
+    assert_eq!(
+        r("http.Get('https://example.com/config').body.allowed"),
+        "true"
+    );
+    assert_eq!(
+        r("http.get('https://example.com/config').statusCode"),
+        "200"
+    );
+    assert_eq!(
+        r("http.Get('https://example.com/any', {'Authorization': 'x'}).body"),
+        "[1,2]"
+    );
+    assert_eq!(
+        r("http.Post('https://example.com/any', {'a': 1}).statusCode"),
+        "200"
+    );
+    assert_eq!(
+        r(
+            "http.Client('-----BEGIN CERTIFICATE-----').post('https://example.com/check', {}).statusCode"
+        ),
+        "403"
+    );
+    assert_eq!(
+        r("http.Get('https://example.com/check')"),
+        "error: request failed: no mocked response for GET https://example.com/check"
+    );
+    assert_eq!(
+        r("size(globalContext.Get('gctxentry-deployments', '').items)"),
+        "2"
+    );
+    assert_eq!(
+        r("globalContext.get('gctxentry-deployments', 'items')[1].name"),
+        "\"b\""
+    );
     assert_eq!(r("globalContext.Get('plain')"), r#"{"x":1}"#);
     assert_eq!(r("globalContext.Get('missing', '')"), "null");
     assert_eq!(
         r("globalContext.Get('plain', 'nope')"),
         "error: failed to get global reference: projection \"nope\" not found in global context entry \"plain\""
     );
-    assert_eq!(r("image.GetMetadata('nginx:1.21').config.architecture"), "\"amd64\"");
     assert_eq!(
-        r(r#"image.GetMetadata('nginx:1.21') == {"image": dyn("nginx:1.21"), "resolvedImage": dyn(""), "registry": dyn(""), "repository": dyn(""), "config": dyn({"architecture": "amd64"})}"#),
+        r("image.GetMetadata('nginx:1.21').config.architecture"),
+        "\"amd64\""
+    );
+    assert_eq!(
+        r(
+            r#"image.GetMetadata('nginx:1.21') == {"image": dyn("nginx:1.21"), "resolvedImage": dyn(""), "registry": dyn(""), "repository": dyn(""), "config": dyn({"architecture": "amd64"})}"#
+        ),
         "true"
     );
     assert_eq!(
@@ -482,7 +713,10 @@ fn http_global_context_and_image_data_from_memory() {
         "error: failed to get image data: image data for busybox not found in the context"
     );
     // `image(...)` the function and `image` the variable live side by side.
-    assert_eq!(r("image('nginx:1.21').tag() + image.GetMetadata('nginx:1.21').image"), "\"1.21nginx:1.21\"");
+    assert_eq!(
+        r("image('nginx:1.21').tag() + image.GetMetadata('nginx:1.21').image"),
+        "\"1.21nginx:1.21\""
+    );
 }
 
 #[test]
@@ -520,7 +754,13 @@ fn results_type_check_like_kyverno() {
         let t = env.check(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
         assert_eq!(t.to_string(), ty, "{expr}");
     }
-    for bad in ["math.round(1, 1)", "image(1)", "resource.Get('v1')", "json.foo('x')", "http.Get(1)"] {
+    for bad in [
+        "math.round(1, 1)",
+        "image(1)",
+        "resource.Get('v1')",
+        "json.foo('x')",
+        "http.Get(1)",
+    ] {
         assert!(env.check(bad).is_err(), "{bad} checked");
     }
 }
@@ -540,7 +780,8 @@ fn no_kyverno_function_replaces_a_kubernetes_one() {
     let base = Env::kubernetes();
     let env = env();
     for name in env.registry().names() {
-        let (Some(before), Some(after)) = (base.registry().get(name), env.registry().get(name)) else {
+        let (Some(before), Some(after)) = (base.registry().get(name), env.registry().get(name))
+        else {
             continue;
         };
         if name == "orValue" {

@@ -12,7 +12,7 @@ use crate::env::Env;
 use crate::error::{EvalError, EvalResult};
 use crate::library::{Impl, Registry, member};
 use crate::ops::overload;
-use crate::time::{Timestamp, TimeZone, civil};
+use crate::time::{TimeZone, Timestamp, civil};
 use crate::types::Type;
 use crate::value::{Opaque, Value};
 
@@ -46,7 +46,11 @@ pub fn clock_type() -> Type {
 }
 
 pub fn declare_variables(env: &mut Env) {
-    env.declare_with_default(CLOCK_VAR, clock_type(), Value::Opaque(Arc::new(Clock(None))));
+    env.declare_with_default(
+        CLOCK_VAR,
+        clock_type(),
+        Value::Opaque(Arc::new(Clock(None))),
+    );
 }
 
 pub fn register(r: &mut Registry) {
@@ -57,7 +61,11 @@ pub fn register(r: &mut Registry) {
     );
     r.add(
         "toCron",
-        vec![member("time_to_cron", vec![clock_type(), Type::Timestamp], Type::String)],
+        vec![member(
+            "time_to_cron",
+            vec![clock_type(), Type::Timestamp],
+            Type::String,
+        )],
         Impl::Binary(to_cron),
     );
     r.add(

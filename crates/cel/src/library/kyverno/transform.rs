@@ -30,8 +30,12 @@ pub fn register(r: &mut Registry) {
 /// A map from `keys[i][keyField]` (a string) to `values[i][valueField]` (null when absent);
 /// a later key replaces an earlier one, as Go's map assignment does.
 fn list_obj_to_map(args: Vec<Value<'_>>) -> EvalResult<'_> {
-    let [Value::List(keys), Value::List(values), Value::String(key_field), Value::String(value_field)] =
-        args.as_slice()
+    let [
+        Value::List(keys),
+        Value::List(values),
+        Value::String(key_field),
+        Value::String(value_field),
+    ] = args.as_slice()
     else {
         let refs: Vec<&Value<'_>> = args.iter().collect();
         return Err(overload("listObjToMap", &refs));

@@ -17,8 +17,14 @@ const PREFIX: &str = "system:serviceaccount:";
 pub fn register(r: &mut Registry) {
     let result = Type::map(Type::String, Type::String);
     for (name, id) in [
-        ("parseServiceAccount", "parse_service_account_string_non_prefixed"),
-        ("user.parseServiceAccount", "parse_service_account_string_prefixed"),
+        (
+            "parseServiceAccount",
+            "parse_service_account_string_non_prefixed",
+        ),
+        (
+            "user.parseServiceAccount",
+            "parse_service_account_string_prefixed",
+        ),
     ] {
         r.add(
             name,

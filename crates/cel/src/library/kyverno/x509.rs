@@ -77,9 +77,7 @@ pub fn pem_decode(text: &str) -> Option<(String, Vec<u8>)> {
     let mut rest = text;
     while let Some(start) = rest.find("-----BEGIN ") {
         let after = rest.get(start + "-----BEGIN ".len()..)?;
-        let Some(type_end) = after.find("-----") else {
-            return None;
-        };
+        let type_end = after.find("-----")?;
         let kind = after.get(..type_end)?;
         let body_and_more = after.get(type_end + 5..)?;
         let end_marker = format!("-----END {kind}-----");
@@ -158,9 +156,14 @@ impl<'a> Der<'a> {
             if n == 0 || n > 4 {
                 return Err(bad());
             }
-            let (bytes, after) = (rest.get(..n).ok_or_else(bad)?, rest.get(n..).ok_or_else(bad)?);
+            let (bytes, after) = (
+                rest.get(..n).ok_or_else(bad)?,
+                rest.get(n..).ok_or_else(bad)?,
+            );
             rest = after;
-            bytes.iter().fold(0usize, |acc, b| (acc << 8) | usize::from(*b))
+            bytes
+                .iter()
+                .fold(0usize, |acc, b| (acc << 8) | usize::from(*b))
         };
         let content = rest.get(..len).ok_or_else(bad)?;
         let header = self.data.len() - rest.len();
@@ -225,7 +228,10 @@ fn oid_arcs(content: &[u8]) -> Result<Vec<u64>, EvalError> {
 }
 
 fn oid_string(arcs: &[u64]) -> String {
-    arcs.iter().map(u64::to_string).collect::<Vec<_>>().join(".")
+    arcs.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 // ----- values in Go's JSON shape -----
@@ -284,7 +290,10 @@ fn ip_text(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return "<nil>".to_string();
     }
-    format!("?{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    format!(
+        "?{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
 }
 
 // ----- names -----
@@ -298,7 +307,7 @@ fn asn1_string(t: &Tlv<'_>) -> Result<String, EvalError> {
         0x14 => Ok(t.content.iter().map(|b| char::from(*b)).collect()),
         // BMPString: UTF-16BE.
         0x1e => {
-            if t.content.len() % 2 != 0 {
+            if !t.content.len().is_multiple_of(2) {
                 return Err(bad());
             }
             let units: Vec<u16> = t
@@ -382,7 +391,11 @@ fn public_key_algorithm(oid: &str) -> i64 {
 
 /// The algorithm number and, for RSA, `{N, E}` of a SubjectPublicKeyInfo.
 fn public_key(spki: &[u8]) -> Result<(i64, Option<Value<'static>>), EvalError> {
-    let mut d = Der::new(Der::new(spki).expect(SEQUENCE, "subject public key info")?.content);
+    let mut d = Der::new(
+        Der::new(spki)
+            .expect(SEQUENCE, "subject public key info")?
+            .content,
+    );
     let mut alg = Der::new(d.expect(SEQUENCE, "public key algorithm")?.content);
     let oid = oid_string(&oid_arcs(alg.expect(OID, "public key algorithm")?.content)?);
     let algorithm = public_key_algorithm(&oid);
@@ -406,7 +419,9 @@ fn public_key(spki: &[u8]) -> Result<(i64, Option<Value<'static>>), EvalError> {
         .iter()
         .skip_while(|b| **b == 0)
         .try_fold(0i64, |acc, b| {
-            acc.checked_mul(256).map(|v| v | i64::from(*b)).filter(|v| *v <= i64::from(i32::MAX))
+            acc.checked_mul(256)
+                .map(|v| v | i64::from(*b))
+                .filter(|v| *v <= i64::from(i32::MAX))
         })
         .ok_or_else(|| err("x509: RSA exponent too large"))?;
     let mut pk = Obj::new();
@@ -417,7 +432,11 @@ fn public_key(spki: &[u8]) -> Result<(i64, Option<Value<'static>>), EvalError> {
 
 /// A big-endian unsigned integer in decimal.
 fn decimal(bytes: &[u8]) -> String {
-    let mut limbs: Vec<u32> = bytes.iter().skip_while(|b| **b == 0).map(|b| u32::from(*b)).collect();
+    let mut limbs: Vec<u32> = bytes
+        .iter()
+        .skip_while(|b| **b == 0)
+        .map(|b| u32::from(*b))
+        .collect();
     if limbs.is_empty() {
         return "0".to_string();
     }
@@ -453,7 +472,12 @@ fn serial_int64(content: &[u8]) -> Result<i64, EvalError> {
     if content.first().is_some_and(|b| b & 0x80 != 0) {
         return Err(err("x509: negative serial number"));
     }
-    let low = content.iter().rev().take(8).rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+    let low = content
+        .iter()
+        .rev()
+        .take(8)
+        .rev()
+        .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
     Ok(low as i64)
 }
 
@@ -465,11 +489,21 @@ fn time(t: &Tlv<'_>) -> Result<String, EvalError> {
     let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
     let (year, rest) = match (t.tag, s.len()) {
         (0x17, 12) => {
-            let yy: i32 = s.get(..2).filter(|x| digits(x)).and_then(|x| x.parse().ok()).ok_or_else(bad)?;
-            (if yy < 50 { 2000 + yy } else { 1900 + yy }, s.get(2..).ok_or_else(bad)?)
+            let yy: i32 = s
+                .get(..2)
+                .filter(|x| digits(x))
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(bad)?;
+            (
+                if yy < 50 { 2000 + yy } else { 1900 + yy },
+                s.get(2..).ok_or_else(bad)?,
+            )
         }
         (0x18, 14) => (
-            s.get(..4).filter(|x| digits(x)).and_then(|x| x.parse().ok()).ok_or_else(bad)?,
+            s.get(..4)
+                .filter(|x| digits(x))
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(bad)?,
             s.get(4..).ok_or_else(bad)?,
         ),
         _ => return Err(bad()),
@@ -478,9 +512,12 @@ fn time(t: &Tlv<'_>) -> Result<String, EvalError> {
         return Err(bad());
     }
     let field = |i: usize| -> Result<u32, EvalError> {
-        rest.get(i..i + 2).and_then(|x| x.parse().ok()).ok_or_else(bad)
+        rest.get(i..i + 2)
+            .and_then(|x| x.parse().ok())
+            .ok_or_else(bad)
     };
-    let (month, day, hour, minute, second) = (field(0)?, field(2)?, field(4)?, field(6)?, field(8)?);
+    let (month, day, hour, minute, second) =
+        (field(0)?, field(2)?, field(4)?, field(6)?, field(8)?);
     let date = chrono::NaiveDate::from_ymd_opt(year, month, day).ok_or_else(bad)?;
     let dt = date.and_hms_opt(hour, minute, second).ok_or_else(bad)?;
     Ok(dt.format("%Y-%m-%dT%H:%M:%SZ").to_string())
@@ -552,8 +589,8 @@ fn general_names(content: &[u8], p: &mut Parsed) -> Result<(), EvalError> {
             0x86 => p.uris.push(text(n.content, "SAN URI")?),
             0x87 => {
                 if n.content.len() != 4 && n.content.len() != 16 {
-                    return Err(err("x509: cannot parse IP address of length "
-                        .to_string() + &n.content.len().to_string()));
+                    return Err(err("x509: cannot parse IP address of length ".to_string()
+                        + &n.content.len().to_string()));
                 }
                 p.ips.push(ip_text(n.content));
             }
@@ -565,7 +602,11 @@ fn general_names(content: &[u8], p: &mut Parsed) -> Result<(), EvalError> {
 
 fn name_constraints(content: &[u8], critical: bool, p: &mut Parsed) -> Result<(), EvalError> {
     p.permitted_critical = critical;
-    let mut seq = Der::new(Der::new(content).expect(SEQUENCE, "name constraints")?.content);
+    let mut seq = Der::new(
+        Der::new(content)
+            .expect(SEQUENCE, "name constraints")?
+            .content,
+    );
     while !seq.is_empty() {
         let subtrees = seq.read()?;
         let permitted = match subtrees.tag {
@@ -580,15 +621,27 @@ fn name_constraints(content: &[u8], critical: bool, p: &mut Parsed) -> Result<()
             match base.tag {
                 0x82 => {
                     let v = text(base.content, "name constraint")?;
-                    if permitted { p.permitted_dns.push(v) } else { p.excluded_dns.push(v) }
+                    if permitted {
+                        p.permitted_dns.push(v)
+                    } else {
+                        p.excluded_dns.push(v)
+                    }
                 }
                 0x81 => {
                     let v = text(base.content, "name constraint")?;
-                    if permitted { p.permitted_email.push(v) } else { p.excluded_email.push(v) }
+                    if permitted {
+                        p.permitted_email.push(v)
+                    } else {
+                        p.excluded_email.push(v)
+                    }
                 }
                 0x86 => {
                     let v = text(base.content, "name constraint")?;
-                    if permitted { p.permitted_uri.push(v) } else { p.excluded_uri.push(v) }
+                    if permitted {
+                        p.permitted_uri.push(v)
+                    } else {
+                        p.excluded_uri.push(v)
+                    }
                 }
                 0x87 => {
                     let half = base.content.len() / 2;
@@ -599,7 +652,11 @@ fn name_constraints(content: &[u8], critical: bool, p: &mut Parsed) -> Result<()
                     let mut net = Obj::new();
                     net.set("IP", Value::string(ip_text(ip)));
                     net.set("Mask", b64(mask));
-                    if permitted { p.permitted_ip.push(net.value()) } else { p.excluded_ip.push(net.value()) }
+                    if permitted {
+                        p.permitted_ip.push(net.value())
+                    } else {
+                        p.excluded_ip.push(net.value())
+                    }
                 }
                 _ => {}
             }
@@ -621,7 +678,11 @@ fn extension(oid: &str, critical: bool, value: &[u8], p: &mut Parsed) -> Result<
             }
         }
         "2.5.29.19" => {
-            let mut bc = Der::new(Der::new(value).expect(SEQUENCE, "basic constraints")?.content);
+            let mut bc = Der::new(
+                Der::new(value)
+                    .expect(SEQUENCE, "basic constraints")?
+                    .content,
+            );
             p.is_ca = bc
                 .optional(BOOLEAN)?
                 .is_some_and(|b| b.content.first().is_some_and(|x| *x != 0));
@@ -630,7 +691,10 @@ fn extension(oid: &str, critical: bool, value: &[u8], p: &mut Parsed) -> Result<
                 if n.content.len() > 4 || n.content.first().is_some_and(|b| b & 0x80 != 0) {
                     return Err(malformed("basic constraints"));
                 }
-                p.max_path_len = n.content.iter().fold(0i64, |acc, b| (acc << 8) | i64::from(*b));
+                p.max_path_len = n
+                    .content
+                    .iter()
+                    .fold(0i64, |acc, b| (acc << 8) | i64::from(*b));
             }
             p.basic_constraints_valid = true;
             p.max_path_len_zero = p.max_path_len == 0;
@@ -641,7 +705,11 @@ fn extension(oid: &str, critical: bool, value: &[u8], p: &mut Parsed) -> Result<
         }
         "2.5.29.30" => name_constraints(value, critical, p)?,
         "2.5.29.31" => {
-            let mut points = Der::new(Der::new(value).expect(SEQUENCE, "CRL distribution points")?.content);
+            let mut points = Der::new(
+                Der::new(value)
+                    .expect(SEQUENCE, "CRL distribution points")?
+                    .content,
+            );
             while !points.is_empty() {
                 let point = points.expect(SEQUENCE, "CRL distribution point")?;
                 let Some(dpn) = Der::new(point.content).optional(0xa0)? else {
@@ -659,13 +727,21 @@ fn extension(oid: &str, critical: bool, value: &[u8], p: &mut Parsed) -> Result<
             }
         }
         "2.5.29.35" => {
-            let mut aki = Der::new(Der::new(value).expect(SEQUENCE, "authority key identifier")?.content);
+            let mut aki = Der::new(
+                Der::new(value)
+                    .expect(SEQUENCE, "authority key identifier")?
+                    .content,
+            );
             if let Some(id) = aki.optional(0x80)? {
                 p.authority_key_id = Some(id.content.to_vec());
             }
         }
         "1.3.6.1.5.5.7.1.1" => {
-            let mut aia = Der::new(Der::new(value).expect(SEQUENCE, "authority information access")?.content);
+            let mut aia = Der::new(
+                Der::new(value)
+                    .expect(SEQUENCE, "authority information access")?
+                    .content,
+            );
             while !aia.is_empty() {
                 let mut ad = Der::new(aia.expect(SEQUENCE, "access description")?.content);
                 let method = oid_string(&oid_arcs(ad.expect(OID, "access method")?.content)?);
@@ -682,7 +758,11 @@ fn extension(oid: &str, critical: bool, value: &[u8], p: &mut Parsed) -> Result<
             }
         }
         "2.5.29.37" => {
-            let mut eku = Der::new(Der::new(value).expect(SEQUENCE, "extended key usage")?.content);
+            let mut eku = Der::new(
+                Der::new(value)
+                    .expect(SEQUENCE, "extended key usage")?
+                    .content,
+            );
             while !eku.is_empty() {
                 let oid = oid_string(&oid_arcs(eku.expect(OID, "extended key usage")?.content)?);
                 if let Some(u) = ext_key_usage(&oid) {
@@ -691,10 +771,16 @@ fn extension(oid: &str, critical: bool, value: &[u8], p: &mut Parsed) -> Result<
             }
         }
         "2.5.29.32" => {
-            let mut policies = Der::new(Der::new(value).expect(SEQUENCE, "certificate policies")?.content);
+            let mut policies = Der::new(
+                Der::new(value)
+                    .expect(SEQUENCE, "certificate policies")?
+                    .content,
+            );
             while !policies.is_empty() {
                 let mut info = Der::new(policies.expect(SEQUENCE, "policy information")?.content);
-                p.policies.push(oid_value(&oid_arcs(info.expect(OID, "policy identifier")?.content)?));
+                p.policies.push(oid_value(&oid_arcs(
+                    info.expect(OID, "policy identifier")?.content,
+                )?));
             }
         }
         _ => {}
@@ -777,18 +863,30 @@ fn certificate(der: &[u8]) -> EvalResult<'static> {
     o.set("KeyUsage", num(p.key_usage));
     o.set("Extensions", slice(exts));
     o.set("ExtraExtensions", Value::Null);
-    o.set("ExtKeyUsage", slice(p.ext_key_usage.iter().map(|u| num(*u)).collect()));
-    o.set("BasicConstraintsValid", Value::Bool(p.basic_constraints_valid));
+    o.set(
+        "ExtKeyUsage",
+        slice(p.ext_key_usage.iter().map(|u| num(*u)).collect()),
+    );
+    o.set(
+        "BasicConstraintsValid",
+        Value::Bool(p.basic_constraints_valid),
+    );
     o.set("IsCA", Value::Bool(p.is_ca));
     o.set("MaxPathLen", num(p.max_path_len));
     o.set("MaxPathLenZero", Value::Bool(p.max_path_len_zero));
-    o.set("AuthorityKeyId", p.authority_key_id.as_deref().map_or(Value::Null, b64));
+    o.set(
+        "AuthorityKeyId",
+        p.authority_key_id.as_deref().map_or(Value::Null, b64),
+    );
     o.set("OCSPServer", strings(&p.ocsp));
     o.set("IssuingCertificateURL", strings(&p.issuing_url));
     o.set("DNSNames", strings(&p.dns));
     o.set("EmailAddresses", strings(&p.emails));
     o.set("IPAddresses", strings(&p.ips));
-    o.set("PermittedDNSDomainsCritical", Value::Bool(p.permitted_critical));
+    o.set(
+        "PermittedDNSDomainsCritical",
+        Value::Bool(p.permitted_critical),
+    );
     o.set("PermittedDNSDomains", strings(&p.permitted_dns));
     o.set("ExcludedDNSDomains", strings(&p.excluded_dns));
     o.set("PermittedIPRanges", ip_nets(&p.permitted_ip));
@@ -832,7 +930,14 @@ fn url_value(raw: &str) -> Value<'static> {
     let mut o = Obj::new();
     o.set("Scheme", Value::string(u.scheme.clone()));
     o.set("Opaque", Value::string(u.opaque.clone()));
-    o.set("User", if u.user.is_some() { Obj::new().value() } else { Value::Null });
+    o.set(
+        "User",
+        if u.user.is_some() {
+            Obj::new().value()
+        } else {
+            Value::Null
+        },
+    );
     o.set("Host", Value::string(u.host.clone()));
     o.set("Path", Value::string(u.path.clone()));
     o.set("RawPath", Value::string(u.raw_path.clone()));
@@ -883,7 +988,10 @@ fn request(der: &[u8]) -> EvalResult<'static> {
         return Err(err("certificate should use rsa algorithm"));
     };
     let p = parsed;
-    let version = version.content.iter().fold(0i64, |acc, b| (acc << 8) | i64::from(*b));
+    let version = version
+        .content
+        .iter()
+        .fold(0i64, |acc, b| (acc << 8) | i64::from(*b));
     let mut o = Obj::new();
     o.set("Raw", b64(csr.whole));
     o.set("RawTBSCertificateRequest", b64(info.whole));

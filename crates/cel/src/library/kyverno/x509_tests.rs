@@ -29,14 +29,25 @@ fn assert_same(got: &serde_json::Value, want: &serde_json::Value) {
     for (k, wv) in w {
         assert_eq!(g.get(k), Some(wv), "field {k}");
     }
-    assert_eq!(g.len(), w.len(), "fields: {:?}", g.keys().collect::<Vec<_>>());
+    assert_eq!(
+        g.len(),
+        w.len(),
+        "fields: {:?}",
+        g.keys().collect::<Vec<_>>()
+    );
 }
 
 #[test]
 fn certificates_decode_like_go() {
     for (pem, json) in [
-        (include_str!("testdata/ca.pem"), include_str!("testdata/ca.go.json")),
-        (include_str!("testdata/leaf.pem"), include_str!("testdata/leaf.go.json")),
+        (
+            include_str!("testdata/ca.pem"),
+            include_str!("testdata/ca.go.json"),
+        ),
+        (
+            include_str!("testdata/leaf.pem"),
+            include_str!("testdata/leaf.go.json"),
+        ),
     ] {
         assert_same(&decoded(pem), &golden(json));
     }
@@ -51,8 +62,16 @@ fn certificate_requests_decode_like_go() {
 
 #[test]
 fn refusals_and_hostile_input() {
-    let e = |pem: &str| decode(Value::string(pem)).unwrap_err().message().to_string();
-    assert_eq!(e(include_str!("testdata/ec.pem")), "certificate should use rsa algorithm");
+    let e = |pem: &str| {
+        decode(Value::string(pem))
+            .unwrap_err()
+            .message()
+            .to_string()
+    };
+    assert_eq!(
+        e(include_str!("testdata/ec.pem")),
+        "certificate should use rsa algorithm"
+    );
     assert_eq!(e(""), "failed to decode PEM block");
     assert_eq!(e("not a pem"), "failed to decode PEM block");
     assert_eq!(
@@ -60,7 +79,10 @@ fn refusals_and_hostile_input() {
         "PEM block neither contains a CERTIFICATE or CERTIFICATE REQUEST"
     );
     // A block that is not base64 is skipped; none left.
-    assert_eq!(e("-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n"), "failed to decode PEM block");
+    assert_eq!(
+        e("-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n"),
+        "failed to decode PEM block"
+    );
     // Garbage DER, truncated DER, huge lengths.
     for der in [
         vec![],
@@ -74,7 +96,11 @@ fn refusals_and_hostile_input() {
             "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
             STANDARD.encode(&der)
         );
-        assert!(e(&pem).starts_with("x509: malformed"), "{der:?}: {}", e(&pem));
+        assert!(
+            e(&pem).starts_with("x509: malformed"),
+            "{der:?}: {}",
+            e(&pem)
+        );
     }
     // Every truncation of a real certificate fails cleanly.
     let (_, der) = pem_decode(include_str!("testdata/ca.pem")).unwrap();
@@ -105,8 +131,14 @@ fn big_numbers_in_decimal() {
     assert_eq!(decimal(&[0, 0, 1]), "1");
     assert_eq!(decimal(&[0x01, 0x00, 0x01]), "65537");
     assert_eq!(decimal(&[0xff; 8]), "18446744073709551615");
-    assert_eq!(decimal(&[0x01, 0, 0, 0, 0, 0, 0, 0, 0]), "18446744073709551616");
-    assert_eq!(serial_int64(&[0x12, 0x34, 0x56, 0x78, 0x90, 0xab, 0xcd, 0xef, 0x12]).unwrap(), 0x34567890abcdef12);
+    assert_eq!(
+        decimal(&[0x01, 0, 0, 0, 0, 0, 0, 0, 0]),
+        "18446744073709551616"
+    );
+    assert_eq!(
+        serial_int64(&[0x12, 0x34, 0x56, 0x78, 0x90, 0xab, 0xcd, 0xef, 0x12]).unwrap(),
+        0x34567890abcdef12
+    );
 }
 
 #[test]
@@ -118,6 +150,7 @@ fn in_an_expression() {
         .compile("x509.decode(pem).IsCA && x509.decode(pem).PublicKey.E == 65537 && x509.decode(pem).Issuer.CommonName == 'example-ca'")
         .unwrap();
     let mut act = crate::Activation::new(&env);
-    act.bind("pem", Value::string(include_str!("testdata/ca.pem"))).unwrap();
+    act.bind("pem", Value::string(include_str!("testdata/ca.pem")))
+        .unwrap();
     assert!(matches!(p.eval(&act), Ok(Value::Bool(true))));
 }
