@@ -409,7 +409,9 @@ impl<'a> Activation<'a> {
                 .map(|_| LazyVariable::default())
                 .collect(),
         };
-        act.set_defaults();
+        if !act.variables.defaults.is_empty() {
+            act.set_defaults();
+        }
         act
     }
 

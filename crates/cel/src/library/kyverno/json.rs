@@ -91,7 +91,8 @@ pub fn register(r: &mut Registry) {
     for name in ["unmarshal", "marshal", "parse"] {
         r.set_cost(name, true, 2, |args, result| {
             let input = args.get(1).cloned().unwrap_or(Value::Null);
-            traversal_cost(&[input], result).max(traversal_cost(std::slice::from_ref(result), result))
+            traversal_cost(&[input], result)
+                .max(traversal_cost(std::slice::from_ref(result), result))
         });
     }
 }

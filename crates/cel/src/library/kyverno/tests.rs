@@ -811,3 +811,35 @@ fn activations_without_kyverno_bindings_still_run_the_pure_functions() {
     }
     assert!(same(&Value::Int(1), &Value::Int(1)));
 }
+
+#[test]
+fn costs_grow_with_input_and_context_calls_cost_a_flat_charge() {
+    let env = env();
+    let cost = |expr: &str, input: &str| {
+        let json: Json = sonic_rs::from_str(input).unwrap();
+        let mut act = Activation::new(&env);
+        act.bind_json("input", &json).unwrap();
+        env.compile(expr).unwrap().evaluate(&act, None).cost
+    };
+    let short = cost("sha256(input.s)", r#"{"s": "a"}"#);
+    let long = cost(
+        "sha256(input.s)",
+        &format!(r#"{{"s": "{}"}}"#, "a".repeat(10_000)),
+    );
+    assert!(long >= short + 990, "{short} {long}");
+    let values = ContextValues::new(Arc::new(memory()));
+    let mut act = Activation::new(&env);
+    act.bind("input", Value::Null).unwrap();
+    values.bind(&mut act);
+    let lookup = env
+        .compile("resource.Get('v1', 'pods', 'a', 'b')")
+        .unwrap()
+        .evaluate(&act, None)
+        .cost;
+    assert!(lookup >= context::CONTEXT_CALL_COST, "{lookup}");
+    let parse = cost(
+        "yaml.parse(input.s)",
+        &format!(r#"{{"s": "{}"}}"#, "a".repeat(10_000)),
+    );
+    assert!(parse >= 1000, "{parse}");
+}
