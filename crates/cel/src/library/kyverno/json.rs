@@ -4,8 +4,10 @@
 //!
 //! As with Go's decoders into `any`, every number becomes a `double`. `json.marshal` writes
 //! what Go's `json.Marshal` writes (sorted keys, Go's number and escape forms). YAML is read
-//! as YAML 1.2 (the first document only); Kyverno's reader is YAML 1.1, where `yes`, `no`,
-//! `on` and `off` are booleans: celer reads them as strings.
+//! as YAML 1.2 (the first document only). Kyverno's reader (`sigs.k8s.io/yaml`) keeps some
+//! YAML 1.1 forms that celer reads differently: the plain scalars `yes`, `no`, `on`, `off`,
+//! `y`, `n` are booleans there and strings here, `012` is octal 10 there and 12 here, and
+//! `1_000` is 1000 there and a string here. Infinite numbers are an error in both.
 
 use std::sync::Arc;
 
@@ -146,7 +148,20 @@ fn yaml_to_value(y: &serde_yaml_ng::Value, depth: usize) -> EvalResult<'static> 
     Ok(match y {
         Y::Null => Value::Null,
         Y::Bool(b) => Value::Bool(*b),
-        Y::Number(n) => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
+        Y::Number(n) => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if !f.is_finite() {
+                // JSON cannot hold it: Kyverno's YAML-to-JSON step fails.
+                let why = super::convert::write_go_float(&mut String::new(), f)
+                    .err()
+                    .map(|e| e.message().to_string())
+                    .unwrap_or_default();
+                return Err(EvalError::new(format!(
+                    "error converting YAML to JSON: {why}"
+                )));
+            }
+            Value::Double(f)
+        }
         Y::String(s) => Value::string(s.clone()),
         Y::Sequence(items) => {
             let mut out = Vec::with_capacity(items.len());

@@ -284,6 +284,14 @@ fn yaml_parses_the_first_document() {
         r#"{"1":"one","true":"yes"}"#
     );
     assert!(run("yaml.parse('a: [')").starts_with("error: yaml:"));
+    assert_eq!(
+        run("yaml.parse('a: 0x1F\\nb: 1e3\\nc: 0o17\\nf: ~\\ng: 2024-01-01\\n')"),
+        r#"{"a":31.0,"b":1000.0,"c":15.0,"f":null,"g":"2024-01-01"}"#
+    );
+    assert_eq!(
+        run("yaml.parse('d: .inf')"),
+        "error: error converting YAML to JSON: json: unsupported value: +Inf"
+    );
     let deep = "[".repeat(10_000);
     assert!(run(&format!("yaml.parse('{deep}')")).starts_with("error: "));
     // Aliases expanding exponentially are refused, not expanded.
