@@ -8,7 +8,7 @@
 //! | [`json`] | `json.unmarshal(s)`, `json.marshal(v)`, `yaml.parse(s)` |
 //! | [`x509`] | `x509.decode(pem)` |
 //! | [`hash`] | `sha1`, `sha256`, `md5` and `hash.sha1`, `hash.sha256`, `hash.md5` |
-//! | [`math`] | `math.round(double, int)` |
+//! | [`math`] | `math.round(double, int)`; and cel-go's math extension (in Kyverno's environment): `math.greatest`, `math.least`, `ceil`, `floor`, `round`, `trunc`, `abs`, `sign`, `sqrt`, `isInf`, `isNaN`, `isFinite`, `bitAnd`, `bitOr`, `bitXor`, `bitNot`, `bitShiftLeft`, `bitShiftRight` |
 //! | [`random`] | `random()`, `random(pattern)`, `random.random(...)` |
 //! | [`time`] | `time.now()`, `time.toCron(ts)`, `time.truncate(ts, d)` |
 //! | [`transform`] | `listObjToMap(keys, values, keyField, valueField)`, `transform.listObjToMap` |

@@ -334,7 +334,33 @@ fn math_round_matches_go() {
         "math.round(-2.5, 0) == -3.0",
         "math.round(1234.5, -2) == 1200.0",
         "math.round(0.125, 2) == 0.13",
+        // cel-go's math extension, in Kyverno's environment.
+        "math.round(2.5) == 3.0",
+        "math.ceil(1.2) == 2.0 && math.floor(-1.2) == -2.0 && math.trunc(-1.7) == -1.0",
+        "math.abs(-3) == 3 && math.abs(2u) == 2u && math.abs(-1.5) == 1.5",
+        "math.sign(-7) == -1 && math.sign(0u) == 0u && math.sign(2.5) == 1.0",
+        "math.isNaN(0.0/0.0) && math.isInf(1.0/0.0) && math.isFinite(1.0)",
+        "math.sqrt(16) == 4.0",
+        "math.bitAnd(12, 10) == 8 && math.bitOr(12u, 3u) == 15u && math.bitXor(5, 1) == 4",
+        "math.bitNot(0) == -1",
+        "math.bitShiftLeft(1, 3) == 8 && math.bitShiftLeft(1, 64) == 0",
+        "math.bitShiftRight(-1024, 3) == 2305843009213693824",
+        "math.greatest(1, 2.5, 3u) == 3u && math.least([3, -1, 2]) == -1",
+        "math.greatest(7) == 7",
     ]);
+    assert_eq!(
+        run("math.abs(-9223372036854775807 - 1)"),
+        "error: integer overflow"
+    );
+    assert_eq!(
+        run("math.greatest([])"),
+        "error: math.greatest(list) argument must not be empty"
+    );
+    assert_eq!(
+        run("math.bitShiftLeft(1, -1)"),
+        "error: math.bitShiftLeft() negative offset: -1"
+    );
+    assert!(run("math.greatest(1, 'a')").starts_with("error:"));
 }
 
 #[test]
