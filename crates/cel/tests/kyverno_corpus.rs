@@ -278,7 +278,11 @@ fn kyverno_cel_policies_compile() {
     assert!(
         stale.is_empty(),
         "kyverno_corpus.known_failures lists expressions that now compile; remove them and raise the ratchet:\n{}",
-        stale.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        stale
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(
         unexplained.is_empty(),

@@ -26,8 +26,8 @@ pub const YAML_TYPE: &str = "yaml.Yaml";
 pub const JSON_VAR: &str = "json";
 pub const YAML_VAR: &str = "yaml";
 
-/// The most bytes `yaml.parse` reads.
-pub const MAX_YAML: usize = 4 << 20;
+/// The most bytes `yaml.parse` reads (a ConfigMap holds at most 1 MiB).
+pub const MAX_YAML: usize = 1 << 20;
 
 macro_rules! unit_handle {
     ($t:ident, $name:expr) => {
@@ -129,6 +129,11 @@ pub fn parse_yaml_text(text: &str) -> EvalResult<'static> {
             "yaml: input exceeds {MAX_YAML} bytes"
         )));
     }
+    if flow_depth(text) > MAX_DEPTH {
+        return Err(EvalError::new(format!(
+            "yaml: exceeded max depth of {MAX_DEPTH}"
+        )));
+    }
     use serde::Deserialize as _;
     let Some(doc) = serde_yaml_ng::Deserializer::from_str(text).next() else {
         return Ok(Value::Null);
@@ -136,6 +141,62 @@ pub fn parse_yaml_text(text: &str) -> EvalResult<'static> {
     let yaml =
         serde_yaml_ng::Value::deserialize(doc).map_err(|e| EvalError::new(format!("yaml: {e}")))?;
     yaml_to_value(&yaml, 0)
+}
+
+/// The deepest nesting of flow collections (`[`, `{`) outside quoted scalars and comments.
+/// Checked before parsing: the YAML parser's time grows with the square of this depth, and
+/// deeper documents are refused by the deserializer anyway.
+fn flow_depth(text: &str) -> usize {
+    #[derive(PartialEq)]
+    enum In {
+        Plain,
+        Double,
+        Single,
+        Comment,
+    }
+    let mut state = In::Plain;
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    // Whether the previous character ends a token, so a quote or `#` may start one.
+    let mut boundary = true;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match state {
+            In::Double => match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => state = In::Plain,
+                _ => {}
+            },
+            In::Single => {
+                if c == '\'' {
+                    if chars.peek() == Some(&'\'') {
+                        chars.next();
+                    } else {
+                        state = In::Plain;
+                    }
+                }
+            }
+            In::Comment => {
+                if c == '\n' {
+                    state = In::Plain;
+                }
+            }
+            In::Plain => match c {
+                '"' if boundary => state = In::Double,
+                '\'' if boundary => state = In::Single,
+                '#' if boundary => state = In::Comment,
+                '[' | '{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+        boundary = c.is_whitespace() || matches!(c, '[' | '{' | ',' | ':' | '-' | '?');
+    }
+    deepest
 }
 
 fn yaml_to_value(y: &serde_yaml_ng::Value, depth: usize) -> EvalResult<'static> {

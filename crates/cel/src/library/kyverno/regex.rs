@@ -73,7 +73,16 @@ fn search_cost(args: &[Value<'_>], result: &Value<'_>) -> u64 {
     }
 }
 
-fn compile(pattern: &str) -> Result<regex::Regex, EvalError> {
+/// Compiles `pattern` for a search of `target`, unless the search alone would cost more
+/// than Kubernetes' per-expression limit: the cost is charged after a call returns, and a
+/// search of a long text with a long pattern could otherwise run for minutes.
+fn compile(target: &str, pattern: &str) -> Result<regex::Regex, EvalError> {
+    let size = |s: &str| s.chars().count() as f64 + 1.0;
+    let search =
+        size(target) * cost::STRING_TRAVERSAL_FACTOR * size(pattern) * cost::REGEX_LENGTH_FACTOR;
+    if search > cost::PER_CALL_LIMIT as f64 {
+        return Err(EvalError::new(cost::LIMIT_EXCEEDED));
+    }
     crate::library::re2::compile_regex(pattern)
 }
 
@@ -94,7 +103,7 @@ fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {
     if count == 0 {
         return Ok(Value::String(target.clone()));
     }
-    let re = compile(pattern)?;
+    let re = compile(target, pattern)?;
     let groups = re.captures_len().saturating_sub(1);
     let mut out = String::with_capacity(target.len());
     let mut last = 0;
@@ -161,7 +170,7 @@ fn extract<'a>(target: Value<'a>, pattern: Value<'a>) -> EvalResult<'a> {
     let (Some(t), Some(p)) = (target.as_str(), pattern.as_str()) else {
         return Err(overload("regex.extract", &[&target, &pattern]));
     };
-    let re = compile(p)?;
+    let re = compile(t, p)?;
     if re.captures_len() > 2 {
         return Err(more_than_one_group(p));
     }
@@ -183,7 +192,7 @@ fn extract_all<'a>(target: Value<'a>, pattern: Value<'a>) -> EvalResult<'a> {
     let (Some(t), Some(p)) = (target.as_str(), pattern.as_str()) else {
         return Err(overload("regex.extractAll", &[&target, &pattern]));
     };
-    let re = compile(p)?;
+    let re = compile(t, p)?;
     if re.captures_len() > 2 {
         return Err(more_than_one_group(p));
     }

@@ -293,7 +293,25 @@ fn yaml_parses_the_first_document() {
         "error: error converting YAML to JSON: json: unsupported value: +Inf"
     );
     let deep = "[".repeat(10_000);
-    assert!(run(&format!("yaml.parse('{deep}')")).starts_with("error: "));
+    assert_eq!(
+        run(&format!("yaml.parse('{deep}')")),
+        "error: yaml: exceeded max depth of 128"
+    );
+    // Brackets in quoted scalars and comments do not count; quotes inside words do not open one.
+    let yaml = |text: String, expr: &str| {
+        run_with(expr, &serde_json::json!({ "s": text }).to_string(), None)
+    };
+    let quoted = format!(
+        "a: \"{}\"\nb: it's\nc: [x] # {}\nd: '{}'\n",
+        "[".repeat(500),
+        "{".repeat(500),
+        "[".repeat(500)
+    );
+    assert_eq!(yaml(quoted, "yaml.parse(input.s).c"), r#"["x"]"#);
+    let alternating = "[ \"]\" ".repeat(200);
+    assert!(
+        yaml(alternating, "yaml.parse(input.s)").starts_with("error: yaml: exceeded max depth")
+    );
     // Aliases expanding exponentially are refused, not expanded.
     let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x]\\n");
     for i in 0..12 {
@@ -459,6 +477,12 @@ fn regex_extension() {
             .starts_with("error: regular expression has more than one capturing group")
     );
     assert!(run(r#"regex.extractAll("ab", "(")"#).starts_with("error: error parsing regexp"));
+    // A search that would cost more than the per-expression limit is refused before it runs.
+    let long = serde_json::json!({ "s": "a".repeat(100_000) }).to_string();
+    assert_eq!(
+        run_with("regex.extractAll(input.s, input.s)", &long, None),
+        "error: operation cancelled: actual cost limit exceeded"
+    );
 }
 
 // ----- random -----
@@ -876,4 +900,25 @@ fn costs_grow_with_input_and_context_calls_cost_a_flat_charge() {
         &format!(r#"{{"s": "{}"}}"#, "a".repeat(10_000)),
     );
     assert!(parse >= 1000, "{parse}");
+}
+
+#[test]
+fn kyverno_values_flow_through_policy_variables() {
+    let mut env = env();
+    env.enable_lazy_variables();
+    let img = env.compile("image(input.image)").unwrap();
+    env.declare_lazy("img", img.result_type().clone());
+    let sa = env.compile("parseServiceAccount(input.user)").unwrap();
+    env.declare_lazy("sa", sa.result_type().clone());
+    let check = env
+        .compile("variables.img.registry() == 'ghcr.io' && variables.sa.Namespace == 'ns' && !variables.img.containsDigest()")
+        .unwrap();
+    let json: Json =
+        sonic_rs::from_str(r#"{"image": "ghcr.io/a/b:1", "user": "system:serviceaccount:ns:x"}"#)
+            .unwrap();
+    let mut act = Activation::new(&env);
+    act.bind_json("input", &json).unwrap();
+    act.bind_lazy("img", &img).unwrap();
+    act.bind_lazy("sa", &sa).unwrap();
+    assert!(matches!(check.eval(&act), Ok(Value::Bool(true))));
 }
