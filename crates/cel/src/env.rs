@@ -228,8 +228,11 @@ impl Env {
     /// json, yaml, x509, hash, math, random, time, transform, gzip, base64, user, and the
     /// context-backed `resource`, `http`, `globalContext` and `image` variables (see
     /// [`crate::library::kyverno`]). Call it on [`Env::kubernetes`].
+    /// Idempotent.
     pub fn enable_kyverno_libraries(&mut self) {
-        crate::library::kyverno::register(self.registry_mut());
+        if self.registry.get("parseImageReference").is_none() {
+            crate::library::kyverno::register(self.registry_mut());
+        }
         crate::library::kyverno::declare_variables(self);
     }
 

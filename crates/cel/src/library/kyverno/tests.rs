@@ -922,3 +922,22 @@ fn kyverno_values_flow_through_policy_variables() {
     act.bind_lazy("sa", &sa).unwrap();
     assert!(matches!(check.eval(&act), Ok(Value::Bool(true))));
 }
+
+#[test]
+fn enabling_twice_changes_nothing() {
+    let once = env();
+    let mut twice = env();
+    twice.enable_kyverno_libraries();
+    assert_eq!(once.variables().len(), twice.variables().len());
+    for name in once.registry().names() {
+        assert_eq!(
+            once.registry().get(name).map(|f| f.overloads.len()),
+            twice.registry().get(name).map(|f| f.overloads.len()),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        twice.check("image('nginx').registry()").unwrap(),
+        Type::String
+    );
+}
