@@ -32,6 +32,7 @@ pub fn compile(
         env,
         scopes: Vec::new(),
         global_memo: Vec::new(),
+        nondeterministic: std::cell::Cell::new(false),
     };
     let root = c.lower(expr);
     Ok(Program {
@@ -59,6 +60,9 @@ struct Compiler<'e> {
     scopes: Vec<Frame<'e>>,
     /// Field paths on declared variables that have a slot in the evaluation's memo.
     global_memo: Vec<(usize, Vec<Box<str>>)>,
+    /// Set by [`Compiler::call`] when it lowers a call to a nondeterministic function, which
+    /// [`Compiler::lower`] then leaves unfolded.
+    nondeterministic: std::cell::Cell<bool>,
 }
 
 /// Memo slots for each prefix of `fields` on `key`, first come first served.
@@ -93,6 +97,9 @@ fn boxed(n: Node) -> Box<Node> {
 impl<'e> Compiler<'e> {
     fn lower(&mut self, e: &'e Expr) -> Node {
         let node = self.lower_inner(e);
+        if self.nondeterministic.take() {
+            return node;
+        }
         fold(node)
     }
 
@@ -480,6 +487,9 @@ impl<'e> Compiler<'e> {
         let declared = self.env.registry().get(function);
         let imp = declared.and_then(|f| f.impls.get(&key).copied());
         let cost = declared.and_then(|f| f.costs.get(&key).copied());
+        if declared.is_some_and(|f| f.nondeterministic) {
+            self.nondeterministic.set(true);
+        }
         let Some(imp) = imp else {
             return Node::Fail(EvalError::new(format!(
                 "no such overload: {function}/{}{}",

@@ -77,6 +77,8 @@ pub struct Variables {
     by_name: HashMap<String, usize>,
     lazy: Vec<(String, Type)>,
     lazy_by_name: HashMap<String, usize>,
+    /// Values that activations start with for some slots (see [`Env::declare_with_default`]).
+    defaults: Vec<(usize, Value<'static>)>,
 }
 
 impl Variables {
@@ -208,6 +210,30 @@ impl Env {
         vars.names.push((name.to_string(), ty));
         vars.by_name.insert(name.to_string(), slot);
         slot
+    }
+
+    /// Declares a variable that every activation starts bound to `value` (a clone of it), so
+    /// that an evaluation that binds nothing else still reads it; [`Activation::bind`]
+    /// replaces it for one activation. Libraries use it for their handle variables (Kyverno's
+    /// `json`, or `resource` with no context supplied). Returns the slot.
+    pub fn declare_with_default(&mut self, name: &str, ty: Type, value: Value<'static>) -> usize {
+        let slot = self.declare(name, ty);
+        let vars = Arc::make_mut(&mut self.variables);
+        vars.defaults.retain(|(s, _)| *s != slot);
+        vars.defaults.push((slot, value));
+        slot
+    }
+
+    /// Kyverno's CEL libraries (`kyverno/sdk` `extensions/cel/libs`): image references,
+    /// json, yaml, x509, hash, math, random, time, transform, gzip, base64, user, and the
+    /// context-backed `resource`, `http`, `globalContext` and `image` variables (see
+    /// [`crate::library::kyverno`]). Call it on [`Env::kubernetes`].
+    /// Idempotent.
+    pub fn enable_kyverno_libraries(&mut self) {
+        if self.registry.get("parseImageReference").is_none() {
+            crate::library::kyverno::register(self.registry_mut());
+        }
+        crate::library::kyverno::declare_variables(self);
     }
 
     /// Declares the variable `variables`, the object whose fields are the lazy variables,
@@ -379,12 +405,24 @@ pub struct UndeclaredVariable(pub String);
 
 impl<'a> Activation<'a> {
     pub fn new(env: &Env) -> Activation<'a> {
-        Activation {
+        let mut act = Activation {
             variables: env.variables.clone(),
             values: vec![None; env.variables.len()],
             lazy: (0..env.variables.lazy_len())
                 .map(|_| LazyVariable::default())
                 .collect(),
+        };
+        if !act.variables.defaults.is_empty() {
+            act.set_defaults();
+        }
+        act
+    }
+
+    /// Binds the variables declared with a default value ([`Env::declare_with_default`]).
+    fn set_defaults(&mut self) {
+        let variables = self.variables.clone();
+        for (slot, value) in &variables.defaults {
+            self.set(*slot, value.clone());
         }
     }
 
@@ -396,11 +434,15 @@ impl<'a> Activation<'a> {
         values.resize(env.variables.len(), None);
         let mut lazy = recycle(lazy);
         lazy.resize_with(env.variables.lazy_len(), LazyVariable::default);
-        Activation {
+        let mut act = Activation {
             variables: env.variables.clone(),
             values,
             lazy,
+        };
+        if !act.variables.defaults.is_empty() {
+            act.set_defaults();
         }
+        act
     }
 
     /// Drops the values (and lazy results) and keeps the memory for [`Activation::with_buffers`].

@@ -7,6 +7,7 @@
 pub mod cost;
 pub mod ext;
 pub mod k8s;
+pub mod kyverno;
 pub mod optional;
 
 use std::collections::HashMap;
@@ -82,6 +83,9 @@ pub struct Function {
     pub impls: HashMap<(bool, usize), Impl>,
     /// Runtime costs where they differ from 1, keyed like `impls`.
     pub costs: HashMap<(bool, usize), CostFn>,
+    /// The result may differ between calls with the same arguments (`random()`): the
+    /// compiler never folds such a call into a constant.
+    pub nondeterministic: bool,
 }
 
 /// All functions an environment knows, by name.
@@ -138,6 +142,15 @@ impl Registry {
             .or_default()
             .costs
             .insert((receiver, arity), cost);
+    }
+
+    /// Marks a function whose result may differ between calls with the same arguments, so
+    /// that the compiler does not fold it (see [`Function::nondeterministic`]).
+    pub fn set_nondeterministic(&mut self, name: &str) {
+        self.functions
+            .entry(name.to_string())
+            .or_default()
+            .nondeterministic = true;
     }
 
     /// Declares an extension type's name so that expressions can use it as a type value
