@@ -13,12 +13,14 @@
 //! - [`stats`]: HDR histograms and the summaries;
 //! - [`cases`]: the correctness phase and the contract's cases;
 //! - [`procstat`]: CPU and RSS of a process, from `/proc`;
-//! - [`report`] and [`plot`]: the table, the JSON document, the SVG.
+//! - [`report`] and [`plot`]: the table, the JSON document, the SVG;
+//! - [`execute`]: one invocation from its [`execute::Options`] (what the CLI calls).
 #![forbid(unsafe_code)]
 
 pub mod bodies;
 pub mod cases;
 pub mod client;
+pub mod execute;
 pub mod kubeconfig;
 pub mod plot;
 pub mod procstat;

@@ -90,11 +90,15 @@ impl Report {
             }
         }
         if let Some(run) = &self.run {
-            let _ = writeln!(
-                out,
-                "\nwarm-up: {} requests at {}/s (not recorded)",
-                self.config.warmup_requests, self.config.warmup_rate
-            );
+            if self.config.warmup_requests > 0 {
+                let _ = writeln!(
+                    out,
+                    "\nwarm-up: {} requests at {}/s (not recorded)",
+                    self.config.warmup_requests, self.config.warmup_rate
+                );
+            } else {
+                out.push('\n');
+            }
             summary_table(&mut out, run);
         }
         if let Some(sweep) = &self.sweep {

@@ -315,9 +315,18 @@ pub struct SweepStep {
     pub summary: Summary,
 }
 
+/// What a sweep found.
+#[derive(Debug, Default)]
+pub struct SweepOutput {
+    pub steps: Vec<SweepStep>,
+    /// The highest rate that met the SLO.
+    pub best: Option<f64>,
+    /// The records of that rate's step (or of the last step when none met it).
+    pub best_records: Vec<Record>,
+}
+
 /// Runs `rates` in the order given, `duration` each, until one misses the SLO (scheduled p99
-/// at or over `slo_ms`, or any failed request); returns the steps and the highest rate that
-/// met it.
+/// at or over `slo_ms`, or any failed request).
 pub async fn sweep(
     load: &Arc<Load>,
     rates: &[f64],
@@ -325,9 +334,8 @@ pub async fn sweep(
     slo_ms: f64,
     template: Phase,
     mut progress: impl FnMut(&SweepStep),
-) -> (Vec<SweepStep>, Option<f64>) {
-    let mut steps = Vec::new();
-    let mut best: Option<f64> = None;
+) -> SweepOutput {
+    let mut out = SweepOutput::default();
     for (i, &rate) in rates.iter().enumerate() {
         let output = phase(
             load,
@@ -345,13 +353,18 @@ pub async fn sweep(
             summary,
         };
         progress(&step);
-        steps.push(step);
+        out.steps.push(step);
+        if within_slo && out.best.is_none_or(|b| rate > b) {
+            out.best = Some(rate);
+            out.best_records = output.records;
+        } else if out.best.is_none() {
+            out.best_records = output.records;
+        }
         if !within_slo {
             break;
         }
-        best = Some(best.map_or(rate, |b: f64| b.max(rate)));
     }
-    (steps, best)
+    out
 }
 
 #[cfg(test)]
