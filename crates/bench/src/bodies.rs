@@ -191,7 +191,11 @@ pub fn group_version(api_version: &str) -> (&str, &str) {
 /// An AdmissionReview v1 for `object` (`operation` CREATE or UPDATE with `old` as oldObject),
 /// with [`UID_SLOT`] as its uid.
 pub fn review_for(object: &Value, operation: &str, old: Option<&Value>) -> Value {
-    let api_version = object.get("apiVersion").as_str().unwrap_or("v1").to_string();
+    let api_version = object
+        .get("apiVersion")
+        .as_str()
+        .unwrap_or("v1")
+        .to_string();
     let kind = object.get("kind").as_str().unwrap_or("Pod").to_string();
     let (group, version) = group_version(&api_version);
     let resource = resource_of(&kind);
@@ -310,7 +314,9 @@ pub fn api_path(
                 .ok_or("an UPDATE of an object without metadata.name")?;
             Ok((Method::PUT, format!("{collection}/{name}?dryRun=All")))
         }
-        other => Err(format!("operation {other} cannot be sent to the API in this mode")),
+        other => Err(format!(
+            "operation {other} cannot be sent to the API in this mode"
+        )),
     }
 }
 
@@ -406,8 +412,15 @@ mod tests {
             v.pointer(&["request", "uid"]).as_str(),
             Some("00000007-0000-4000-8000-000000000002")
         );
-        assert_eq!(v.pointer(&["request", "resource", "resource"]).as_str(), Some("pods"));
-        assert_eq!(v.pointer(&["request", "object", "metadata", "name"]).as_str(), Some("bench-3"));
+        assert_eq!(
+            v.pointer(&["request", "resource", "resource"]).as_str(),
+            Some("pods")
+        );
+        assert_eq!(
+            v.pointer(&["request", "object", "metadata", "name"])
+                .as_str(),
+            Some("bench-3")
+        );
     }
 
     #[test]
@@ -426,10 +439,25 @@ mod tests {
     fn api_paths() {
         let pod = pod(PodSize::Small, false, 1);
         let (m, p) = api_path(&pod, "CREATE", "", "x").unwrap();
-        assert_eq!((m, p.as_str()), (Method::POST, "/api/v1/namespaces/policy-bench/pods?dryRun=All"));
+        assert_eq!(
+            (m, p.as_str()),
+            (
+                Method::POST,
+                "/api/v1/namespaces/policy-bench/pods?dryRun=All"
+            )
+        );
         let (m, p) = api_path(&pod, "UPDATE", "/k", "x").unwrap();
-        assert_eq!((m, p.as_str()), (Method::PUT, "/k/api/v1/namespaces/policy-bench/pods/bench-1?dryRun=All"));
-        let deploy: Value = sonic_rs::from_str(r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}"#).unwrap();
+        assert_eq!(
+            (m, p.as_str()),
+            (
+                Method::PUT,
+                "/k/api/v1/namespaces/policy-bench/pods/bench-1?dryRun=All"
+            )
+        );
+        let deploy: Value = sonic_rs::from_str(
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}"#,
+        )
+        .unwrap();
         let (_, p) = api_path(&deploy, "CREATE", "", "ns1").unwrap();
         assert_eq!(p, "/apis/apps/v1/namespaces/ns1/deployments?dryRun=All");
         assert!(api_path(&deploy, "DELETE", "", "ns1").is_err());

@@ -96,7 +96,11 @@ pub struct Answer {
 /// Reads a webhook's AdmissionReview response.
 pub fn webhook_answer(reply: &Reply) -> Result<Answer, String> {
     if reply.status != 200 {
-        return Err(format!("HTTP {}: {}", reply.status, run::snippet(&reply.body)));
+        return Err(format!(
+            "HTTP {}: {}",
+            reply.status,
+            run::snippet(&reply.body)
+        ));
     }
     let value: Value = sonic_rs::from_slice(&reply.body).map_err(|e| format!("not JSON: {e}"))?;
     let response = value
@@ -112,7 +116,10 @@ pub fn webhook_answer(reply: &Reply) -> Result<Answer, String> {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(b64)
                 .map_err(|e| format!("response.patch is not base64: {e}"))?;
-            Some(sonic_rs::from_slice::<Value>(&bytes).map_err(|e| format!("response.patch: {e}"))?)
+            Some(
+                sonic_rs::from_slice::<Value>(&bytes)
+                    .map_err(|e| format!("response.patch: {e}"))?,
+            )
         }
         None => None,
     };
@@ -164,7 +171,10 @@ fn warning_text(header: &str) -> String {
     let rest = header.trim();
     let rest = rest.strip_prefix("299").map_or(rest, str::trim_start);
     let rest = rest.strip_prefix('-').map_or(rest, str::trim_start);
-    match rest.strip_prefix('"').and_then(|r| r.rfind('"').map(|end| &r[..end])) {
+    match rest
+        .strip_prefix('"')
+        .and_then(|r| r.rfind('"').map(|end| &r[..end]))
+    {
         Some(quoted) => quoted.replace("\\\"", "\"").replace("\\\\", "\\"),
         None => rest.to_string(),
     }
@@ -173,7 +183,11 @@ fn warning_text(header: &str) -> String {
 fn strings(value: Option<&Value>) -> Vec<String> {
     value
         .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|w| w.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -196,7 +210,10 @@ pub fn compare(case: &Case, api: Api, answer: &Answer) -> Vec<String> {
     if let Some(text) = &e.message_contains
         && !answer.message.contains(text.as_str())
     {
-        problems.push(format!("message {:?} does not contain {text:?}", answer.message));
+        problems.push(format!(
+            "message {:?} does not contain {text:?}",
+            answer.message
+        ));
     }
     if let Some(expected) = &e.warnings {
         let missing: Vec<&String> = expected
@@ -252,7 +269,9 @@ pub fn compare(case: &Case, api: Api, answer: &Answer) -> Vec<String> {
             Ok(object) => {
                 let annotations = object.pointer(&["metadata", "annotations"]);
                 for (key, value) in want {
-                    let got = annotations.and_then(|a| a.get(key.as_str())).and_then(|v| v.as_str());
+                    let got = annotations
+                        .and_then(|a| a.get(key.as_str()))
+                        .and_then(|v| v.as_str());
                     if got != value.as_deref() {
                         problems.push(format!(
                             "annotation {key:?} is {got:?}, expected {:?}",
@@ -272,13 +291,21 @@ pub fn apply_patch(doc: &mut Value, patch: &Value) -> Result<(), String> {
     for op in ops.iter() {
         let path = pointer(op.get("path").as_str().ok_or("an operation without path")?)?;
         match op.get("op").as_str() {
-            Some("add") => add(doc, &path, op.get("value").cloned().ok_or("add without value")?)?,
+            Some("add") => add(
+                doc,
+                &path,
+                op.get("value").cloned().ok_or("add without value")?,
+            )?,
             Some("remove") => {
                 remove(doc, &path)?;
             }
             Some("replace") => {
                 remove(doc, &path)?;
-                add(doc, &path, op.get("value").cloned().ok_or("replace without value")?)?;
+                add(
+                    doc,
+                    &path,
+                    op.get("value").cloned().ok_or("replace without value")?,
+                )?;
             }
             Some("test") => {
                 let at = get(doc, &path).ok_or("test: no such path")?;
@@ -351,7 +378,8 @@ fn add(doc: &mut Value, path: &[String], value: Value) -> Result<(), String> {
         let i = if last == "-" {
             a.len()
         } else {
-            last.parse::<usize>().map_err(|_| format!("bad index {last:?}"))?
+            last.parse::<usize>()
+                .map_err(|_| format!("bad index {last:?}"))?
         };
         if i > a.len() {
             return Err(format!("index {i} out of range"));
@@ -457,7 +485,10 @@ async fn one_case(
         }
         match conn {
             Some(c) => c.send(request).await,
-            None => Err(Failure::new(crate::client::ErrorKind::Connect, "no connection")),
+            None => Err(Failure::new(
+                crate::client::ErrorKind::Connect,
+                "no connection",
+            )),
         }
     };
     let reply = tokio::time::timeout(timeout, exchange)
@@ -505,10 +536,14 @@ mod tests {
 
     #[test]
     fn allowed_code_message_and_warnings() {
-        let a = answer(r#"{"response":{"uid":"x","allowed":false,"status":{"code":403,"message":"ValidatingAdmissionPolicy 'p' denied request: team must be platform"},"warnings":["w1 text","w2"]}}"#);
+        let a = answer(
+            r#"{"response":{"uid":"x","allowed":false,"status":{"code":403,"message":"ValidatingAdmissionPolicy 'p' denied request: team must be platform"},"warnings":["w1 text","w2"]}}"#,
+        );
         assert!(!a.allowed);
         assert_eq!(a.code, Some(403));
-        let ok = case(r#"{"allowed":false,"code":403,"message_contains":"team must be","warnings":["w2","w1"]}"#);
+        let ok = case(
+            r#"{"allowed":false,"code":403,"message_contains":"team must be","warnings":["w2","w1"]}"#,
+        );
         assert_eq!(compare(&ok, Api::Webhook, &a), Vec::<String>::new());
         let bad = case(r#"{"allowed":true,"code":400,"message_contains":"nope","warnings":[]}"#);
         let problems = compare(&bad, Api::Webhook, &a);
@@ -518,16 +553,31 @@ mod tests {
 
     #[test]
     fn patched_and_annotations() {
-        let patch = b64(r#"[{"op":"add","path":"/metadata/annotations/policy-bench-injected","value":"true"}]"#);
-        let a = answer(&format!(r#"{{"response":{{"uid":"x","allowed":true,"patchType":"JSONPatch","patch":"{patch}"}}}}"#));
-        let ok = case(r#"{"allowed":true,"patched":true,"annotations":{"policy-bench-injected":"true","a":"1","b":null}}"#);
+        let patch = b64(
+            r#"[{"op":"add","path":"/metadata/annotations/policy-bench-injected","value":"true"}]"#,
+        );
+        let a = answer(&format!(
+            r#"{{"response":{{"uid":"x","allowed":true,"patchType":"JSONPatch","patch":"{patch}"}}}}"#
+        ));
+        let ok = case(
+            r#"{"allowed":true,"patched":true,"annotations":{"policy-bench-injected":"true","a":"1","b":null}}"#,
+        );
         assert_eq!(compare(&ok, Api::Webhook, &a), Vec::<String>::new());
-        let bad = case(r#"{"allowed":true,"patched":false,"annotations":{"policy-bench-injected":null}}"#);
+        let bad = case(
+            r#"{"allowed":true,"patched":false,"annotations":{"policy-bench-injected":null}}"#,
+        );
         assert_eq!(compare(&bad, Api::Webhook, &a).len(), 2);
         let none = answer(r#"{"response":{"uid":"x","allowed":true}}"#);
         let want = case(r#"{"allowed":true,"patched":true}"#);
         assert_eq!(compare(&want, Api::Webhook, &none).len(), 1);
-        assert!(compare(&case(r#"{"allowed":true,"patched":false,"annotations":{"a":"1"}}"#), Api::Webhook, &none).is_empty());
+        assert!(
+            compare(
+                &case(r#"{"allowed":true,"patched":false,"annotations":{"a":"1"}}"#),
+                Api::Webhook,
+                &none
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -541,7 +591,8 @@ mod tests {
         )
         .unwrap();
         apply_patch(&mut doc, &patch).unwrap();
-        let want: Value = sonic_rs::from_str(r#"{"a":{"b":[9,2,3]},"c":"y","d/e":{},"g":"y"}"#).unwrap();
+        let want: Value =
+            sonic_rs::from_str(r#"{"a":{"b":[9,2,3]},"c":"y","d/e":{},"g":"y"}"#).unwrap();
         assert_eq!(doc, want);
         let bad: Value = sonic_rs::from_str(r#"[{"op":"remove","path":"/zz"}]"#).unwrap();
         assert!(apply_patch(&mut doc, &bad).is_err());
@@ -554,7 +605,10 @@ mod tests {
     #[test]
     fn api_answers_and_warning_headers() {
         let mut headers = http::HeaderMap::new();
-        headers.append("warning", "299 - \"would violate \\\"x\\\"\"".parse().unwrap());
+        headers.append(
+            "warning",
+            "299 - \"would violate \\\"x\\\"\"".parse().unwrap(),
+        );
         let a = api_answer(&Reply {
             status: 201,
             headers,
@@ -573,12 +627,20 @@ mod tests {
         .unwrap();
         assert!(!d.allowed);
         assert_eq!(d.message, "denied: x");
-        assert!(api_answer(&Reply { status: 500, headers: http::HeaderMap::new(), body: bytes::Bytes::new() }).is_err());
+        assert!(
+            api_answer(&Reply {
+                status: 500,
+                headers: http::HeaderMap::new(),
+                body: bytes::Bytes::new()
+            })
+            .is_err()
+        );
     }
 
     #[test]
     fn unknown_expectation_fields_are_refused() {
-        let r: Result<Case, _> = sonic_rs::from_str(r#"{"name":"x","review":{},"expect":{"allowed":true,"alowed":1}}"#);
+        let r: Result<Case, _> =
+            sonic_rs::from_str(r#"{"name":"x","review":{},"expect":{"allowed":true,"alowed":1}}"#);
         assert!(r.is_err());
     }
 }

@@ -167,7 +167,10 @@ impl Connector {
             headers.insert(HOST, self.host.clone());
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(http::header::ACCEPT, HeaderValue::from_static("application/json"));
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
         if let Some(auth) = &self.authorization {
             headers.insert(AUTHORIZATION, auth.clone());
         }

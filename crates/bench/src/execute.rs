@@ -129,7 +129,10 @@ pub async fn execute(options: &Options) -> Result<Report, BenchError> {
             bodies::generated(*size, *noncompliant, GENERATED_BODIES, &mode)?
         }
     };
-    let first_path = templates.first().map(|t| t.path.clone()).unwrap_or_default();
+    let first_path = templates
+        .first()
+        .map(|t| t.path.clone())
+        .unwrap_or_default();
     let distinct = templates.len();
     let schedule = match options.requests {
         Some(n) => Schedule {
@@ -141,7 +144,10 @@ pub async fn execute(options: &Options) -> Result<Report, BenchError> {
     let warmup = if options.warmup_duration.is_zero() || options.warmup_rate <= 0.0 {
         None
     } else {
-        Some(Schedule::for_duration(options.warmup_rate, options.warmup_duration))
+        Some(Schedule::for_duration(
+            options.warmup_rate,
+            options.warmup_duration,
+        ))
     };
     let mut report = Report {
         version: report::VERSION,
@@ -276,7 +282,9 @@ pub async fn execute(options: &Options) -> Result<Report, BenchError> {
             Some(s) => format!(
                 "{} at {}/s",
                 report.target.url,
-                s.best_rate.or_else(|| s.steps.last().map(|x| x.summary.rate)).unwrap_or(0.0)
+                s.best_rate
+                    .or_else(|| s.steps.last().map(|x| x.summary.rate))
+                    .unwrap_or(0.0)
             ),
             None => format!("{} at {}/s", report.target.url, schedule.rate),
         };

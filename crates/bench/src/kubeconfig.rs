@@ -288,7 +288,10 @@ users: [{name: u, user: {tokenFile: token}}]
         assert!(e.contains("no current-context"), "{e}");
         let bad = CONFIG.replace("Q0EgUEVN", "\"%%%\"");
         let e = parse(bad.as_bytes(), Path::new("/"), None).unwrap_err();
-        assert!(e.contains("certificate-authority-data is not base64"), "{e}");
+        assert!(
+            e.contains("certificate-authority-data is not base64"),
+            "{e}"
+        );
         let e = parse(b"[1, 2", Path::new("/"), None).unwrap_err();
         assert!(!e.is_empty());
         let half = CONFIG.replace("    client-key-data: S0VZ\n", "");

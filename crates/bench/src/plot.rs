@@ -33,10 +33,13 @@ pub fn draw(path: &Path, title: &str, records: &[Record]) -> Result<(), BenchErr
     let points: Vec<(f64, f64, f64)> = records
         .chunks(group)
         .filter_map(|chunk| {
-            chunk
-                .iter()
-                .max_by_key(|r| r.scheduled_ns())
-                .map(|r| (r.due_ns as f64 / 1e9, r.scheduled_ns() as f64 / 1e6, r.http_ns as f64 / 1e6))
+            chunk.iter().max_by_key(|r| r.scheduled_ns()).map(|r| {
+                (
+                    r.due_ns as f64 / 1e9,
+                    r.scheduled_ns() as f64 / 1e6,
+                    r.http_ns as f64 / 1e6,
+                )
+            })
         })
         .collect();
     let span = points.iter().map(|p| p.0).fold(0.0, f64::max).max(0.001);
@@ -60,12 +63,20 @@ pub fn draw(path: &Path, title: &str, records: &[Record]) -> Result<(), BenchErr
         .draw()
         .map_err(|e| err(&e))?;
     chart
-        .draw_series(points.iter().map(|p| Circle::new((p.0, p.1), 2, RED.mix(0.5).filled())))
+        .draw_series(
+            points
+                .iter()
+                .map(|p| Circle::new((p.0, p.1), 2, RED.mix(0.5).filled())),
+        )
         .map_err(|e| err(&e))?
         .label("scheduled (queue + http)")
         .legend(|(x, y)| Circle::new((x, y), 3, RED.filled()));
     chart
-        .draw_series(points.iter().map(|p| Circle::new((p.0, p.2), 1, BLUE.mix(0.6).filled())))
+        .draw_series(
+            points
+                .iter()
+                .map(|p| Circle::new((p.0, p.2), 1, BLUE.mix(0.6).filled())),
+        )
         .map_err(|e| err(&e))?
         .label("http")
         .legend(|(x, y)| Circle::new((x, y), 3, BLUE.filled()));
@@ -77,7 +88,8 @@ pub fn draw(path: &Path, title: &str, records: &[Record]) -> Result<(), BenchErr
         .map_err(|e| err(&e))?;
 
     // Percentile distribution, x in "nines": -log10(1 - q).
-    let (mut http, mut queue, mut scheduled) = (Latency::default(), Latency::default(), Latency::default());
+    let (mut http, mut queue, mut scheduled) =
+        (Latency::default(), Latency::default(), Latency::default());
     for r in records {
         http.record(r.http_ns);
         queue.record(r.queue_ns);
@@ -109,7 +121,10 @@ pub fn draw(path: &Path, title: &str, records: &[Record]) -> Result<(), BenchErr
         .max(0.001)
         * 1.05;
     let mut chart = ChartBuilder::on(&lower)
-        .caption(format!("{title}: latency by percentile"), ("sans-serif", 18))
+        .caption(
+            format!("{title}: latency by percentile"),
+            ("sans-serif", 18),
+        )
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(60)
@@ -133,7 +148,9 @@ pub fn draw(path: &Path, title: &str, records: &[Record]) -> Result<(), BenchErr
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
             .map_err(|e| err(&e))?
             .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()

@@ -130,7 +130,10 @@ impl Sampler {
                     let now = Instant::now();
                     let secs = (now - at).as_secs_f64();
                     if secs > 0.0 {
-                        samples.push(((reading.cpu_s - last.cpu_s).max(0.0) / secs, reading.rss_bytes));
+                        samples.push((
+                            (reading.cpu_s - last.cpu_s).max(0.0) / secs,
+                            reading.rss_bytes,
+                        ));
                     }
                     (last, at) = (reading, now);
                     next += Duration::from_secs(1);
@@ -181,7 +184,9 @@ mod tests {
 
     #[test]
     fn mean_and_p95() {
-        let samples: Vec<(f64, u64)> = (1..=20).map(|i| (i as f64 / 100.0, 1024 * 1024 * i)).collect();
+        let samples: Vec<(f64, u64)> = (1..=20)
+            .map(|i| (i as f64 / 100.0, 1024 * 1024 * i))
+            .collect();
         let r = summarize(7, &samples);
         assert_eq!(r.samples, 20);
         assert_eq!(r.cpu_cores.mean, 0.105);

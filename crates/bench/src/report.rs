@@ -68,7 +68,11 @@ impl Report {
 
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let proto = if self.target.http2 { "HTTP/2" } else { "HTTP/1.1" };
+        let proto = if self.target.http2 {
+            "HTTP/2"
+        } else {
+            "HTTP/1.1"
+        };
         let _ = writeln!(
             out,
             "celer bench: {} {} ({proto}, at most {} in flight)",
@@ -110,7 +114,15 @@ impl Report {
             let _ = writeln!(
                 out,
                 "{:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {}",
-                "rate", "achieved", "http p99", "queue p99", "sched p50", "sched p99", "sched max", "failed", "SLO"
+                "rate",
+                "achieved",
+                "http p99",
+                "queue p99",
+                "sched p50",
+                "sched p99",
+                "sched max",
+                "failed",
+                "SLO"
             );
             for step in &sweep.steps {
                 let s = &step.summary;
@@ -126,7 +138,11 @@ impl Report {
                     s.scheduled.max,
                     s.failed(),
                     if step.within_slo { "met" } else { "MISSED" },
-                    if s.behind_schedule { " (behind schedule)" } else { "" }
+                    if s.behind_schedule {
+                        " (behind schedule)"
+                    } else {
+                        ""
+                    }
                 );
             }
             match sweep.best_rate {
@@ -171,7 +187,11 @@ fn summary_table(out: &mut String, s: &Summary) {
         "{:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "ms", "min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"
     );
-    for (name, p) in [("http", &s.http), ("queue", &s.queue), ("scheduled", &s.scheduled)] {
+    for (name, p) in [
+        ("http", &s.http),
+        ("queue", &s.queue),
+        ("scheduled", &s.scheduled),
+    ] {
         row(out, name, p);
     }
     let errors: Vec<String> = s
@@ -183,12 +203,20 @@ fn summary_table(out: &mut String, s: &Summary) {
     let _ = writeln!(
         out,
         "errors: {}",
-        if errors.is_empty() { "none".to_string() } else { errors.join(", ") }
+        if errors.is_empty() {
+            "none".to_string()
+        } else {
+            errors.join(", ")
+        }
     );
     for f in &s.failure_samples {
         let _ = writeln!(out, "  {f}");
     }
-    let codes: Vec<String> = s.status_codes.iter().map(|(k, n)| format!("{k} x{n}")).collect();
+    let codes: Vec<String> = s
+        .status_codes
+        .iter()
+        .map(|(k, n)| format!("{k} x{n}"))
+        .collect();
     let _ = writeln!(out, "HTTP status: {}", codes.join(", "));
     if let Some(r) = &s.resources {
         let _ = writeln!(

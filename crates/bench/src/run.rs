@@ -174,17 +174,20 @@ async fn worker(
         let uid = template
             .uid_at
             .map(|_| crate::bodies::uid(phase.run_id, due.n));
-        let request =
-            load.pool
-                .connector
-                .request(template.method.clone(), uri.clone(), body);
+        let request = load
+            .pool
+            .connector
+            .request(template.method.clone(), uri.clone(), body);
         let outcome =
             tokio::time::timeout(phase.timeout, exchange(&load.pool, w, &mut conn, request)).await;
         let http = began.elapsed();
         let (status, error) = match outcome {
             Err(_) => {
                 conn = None;
-                (0, Some(Failure::new(ErrorKind::Timeout, "no full response in time")))
+                (
+                    0,
+                    Some(Failure::new(ErrorKind::Timeout, "no full response in time")),
+                )
             }
             Ok(Err(failure)) => {
                 conn = None;
@@ -244,16 +247,18 @@ pub fn judge(api: Api, expect: Expect, reply: &Reply, uid: Option<&[u8]>) -> Res
                     format!("HTTP {}: {}", reply.status, snippet(&reply.body)),
                 ));
             }
-            let value: sonic_rs::Value = sonic_rs::from_slice(&reply.body).map_err(|e| {
-                Failure::new(ErrorKind::Body, format!("not JSON: {e}"))
-            })?;
+            let value: sonic_rs::Value = sonic_rs::from_slice(&reply.body)
+                .map_err(|e| Failure::new(ErrorKind::Body, format!("not JSON: {e}")))?;
             let response = value.get("response");
             if let Some(uid) = uid
                 && response.get("uid").as_str().map(str::as_bytes) != Some(uid)
             {
                 return Err(Failure::new(
                     ErrorKind::Body,
-                    format!("response.uid is not the request's: {}", snippet(&reply.body)),
+                    format!(
+                        "response.uid is not the request's: {}",
+                        snippet(&reply.body)
+                    ),
                 ));
             }
             response.get("allowed").as_bool().ok_or_else(|| {
@@ -270,7 +275,11 @@ pub fn judge(api: Api, expect: Expect, reply: &Reply, uid: Option<&[u8]>) -> Res
                 if value.get("kind").as_str() != Some("Status") {
                     return Err(Failure::new(
                         ErrorKind::Status,
-                        format!("HTTP {} without a Status: {}", reply.status, snippet(&reply.body)),
+                        format!(
+                            "HTTP {} without a Status: {}",
+                            reply.status,
+                            snippet(&reply.body)
+                        ),
                     ));
                 }
                 // Who may not create at all, or what is not there, is no admission decision.
@@ -291,8 +300,14 @@ pub fn judge(api: Api, expect: Expect, reply: &Reply, uid: Option<&[u8]>) -> Res
         },
     };
     match (expect, allowed) {
-        (Expect::Allowed, false) => Err(Failure::new(ErrorKind::Mismatch, "denied, expected allowed")),
-        (Expect::Denied, true) => Err(Failure::new(ErrorKind::Mismatch, "allowed, expected denied")),
+        (Expect::Allowed, false) => Err(Failure::new(
+            ErrorKind::Mismatch,
+            "denied, expected allowed",
+        )),
+        (Expect::Denied, true) => Err(Failure::new(
+            ErrorKind::Mismatch,
+            "allowed, expected denied",
+        )),
         _ => Ok(allowed),
     }
 }
@@ -382,9 +397,18 @@ mod tests {
 
     #[test]
     fn webhook_answers() {
-        let ok = reply(200, r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"u1","allowed":true}}"#);
-        assert_eq!(judge(Api::Webhook, Expect::Any, &ok, Some(b"u1")).unwrap(), true);
-        assert_eq!(judge(Api::Webhook, Expect::Allowed, &ok, None).unwrap(), true);
+        let ok = reply(
+            200,
+            r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"u1","allowed":true}}"#,
+        );
+        assert_eq!(
+            judge(Api::Webhook, Expect::Any, &ok, Some(b"u1")).unwrap(),
+            true
+        );
+        assert_eq!(
+            judge(Api::Webhook, Expect::Allowed, &ok, None).unwrap(),
+            true
+        );
         let e = judge(Api::Webhook, Expect::Denied, &ok, None).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Mismatch);
         let e = judge(Api::Webhook, Expect::Any, &ok, Some(b"u2")).unwrap_err();
@@ -405,7 +429,13 @@ mod tests {
         assert!(!judge(Api::Kube, Expect::Denied, &denied, None).unwrap());
         let e = judge(Api::Kube, Expect::Allowed, &denied, None).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Mismatch);
-        let e = judge(Api::Kube, Expect::Any, &reply(401, r#"{"kind":"Status"}"#), None).unwrap_err();
+        let e = judge(
+            Api::Kube,
+            Expect::Any,
+            &reply(401, r#"{"kind":"Status"}"#),
+            None,
+        )
+        .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Status);
         let e = judge(Api::Kube, Expect::Any, &reply(500, "x"), None).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Status);

@@ -75,16 +75,29 @@ mod tests {
         assert_eq!(s.offset(1), Duration::from_millis(5));
         assert_eq!(s.offset(11_999), Duration::from_micros(59_995_000));
         assert_eq!(s.span(), Duration::from_secs(60));
-        let s = Schedule { rate: 3.0, count: 10 };
+        let s = Schedule {
+            rate: 3.0,
+            count: 10,
+        };
         assert_eq!(s.offset(3), Duration::from_secs(1));
         assert_eq!(s.offset(1), Duration::from_nanos(333_333_333));
         assert_eq!(Schedule::for_duration(0.1, Duration::from_secs(1)).count, 1);
-        assert_eq!(Schedule { rate: 0.0, count: 1 }.offset(5), Duration::ZERO);
+        assert_eq!(
+            Schedule {
+                rate: 0.0,
+                count: 1
+            }
+            .offset(5),
+            Duration::ZERO
+        );
     }
 
     #[test]
     fn dispatch_keeps_the_schedule() {
-        let s = Schedule { rate: 1000.0, count: 50 };
+        let s = Schedule {
+            rate: 1000.0,
+            count: 50,
+        };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let start = Instant::now();
         s.dispatch(start, &tx);

@@ -29,7 +29,9 @@ pub struct Endpoint {
 impl Endpoint {
     pub fn parse(url: &str) -> Result<Endpoint, BenchError> {
         let bad = |why: &str| BenchError::Target(format!("{url:?} is not a usable URL: {why}"));
-        let uri: Uri = url.parse().map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
+        let uri: Uri = url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
         let https = match uri.scheme_str() {
             Some("https") => true,
             Some("http") => false,
@@ -45,11 +47,12 @@ impl Endpoint {
             return Err(bad("no host"));
         }
         let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let path = uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_string();
-        let path = if path.is_empty() { "/".to_string() } else { path };
+        let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
+        let path = if path.is_empty() {
+            "/".to_string()
+        } else {
+            path
+        };
         Ok(Endpoint {
             https,
             authority: authority.as_str().to_string(),
@@ -85,7 +88,10 @@ pub fn provider() -> Arc<CryptoProvider> {
 }
 
 /// A rustls client configuration offering `h2` or `http/1.1` by ALPN.
-pub fn client_config(options: &TlsOptions, http2: bool) -> Result<Arc<rustls::ClientConfig>, BenchError> {
+pub fn client_config(
+    options: &TlsOptions,
+    http2: bool,
+) -> Result<Arc<rustls::ClientConfig>, BenchError> {
     let tls = |e: rustls::Error| BenchError::Tls(e.to_string());
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
@@ -106,7 +112,9 @@ pub fn client_config(options: &TlsOptions, http2: bool) -> Result<Arc<rustls::Cl
                 .map_err(|e| BenchError::Tls(format!("CA bundle: {e}")))?;
         }
         if roots.is_empty() {
-            return Err(BenchError::Tls("the CA bundle holds no certificate".to_string()));
+            return Err(BenchError::Tls(
+                "the CA bundle holds no certificate".to_string(),
+            ));
         }
         builder.with_root_certificates(roots)
     };
@@ -130,7 +138,10 @@ pub fn client_config(options: &TlsOptions, http2: bool) -> Result<Arc<rustls::Cl
 }
 
 /// The name the server's certificate is checked against.
-pub fn server_name(endpoint: &Endpoint, options: &TlsOptions) -> Result<ServerName<'static>, BenchError> {
+pub fn server_name(
+    endpoint: &Endpoint,
+    options: &TlsOptions,
+) -> Result<ServerName<'static>, BenchError> {
     let name = options.server_name.as_deref().unwrap_or(&endpoint.host);
     ServerName::try_from(name.to_string())
         .map_err(|e| BenchError::Tls(format!("{name:?} is not a server name: {e}")))
@@ -199,7 +210,10 @@ mod tests {
         assert_eq!(e.path, "/validate");
         assert_eq!(e.url("/mutate"), "https://127.0.0.1:8443/mutate");
         let e = Endpoint::parse("http://[::1]/x?y=1").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("::1", 80, "/x?y=1"));
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("::1", 80, "/x?y=1")
+        );
         assert_eq!(Endpoint::parse("https://h").unwrap().path, "/");
         assert_eq!(Endpoint::parse("https://h").unwrap().port, 443);
         assert!(Endpoint::parse("ftp://h/").is_err());

@@ -21,7 +21,13 @@ pub const COUNT: usize = 180;
 const NAMESPACES: [&str; 3] = [CONTRACT_NAMESPACE, "default", "policy-bench-staging"];
 /// `None`: no such label / annotation.
 const SUBJECT: [Option<&str>; 3] = [Some("true"), Some("false"), None];
-const TEAM: [Option<&str>; 5] = [Some("platform"), Some("other"), None, Some(""), Some("Platform")];
+const TEAM: [Option<&str>; 5] = [
+    Some("platform"),
+    Some("other"),
+    None,
+    Some(""),
+    Some("Platform"),
+];
 const INJECTED: [Option<&str>; 3] = [None, Some("true"), Some("false")];
 const OPERATIONS: [&str; 2] = ["CREATE", "UPDATE"];
 
@@ -118,7 +124,11 @@ fn review(
     let subject = object.or(old).cloned().unwrap_or_default();
     let mut review = crate::bodies::review_for(&subject, operation, old);
     if let Some(request) = review.get_mut("request") {
-        set(request, "uid", format!("c0ffee00-0000-4000-8000-{n:012}").as_str().into());
+        set(
+            request,
+            "uid",
+            format!("c0ffee00-0000-4000-8000-{n:012}").as_str().into(),
+        );
         set(request, "object", object.cloned().unwrap_or_default());
         set(request, "oldObject", old.cloned().unwrap_or_default());
         if operation == "DELETE" {
@@ -170,7 +180,12 @@ fn show(v: Option<&str>) -> String {
     }
 }
 
-fn pod<'a>(n: usize, ns: &'a str, subject: Option<&'a str>, annotations: Vec<(&'a str, &'a str)>) -> PodSpec<'a> {
+fn pod<'a>(
+    n: usize,
+    ns: &'a str,
+    subject: Option<&'a str>,
+    annotations: Vec<(&'a str, &'a str)>,
+) -> PodSpec<'a> {
     PodSpec {
         name: format!("web-{n}"),
         namespace: ns,
@@ -194,7 +209,11 @@ pub fn cases() -> Vec<Case> {
                     }
                     let p = pod(b.cases.len(), ns, subject, ann);
                     let expect = expected_validate(p.subject(), team);
-                    let label = format!("validate {op} ns={ns} subject={} team={}", show(subject), show(team));
+                    let label = format!(
+                        "validate {op} ns={ns} subject={} team={}",
+                        show(subject),
+                        show(team)
+                    );
                     b.pod(label, "/validate", op, &p, expect);
                 }
             }
@@ -211,7 +230,11 @@ pub fn cases() -> Vec<Case> {
                     }
                     let p = pod(b.cases.len(), ns, subject, ann);
                     let expect = expected_mutate(p.subject(), injected);
-                    let label = format!("mutate {op} ns={ns} subject={} injected={}", show(subject), show(injected));
+                    let label = format!(
+                        "mutate {op} ns={ns} subject={} injected={}",
+                        show(subject),
+                        show(injected)
+                    );
                     b.pod(label, "/mutate", op, &p, expect);
                 }
             }
@@ -225,9 +248,21 @@ pub fn cases() -> Vec<Case> {
                 ..pod(b.cases.len(), ns, Some("true"), Vec::new())
             };
             let v = expected_validate(p.subject(), None);
-            b.pod(format!("validate {op} ns={ns} no annotations map"), "/validate", op, &p, v);
+            b.pod(
+                format!("validate {op} ns={ns} no annotations map"),
+                "/validate",
+                op,
+                &p,
+                v,
+            );
             let m = expected_mutate(p.subject(), None);
-            b.pod(format!("mutate {op} ns={ns} no annotations map"), "/mutate", op, &p, m);
+            b.pod(
+                format!("mutate {op} ns={ns} no annotations map"),
+                "/mutate",
+                op,
+                &p,
+                m,
+            );
         }
     }
     extra_cases(&mut b);
@@ -244,8 +279,19 @@ fn extra_cases(b: &mut Builder) {
         ("/mutate", expected_mutate(false, None)),
     ] {
         let old = pod(b.cases.len(), ns, Some("true"), Vec::new()).value();
-        let r = review(b.cases.len() + 1, "DELETE", None, Some(&old), "admission.k8s.io/v1");
-        b.push(format!("{} DELETE subject Pod", &path[1..]), path, r, expect);
+        let r = review(
+            b.cases.len() + 1,
+            "DELETE",
+            None,
+            Some(&old),
+            "admission.k8s.io/v1",
+        );
+        b.push(
+            format!("{} DELETE subject Pod", &path[1..]),
+            path,
+            r,
+            expect,
+        );
     }
     // Other kinds labelled as subjects in the namespace: only Pods are in scope.
     let configmap = sonic_rs::json!({
@@ -265,18 +311,41 @@ fn extra_cases(b: &mut Builder) {
             ("/validate", expected_validate(false, None)),
             ("/mutate", expected_mutate(false, None)),
         ] {
-            let r = review(b.cases.len() + 1, "CREATE", Some(object), None, "admission.k8s.io/v1");
-            b.push(format!("{} CREATE subject {kind}", &path[1..]), path, r, expect);
+            let r = review(
+                b.cases.len() + 1,
+                "CREATE",
+                Some(object),
+                None,
+                "admission.k8s.io/v1",
+            );
+            b.push(
+                format!("{} CREATE subject {kind}", &path[1..]),
+                path,
+                r,
+                expect,
+            );
         }
     }
     // The Namespace policy-bench itself.
-    let namespace = sonic_rs::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+    let namespace =
+        sonic_rs::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
     for (path, expect) in [
         ("/validate", expected_validate(false, None)),
         ("/mutate", expected_mutate(false, None)),
     ] {
-        let r = review(b.cases.len() + 1, "CREATE", Some(&namespace), None, "admission.k8s.io/v1");
-        b.push(format!("{} CREATE Namespace {ns}", &path[1..]), path, r, expect);
+        let r = review(
+            b.cases.len() + 1,
+            "CREATE",
+            Some(&namespace),
+            None,
+            "admission.k8s.io/v1",
+        );
+        b.push(
+            format!("{} CREATE Namespace {ns}", &path[1..]),
+            path,
+            r,
+            expect,
+        );
     }
     // pods/status: a subresource the rules do not name.
     for (path, expect) in [
@@ -284,12 +353,23 @@ fn extra_cases(b: &mut Builder) {
         ("/mutate", expected_mutate(false, None)),
     ] {
         let p = pod(b.cases.len(), ns, Some("true"), Vec::new()).value();
-        let mut r = review(b.cases.len() + 1, "UPDATE", Some(&p), Some(&p), "admission.k8s.io/v1");
+        let mut r = review(
+            b.cases.len() + 1,
+            "UPDATE",
+            Some(&p),
+            Some(&p),
+            "admission.k8s.io/v1",
+        );
         if let Some(request) = r.get_mut("request") {
             set(request, "subResource", "status".into());
             set(request, "requestSubResource", "status".into());
         }
-        b.push(format!("{} UPDATE pods/status of a subject Pod", &path[1..]), path, r, expect);
+        b.push(
+            format!("{} UPDATE pods/status of a subject Pod", &path[1..]),
+            path,
+            r,
+            expect,
+        );
     }
     // UPDATE where only one of object and oldObject carries the label: the objectSelector
     // matches if either does.
@@ -297,27 +377,87 @@ fn extra_cases(b: &mut Builder) {
         let n = b.cases.len();
         let new = pod(n, ns, new_label, vec![("owner", "web")]).value();
         let old = pod(n, ns, old_label, vec![("owner", "web")]).value();
-        let r = review(n + 1, "UPDATE", Some(&new), Some(&old), "admission.k8s.io/v1");
-        let which = if new_label.is_some() { "object" } else { "oldObject" };
-        b.push(format!("validate UPDATE label only on {which}"), "/validate", r, expected_validate(true, None));
+        let r = review(
+            n + 1,
+            "UPDATE",
+            Some(&new),
+            Some(&old),
+            "admission.k8s.io/v1",
+        );
+        let which = if new_label.is_some() {
+            "object"
+        } else {
+            "oldObject"
+        };
+        b.push(
+            format!("validate UPDATE label only on {which}"),
+            "/validate",
+            r,
+            expected_validate(true, None),
+        );
         let n = b.cases.len();
-        let r = review(n + 1, "UPDATE", Some(&new), Some(&old), "admission.k8s.io/v1");
-        b.push(format!("mutate UPDATE label only on {which}"), "/mutate", r, expected_mutate(true, None));
+        let r = review(
+            n + 1,
+            "UPDATE",
+            Some(&new),
+            Some(&old),
+            "admission.k8s.io/v1",
+        );
+        b.push(
+            format!("mutate UPDATE label only on {which}"),
+            "/mutate",
+            r,
+            expected_mutate(true, None),
+        );
     }
     // Near misses of the team value.
     for team in [" platform", "platform "] {
-        let p = pod(b.cases.len(), ns, Some("true"), vec![(TEAM_ANNOTATION, team)]);
-        b.pod(format!("validate CREATE team={team:?}"), "/validate", "CREATE", &p, expected_validate(true, Some(team)));
+        let p = pod(
+            b.cases.len(),
+            ns,
+            Some("true"),
+            vec![(TEAM_ANNOTATION, team)],
+        );
+        b.pod(
+            format!("validate CREATE team={team:?}"),
+            "/validate",
+            "CREATE",
+            &p,
+            expected_validate(true, Some(team)),
+        );
     }
     // The label's value is case-sensitive: "True" is not a subject.
     let p = pod(b.cases.len(), ns, Some("True"), Vec::new());
-    b.pod("validate CREATE subject=\"True\"".into(), "/validate", "CREATE", &p, expected_validate(false, None));
+    b.pod(
+        "validate CREATE subject=\"True\"".into(),
+        "/validate",
+        "CREATE",
+        &p,
+        expected_validate(false, None),
+    );
     let p = pod(b.cases.len(), ns, Some("True"), Vec::new());
-    b.pod("mutate CREATE subject=\"True\"".into(), "/mutate", "CREATE", &p, expected_mutate(false, None));
+    b.pod(
+        "mutate CREATE subject=\"True\"".into(),
+        "/mutate",
+        "CREATE",
+        &p,
+        expected_mutate(false, None),
+    );
     // An empty injected value is present: never overwritten.
     for op in OPERATIONS {
-        let p = pod(b.cases.len(), ns, Some("true"), vec![(INJECTED_ANNOTATION, "")]);
-        b.pod(format!("mutate {op} injected=\"\""), "/mutate", op, &p, expected_mutate(true, Some("")));
+        let p = pod(
+            b.cases.len(),
+            ns,
+            Some("true"),
+            vec![(INJECTED_ANNOTATION, "")],
+        );
+        b.pod(
+            format!("mutate {op} injected=\"\""),
+            "/mutate",
+            op,
+            &p,
+            expected_mutate(true, Some("")),
+        );
     }
     // Large Pods: 8 containers, 50 annotations.
     let many: Vec<(&str, &str)> = NOTE_KEYS.iter().map(|k| (*k, "note")).collect();
@@ -330,12 +470,24 @@ fn extra_cases(b: &mut Builder) {
             containers: 8,
             ..pod(b.cases.len(), ns, Some("true"), ann.clone())
         };
-        b.pod(format!("validate CREATE large Pod team={}", show(team)), "/validate", "CREATE", &p, expected_validate(true, team));
+        b.pod(
+            format!("validate CREATE large Pod team={}", show(team)),
+            "/validate",
+            "CREATE",
+            &p,
+            expected_validate(true, team),
+        );
         let p = PodSpec {
             containers: 8,
             ..pod(b.cases.len(), ns, Some("true"), ann)
         };
-        b.pod(format!("mutate CREATE large Pod team={}", show(team)), "/mutate", "CREATE", &p, expected_mutate(true, None));
+        b.pod(
+            format!("mutate CREATE large Pod team={}", show(team)),
+            "/mutate",
+            "CREATE",
+            &p,
+            expected_mutate(true, None),
+        );
     }
     // Dry runs are judged the same.
     for (path, expect) in [
@@ -343,11 +495,22 @@ fn extra_cases(b: &mut Builder) {
         ("/mutate", expected_mutate(true, None)),
     ] {
         let p = pod(b.cases.len(), ns, Some("true"), Vec::new()).value();
-        let mut r = review(b.cases.len() + 1, "CREATE", Some(&p), None, "admission.k8s.io/v1");
+        let mut r = review(
+            b.cases.len() + 1,
+            "CREATE",
+            Some(&p),
+            None,
+            "admission.k8s.io/v1",
+        );
         if let Some(request) = r.get_mut("request") {
             set(request, "dryRun", true.into());
         }
-        b.push(format!("{} CREATE dryRun subject Pod", &path[1..]), path, r, expect);
+        b.push(
+            format!("{} CREATE dryRun subject Pod", &path[1..]),
+            path,
+            r,
+            expect,
+        );
     }
     // admission.k8s.io/v1beta1 reviews.
     for (path, expect) in [
@@ -355,17 +518,28 @@ fn extra_cases(b: &mut Builder) {
         ("/mutate", expected_mutate(true, None)),
     ] {
         let p = pod(b.cases.len(), ns, Some("true"), Vec::new()).value();
-        let r = review(b.cases.len() + 1, "CREATE", Some(&p), None, "admission.k8s.io/v1beta1");
-        b.push(format!("{} CREATE v1beta1 subject Pod", &path[1..]), path, r, expect);
+        let r = review(
+            b.cases.len() + 1,
+            "CREATE",
+            Some(&p),
+            None,
+            "admission.k8s.io/v1beta1",
+        );
+        b.push(
+            format!("{} CREATE v1beta1 subject Pod", &path[1..]),
+            path,
+            r,
+            expect,
+        );
     }
 }
 
 const NOTE_KEYS: [&str; 50] = [
-    "n/00", "n/01", "n/02", "n/03", "n/04", "n/05", "n/06", "n/07", "n/08", "n/09", "n/10",
-    "n/11", "n/12", "n/13", "n/14", "n/15", "n/16", "n/17", "n/18", "n/19", "n/20", "n/21",
-    "n/22", "n/23", "n/24", "n/25", "n/26", "n/27", "n/28", "n/29", "n/30", "n/31", "n/32",
-    "n/33", "n/34", "n/35", "n/36", "n/37", "n/38", "n/39", "n/40", "n/41", "n/42", "n/43",
-    "n/44", "n/45", "n/46", "n/47", "n/48", "n/49",
+    "n/00", "n/01", "n/02", "n/03", "n/04", "n/05", "n/06", "n/07", "n/08", "n/09", "n/10", "n/11",
+    "n/12", "n/13", "n/14", "n/15", "n/16", "n/17", "n/18", "n/19", "n/20", "n/21", "n/22", "n/23",
+    "n/24", "n/25", "n/26", "n/27", "n/28", "n/29", "n/30", "n/31", "n/32", "n/33", "n/34", "n/35",
+    "n/36", "n/37", "n/38", "n/39", "n/40", "n/41", "n/42", "n/43", "n/44", "n/45", "n/46", "n/47",
+    "n/48", "n/49",
 ];
 
 #[cfg(test)]
@@ -382,12 +556,21 @@ mod tests {
         assert_eq!(names.len(), COUNT);
         let uids: std::collections::BTreeSet<_> = cases
             .iter()
-            .map(|c| c.review.pointer(&["request", "uid"]).as_str().unwrap().to_string())
+            .map(|c| {
+                c.review
+                    .pointer(&["request", "uid"])
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .collect();
         assert_eq!(uids.len(), COUNT);
         // What the set covers.
         let denied = cases.iter().filter(|c| !c.expect.allowed).count();
-        let patched = cases.iter().filter(|c| c.expect.patched == Some(true)).count();
+        let patched = cases
+            .iter()
+            .filter(|c| c.expect.patched == Some(true))
+            .count();
         let kept = cases
             .iter()
             .filter(|c| c.path.as_deref() == Some("/mutate") && c.expect.patched == Some(false))
@@ -398,7 +581,9 @@ mod tests {
             .count();
         let other_ns = cases
             .iter()
-            .filter(|c| c.review.pointer(&["request", "namespace"]).as_str() != Some(CONTRACT_NAMESPACE))
+            .filter(|c| {
+                c.review.pointer(&["request", "namespace"]).as_str() != Some(CONTRACT_NAMESPACE)
+            })
             .count();
         // 8 in the matrix, 2 without annotations, 2 label changes, 2 near misses, 1 large Pod,
         // 1 dry run, 1 v1beta1.

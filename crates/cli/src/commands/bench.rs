@@ -212,7 +212,11 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => n / 1000.0,
         "s" => n,
         "m" => n * 60.0,
-        _ => return Err(format!("{text:?} is not a duration: the units are ms, s and m")),
+        _ => {
+            return Err(format!(
+                "{text:?} is not a duration: the units are ms, s and m"
+            ));
+        }
     };
     Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))
 }
