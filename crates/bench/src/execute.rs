@@ -241,10 +241,7 @@ pub async fn execute(options: &Options) -> Result<Report, BenchError> {
         ..base
     };
     let records = if let Some(rates) = &options.sweep {
-        let duration = match options.requests {
-            Some(_) => schedule.span(),
-            None => options.duration,
-        };
+        let duration = options.duration;
         say(format!(
             "rate sweep: {} rates, {:.1} s each, SLO scheduled p99 < {} ms",
             rates.len(),

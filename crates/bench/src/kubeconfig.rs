@@ -80,10 +80,10 @@ pub struct KubeConfig {
 
 /// Where kubectl looks: the first file of `$KUBECONFIG`, else `~/.kube/config`.
 pub fn default_path() -> Option<PathBuf> {
-    if let Some(list) = std::env::var_os("KUBECONFIG") {
-        if let Some(first) = std::env::split_paths(&list).find(|p| !p.as_os_str().is_empty()) {
-            return Some(first);
-        }
+    if let Some(list) = std::env::var_os("KUBECONFIG")
+        && let Some(first) = std::env::split_paths(&list).find(|p| !p.as_os_str().is_empty())
+    {
+        return Some(first);
     }
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".kube").join("config"))
 }

@@ -113,7 +113,7 @@ impl Report {
             );
             let _ = writeln!(
                 out,
-                "{:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {}",
+                "{:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  SLO",
                 "rate",
                 "achieved",
                 "http p99",
@@ -122,7 +122,6 @@ impl Report {
                 "sched p99",
                 "sched max",
                 "failed",
-                "SLO"
             );
             for step in &sweep.steps {
                 let s = &step.summary;
