@@ -26,7 +26,7 @@ fi
 cargo build --release -p celer
 CELER=target/release/celer
 mkdir -p "$OUT/empty-policies"
-rm -f "$OUT"/*.json
+rm -f "$OUT"/*.json "$OUT/loadavg.txt"
 "$CELER" bench cases contract > "$OUT/contract-cases.jsonl"
 
 SERVER=""
@@ -61,6 +61,7 @@ start_server() {
 standard() {
   local name=$1 path=$2; shift 2
   echo "== $name: $path" >&2
+  echo "$name$path: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/loadavg.txt"
   "$CELER" bench --target "https://127.0.0.1:$PORT$path" --ca "$OUT/tls-$name/ca.crt" \
     --warmup-rate 50 --warmup-duration "$WARMUP" --rate 200 --count "$COUNT" \
     --max-concurrency 128 --expect allowed --pid "$SERVER" --output json "$@" \
@@ -70,6 +71,7 @@ standard() {
 sweep() {
   local name=$1 path=$2; shift 2
   echo "== sweep $name: $path" >&2
+  echo "sweep $name$path: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/loadavg.txt"
   "$CELER" bench --target "https://127.0.0.1:$PORT$path" --ca "$OUT/tls-$name/ca.crt" \
     --warmup-rate 1000 --warmup-duration 3s --rate-sweep "$SWEEP" --duration "$SWEEP_DURATION" \
     --slo-ms 10 --max-concurrency 128 --expect allowed --pid "$SERVER" --output json "$@" \
@@ -120,4 +122,7 @@ for f in sorted(out.glob("sweep-*.json")):
               f"{m['scheduled']['p99']:.3f} | {failed} | {'met' if step['within_slo'] else 'missed'} | {cpu:.3f} |")
     print(f"| {f.stem} | **highest rate with scheduled p99 < {s['slo_ms']} ms: {s['best_rate']}** | | | | | | | |")
 PY
+echo >> "$OUT/summary.md"
+echo "load average (1, 5, 15 min) before each run; the machine has 2 cores:" >> "$OUT/summary.md"
+sed 's/^/    /' "$OUT/loadavg.txt" >> "$OUT/summary.md"
 cat "$OUT/summary.md"
