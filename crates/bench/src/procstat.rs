@@ -138,6 +138,18 @@ impl Sampler {
                     (last, at) = (reading, now);
                     next += Duration::from_secs(1);
                 }
+                // A phase shorter than a second still gets one sample, over what it lasted.
+                if samples.is_empty()
+                    && let Some(reading) = read(pid)
+                {
+                    let secs = at.elapsed().as_secs_f64();
+                    if secs >= 0.1 {
+                        samples.push((
+                            (reading.cpu_s - last.cpu_s).max(0.0) / secs,
+                            reading.rss_bytes,
+                        ));
+                    }
+                }
                 samples
             })
             .ok()?;
@@ -148,7 +160,8 @@ impl Sampler {
         })
     }
 
-    /// Stops and sums up the whole seconds sampled.
+    /// Stops and sums up the seconds sampled (a phase under a second: one sample over what
+    /// it lasted, if at least 0.1 s).
     pub fn finish(mut self) -> Resources {
         self.stop.store(true, Ordering::Relaxed);
         let samples = self
