@@ -283,6 +283,32 @@ fn api_mode_against_a_fake_api_server() {
         assert!(seen.iter().all(|(m, p)| m == "POST" && p.ends_with("/pods?dryRun=All")), "{seen:?}");
         assert!(seen.iter().any(|(_, p)| p.starts_with("/api/v1/namespaces/default/")));
 
+        // The contract's 180 API-mode cases against the fake server, which implements the
+        // contract as an API server with both policies would answer.
+        let api_cases = dir.join("api-cases.jsonl");
+        let text: String = celer_bench::cases::contract::api_cases()
+            .iter()
+            .map(|c| celer_bench::cases::to_line(c) + "\n")
+            .collect();
+        std::fs::write(&api_cases, text).unwrap();
+        let report = execute::execute(&Options {
+            target: TargetChoice::Kube {
+                kubeconfig: Some(kubeconfig.clone()),
+                context: None,
+                namespace: None,
+            },
+            cases: Some(api_cases),
+            stop_on_mismatch: true,
+            rate: 100.0,
+            duration: Duration::from_millis(100),
+            ..Options::default()
+        })
+        .await
+        .unwrap();
+        let c = report.correctness.unwrap();
+        assert_eq!((c.cases, c.passed, c.failed), (180, 180, 0), "{:?}", c.mismatches);
+        assert_eq!(report.run.unwrap().successful, 10);
+
         // Noncompliant Pods are denied: with --expect denied that is success.
         let report = execute::execute(&Options {
             target: TargetChoice::Kube {

@@ -534,6 +534,70 @@ fn extra_cases(b: &mut Builder) {
     }
 }
 
+/// The 180 cases for API mode (`celer bench --kube`, `celer bench cases contract-api`): Pod
+/// CREATEs over namespace x subject label x team annotation x existing injected annotation
+/// (absent, "true", "false", ""), each judged as the API server answers a client with both
+/// policies installed: the mutation first, then the validation; admitted with HTTP 201 and the
+/// injected annotation as the mutation leaves it, or denied with 403 and the message. Only
+/// CREATEs: an UPDATE needs the object to exist. Warnings are not checked (the API server may
+/// add its own, e.g. Pod Security's).
+pub fn api_cases() -> Vec<Case> {
+    const INJECTED_API: [Option<&str>; 4] = [None, Some("true"), Some("false"), Some("")];
+    let mut b = Builder { cases: Vec::new() };
+    for ns in NAMESPACES {
+        for subject in SUBJECT {
+            for team in TEAM {
+                for injected in INJECTED_API {
+                    let mut ann = vec![("owner", "web")];
+                    if let Some(t) = team {
+                        ann.push((TEAM_ANNOTATION, t));
+                    }
+                    if let Some(i) = injected {
+                        ann.push((INJECTED_ANNOTATION, i));
+                    }
+                    let p = pod(b.cases.len(), ns, subject, ann);
+                    let validate = expected_validate(p.subject(), team);
+                    let expect = if validate.allowed {
+                        Expectation {
+                            allowed: true,
+                            code: Some(201),
+                            annotations: expected_mutate(p.subject(), injected).annotations,
+                            ..Expectation::default()
+                        }
+                    } else {
+                        Expectation {
+                            allowed: false,
+                            code: Some(403),
+                            message_contains: Some(MESSAGE.to_string()),
+                            ..Expectation::default()
+                        }
+                    };
+                    let label = format!(
+                        "api CREATE ns={ns} subject={} team={} injected={}",
+                        show(subject),
+                        show(team),
+                        show(injected)
+                    );
+                    let review = review(
+                        b.cases.len() + 1,
+                        "CREATE",
+                        Some(&p.value()),
+                        None,
+                        "admission.k8s.io/v1",
+                    );
+                    b.cases.push(Case {
+                        name: format!("{:03} {label}", b.cases.len() + 1),
+                        path: None,
+                        review,
+                        expect,
+                    });
+                }
+            }
+        }
+    }
+    b.cases
+}
+
 const NOTE_KEYS: [&str; 50] = [
     "n/00", "n/01", "n/02", "n/03", "n/04", "n/05", "n/06", "n/07", "n/08", "n/09", "n/10", "n/11",
     "n/12", "n/13", "n/14", "n/15", "n/16", "n/17", "n/18", "n/19", "n/20", "n/21", "n/22", "n/23",
@@ -600,6 +664,38 @@ mod tests {
                 assert_eq!(c.expect.code, Some(403));
             }
         }
+    }
+
+    #[test]
+    fn api_cases_are_creates_judged_as_the_api_server_answers() {
+        let cases = api_cases();
+        assert_eq!(cases.len(), COUNT);
+        let denied: Vec<_> = cases.iter().filter(|c| !c.expect.allowed).collect();
+        // In scope (policy-bench, subject "true") without team "platform": 4 team values x 4.
+        assert_eq!(denied.len(), 16);
+        assert!(denied.iter().all(|c| c.expect.code == Some(403)));
+        let injected = cases
+            .iter()
+            .filter(|c| {
+                c.expect
+                    .annotations
+                    .as_ref()
+                    .is_some_and(|a| a.get(INJECTED_ANNOTATION) == Some(&Some("true".to_string())))
+            })
+            .count();
+        // Admitted subjects (team platform) with the annotation absent or already "true",
+        // plus the 8 non-subject namespace x label pairs x 5 team values carrying "true".
+        assert_eq!(injected, 2 + 8 * 5);
+        assert!(
+            cases
+                .iter()
+                .all(|c| c.path.is_none() && c.expect.warnings.is_none())
+        );
+        assert!(
+            cases
+                .iter()
+                .all(|c| c.review.pointer(&["request", "operation"]).as_str() == Some("CREATE"))
+        );
     }
 
     #[test]

@@ -65,7 +65,9 @@ pub struct BenchArgs {
 pub enum BenchCommand {
     /// Print a built-in set of correctness cases as JSONL (for --cases).
     Cases {
-        /// The set: `contract`, the 180 cases of policies/bench-contract.
+        /// The set: `contract`, the 180 webhook-mode cases of policies/bench-contract (each for
+        /// /validate or /mutate); `contract-api`, 180 Pod CREATEs for --kube with both policies
+        /// installed in the API server.
         #[arg(value_enum)]
         set: CaseSet,
     },
@@ -74,6 +76,7 @@ pub enum BenchCommand {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CaseSet {
     Contract,
+    ContractApi,
 }
 
 #[derive(Debug, Args)]
@@ -293,6 +296,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
     if let Some(BenchCommand::Cases { set }) = args.command {
         let cases = match set {
             CaseSet::Contract => celer_bench::cases::contract::cases(),
+            CaseSet::ContractApi => celer_bench::cases::contract::api_cases(),
         };
         let mut out = std::io::stdout().lock();
         for case in &cases {
