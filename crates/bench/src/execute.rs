@@ -101,6 +101,9 @@ impl Default for Options {
     }
 }
 
+/// Most requests in one phase: each is recorded (40 bytes), so 10 million is about 400 MB.
+pub const MAX_REQUESTS: u64 = 10_000_000;
+
 /// How many distinct generated Pods are used in turn.
 const GENERATED_BODIES: usize = 64;
 
@@ -149,6 +152,25 @@ pub async fn execute(options: &Options) -> Result<Report, BenchError> {
             options.warmup_duration,
         ))
     };
+    let too_many = |what: &str, n: u64| {
+        BenchError::Invalid(format!(
+            "{what}: {n} requests in one phase; at most {MAX_REQUESTS} (every request is recorded)"
+        ))
+    };
+    if schedule.count > MAX_REQUESTS {
+        return Err(too_many("the run", schedule.count));
+    }
+    if let Some(w) = warmup
+        && w.count > MAX_REQUESTS
+    {
+        return Err(too_many("the warm-up", w.count));
+    }
+    for rate in options.sweep.iter().flatten() {
+        let n = Schedule::for_duration(*rate, options.duration).count;
+        if n > MAX_REQUESTS {
+            return Err(too_many(&format!("the sweep at {rate}/s"), n));
+        }
+    }
     let mut report = Report {
         version: report::VERSION,
         target: TargetInfo {

@@ -137,6 +137,8 @@ pub struct Summary {
     pub failure_samples: Vec<String>,
 }
 
+const _: () = assert!(std::mem::size_of::<Record>() == 40);
+
 /// Behind schedule when queue p99 exceeds this.
 pub const BEHIND_MS: f64 = 1.0;
 

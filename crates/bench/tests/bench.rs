@@ -402,5 +402,18 @@ fn errors_are_counted_by_kind() {
         .await
         .unwrap_err();
         assert!(e.to_string().contains("--ca"), "{e}");
+
+        // A phase too large to record is refused up front.
+        let e = execute::execute(&Options {
+            target: TargetChoice::Webhook {
+                url: "http://127.0.0.1:1/validate".into(),
+            },
+            rate: 1e9,
+            duration: Duration::from_secs(60),
+            ..Options::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(e.to_string().contains("at most 10000000"), "{e}");
     });
 }
