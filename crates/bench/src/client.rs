@@ -76,6 +76,9 @@ impl Failure {
     }
 }
 
+/// Largest response body read (an AdmissionReview answer or an API object is far smaller).
+pub const MAX_RESPONSE: usize = 16 << 20;
+
 /// A full response.
 #[derive(Debug)]
 pub struct Reply {
@@ -256,7 +259,11 @@ impl Conn {
             }
         };
         let (parts, body) = response.into_parts();
-        let body = body.collect().await.map_err(failed)?.to_bytes();
+        let body = http_body_util::Limited::new(body, MAX_RESPONSE)
+            .collect()
+            .await
+            .map_err(|e| Failure::new(ErrorKind::Http, e.to_string()))?
+            .to_bytes();
         Ok(Reply {
             status: parts.status.as_u16(),
             headers: parts.headers,
