@@ -30,6 +30,8 @@ enum Command {
     Test(commands::test::TestArgs),
     /// Serve the policies as a validating and mutating admission webhook (HTTPS).
     Serve(commands::serve::ServeArgs),
+    /// Open-loop load generator for admission webhooks and the Kubernetes API.
+    Bench(commands::bench::BenchArgs),
 }
 
 /// Stack for the thread that does the work. sonic-rs parses recursively and, in debug builds,
@@ -70,5 +72,6 @@ fn run() -> ExitCode {
         Command::Apply(args) => commands::apply::run(args),
         Command::Test(args) => commands::test::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Bench(args) => commands::bench::run(args),
     }
 }
