@@ -34,10 +34,10 @@ use crate::environment::{PolicyEnv, Slots};
 /// The name of the variable holding the exceptions' allowed images and values.
 pub const EXCEPTIONS_VAR: &str = "exceptions";
 
-/// The CEL environment of a Kyverno policy: Kubernetes' libraries, `object`, `oldObject`,
-/// `request`, `namespaceObject` and `exceptions` (no `params`, no `authorizer`), then the
-/// policy's `variables`. The one place Kyverno's environment is built: Kyverno's own CEL
-/// libraries (`image()`, `json`, `resource`, `http`...) are to be enabled here.
+/// The CEL environment of a Kyverno policy: Kubernetes' libraries and Kyverno's (`image()`,
+/// `json`, `resource`, `http`...: the context-backed ones read the variables that `Extra`
+/// binds), `object`, `oldObject`, `request`, `namespaceObject` and
+/// `exceptions` (no `params`, no `authorizer`), then the policy's `variables`.
 pub fn kyverno_env(mutating: bool) -> (PolicyEnv, usize) {
     static BASE: OnceLock<Env> = OnceLock::new();
     let mut env = BASE
