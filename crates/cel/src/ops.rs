@@ -380,7 +380,12 @@ pub fn select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
             .get_str(field)
             .ok_or_else(|| EvalError::no_such_key(field)),
         Value::Optional(None) => Ok(Value::Optional(None)),
-        Value::Optional(Some(inner)) => optional_select(inner, field),
+        Value::Optional(Some(inner)) => match inner.as_ref() {
+            Value::Null => Err(EvalError::new(
+                "type 'null_type' does not support field selection",
+            )),
+            inner => optional_select(inner, field),
+        },
         Value::Struct(s) => crate::mutation::select(s, field),
         other => Err(EvalError::new(format!(
             "type '{}' does not support field selection",
@@ -389,11 +394,13 @@ pub fn select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
     }
 }
 
-/// `operand.?field`.
+/// `operand.?field`. On `null` it is `optional.none()`, as cel-go's presence test answers
+/// "absent" for a value that has no fields (without `EnableErrorOnBadPresenceTest`); a plain
+/// selection continuing an optional (`m.?a.b` with `a` null) still fails.
 pub fn optional_select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
     match operand {
         Value::Map(m) => Ok(Value::Optional(m.get_str(field).map(Arc::new))),
-        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(None) | Value::Null => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => optional_select(inner, field),
         Value::Struct(s) => crate::mutation::optional_select(s, field),
         other => Err(EvalError::new(format!(

@@ -207,6 +207,16 @@ fn optionals() {
     ok("[?optional.none(), ?optional.of(1), 2]", "[1, 2]");
     ok("{?'a': optional.none(), 'b': 1}", "{\"b\": 1}");
     err("optional.none().value()", "optional.none() dereference");
+    // As cel-go: a presence test on null finds nothing rather than failing.
+    assert_eq!(
+        eval_with("object.m.?a.orValue('d')", r#"{"m": null}"#),
+        Ok("\"d\"".into())
+    );
+    assert_eq!(
+        eval_with("object.m.?a.?b.orValue('d')", r#"{"m": {"a": null}}"#),
+        Ok("\"d\"".into())
+    );
+    assert!(eval_with("object.m.?a.b.orValue('d')", r#"{"m": {"a": null}}"#).is_err());
 }
 
 #[test]

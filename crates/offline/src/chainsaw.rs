@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use celer_cel::Json;
+use celer_cel::library::kyverno::MemoryContext;
 use celer_policy::attributes::Operation;
 use celer_policy::engine::{self, EvalOptions};
 use celer_policy::kyverno::model::KyvernoManifest;
@@ -241,7 +242,17 @@ impl State {
             let manifests = &self.manifests;
             self.set.get_or_insert_with(|| PolicySet::build(manifests))
         };
-        let outcome = engine::evaluate(set, &request, &lookup, &EvalOptions::default());
+        // What `resource.*` reads: the objects the test has created so far.
+        let mut context = MemoryContext::new();
+        for o in &self.objects {
+            // An object without apiVersion or kind cannot be looked up: left out.
+            let _ = context.add_object(o.clone());
+        }
+        let options = EvalOptions {
+            kyverno_context: Some(context.into_shared()),
+            ..EvalOptions::default()
+        };
+        let outcome = engine::evaluate(set, &request, &lookup, &options);
         let matched = outcome.results.iter().any(|r| {
             matches!(
                 r.kind,

@@ -11,6 +11,9 @@
 //! [`EvalOptions::selector_params_as_list`], never by default in the engine.
 
 use std::path::Path;
+use std::sync::Arc;
+
+use celer_cel::library::kyverno::{KyvernoContext, MemoryContext, MockError};
 
 use celer_cel::Json;
 use celer_policy::attributes::Operation;
@@ -191,6 +194,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
         }
     }
     let lookup = ObjectLookup::new(lookup_objects);
+    let kyverno_context = context_of(&test, dir)?;
 
     let evaluate_all = |operation: Operation| -> Result<Vec<Evaluated>, String> {
         let mut evaluated: Vec<Evaluated> = Vec::new();
@@ -215,6 +219,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
             let options = EvalOptions {
                 selector_params_as_list: true,
                 kyverno: celer_policy::kyverno::validate::Mode { offline: true },
+                kyverno_context: Some(kyverno_context.clone()),
                 ..EvalOptions::default()
             };
             let result = engine::evaluate(&set, &request, &lookup, &options);
@@ -360,6 +365,69 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
         }
     }
     Ok(outcome)
+}
+
+/// What Kyverno's context-backed functions read in a test, as Kyverno's CLI fills it: the
+/// objects of the `context` file (`spec.resources`, `spec.images`) and of `clusterResources`
+/// for `resource.*`, `apiCallResponses` for `http.*`, `globalContextEntries` (with their
+/// `resourceFiles` read into `resources`) for `globalContext.*`.
+fn context_of(test: &Json, dir: &Path) -> Result<Arc<dyn KyvernoContext>, String> {
+    let mut ctx = MemoryContext::new();
+    let at = |what: &str, e: MockError| format!("{what}: {e}");
+    if let Some(file) = test.get("context").and_then(|c| c.as_str()) {
+        for doc in read_json(&dir.join(file))? {
+            ctx.add_context_file(&doc).map_err(|e| at(file, e))?;
+        }
+    }
+    for file in list_of(test, "clusterResources") {
+        for doc in read_json(&dir.join(&file))? {
+            // Either objects, or a `ClusterResource` document listing them in
+            // `spec.resources` as a context file does.
+            let listed = str_of(&doc, "apiVersion").starts_with("cli.kyverno.io/");
+            let added = match listed {
+                true => ctx.add_context_file(&doc),
+                false => ctx.add_object(cli_resource(doc)),
+            };
+            added.map_err(|e| at(&file, e))?;
+        }
+    }
+    for entry in test
+        .get("apiCallResponses")
+        .and_then(|l| l.as_array())
+        .into_iter()
+        .flat_map(|l| l.iter())
+    {
+        ctx.add_api_call_response(entry)
+            .map_err(|e| at("apiCallResponses", e))?;
+    }
+    for entry in test
+        .get("globalContextEntries")
+        .and_then(|l| l.as_array())
+        .into_iter()
+        .flat_map(|l| l.iter())
+    {
+        let files = list_of(entry, "resourceFiles");
+        if files.is_empty() {
+            ctx.add_global_context_entry(entry)
+                .map_err(|e| at("globalContextEntries", e))?;
+            continue;
+        }
+        let mut resources = Json::new_array();
+        if let Some(list) = resources.as_array_mut() {
+            for file in &files {
+                for doc in read_json(&dir.join(file))? {
+                    list.push(doc);
+                }
+            }
+        }
+        let mut entry = entry.clone();
+        if let Some(e) = entry.as_object_mut() {
+            e.insert(&"resources", resources);
+        }
+        ctx.add_global_context_entry(&entry)
+            .map_err(|e| at("globalContextEntries", e))?;
+    }
+    Ok(ctx.into_shared())
 }
 
 /// Whether a result row's resource entry, `name` or `namespace/name`, names `resource` (a

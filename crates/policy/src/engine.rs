@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use celer_cel::library::cost::Budget;
 use celer_cel::library::k8s::authz::{self, Authorizer, RequestResource};
+use celer_cel::library::kyverno::{ContextValues, KyvernoContext};
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
 use crate::attributes::Attributes;
@@ -41,6 +42,10 @@ pub struct EvalOptions {
     pub selector_params_as_list: bool,
     /// How Kyverno's policies run (offline, they ignore `evaluation.admission.enabled`).
     pub kyverno: crate::kyverno::validate::Mode,
+    /// What Kyverno's context-backed functions (`resource.*`, `http.*`, `globalContext.*`,
+    /// `image.GetMetadata`, `time.now()`) read; without one they fail with an error naming
+    /// the function, which the policy's failurePolicy then handles.
+    pub kyverno_context: Option<Arc<dyn KyvernoContext>>,
 }
 
 /// What an evaluation reads besides the request: cached per request.
@@ -51,6 +56,9 @@ pub struct RequestContext<'r> {
     namespace: OnceCell<Result<Option<Arc<Json>>, LookupError>>,
     cel_request: OnceCell<Json>,
     authorizer: Option<(Value<'static>, Value<'static>)>,
+    kyverno_context: Option<Arc<dyn KyvernoContext>>,
+    /// The Kyverno context's variables for cluster-wide policies, made once.
+    kyverno_values: OnceCell<Option<ContextValues>>,
 }
 
 impl<'r> RequestContext<'r> {
@@ -81,6 +89,21 @@ impl<'r> RequestContext<'r> {
             namespace: OnceCell::new(),
             cel_request: OnceCell::new(),
             authorizer,
+            kyverno_context: options.kyverno_context.clone(),
+            kyverno_values: OnceCell::new(),
+        }
+    }
+
+    /// The variables of Kyverno's context-backed functions for a policy (`namespace`: a
+    /// namespaced policy's, whose `resource` calls default to it); `None` without a context.
+    pub(crate) fn kyverno_values(&self, namespace: Option<&str>) -> Option<ContextValues> {
+        let context = self.kyverno_context.as_ref()?;
+        match namespace {
+            Some(ns) => Some(ContextValues::namespaced(context.clone(), ns)),
+            None => self
+                .kyverno_values
+                .get_or_init(|| Some(ContextValues::new(context.clone())))
+                .clone(),
         }
     }
 

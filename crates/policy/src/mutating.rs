@@ -408,13 +408,12 @@ fn mutate(
     )
 }
 
-/// [`mutate`] for any policy's mutation; `extra` binds one more variable (Kyverno's
-/// `exceptions`).
+/// [`mutate`] for any policy's mutation; `extra` binds Kyverno's variables.
 pub(crate) fn apply_mutation(
     mutation: &CompiledMutation,
     common: &crate::compiled::PolicyCommon,
     inputs: &Inputs<'_>,
-    extra: Option<(usize, &Json)>,
+    extra: Option<crate::kyverno::Extra<'_>>,
     doc: &mut Patched,
     kind: GroupVersionKind<'_>,
     buffers: &mut ActivationBuffers,
@@ -434,8 +433,8 @@ pub(crate) fn apply_mutation(
         };
         let mut activation = Activation::with_buffers(&common.env.env, take(buffers));
         bind_inputs(&mut activation, common, inputs, true);
-        if let Some((slot, value)) = extra {
-            activation.set(slot, Value::from_json(value));
+        if let Some(extra) = &extra {
+            extra.bind(&mut activation);
         }
         if let Some(object) = object {
             activation.set(common.env.slots.object, object);

@@ -26,27 +26,27 @@ pub mod validate;
 
 use std::sync::OnceLock;
 
-use celer_cel::library::Impl;
-use celer_cel::{Env, EvalResult, Type, Value};
+use celer_cel::library::kyverno::ContextValues;
+use celer_cel::{Activation, Env, Json, Type, Value};
 
 use crate::environment::{PolicyEnv, Slots};
 
 /// The name of the variable holding the exceptions' allowed images and values.
 pub const EXCEPTIONS_VAR: &str = "exceptions";
 
-/// The CEL environment of a Kyverno policy: Kubernetes' libraries, `object`, `oldObject`,
-/// `request`, `namespaceObject` and `exceptions` (no `params`, no `authorizer`), then the
-/// policy's `variables`. The one place Kyverno's environment is built: Kyverno's own CEL
-/// libraries (`image()`, `json`, `resource`, `http`...) are to be enabled here.
+/// The CEL environment of a Kyverno policy: Kubernetes' libraries and Kyverno's (`image()`,
+/// `json`, `resource`, `http`...: the context-backed ones read the variables that `Extra`
+/// binds), `object`, `oldObject`, `request`, `namespaceObject` and
+/// `exceptions` (no `params`, no `authorizer`), then the policy's `variables`.
 pub fn kyverno_env(mutating: bool) -> (PolicyEnv, usize) {
     static BASE: OnceLock<Env> = OnceLock::new();
     let mut env = BASE
         .get_or_init(|| {
             let mut env = Env::kubernetes();
-            // Kyverno's compatibility with cel-go before 0.28 (`OrValueCompatEnvOptions`):
-            // `x.orValue(y)` on a value that is not an optional gives `x`.
-            env.registry_mut()
-                .implement("orValue", true, 2, Impl::Binary(or_value_compat));
+            // Kyverno's libraries (`image()`, `json`, `resource`, `http`...), with its
+            // `orValue` compatibility (`x.orValue(y)` on a value that is not an optional
+            // gives `x`).
+            env.enable_kyverno_libraries();
             env
         })
         .clone();
@@ -77,12 +77,10 @@ pub fn kyverno_env(mutating: bool) -> (PolicyEnv, usize) {
 
 /// The environment of a ClusterPolicy `validate.cel` rule: Kubernetes' validating policy
 /// environment (with `params` when the rule has a paramKind, and the authorizer), with
-/// Kyverno's `orValue` compatibility.
+/// Kyverno's libraries and its `orValue` compatibility.
 pub fn classic_env(has_params: bool) -> PolicyEnv {
     let mut env = PolicyEnv::new(has_params, false);
-    env.env
-        .registry_mut()
-        .implement("orValue", true, 2, Impl::Binary(or_value_compat));
+    env.env.enable_kyverno_libraries();
     env
 }
 
@@ -136,13 +134,29 @@ pub(crate) fn request_with_objects(
     request
 }
 
-/// `orValue` as Kyverno's `__orValueCompat__`: an optional's value or the default; any other
-/// value as it is.
-fn or_value_compat<'a>(a: Value<'a>, b: Value<'a>) -> EvalResult<'a> {
-    match a {
-        Value::Optional(Some(x)) => Ok((*x).clone()),
-        Value::Optional(None) => Ok(b),
-        other => Ok(other),
+/// What a Kyverno policy's activations hold besides the invocation's inputs: the
+/// `exceptions` variable and the context-backed functions' variables.
+#[derive(Clone, Copy)]
+pub(crate) struct Extra<'e> {
+    pub exceptions_slot: usize,
+    pub exceptions: &'e Json,
+    pub context: Option<&'e ContextValues>,
+}
+
+impl<'e> Extra<'e> {
+    pub(crate) fn bind<'a>(&self, activation: &mut Activation<'a>)
+    where
+        'e: 'a,
+    {
+        activation.set(self.exceptions_slot, Value::from_json(self.exceptions));
+        bind_context(activation, self.context);
+    }
+}
+
+/// Binds the context-backed functions' variables, when the host gave a context.
+pub(crate) fn bind_context(activation: &mut Activation<'_>, context: Option<&ContextValues>) {
+    if let Some(values) = context {
+        values.bind(activation);
     }
 }
 

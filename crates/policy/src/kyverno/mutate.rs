@@ -171,8 +171,11 @@ fn mutate_policy(
         authorizer: None,
     };
     let failure_policy = common.failure_policy;
+    let context = ctx.kyverno_values(k.extras.namespace.as_deref());
+    let context = context.as_ref();
     let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
     bind_inputs(&mut activation, common, &inputs, false);
+    super::bind_context(&mut activation, context);
     let exempt = exceptions(&k.extras, &activation, failure_policy);
     *buffers = activation.into_buffers();
     let exceptions_value = match exempt {
@@ -187,10 +190,12 @@ fn mutate_policy(
     };
     let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
     bind_inputs(&mut activation, common, &inputs, false);
-    activation.set(
-        k.extras.exceptions_slot,
-        celer_cel::Value::from_json(&exceptions_value),
-    );
+    let extra = super::Extra {
+        exceptions_slot: k.extras.exceptions_slot,
+        exceptions: &exceptions_value,
+        context,
+    };
+    extra.bind(&mut activation);
     let held = conditions_hold(&common.match_conditions, &activation, failure_policy);
     *buffers = activation.into_buffers();
     match held {
@@ -209,15 +214,9 @@ fn mutate_policy(
     };
     let mut failures = Vec::new();
     for m in &k.policy.mutations {
-        if let Err(e) = mutating::apply_mutation(
-            m,
-            common,
-            &inputs,
-            Some((k.extras.exceptions_slot, &exceptions_value)),
-            doc,
-            kind,
-            buffers,
-        ) {
+        if let Err(e) =
+            mutating::apply_mutation(m, common, &inputs, Some(extra), doc, kind, buffers)
+        {
             failures.push(e);
         }
     }

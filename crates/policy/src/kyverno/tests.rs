@@ -481,3 +481,115 @@ fn unsupported_modes_and_invalid_policies_are_reported() {
     );
     assert!(set.kyverno.is_empty());
 }
+
+fn run_with_context(
+    set: &PolicySet,
+    object: &str,
+    context: Option<std::sync::Arc<dyn celer_cel::library::kyverno::KyvernoContext>>,
+) -> Outcome {
+    let object = json(object);
+    let body = review_for(
+        Some(&object),
+        None,
+        Operation::Create,
+        &RequestUser::default(),
+        "uid",
+    )
+    .unwrap();
+    let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+    let request = review.request().unwrap();
+    let lookup = ObjectLookup::new(Vec::new());
+    let options = EvalOptions {
+        kyverno: Mode { offline: true },
+        kyverno_context: context,
+        ..EvalOptions::default()
+    };
+    evaluate(set, &request, &lookup, &options)
+}
+
+const CONFIGMAP_LOOKUPS: &str = "apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: cluster-lookup}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  variables:
+  - {name: cm, expression: \"resource.Get('v1', 'configmaps', 'team', 'settings')\"}
+  validations:
+  - expression: \"variables.cm.data.mode == 'strict'\"
+    message: not strict
+---
+apiVersion: policies.kyverno.io/v1
+kind: NamespacedValidatingPolicy
+metadata: {name: namespaced-lookup, namespace: team}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+  - expression: \"resource.List('v1', 'configmaps').items.size() == 1\"
+    message: one configmap expected in the policy's namespace
+---
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: label-from-lookup}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: >
+        Object{metadata: Object.metadata{labels: {'mode':
+        resource.Get('v1', 'configmaps', 'team', 'settings').data.mode}}}
+";
+
+const TEAM_POD: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team}
+spec:
+  containers: [{name: c, image: nginx}]
+";
+
+#[test]
+fn context_backed_functions_read_the_options_context() {
+    use celer_cel::library::kyverno::MemoryContext;
+    let set = set(CONFIGMAP_LOOKUPS);
+    let mut ctx = MemoryContext::new();
+    for (ns, mode) in [("team", "strict"), ("other", "loose")] {
+        ctx.add_object(json(&format!(
+            "{{apiVersion: v1, kind: ConfigMap, metadata: {{name: settings, namespace: {ns}}}, data: {{mode: {mode}}}}}"
+        )))
+        .unwrap();
+    }
+    let o = run_with_context(&set, TEAM_POD, Some(ctx.into_shared()));
+    assert_eq!(result(&o, "cluster-lookup").unwrap().0, ResultKind::Pass);
+    // A namespaced policy's resource.List without a namespace lists in its own.
+    assert_eq!(result(&o, "namespaced-lookup").unwrap().0, ResultKind::Pass);
+    assert_eq!(result(&o, "label-from-lookup").unwrap().0, ResultKind::Pass);
+    let patched = o.patched.as_ref().expect("the mutation applies");
+    assert_eq!(
+        patched
+            .pointer(["metadata", "labels", "mode"])
+            .and_then(|v| v.as_str()),
+        Some("strict")
+    );
+    assert!(o.allowed);
+
+    // Without a context the calls fail with the library's error, through failurePolicy: the
+    // mutation's error refuses the request (failurePolicy Fail) before validation...
+    let o = run_with_context(&set, TEAM_POD, None);
+    let (kind, message) = result(&o, "label-from-lookup").unwrap();
+    assert_eq!(kind, ResultKind::Error);
+    assert!(message.contains("no context was supplied"), "{message}");
+    assert!(!o.allowed);
+    // ...and a validation's error is the policy's result.
+    let validating = CONFIGMAP_LOOKUPS.split("---\n").next().unwrap();
+    let o = run_with_context(&self::set(validating), TEAM_POD, None);
+    let (kind, message) = result(&o, "cluster-lookup").unwrap();
+    assert_eq!(kind, ResultKind::Error);
+    assert!(message.contains("no context was supplied"), "{message}");
+    assert!(!o.allowed);
+}

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use celer_cel::library::cost::Budget;
+use celer_cel::library::kyverno::ContextValues;
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
 use crate::attributes::Attributes;
@@ -190,6 +191,7 @@ pub(crate) fn applies(extras: &KyvernoExtras, attributes: &Attributes<'_>, mode:
 fn evaluate_policy(
     k: &KyvernoValidating,
     inputs: &Inputs<'_>,
+    context: Option<&ContextValues>,
     buffers: &mut ActivationBuffers,
 ) -> Verdict {
     let common: &PolicyCommon = &k.policy.common;
@@ -198,13 +200,19 @@ fn evaluate_policy(
         // The usual case: one activation, nothing allocated for the exceptions.
         let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
         bind_inputs(&mut activation, common, inputs, false);
-        activation.set(k.extras.exceptions_slot, Value::from_json(no_exceptions()));
+        let extra = super::Extra {
+            exceptions_slot: k.extras.exceptions_slot,
+            exceptions: no_exceptions(),
+            context,
+        };
+        extra.bind(&mut activation);
         let verdict = run_validations(k, &activation, failure_policy);
         *buffers = activation.into_buffers();
         return verdict;
     }
     let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
     bind_inputs(&mut activation, common, inputs, false);
+    super::bind_context(&mut activation, context);
     let exceptions_value = match exceptions(&k.extras, &activation, failure_policy) {
         Ok(Exempt::Full(v)) => {
             *buffers = activation.into_buffers();
@@ -220,10 +228,12 @@ fn evaluate_policy(
     *buffers = activation.into_buffers();
     let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
     bind_inputs(&mut activation, common, inputs, false);
-    activation.set(
-        k.extras.exceptions_slot,
-        Value::from_json(&exceptions_value),
-    );
+    let extra = super::Extra {
+        exceptions_slot: k.extras.exceptions_slot,
+        exceptions: &exceptions_value,
+        context,
+    };
+    extra.bind(&mut activation);
     let verdict = run_validations(k, &activation, failure_policy);
     *buffers = activation.into_buffers();
     verdict
@@ -401,7 +411,8 @@ pub fn run(
                         params: None,
                         authorizer: None,
                     };
-                    evaluate_policy(k, &inputs, &mut buffers)
+                    let context = ctx.kyverno_values(k.extras.namespace.as_deref());
+                    evaluate_policy(k, &inputs, context.as_ref(), &mut buffers)
                 }
             };
         let name = &common.name;
