@@ -17,7 +17,9 @@
 # kube-apiserver's CPU and RSS come from `celer bench --pid`; celer's are sampled from /proc
 # the same way (once a second, measured phase only) by a small wrapper below.
 #
-#   e2e/side-by-side.sh               # everything (about 15 minutes)
+#   e2e/side-by-side.sh               # everything (natively, gen-256 at 12,000 requests alone
+#                                     # takes about 7 minutes: kube-apiserver manages ~30 rps)
+#   GEN_256_COUNT=3000 e2e/side-by-side.sh   # as in docs/benchmarks.md: about 17 minutes
 #   QUICK=1 e2e/side-by-side.sh       # 2 s warm-up, 600 requests per run
 #   GEN_COUNT=3000 e2e/side-by-side.sh   # fewer requests for gen-64 / gen-256 only
 #   GEN_256_COUNT=3000 e2e/side-by-side.sh   # fewer for gen-256 only (GEN_64_COUNT likewise)
