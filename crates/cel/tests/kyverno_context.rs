@@ -15,52 +15,14 @@
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::sync::Arc;
 
 use celer_cel::library::kyverno::{ContextValues, MemoryContext, memory::guess_resource};
 use celer_cel::{Activation, Env, Json, Type, Value};
 use serde::Deserialize as _;
-
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CELER_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus"
-        )),
-    }
-}
-
-fn require(dir: &Path) -> bool {
-    if dir.is_dir() {
-        return true;
-    }
-    let message = format!(
-        "corpus folder {} is missing (set CELER_CORPUS)",
-        dir.display()
-    );
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{message}");
-    }
-    eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
-    false
-}
-
-fn tests_in(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            tests_in(&p, out);
-        } else if p.file_name().is_some_and(|n| n == "kyverno-test.yaml") {
-            out.push(p);
-        }
-    }
-}
 
 /// Every YAML document of a file, as JSON.
 fn documents(path: &Path) -> Vec<Json> {
@@ -260,14 +222,17 @@ fn context_for(test: &Json, dir: &Path) -> MemoryContext {
 
 #[test]
 fn context_backed_policies_give_kyvernos_results() {
-    let root = corpus_dir();
-    if !require(&root.join("kyverno-policies")) || !require(&root.join("kyverno/test/cli")) {
+    let (Some(policies), Some(cli)) = (
+        support::require_corpus("kyverno-policies"),
+        support::require_corpus("kyverno/test/cli"),
+    ) else {
         return;
-    }
+    };
     let call = regex::Regex::new(CONTEXT_CALL).unwrap();
     let mut suites = Vec::new();
-    tests_in(&root.join("kyverno-policies"), &mut suites);
-    tests_in(&root.join("kyverno/test/cli"), &mut suites);
+    let is_test = |p: &Path| p.file_name().is_some_and(|n| n == "kyverno-test.yaml");
+    support::files_under(&policies, &is_test, &mut suites);
+    support::files_under(&cli, &is_test, &mut suites);
     let (mut passed, mut failed, mut skipped) = (0usize, Vec::new(), 0usize);
     let mut suites_run = 0;
     for suite in &suites {
@@ -345,7 +310,10 @@ fn context_backed_policies_give_kyvernos_results() {
                 let got = evaluate(policy, object, &ctx, &namespaces);
                 let label = format!(
                     "{} {} {kind}/{name}",
-                    suite.strip_prefix(&root).unwrap_or(suite).display(),
+                    suite
+                        .strip_prefix(support::corpus_dir())
+                        .unwrap_or(suite)
+                        .display(),
                     s(row, &["policy"])
                 );
                 if got == want {

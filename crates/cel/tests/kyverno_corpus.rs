@@ -13,49 +13,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use celer_cel::{Env, Type};
-
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CELER_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus"
-        )),
-    }
-}
-
-fn require(dir: &Path) -> bool {
-    if dir.is_dir() {
-        return true;
-    }
-    let message = format!(
-        "corpus folder {} is missing (set CELER_CORPUS)",
-        dir.display()
-    );
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{message}");
-    }
-    eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
-    false
-}
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            yaml_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            out.push(p);
-        }
-    }
-}
 
 const KINDS: [&str; 4] = [
     "ValidatingPolicy",
@@ -188,12 +150,14 @@ fn ratchet(key: &str) -> usize {
 
 #[test]
 fn kyverno_cel_policies_compile() {
-    let root = corpus_dir();
-    if !require(&root.join("kyverno-policies")) || !require(&root.join("kyverno/test")) {
+    let (Some(policies), Some(kyverno_tests)) = (
+        support::require_corpus("kyverno-policies"),
+        support::require_corpus("kyverno/test"),
+    ) else {
         return;
-    }
+    };
+    let is_yaml = |p: &Path| p.extension().is_some_and(|e| e == "yaml" || e == "yml");
     let mut files = Vec::new();
-    let policies = root.join("kyverno-policies");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&policies)
         .unwrap()
         .flatten()
@@ -206,10 +170,10 @@ fn kyverno_cel_policies_compile() {
         .collect();
     dirs.sort();
     for d in dirs {
-        yaml_files(&d, &mut files);
+        support::files_under(&d, &is_yaml, &mut files);
     }
-    yaml_files(&root.join("kyverno/test/cli"), &mut files);
-    yaml_files(&root.join("kyverno/test/conformance"), &mut files);
+    support::files_under(&kyverno_tests.join("cli"), &is_yaml, &mut files);
+    support::files_under(&kyverno_tests.join("conformance"), &is_yaml, &mut files);
 
     let mut base = Env::kubernetes();
     base.enable_kyverno_libraries();
@@ -261,7 +225,7 @@ fn kyverno_cel_policies_compile() {
         tally.failed.len(),
         failed_kyverno
     );
-    let root_text = format!("{}/", root.display());
+    let root_text = format!("{}/", support::corpus_dir().display());
     let known = known_failures();
     let mut unexplained = Vec::new();
     let mut seen = BTreeSet::new();

@@ -5,7 +5,7 @@
 pub mod cel_values;
 pub mod textproto;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The third-party corpus: `$CELER_CORPUS`, or `../shared/corpus` beside the project root.
 pub fn corpus_dir() -> PathBuf {
@@ -40,4 +40,20 @@ pub fn require_corpus(relative: &str) -> Option<PathBuf> {
 #[allow(clippy::panic)]
 pub fn fail(message: &str) -> ! {
     panic!("{message}")
+}
+
+/// The files under `dir` (recursively, in name order) that `keep` accepts.
+pub fn files_under(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files_under(&p, keep, out);
+        } else if keep(&p) {
+            out.push(p);
+        }
+    }
 }
