@@ -15,9 +15,9 @@
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::path::Path;
+
+use celer_test_support::{corpus_dir, require, walk};
 use std::sync::Arc;
 
 use celer_cel::library::kyverno::{ContextValues, MemoryContext, memory::guess_resource};
@@ -222,17 +222,13 @@ fn context_for(test: &Json, dir: &Path) -> MemoryContext {
 
 #[test]
 fn context_backed_policies_give_kyvernos_results() {
-    let (Some(policies), Some(cli)) = (
-        support::require_corpus("kyverno-policies"),
-        support::require_corpus("kyverno/test/cli"),
-    ) else {
+    let (Some(policies), Some(cli)) = (require("kyverno-policies"), require("kyverno/test/cli"))
+    else {
         return;
     };
     let call = regex::Regex::new(CONTEXT_CALL).unwrap();
-    let mut suites = Vec::new();
-    let is_test = |p: &Path| p.file_name().is_some_and(|n| n == "kyverno-test.yaml");
-    support::files_under(&policies, &is_test, &mut suites);
-    support::files_under(&cli, &is_test, &mut suites);
+    let mut suites = walk::files_named(&policies, "kyverno-test.yaml");
+    suites.extend(walk::files_named(&cli, "kyverno-test.yaml"));
     let (mut passed, mut failed, mut skipped) = (0usize, Vec::new(), 0usize);
     let mut suites_run = 0;
     for suite in &suites {
@@ -310,10 +306,7 @@ fn context_backed_policies_give_kyvernos_results() {
                 let got = evaluate(policy, object, &ctx, &namespaces);
                 let label = format!(
                     "{} {} {kind}/{name}",
-                    suite
-                        .strip_prefix(support::corpus_dir())
-                        .unwrap_or(suite)
-                        .display(),
+                    suite.strip_prefix(corpus_dir()).unwrap_or(suite).display(),
                     s(row, &["policy"])
                 );
                 if got == want {

@@ -9,15 +9,15 @@
 //! ```
 //!
 //! The floors are in `kyverno_corpus.ratchet`; every expression that does not compile is
-//! listed with its reason in `kyverno_corpus.known_failures`.
+//! listed with its reason in `kyverno_corpus.known_failures`, and every corpus document that
+//! cannot be read as YAML in `kyverno_corpus.unreadable`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeSet;
-mod support;
-
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use celer_cel::{Env, Type};
+use celer_test_support::{KnownFailures, Ratchet, corpus_dir, require, walk};
 
 const KINDS: [&str; 4] = [
     "ValidatingPolicy",
@@ -39,10 +39,17 @@ fn uses_kyverno(expr: &str) -> bool {
     global.is_match(expr) || qualified.is_match(expr)
 }
 
+#[derive(Default)]
 struct Tally {
     compiled: usize,
     compiled_kyverno: usize,
-    failed: Vec<String>,
+    /// `file<TAB>kind/policy<TAB>role<TAB>expression` of every expression compiled or not.
+    ran: BTreeSet<String>,
+    /// The same key of each expression that did not compile, to the first line of its error.
+    failed: BTreeMap<String, String>,
+    /// Documents or files that could not be read (`file document <n>`, or the file alone),
+    /// to the reason: reported, never dropped.
+    unreadable: BTreeMap<String, String>,
     policies: usize,
 }
 
@@ -74,6 +81,12 @@ fn compile_policy(base: &Env, doc: &serde_yaml_ng::Value, file: &Path, tally: &m
     }
     env.enable_lazy_variables();
     let mut check = |env: &Env, what: &str, expr: &str| -> Option<Type> {
+        let key = format!(
+            "{}\t{kind}/{name}\t{what}\t{}",
+            file.display(),
+            expr.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+        tally.ran.insert(key.clone());
         match env.compile(expr) {
             Ok(p) => {
                 tally.compiled += 1;
@@ -84,11 +97,7 @@ fn compile_policy(base: &Env, doc: &serde_yaml_ng::Value, file: &Path, tally: &m
             }
             Err(e) => {
                 let first = e.to_string().lines().next().unwrap_or("").to_string();
-                tally.failed.push(format!(
-                    "{}\t{kind}/{name}\t{what}\t{}\t{first}",
-                    file.display(),
-                    expr.split_whitespace().collect::<Vec<_>>().join(" ")
-                ));
+                tally.failed.insert(key, first);
                 None
             }
         }
@@ -130,50 +139,28 @@ fn compile_policy(base: &Env, doc: &serde_yaml_ng::Value, file: &Path, tally: &m
     }
 }
 
-fn known_failures() -> BTreeSet<String> {
-    include_str!("kyverno_corpus.known_failures")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split('\t').take(4).collect::<Vec<_>>().join("\t"))
-        .collect()
-}
-
-fn ratchet(key: &str) -> usize {
-    include_str!("kyverno_corpus.ratchet")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once('\t'))
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, n)| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("kyverno_corpus.ratchet has no count for {key}"))
-}
-
 #[test]
 fn kyverno_cel_policies_compile() {
-    let (Some(policies), Some(kyverno_tests)) = (
-        support::require_corpus("kyverno-policies"),
-        support::require_corpus("kyverno/test"),
-    ) else {
+    let (Some(policies), Some(kyverno_tests)) =
+        (require("kyverno-policies"), require("kyverno/test"))
+    else {
         return;
     };
     let is_yaml = |p: &Path| p.extension().is_some_and(|e| e == "yaml" || e == "yml");
-    let mut files = Vec::new();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&policies)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
+    let mut files: Vec<_> = walk::entries(&policies)
+        .into_iter()
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.ends_with("-vpol") || n.ends_with("-mpol"))
         })
+        .flat_map(|d| walk::files_under(&d, &is_yaml))
         .collect();
-    dirs.sort();
-    for d in dirs {
-        support::files_under(&d, &is_yaml, &mut files);
-    }
-    support::files_under(&kyverno_tests.join("cli"), &is_yaml, &mut files);
-    support::files_under(&kyverno_tests.join("conformance"), &is_yaml, &mut files);
+    files.extend(walk::files_under(&kyverno_tests.join("cli"), &is_yaml));
+    files.extend(walk::files_under(
+        &kyverno_tests.join("conformance"),
+        &is_yaml,
+    ));
 
     let mut base = Env::kubernetes();
     base.enable_kyverno_libraries();
@@ -187,23 +174,30 @@ fn kyverno_cel_policies_compile() {
     ] {
         base.declare(var, Type::Dyn);
     }
-    let mut tally = Tally {
-        compiled: 0,
-        compiled_kyverno: 0,
-        failed: Vec::new(),
-        policies: 0,
-    };
+    let mut tally = Tally::default();
+    let root_text = format!("{}/", corpus_dir().display());
     for file in &files {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            continue;
+        let short = file.display().to_string().replace(&root_text, "");
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) => {
+                tally.unreadable.insert(short, e.to_string());
+                continue;
+            }
         };
         if !text.contains("policies.kyverno.io/") || !KINDS.iter().any(|k| text.contains(k)) {
             continue;
         }
         use serde::Deserialize as _;
-        for doc in serde_yaml_ng::Deserializer::from_str(&text) {
-            let Ok(doc) = serde_yaml_ng::Value::deserialize(doc) else {
-                continue;
+        for (n, doc) in serde_yaml_ng::Deserializer::from_str(&text).enumerate() {
+            let doc = match serde_yaml_ng::Value::deserialize(doc) {
+                Ok(doc) => doc,
+                Err(e) => {
+                    tally
+                        .unreadable
+                        .insert(format!("{short} document {}", n + 1), e.to_string());
+                    continue;
+                }
             };
             let kind = str_at(&doc, &["kind"]).unwrap_or("");
             let group = str_at(&doc, &["apiVersion"]).unwrap_or("");
@@ -212,57 +206,51 @@ fn kyverno_cel_policies_compile() {
             }
         }
     }
-    let failed_kyverno = tally
+    let strip = |key: &String| key.replace(&root_text, "");
+    let ran: BTreeSet<String> = tally.ran.iter().map(strip).collect();
+    let failed: BTreeMap<String, String> = tally
         .failed
         .iter()
+        .map(|(k, e)| (strip(k), e.clone()))
+        .collect();
+    let failed_kyverno = failed
+        .keys()
         .filter(|f| uses_kyverno(f.split('\t').nth(3).unwrap_or("")))
         .count();
     println!(
-        "kyverno corpus: {} policies, {} expressions compiled ({} using Kyverno libraries), {} failed ({} using Kyverno libraries)",
+        "kyverno corpus: {} policies, {} expressions compiled ({} using Kyverno libraries), {} failed ({} using Kyverno libraries), {} documents unreadable",
         tally.policies,
         tally.compiled,
         tally.compiled_kyverno,
-        tally.failed.len(),
-        failed_kyverno
+        failed.len(),
+        failed_kyverno,
+        tally.unreadable.len()
     );
-    let root_text = format!("{}/", support::corpus_dir().display());
-    let known = known_failures();
-    let mut unexplained = Vec::new();
-    let mut seen = BTreeSet::new();
-    for f in &tally.failed {
-        let f = f.replace(&root_text, "");
-        println!("  FAIL {f}");
-        let key = f.split('\t').take(4).collect::<Vec<_>>().join("\t");
-        if !known.contains(&key) {
-            unexplained.push(f);
-        }
-        seen.insert(key);
+    for (key, error) in &failed {
+        println!("  FAIL {key}\t{error}");
     }
-    let stale: Vec<&String> = known.difference(&seen).collect();
-    assert!(
-        stale.is_empty(),
-        "kyverno_corpus.known_failures lists expressions that now compile; remove them and raise the ratchet:\n{}",
-        stale
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+    for (what, error) in &tally.unreadable {
+        println!("  UNREADABLE {what}: {error}");
+    }
+    let unreadable = KnownFailures::load(
+        "kyverno_corpus.unreadable",
+        include_str!("kyverno_corpus.unreadable"),
+        1,
     );
-    assert!(
-        unexplained.is_empty(),
-        "expressions failing without an entry in kyverno_corpus.known_failures:\n{}",
-        unexplained.join("\n")
+    let read: BTreeSet<String> = tally.unreadable.keys().cloned().collect();
+    unreadable
+        .drift(&read, &tally.unreadable, true)
+        .enforce(unreadable.file());
+    let known = KnownFailures::load(
+        "kyverno_corpus.known_failures",
+        include_str!("kyverno_corpus.known_failures"),
+        4,
     );
-    assert!(
-        tally.compiled >= ratchet("compiled"),
-        "{} compiled, the ratchet says {}",
-        tally.compiled,
-        ratchet("compiled")
+    known.drift(&ran, &failed, true).enforce(known.file());
+    let ratchet = Ratchet::load(
+        "kyverno_corpus.ratchet",
+        include_str!("kyverno_corpus.ratchet"),
     );
-    assert!(
-        tally.compiled_kyverno >= ratchet("compiled_kyverno"),
-        "{} compiled with Kyverno functions, the ratchet says {}",
-        tally.compiled_kyverno,
-        ratchet("compiled_kyverno")
-    );
+    ratchet.enforce("compiled", tally.compiled);
+    ratchet.enforce("compiled_kyverno", tally.compiled_kyverno);
 }

@@ -7,24 +7,8 @@
 //! missing corpus is a failure; elsewhere the test skips with a message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-
 use celer_cel::syntax::parse;
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus/cel-spec/tests/simple/testdata");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "corpus missing at {}",
-        dir.display()
-    );
-    eprintln!("SKIPPED: cel-spec corpus not found at {}", dir.display());
-    None
-}
+use celer_test_support::{require, walk};
 
 /// Decodes a textproto string literal body (C-style escapes over bytes).
 fn unescape_textproto(body: &str) -> Vec<u8> {
@@ -112,14 +96,14 @@ fn expressions(text: &str) -> Vec<String> {
 
 #[test]
 fn every_conformance_expression_parses() {
-    let Some(dir) = corpus_dir() else { return };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
+    let Some(dir) = require("cel-spec/tests/simple/testdata") else {
+        return;
+    };
+    let files: Vec<_> = walk::entries(&dir)
+        .into_iter()
         .filter(|p| p.extension().is_some_and(|x| x == "textproto"))
         .filter(|p| !p.ends_with("block_ext.textproto"))
         .collect();
-    files.sort();
     let mut total = 0;
     let mut failures = Vec::new();
     for file in &files {

@@ -5,71 +5,35 @@
 //! passing floor.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
 
 use celer_offline::gatekeeper;
-
-mod common;
-
-use common::{corpus_dir, require};
-
-fn suites(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            suites(&path, out);
-        } else if path.file_name().is_some_and(|n| n == "suite.yaml") {
-            out.push(path);
-        }
-    }
-}
-
-/// The passing floor, from `gatekeeper_library.ratchet`.
-fn ratchet() -> usize {
-    include_str!("gatekeeper_library.ratchet")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once('\t'))
-        .find(|(key, _)| *key == "passing assertions")
-        .and_then(|(_, n)| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("gatekeeper_library.ratchet has no passing count"))
-}
-
-/// `<suite dir relative to library/>: <check name>` -> reason.
-fn known_failures() -> BTreeMap<&'static str, &'static str> {
-    include_str!("gatekeeper_library.known_failures")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            l.split_once('\t')
-                .unwrap_or_else(|| panic!("gatekeeper_library.known_failures: {l:?} has no reason"))
-        })
-        .collect()
-}
+use celer_test_support::{KnownFailures, Ratchet, fail, require, walk};
 
 #[test]
 fn gatekeeper_library_suites() {
-    let library = corpus_dir().join("gatekeeper-library/library");
-    if !require(&library) {
+    let Some(library) = require("gatekeeper-library/library") else {
         return;
-    }
-    let mut files = Vec::new();
-    suites(&library, &mut files);
-    files.sort();
+    };
+    let files = walk::files_named(&library, "suite.yaml");
     assert!(
         !files.is_empty(),
         "no suite.yaml under {}",
         library.display()
     );
-    let known = known_failures();
-    let mut still_known = Vec::new();
-    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    let known = KnownFailures::load(
+        "gatekeeper_library.known_failures",
+        include_str!("gatekeeper_library.known_failures"),
+        1,
+    );
+    let ratchet = Ratchet::load(
+        "gatekeeper_library.ratchet",
+        include_str!("gatekeeper_library.ratchet"),
+    );
+    let (mut passed, mut skipped) = (0usize, 0usize);
+    let mut ran = BTreeSet::new();
+    let mut failed: BTreeMap<String, String> = BTreeMap::new();
     let mut skip_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    let mut report = Vec::new();
     for file in &files {
         let suite = file
             .parent()
@@ -79,8 +43,9 @@ fn gatekeeper_library_suites() {
         let outcome = match gatekeeper::run(file) {
             Ok(o) => o,
             Err(e) => {
-                failed += 1;
-                report.push(format!("{suite}: {e}"));
+                let key = format!("{suite}: suite");
+                ran.insert(key.clone());
+                failed.insert(key, e.to_string());
                 continue;
             }
         };
@@ -90,54 +55,36 @@ fn gatekeeper_library_suites() {
             let reason = why.split_once(": ").map_or(why.as_str(), |(_, r)| r);
             *skip_reasons.entry(reason.to_string()).or_default() += 1;
         }
-        for e in &outcome.errors {
+        if !outcome.errors.is_empty() {
             let key = format!("{suite}: load");
-            if known.contains_key(key.as_str()) {
-                still_known.push(key);
-            } else {
-                failed += 1;
-                report.push(format!("{suite}: {e}"));
-            }
+            ran.insert(key.clone());
+            failed.insert(key, outcome.errors.join("; "));
         }
         for check in &outcome.checks {
             let key = format!("{suite}: {}", check.name);
+            ran.insert(key.clone());
             if check.passed {
                 passed += 1;
-                if known.contains_key(key.as_str()) {
-                    report.push(format!(
-                        "{key}: listed in gatekeeper_library.known_failures but passes now (remove it)"
-                    ));
-                    failed += 1;
-                }
-            } else if known.contains_key(key.as_str()) {
-                still_known.push(key);
             } else {
-                failed += 1;
-                report.push(format!(
-                    "{key}: expected {}, got {}",
-                    check.expected, check.actual
-                ));
+                failed.insert(
+                    key,
+                    format!("expected {}, got {}", check.expected, check.actual),
+                );
             }
         }
     }
+    let known_failing = failed.keys().filter(|k| known.contains(k)).count();
     println!(
-        "gatekeeper-library: {} suites, {passed} passed, {failed} failed, {} known failures, {skipped} skipped",
+        "gatekeeper-library: {} suites, {passed} passed, {} failed, {known_failing} known failures, {skipped} skipped",
         files.len(),
-        still_known.len()
+        failed.len() - known_failing,
     );
     for (reason, n) in &skip_reasons {
         println!("  skipped {n}: {reason}");
     }
-    let floor = ratchet();
-    if failed > 0 || passed < floor {
-        panic!(
-            "{failed} failed, {passed} passed (at least {floor} must):\n{}",
-            report.join("\n")
-        );
+    let drift = known.drift(&ran, &failed, true);
+    if !drift.is_clean() {
+        fail(drift.problems(known.file()).join("\n"));
     }
-    if passed > floor {
-        println!(
-            "gatekeeper-library: {passed} assertions pass, more than the ratchet's {floor}: raise it"
-        );
-    }
+    ratchet.enforce("passing assertions", passed);
 }

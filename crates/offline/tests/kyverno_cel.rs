@@ -4,77 +4,25 @@
 //! `kyverno_cel.known_failures`, and the passing count may not fall below
 //! `kyverno_cel.ratchet`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use celer_offline::kyverno;
-
-mod common;
-
-use common::{corpus_dir, require};
-
-/// The files called `file_name` under `dir`.
-fn test_files(dir: &Path, file_name: &str, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            test_files(&path, file_name, out);
-        } else if path.file_name().is_some_and(|n| n == file_name) {
-            out.push(path);
-        }
-    }
-}
+use celer_test_support::{KnownFailures, Ratchet, fail, require, walk};
 
 /// The suites of a family: top-level folders of `root` whose name ends with `suffix` (all
-/// folders when it is empty; `=a|b` names the folders exactly).
+/// folders when it is empty; `=a|b` names the folders exactly), and in them the files
+/// called `file_name`.
 fn family(root: &Path, suffix: &str, file_name: &str) -> Vec<PathBuf> {
     let wanted = |name: &str| match suffix.strip_prefix('=') {
         Some(names) => names.split('|').any(|n| n == name),
         None => name.ends_with(suffix),
     };
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().to_string();
-        if path.is_dir() && wanted(&name) {
-            test_files(&path, file_name, &mut out);
-        }
-    }
-    out.sort();
-    out
-}
-
-fn table(text: &str) -> Vec<Vec<&str>> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split('\t').collect())
-        .collect()
-}
-
-#[allow(clippy::panic)]
-fn ratchet(name: &str) -> usize {
-    table(include_str!("kyverno_cel.ratchet"))
+    walk::entries(root)
         .into_iter()
-        .find(|row| row.first() == Some(&name))
-        .and_then(|row| row.get(1).and_then(|n| n.trim().parse().ok()))
-        .unwrap_or_else(|| panic!("kyverno_cel.ratchet has no count for {name}"))
-}
-
-/// `(family, suite, row)` -> reason.
-fn known_failures() -> Vec<(String, String, String)> {
-    table(include_str!("kyverno_cel.known_failures"))
-        .into_iter()
-        .filter_map(|row| match row.as_slice() {
-            [family, key, reason, ..] => {
-                Some((family.to_string(), key.to_string(), reason.to_string()))
-            }
-            _ => None,
-        })
+        .filter(|p| p.is_dir())
+        .filter(|p| p.file_name().is_some_and(|n| wanted(&n.to_string_lossy())))
+        .flat_map(|p| walk::files_named(&p, file_name))
         .collect()
 }
 
@@ -85,30 +33,37 @@ enum Format {
     Chainsaw,
 }
 
-#[allow(clippy::panic)]
 fn run_family(name: &str, relative: &str, suffix: &str) {
     run_family_as(name, relative, suffix, Format::KyvernoTest);
 }
 
-#[allow(clippy::panic)]
 fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
-    let root = corpus_dir().join(relative);
-    if !require(&root) {
+    let Some(root) = require(relative) else {
         return;
-    }
-    let minimum = ratchet(name);
-    let known: Vec<(String, String)> = known_failures()
-        .into_iter()
-        .filter(|(f, _, _)| f == name)
-        .map(|(_, k, r)| (k, r))
-        .collect();
-    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
-    let mut unexpected = String::new();
-    let mut failing_keys: Vec<String> = Vec::new();
-    let mut listing = String::new();
+    };
+    let ratchet = Ratchet::load("kyverno_cel.ratchet", include_str!("kyverno_cel.ratchet"));
+    let known = KnownFailures::load(
+        "kyverno_cel.known_failures",
+        include_str!("kyverno_cel.known_failures"),
+        2,
+    )
+    .scope(name);
+    let (mut passed, mut skipped) = (0usize, 0usize);
+    let mut ran = BTreeSet::new();
+    let mut failed: BTreeMap<String, String> = BTreeMap::new();
     let file_name = match format {
         Format::KyvernoTest => "kyverno-test.yaml",
         Format::Chainsaw => "chainsaw-test.yaml",
+    };
+    // Every row that ran, and its failure if it failed.
+    let mut row = |key: String, failure: Option<String>| {
+        ran.insert(key.clone());
+        match failure {
+            None => passed += 1,
+            Some(detail) => {
+                failed.insert(key, detail.replace('\n', " "));
+            }
+        }
     };
     for suite in family(&root, suffix, file_name) {
         let short = suite
@@ -116,14 +71,6 @@ fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
             .unwrap_or(&suite)
             .display()
             .to_string();
-        let mut fail = |key: String, detail: String| {
-            failed += 1;
-            listing.push_str(&format!("{name}\t{key}\t{detail}\n"));
-            if !known.iter().any(|(k, _)| *k == key) {
-                unexpected.push_str(&format!("{key}: {detail}\n"));
-            }
-            failing_keys.push(key);
-        };
         let result = match format {
             Format::KyvernoTest => kyverno::run(&suite),
             Format::Chainsaw => celer_offline::chainsaw::run(&suite),
@@ -131,7 +78,7 @@ fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
         let outcome = match result {
             Ok(o) => o,
             Err(e) => {
-                fail(format!("{short} (suite)"), e.replace('\n', " "));
+                row(format!("{short} (suite)"), Some(e));
                 continue;
             }
         };
@@ -141,44 +88,29 @@ fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
                 println!("skipped\t{short} {row}\t{why}");
             }
         }
-        for e in &outcome.errors {
-            fail(format!("{short} (load)"), e.replace('\n', " "));
+        if !outcome.errors.is_empty() {
+            row(format!("{short} (load)"), Some(outcome.errors.join("; ")));
         }
         for check in &outcome.checks {
-            if check.passed {
-                passed += 1;
-            } else {
-                fail(
-                    format!("{short} {}", check.name),
-                    format!("expected {}, got {}", check.expected, check.actual).replace('\n', " "),
-                );
-            }
+            let failure = (!check.passed)
+                .then(|| format!("expected {}, got {}", check.expected, check.actual));
+            row(format!("{short} {}", check.name), failure);
         }
     }
-    println!("kyverno {name}: {passed} passed, {failed} failed, {skipped} skipped");
-    let fixed: Vec<&str> = known
-        .iter()
-        .filter(|(k, _)| !failing_keys.contains(k))
-        .map(|(k, _)| k.as_str())
-        .collect();
+    println!(
+        "kyverno {name}: {passed} passed, {} failed, {skipped} skipped",
+        failed.len()
+    );
     if std::env::var_os("CELER_PRINT_FAILURES").is_some() {
-        println!("{listing}");
+        for (key, detail) in &failed {
+            println!("{name}\t{key}\t{detail}");
+        }
     }
-    if !unexpected.is_empty() {
-        panic!("failures not in kyverno_cel.known_failures:\n{unexpected}");
+    let drift = known.drift(&ran, &failed, true);
+    if !drift.is_clean() {
+        fail(drift.problems(known.file()).join("\n"));
     }
-    if !fixed.is_empty() {
-        panic!(
-            "rows listed in kyverno_cel.known_failures now pass; remove them:\n{}",
-            fixed.join("\n")
-        );
-    }
-    if passed < minimum {
-        panic!("{passed} rows pass, fewer than the ratchet's {minimum}");
-    }
-    if passed > minimum {
-        println!("{name}: {passed} rows pass, more than the ratchet's {minimum}: raise it");
-    }
+    ratchet.enforce(name, passed);
 }
 
 #[test]

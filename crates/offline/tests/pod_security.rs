@@ -18,9 +18,8 @@
 
 mod common;
 
-use common::{corpus_dir, describe, evaluate, load, lookup, require};
+use common::{describe, evaluate, load, lookup};
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use celer_cel::Json;
@@ -29,6 +28,8 @@ use celer_offline::pod_security::PodSecurityPolicies;
 use celer_policy::document::parse_documents;
 use celer_policy::lookup::ObjectLookup;
 use celer_policy::response::{Outcome, PolicyKind, ResultKind};
+use celer_test_support::ratchet::Check;
+use celer_test_support::{KnownFailures, Ratchet, corpus_dir, require_dir, walk};
 use sonic_rs::{JsonValueMutTrait, JsonValueTrait as _};
 
 /// The PSA version the policies implement.
@@ -71,16 +72,16 @@ fn read_pod(file: &Path) -> Result<Json, String> {
     Ok(docs.remove(0))
 }
 
+/// The fixtures of one folder; an older version may lack a folder (its ratchet then
+/// catches the latest one going missing).
 fn fixtures(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    walk::entries(dir)
         .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    out.sort();
-    out
+        .collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -248,42 +249,28 @@ fn run_dir(
 }
 
 /// Passing-fixture floors, from `pod_security.ratchet`.
-fn ratchet(key: &str) -> usize {
-    include_str!("pod_security.ratchet")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once('\t'))
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, n)| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("pod_security.ratchet has no count for {key}"))
+fn ratchet() -> Ratchet {
+    Ratchet::load("pod_security.ratchet", include_str!("pod_security.ratchet"))
 }
 
 /// Fixtures expected to fail, `<level>/<version>/<pass|fail>/<file>[ as <Kind>]` TAB reason.
-fn known_failures() -> BTreeMap<&'static str, &'static str> {
-    include_str!("pod_security.known_failures")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let (k, reason) = l
-                .split_once('\t')
-                .unwrap_or_else(|| panic!("pod_security.known_failures: {l:?} has no reason"));
-            assert!(
-                !reason.trim().is_empty(),
-                "{k}: a known failure needs a reason"
-            );
-            (k, reason)
-        })
-        .collect()
+fn known_failures() -> KnownFailures {
+    KnownFailures::load(
+        "pod_security.known_failures",
+        include_str!("pod_security.known_failures"),
+        1,
+    )
 }
 
 #[test]
 fn latest_fixtures() {
-    if !require(&fixtures_dir()) {
+    if !require_dir(&fixtures_dir()) {
         return;
     }
     let policies = load();
     let lookup = lookup();
     let known = known_failures();
+    let ratchet = ratchet();
     let mut unexpected = Vec::new();
     let mut listed_but_passing = Vec::new();
     let mut ratchet_report = Vec::new();
@@ -301,13 +288,14 @@ fn latest_fixtures() {
                 );
                 for f in &tally.failed {
                     let key = f.split(": ").next().unwrap_or("");
-                    if !known.contains_key(key) {
+                    if !known.contains(key) {
                         unexpected.push(f.clone());
                     }
                 }
                 let prefix = format!("{}/{LATEST}/{kind}/", level.as_str());
                 for k in known
-                    .keys()
+                    .entries()
+                    .map(|(k, _)| k)
                     .filter(|k| k.starts_with(&prefix))
                     .filter(|k| match form {
                         Form::Pod => !k.contains(" as "),
@@ -323,17 +311,10 @@ fn latest_fixtures() {
                     }
                 }
                 let key = format!("{}/{kind}{}", level.as_str(), form.suffix());
-                let floor = ratchet(&key);
-                if tally.passed < floor {
-                    unexpected.push(format!(
-                        "{key}: {} fixtures pass, fewer than the ratchet's {floor}",
-                        tally.passed
-                    ));
-                } else if tally.passed > floor {
-                    ratchet_report.push(format!(
-                        "{key}: {} fixtures pass, more than the ratchet's {floor}: raise it",
-                        tally.passed
-                    ));
+                match ratchet.check(&key, tally.passed) {
+                    Check::Held => {}
+                    Check::Rose(message) => ratchet_report.push(message),
+                    Check::Fell(message) => unexpected.push(message),
                 }
             }
         }
@@ -357,7 +338,7 @@ fn latest_fixtures() {
 /// `kube-system` is excluded by every binding: nothing is evaluated there.
 #[test]
 fn kube_system_is_exempt() {
-    if !require(&fixtures_dir()) {
+    if !require_dir(&fixtures_dir()) {
         return;
     }
     let policies = load();
@@ -393,7 +374,7 @@ fn kube_system_is_exempt() {
 #[test]
 #[ignore = "informational; prints counts for every PSA version"]
 fn older_versions_informational() {
-    if !require(&fixtures_dir()) {
+    if !require_dir(&fixtures_dir()) {
         return;
     }
     let policies = load();

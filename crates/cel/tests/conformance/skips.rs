@@ -36,11 +36,19 @@ pub const UNKNOWNS: Rule = Rule {
     reason: "the test expects unknowns; partial evaluation is out of scope",
 };
 
+/// A whole corpus file is out of scope; `OUT_OF_SCOPE` in `tests/conformance.rs` gives the
+/// reason for each.
+pub const OUT_OF_SCOPE_FILE: Rule = Rule {
+    id: "out-of-scope-file",
+    reason: "the whole file is out of scope (reason per file below)",
+};
+
 pub const RULES: &[&Rule] = &[
     &PROTO_IN_EXPR,
     &PROTO_CONTAINER,
     &UNSUPPORTED_DATA,
     &UNKNOWNS,
+    &OUT_OF_SCOPE_FILE,
 ];
 
 /// Names that only exist as protobuf messages or enums in cel-spec's test schema.

@@ -2,42 +2,18 @@
 //! evaluating an object, and describing an outcome. (Each test binary uses a subset.)
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use celer_cel::Json;
 use celer_offline::pod_security::{PodSecurityPolicies, namespace_object};
 use celer_policy::lookup::ObjectLookup;
 use celer_policy::response::{Outcome, ResultKind};
 
-/// The third-party corpus: `$CELER_CORPUS`, or `../shared/corpus` beside the project root.
-pub fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CELER_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus"
-        )),
-    }
-}
 pub fn policy_dir() -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../policies/pod-security"
     ))
-}
-pub fn require(dir: &Path) -> bool {
-    if dir.is_dir() {
-        return true;
-    }
-    let message = format!(
-        "corpus folder {} is missing (set CELER_CORPUS)",
-        dir.display()
-    );
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{message}");
-    }
-    eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
-    false
 }
 pub fn load() -> PodSecurityPolicies {
     PodSecurityPolicies::load(&policy_dir())
