@@ -277,7 +277,7 @@ impl Conn {
 #[derive(Debug)]
 pub struct Pool {
     pub connector: Arc<Connector>,
-    idle: std::sync::Mutex<Vec<Conn>>,
+    idle: parking_lot::Mutex<Vec<Conn>>,
     /// HTTP/2: the shared connections, one slot each.
     shared: Vec<tokio::sync::Mutex<Option<Conn>>>,
 }
@@ -292,7 +292,7 @@ impl Pool {
         };
         Pool {
             connector: Arc::new(connector),
-            idle: std::sync::Mutex::new(Vec::new()),
+            idle: parking_lot::Mutex::new(Vec::new()),
             shared: (0..slots).map(|_| tokio::sync::Mutex::new(None)).collect(),
         }
     }
@@ -301,7 +301,7 @@ impl Pool {
     /// HTTP/2 ones (opened when missing or closed). `None` when it is to be opened on first use.
     pub async fn take(&self, n: usize) -> Result<Option<Conn>, Failure> {
         if self.shared.is_empty() {
-            return Ok(self.idle.lock().ok().and_then(|mut idle| idle.pop()));
+            return Ok(self.idle.lock().pop());
         }
         let Some(slot) = self.shared.get(n % self.shared.len()) else {
             return Ok(None);
@@ -318,11 +318,8 @@ impl Pool {
 
     /// Gives back a worker's HTTP/1.1 connection.
     pub fn give(&self, conn: Conn) {
-        if matches!(conn, Conn::H1(_))
-            && !conn.is_closed()
-            && let Ok(mut idle) = self.idle.lock()
-        {
-            idle.push(conn);
+        if matches!(conn, Conn::H1(_)) && !conn.is_closed() {
+            self.idle.lock().push(conn);
         }
     }
 

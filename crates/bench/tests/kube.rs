@@ -3,6 +3,8 @@
 //! namespaced collection, admitted objects (201, with the mutation) and denials (a 403
 //! `Status`) judged as a client sees them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// A test fake API server: std's Mutex is fine off the request path.
+#![allow(clippy::disallowed_types)]
 
 use std::convert::Infallible;
 use std::path::PathBuf;

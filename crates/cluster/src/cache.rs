@@ -2,7 +2,9 @@
 //! backoff and relist on errors), each stored once as the JSON the engine reads.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use celer_cel::Json;
 use futures_util::StreamExt as _;
@@ -67,18 +69,16 @@ impl ObjectCache {
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Json>> {
-        let objects = self.objects.read().ok()?;
-        objects
+        self.objects
+            .read()
             .get(&(namespace.to_string(), name.to_string()))
             .cloned()
     }
 
     /// Every object in `namespace` (empty: cluster scope), ordered by name.
     pub fn list(&self, namespace: &str) -> Vec<Arc<Json>> {
-        let Ok(objects) = self.objects.read() else {
-            return Vec::new();
-        };
-        objects
+        self.objects
+            .read()
             .range((namespace.to_string(), String::new())..)
             .take_while(|((ns, _), _)| ns == namespace)
             .map(|(_, o)| Arc::clone(o))
@@ -86,7 +86,7 @@ impl ObjectCache {
     }
 
     pub fn len(&self) -> usize {
-        self.objects.read().map(|o| o.len()).unwrap_or_default()
+        self.objects.read().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -97,22 +97,16 @@ impl ObjectCache {
         let Some((key, json)) = self.convert(object) else {
             return;
         };
-        if let Ok(mut objects) = self.objects.write() {
-            objects.insert(key, json);
-        }
+        self.objects.write().insert(key, json);
     }
 
     fn delete(&self, object: &DynamicObject) {
         let key = key_of(object);
-        if let Ok(mut objects) = self.objects.write() {
-            objects.remove(&key);
-        }
+        self.objects.write().remove(&key);
     }
 
     fn replace(&self, all: BTreeMap<Key, Arc<Json>>) {
-        if let Ok(mut objects) = self.objects.write() {
-            *objects = all;
-        }
+        *self.objects.write() = all;
         self.synced.send_replace(true);
     }
 

@@ -15,7 +15,7 @@ pub mod register;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use celer_policy::lookup::ParamScope;
@@ -25,6 +25,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::GroupVersionKind;
 use kube::discovery::Scope;
 use kube::{Client, Config};
+use parking_lot::{Mutex, RwLock};
 use tokio::task::JoinHandle;
 
 use crate::cache::ObjectCache;
@@ -101,10 +102,8 @@ impl std::fmt::Debug for Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        if let Ok(tasks) = self.tasks.get_mut() {
-            for task in tasks.drain(..) {
-                task.abort();
-            }
+        for task in self.tasks.get_mut().drain(..) {
+            task.abort();
         }
     }
 }
@@ -139,11 +138,7 @@ impl Cluster {
     /// tried again on the next request or load.
     pub async fn watch_param_kinds(&self, kinds: impl IntoIterator<Item = ParamKind>) {
         for kind in kinds {
-            let known = self
-                .shared
-                .params
-                .read()
-                .is_ok_and(|p| p.contains_key(&kind));
+            let known = self.shared.params.read().contains_key(&kind);
             if !known && let Err(e) = Arc::clone(&self.shared).resolve(&kind).await {
                 tracing::warn!(error = %e, "param kind not watched yet");
             }
@@ -176,15 +171,12 @@ impl Cluster {
         self.shared
             .params
             .read()
-            .map(|p| {
-                p.values()
-                    .filter_map(|e| match e {
-                        ParamEntry::Known { cache, .. } => Some(Arc::clone(cache)),
-                        ParamEntry::Unknown => None,
-                    })
-                    .collect()
+            .values()
+            .filter_map(|e| match e {
+                ParamEntry::Known { cache, .. } => Some(Arc::clone(cache)),
+                ParamEntry::Unknown => None,
             })
-            .unwrap_or_default()
+            .collect()
     }
 
     /// Namespaces cached now.
@@ -218,9 +210,7 @@ impl Shared {
                 });
             }
         };
-        let Ok(mut params) = self.params.write() else {
-            return Ok(entry);
-        };
+        let mut params = self.params.write();
         // Another request may have resolved it meanwhile: keep the first.
         if let Some(existing) = params.get(kind) {
             return Ok(existing.clone());
@@ -230,9 +220,7 @@ impl Shared {
                 tracing::info!(api_version = %kind.api_version, kind = %kind.kind, scope = ?scope, "watching param kind");
                 let api = Api::<DynamicObject>::all_with(self.client.clone(), cache.resource());
                 let task = self.runtime.spawn(Arc::clone(cache).run(api));
-                if let Ok(mut tasks) = self.tasks.lock() {
-                    tasks.push(task);
-                }
+                self.tasks.lock().push(task);
             }
             ParamEntry::Unknown => {
                 tracing::warn!(api_version = %kind.api_version, kind = %kind.kind, "paramKind not served by the API server");

@@ -35,7 +35,7 @@ impl Shared {
     }
 
     fn entry(self: &Arc<Shared>, kind: &ParamKind) -> Result<Option<ParamEntry>, LookupError> {
-        let cached = self.params.read().ok().and_then(|p| p.get(kind).cloned());
+        let cached = self.params.read().get(kind).cloned();
         if let Some(entry) = cached {
             return Ok(Some(entry));
         }

@@ -14,11 +14,13 @@
 //! | `celer_policy_last_reload_success` | gauge | |
 //! | `celer_tls_certificate_reloads_total` | counter | `result` |
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+
+use parking_lot::RwLock;
 
 use celer_policy::response::{PolicyKind, PolicyResult, ResultKind};
 
@@ -40,6 +42,15 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    const ALL: [Endpoint; 6] = [
+        Endpoint::Validate,
+        Endpoint::Mutate,
+        Endpoint::Healthz,
+        Endpoint::Readyz,
+        Endpoint::Metrics,
+        Endpoint::Other,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Endpoint::Validate => "validate",
@@ -68,6 +79,14 @@ pub enum Decision {
 }
 
 impl Decision {
+    const ALL: [Decision; 5] = [
+        Decision::Allowed,
+        Decision::Denied,
+        Decision::Invalid,
+        Decision::Unavailable,
+        Decision::Served,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Allowed => "allowed",
@@ -79,25 +98,44 @@ impl Decision {
     }
 }
 
-#[derive(Debug, Default, Clone)]
+/// A latency histogram of atomics: observing takes no lock. Prometheus reads counts that
+/// may be a few observations apart between buckets; that is what the format allows.
+#[derive(Debug, Default)]
 struct Histogram {
     /// Counts per bucket (not cumulative); the last slot is +Inf.
-    buckets: [u64; BUCKETS.len() + 1],
-    sum: f64,
-    count: u64,
+    buckets: [AtomicU64; BUCKETS.len() + 1],
+    /// The sum in nanoseconds (an integer, so it can be added atomically).
+    sum_nanos: AtomicU64,
+    count: AtomicU64,
 }
 
 impl Histogram {
-    fn observe(&mut self, seconds: f64) {
+    fn observe(&self, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
         let slot = BUCKETS
             .iter()
             .position(|b| seconds <= *b)
             .unwrap_or(BUCKETS.len());
-        if let Some(b) = self.buckets.get_mut(slot) {
-            *b += 1;
+        if let Some(b) = self.buckets.get(slot) {
+            b.fetch_add(1, Ordering::Relaxed);
         }
-        self.sum += seconds;
-        self.count += 1;
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+}
+
+/// One histogram per (endpoint, decision): a fixed table, so no map and no lock.
+#[derive(Debug, Default)]
+struct RequestHistograms([[Histogram; Decision::ALL.len()]; Endpoint::ALL.len()]);
+
+impl RequestHistograms {
+    fn get(&self, endpoint: Endpoint, decision: Decision) -> Option<&Histogram> {
+        self.0.get(endpoint as usize)?.get(decision as usize)
     }
 }
 
@@ -114,15 +152,73 @@ fn result_slot(r: ResultKind) -> usize {
     RESULTS.iter().position(|k| *k == r).unwrap_or(0)
 }
 
-/// Per (policy, binding): counts by result.
-type PolicyCounts = HashMap<String, HashMap<String, [u64; RESULTS.len()]>>;
+/// The counts by result of one (policy, binding).
+type Counts = [AtomicU64; RESULTS.len()];
 
-/// All the server's metrics. Shared by every connection.
+/// Per (policy, binding): counts by result. A request takes only the read lock (shared,
+/// never blocking another reader) to find its counters and adds atomically; the write lock
+/// is taken once per (policy, binding) ever seen, and when a reload prunes.
+#[derive(Debug, Default)]
+struct PolicyCounts(RwLock<HashMap<String, HashMap<String, Arc<Counts>>>>);
+
+impl PolicyCounts {
+    fn add(&self, policy: &str, binding: &str, result: ResultKind) {
+        let slot = result_slot(result);
+        let found = self
+            .0
+            .read()
+            .get(policy)
+            .and_then(|b| b.get(binding))
+            .cloned();
+        let counts = match found {
+            Some(c) => c,
+            None => Arc::clone(
+                self.0
+                    .write()
+                    .entry(policy.to_string())
+                    .or_default()
+                    .entry(binding.to_string())
+                    .or_default(),
+            ),
+        };
+        if let Some(c) = counts.get(slot) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Drops the counters of policies `keep` rejects (no longer loaded).
+    fn prune(&self, keep: &dyn Fn(&str) -> bool) {
+        self.0.write().retain(|policy, _| keep(policy));
+    }
+
+    /// `(policy, binding, counts)` in name order.
+    fn snapshot(&self) -> Vec<(String, String, [u64; RESULTS.len()])> {
+        let map = self.0.read();
+        let mut out: Vec<_> = map
+            .iter()
+            .flat_map(|(policy, bindings)| {
+                bindings.iter().map(move |(binding, counts)| {
+                    (
+                        policy.clone(),
+                        binding.clone(),
+                        std::array::from_fn(|i| {
+                            counts.get(i).map_or(0, |c| c.load(Ordering::Relaxed))
+                        }),
+                    )
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        out
+    }
+}
+
+/// All the server's metrics. Shared by every connection; recording takes no mutex.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(Endpoint, Decision), Histogram>>,
-    validating: Mutex<PolicyCounts>,
-    mutating: Mutex<PolicyCounts>,
+    requests: RequestHistograms,
+    validating: PolicyCounts,
+    mutating: PolicyCounts,
     in_flight: AtomicI64,
     overload_requests: AtomicU64,
     overload_connections: AtomicU64,
@@ -136,45 +232,39 @@ pub struct Metrics {
     certificate_reload_failures: AtomicU64,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Metrics {
     pub fn observe_request(&self, endpoint: Endpoint, decision: Decision, elapsed: Duration) {
-        lock(&self.requests)
-            .entry((endpoint, decision))
-            .or_default()
-            .observe(elapsed.as_secs_f64());
+        if let Some(h) = self.requests.get(endpoint, decision) {
+            h.observe(elapsed);
+        }
     }
 
     pub fn observe_results(&self, results: &[PolicyResult]) {
-        if results.is_empty() {
-            return;
-        }
-        let mut validating = lock(&self.validating);
-        let mut mutating = lock(&self.mutating);
         for r in results {
-            let map = match r.kind {
+            let counts = match r.kind {
                 PolicyKind::Validating
                 | PolicyKind::KyvernoValidating
                 | PolicyKind::KyvernoClusterPolicy
-                | PolicyKind::GatekeeperConstraint => &mut *validating,
-                PolicyKind::Mutating | PolicyKind::KyvernoMutating => &mut *mutating,
+                | PolicyKind::GatekeeperConstraint => &self.validating,
+                PolicyKind::Mutating | PolicyKind::KyvernoMutating => &self.mutating,
             };
-            let bindings = match map.get_mut(r.policy.as_str()) {
-                Some(b) => b,
-                None => map.entry(r.policy.to_string()).or_default(),
-            };
-            let binding = r.binding.as_deref().unwrap_or_default();
-            let counts = match bindings.get_mut(binding) {
-                Some(c) => c,
-                None => bindings.entry(binding.to_string()).or_default(),
-            };
-            if let Some(c) = counts.get_mut(result_slot(r.result)) {
-                *c += 1;
-            }
+            counts.add(
+                &r.policy,
+                r.binding.as_deref().unwrap_or_default(),
+                r.result,
+            );
         }
+    }
+
+    /// After a reload: drops the evaluation counters of validating and mutating policies no
+    /// longer loaded, so series of removed policies do not live for the process's lifetime.
+    pub fn prune_policies(
+        &self,
+        validating: &dyn Fn(&str) -> bool,
+        mutating: &dyn Fn(&str) -> bool,
+    ) {
+        self.validating.prune(validating);
+        self.mutating.prune(mutating);
     }
 
     pub fn request_started(&self) {
@@ -233,20 +323,26 @@ impl Metrics {
     /// The exposition text.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
-        let requests = lock(&self.requests).clone();
+        // Series of (endpoint, decision) pairs that have served a request.
+        let requests: Vec<(Endpoint, Decision, &Histogram)> = Endpoint::ALL
+            .iter()
+            .flat_map(|e| Decision::ALL.iter().map(move |d| (*e, *d)))
+            .filter_map(|(e, d)| Some((e, d, self.requests.get(e, d)?)))
+            .filter(|(_, _, h)| h.count() > 0)
+            .collect();
         header(
             &mut out,
             "celer_webhook_requests_total",
             "counter",
             "HTTP requests by endpoint and decision.",
         );
-        for ((e, d), h) in &requests {
+        for (e, d, h) in &requests {
             let _ = writeln!(
                 out,
                 "celer_webhook_requests_total{{endpoint=\"{}\",decision=\"{}\"}} {}",
                 e.as_str(),
                 d.as_str(),
-                h.count
+                h.count()
             );
         }
         header(
@@ -255,11 +351,19 @@ impl Metrics {
             "histogram",
             "Time from the request's headers to its response, by endpoint and decision.",
         );
-        for ((e, d), h) in &requests {
+        for (e, d, h) in &requests {
             let labels = format!("endpoint=\"{}\",decision=\"{}\"", e.as_str(), d.as_str());
+            // Read each atomic once, so the buckets, +Inf and count agree in this scrape.
+            let buckets: Vec<u64> = h
+                .buckets
+                .iter()
+                .map(|b| b.load(Ordering::Relaxed))
+                .collect();
+            let count: u64 = buckets.iter().sum();
+            let sum = h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
             let mut cumulative = 0;
             for (i, bound) in BUCKETS.iter().enumerate() {
-                cumulative += h.buckets.get(i).copied().unwrap_or_default();
+                cumulative += buckets.get(i).copied().unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "celer_webhook_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
@@ -267,18 +371,15 @@ impl Metrics {
             }
             let _ = writeln!(
                 out,
-                "celer_webhook_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                h.count
+                "celer_webhook_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {count}"
             );
             let _ = writeln!(
                 out,
-                "celer_webhook_request_duration_seconds_sum{{{labels}}} {}",
-                h.sum
+                "celer_webhook_request_duration_seconds_sum{{{labels}}} {sum}"
             );
             let _ = writeln!(
                 out,
-                "celer_webhook_request_duration_seconds_count{{{labels}}} {}",
-                h.count
+                "celer_webhook_request_duration_seconds_count{{{labels}}} {count}"
             );
         }
         gauge(
@@ -309,29 +410,23 @@ impl Metrics {
             "counter",
             "Results of each (policy, binding) that matched a request: pass, fail, warn, audit, error (an expression or the configuration failed), skip (matchConditions or params kept it from running).",
         );
-        for (kind, map) in [
-            (PolicyKind::Validating, lock(&self.validating).clone()),
-            (PolicyKind::Mutating, lock(&self.mutating).clone()),
+        for (kind, counts) in [
+            (PolicyKind::Validating, &self.validating),
+            (PolicyKind::Mutating, &self.mutating),
         ] {
-            let mut policies: Vec<_> = map.iter().collect();
-            policies.sort_by(|a, b| a.0.cmp(b.0));
-            for (policy, bindings) in policies {
-                let mut bindings: Vec<_> = bindings.iter().collect();
-                bindings.sort_by(|a, b| a.0.cmp(b.0));
-                for (binding, counts) in bindings {
-                    for (r, n) in RESULTS.iter().zip(counts) {
-                        if *n == 0 {
-                            continue;
-                        }
-                        let _ = writeln!(
-                            out,
-                            "celer_policy_evaluations_total{{kind=\"{}\",policy=\"{}\",binding=\"{}\",result=\"{}\"}} {n}",
-                            kind.as_str(),
-                            escape(policy),
-                            escape(binding),
-                            r.as_str()
-                        );
+            for (policy, binding, counts) in counts.snapshot() {
+                for (r, n) in RESULTS.iter().zip(counts) {
+                    if n == 0 {
+                        continue;
                     }
+                    let _ = writeln!(
+                        out,
+                        "celer_policy_evaluations_total{{kind=\"{}\",policy=\"{}\",binding=\"{}\",result=\"{}\"}} {n}",
+                        kind.as_str(),
+                        escape(&policy),
+                        escape(&binding),
+                        r.as_str()
+                    );
                 }
             }
         }
@@ -476,5 +571,49 @@ mod tests {
                 "undeclared sample {line}"
             );
         }
+    }
+
+    #[test]
+    fn counters_add_up_across_threads_and_prune_with_their_policy() {
+        let m = Metrics::default();
+        let result = |policy: &str| {
+            PolicyResult::new(
+                PolicyKind::Validating,
+                policy,
+                Some("b"),
+                ResultKind::Fail,
+                None,
+            )
+        };
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..1000 {
+                        m.observe_results(&[result("kept"), result("removed")]);
+                        m.observe_request(
+                            Endpoint::Validate,
+                            Decision::Denied,
+                            Duration::from_micros(1),
+                        );
+                    }
+                });
+            }
+        });
+        let text = m.render();
+        assert!(
+            text.contains("policy=\"kept\",binding=\"b\",result=\"fail\"} 4000"),
+            "{text}"
+        );
+        assert!(text.contains("policy=\"removed\",binding=\"b\",result=\"fail\"} 4000"));
+        assert!(text.contains(
+            "celer_webhook_request_duration_seconds_count{endpoint=\"validate\",decision=\"denied\"} 4000"
+        ));
+        assert!(text.contains(
+            "celer_webhook_request_duration_seconds_sum{endpoint=\"validate\",decision=\"denied\"} 0.004"
+        ), "{text}");
+        m.prune_policies(&|p| p == "kept", &|_| true);
+        let text = m.render();
+        assert!(text.contains("policy=\"kept\""));
+        assert!(!text.contains("policy=\"removed\""), "{text}");
     }
 }

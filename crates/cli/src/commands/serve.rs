@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use celer_cluster::Cluster;
@@ -390,7 +390,7 @@ impl ServeArgs {
 #[derive(Debug)]
 struct ClusterAdapter {
     cluster: Cluster,
-    registration: Mutex<Option<(WebhookSettings, Registrar)>>,
+    registration: parking_lot::Mutex<Option<(WebhookSettings, Registrar)>>,
 }
 
 impl ClusterHooks for ClusterAdapter {
@@ -404,9 +404,7 @@ impl ClusterHooks for ClusterAdapter {
                 &policies.validating,
                 &policies.mutating,
             ]));
-        if let Ok(registration) = self.registration.lock()
-            && let Some((settings, registrar)) = registration.as_ref()
-        {
+        if let Some((settings, registrar)) = self.registration.lock().as_ref() {
             registrar.desire(Configurations::new(
                 settings,
                 &policies.validating,
@@ -448,7 +446,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             match celer_cluster::client(args.cluster.kubeconfig.as_deref()).await {
                 Ok(client) => Some(Arc::new(ClusterAdapter {
                     cluster: Cluster::start(client, args.cluster.lookup_timeout),
-                    registration: Mutex::new(None),
+                    registration: parking_lot::Mutex::new(None),
                 })),
                 Err(e) => {
                     tracing::error!(error = %e, "cannot reach the cluster");
@@ -546,9 +544,7 @@ async fn connect(
         None => None,
     };
     let registrar = Registrar::spawn(client, settings.name.clone(), applied);
-    if let Ok(mut registration) = adapter.registration.lock() {
-        *registration = Some((settings, registrar));
-    }
+    *adapter.registration.lock() = Some((settings, registrar));
     Ok(())
 }
 
