@@ -15,8 +15,7 @@
 //! | an extension type's value (IP, quantity, ...) | a string: its text ([`Opaque::to_text`](crate::value::Opaque::to_text)); a [`FormatError`] when it has none |
 //! | `list` | an array |
 //! | `map` | an object, entries in the map's order; JSON keys must be strings, so `int`, `uint` and `bool` keys are written as their text (`1`, `true`) |
-//! | `Object{...}` (any `Object.<field>...` type) | an object of the fields that were set, in the order they were written |
-//! | `JSONPatch{...}` | an operation: `{"op": ..., "path": ..., "from": ..., "value": ...}`; `op` and `path` always (`""` when unset), `from` only when not empty, `value` only when set, as Kubernetes builds the patch |
+//! | a message of a library's type (`Name{...}`) | an object of the fields its [`MessageTypes::json_fields`](crate::value::MessageTypes::json_fields) gives |
 //!
 //! A map whose keys collide once written as text, like `{1: 'a', '1': 'b'}`, cannot be
 //! represented and is a [`FormatError`].
@@ -28,18 +27,20 @@
 //! data often does): `1`, `1u`, `1.0`, `"a\n"`,
 //! `b"\x00"`, `[1, 2]`, `{"a": 1}` with map keys sorted (bools, then ints, then uints, then
 //! strings, each in ascending order), `timestamp("...")`, `duration("...")`,
-//! `optional.of(x)`, `optional.none()`, `Object.spec{replicas: 3}`, and types by name. An extension type's value prints
+//! `optional.of(x)`, `optional.none()`, messages as `Name{field: value}`, and types by name. An extension type's value prints
 //! as its [`Opaque::to_cel`](crate::value::Opaque::to_cel) expression, or, lacking one, as a
 //! `<type name>` placeholder, the one output that does not evaluate.
 //!
 //! Both printers walk the value with an explicit stack, so deeply nested input cannot
 //! overflow the call stack.
 
+pub(crate) mod gofloat;
+
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use crate::time::{format_duration, format_timestamp};
-use crate::value::{Key, Value};
+use crate::value::{Key, Value, write_cel_string as cel_string};
 
 /// A value that has no JSON representation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -215,30 +216,6 @@ fn cel_double(out: &mut String, d: f64) {
     }
 }
 
-/// A double-quoted CEL string literal. Non-ASCII text is kept as UTF-8; control characters
-/// are escaped.
-fn cel_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{07}' => out.push_str("\\a"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0C}' => out.push_str("\\f"),
-            '\u{0B}' => out.push_str("\\v"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 /// A `b"..."` literal: printable ASCII as is, every other byte as `\xHH`.
 fn cel_bytes(out: &mut String, bytes: &[u8]) {
     out.push_str("b\"");
@@ -349,7 +326,7 @@ fn write_json(value: &Value<'_>, indent: Option<usize>) -> Result<String, Format
                 }
             }
             Value::Struct(s) => {
-                let entries = crate::mutation::json_fields(&s);
+                let entries = s.types().json_fields(&s);
                 if entries.is_empty() {
                     out.push_str("{}");
                     continue;

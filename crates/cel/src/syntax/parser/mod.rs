@@ -45,8 +45,8 @@
 //! message literals, needs ~600 KiB for 249 levels), so the default limit fits well within
 //! a 2 MiB thread; release builds need far less.
 
-use crate::env::ParseOptions;
 use crate::error::Diagnostic;
+use crate::syntax::ParseOptions;
 use crate::syntax::ast::{Expr, ExprId, ExprKind, Span, ops};
 use crate::syntax::lexer::{self, Tok, Token};
 use crate::syntax::macros;
