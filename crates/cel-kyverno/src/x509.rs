@@ -76,14 +76,26 @@ fn decode(v: Value<'_>) -> EvalResult<'_> {
 /// a block that does not decode is skipped.
 pub fn pem_decode(text: &str) -> Option<(String, Vec<u8>)> {
     let mut rest = text;
+    // Block types whose END line is missing from the rest of the text: later blocks of that
+    // type, which start further on, cannot have one either, so the text is not searched
+    // again for each of them (which made many unterminated BEGIN lines quadratic).
+    let mut unterminated: std::collections::HashSet<&str> = std::collections::HashSet::new();
     while let Some(start) = rest.find("-----BEGIN ") {
         let after = rest.get(start + "-----BEGIN ".len()..)?;
         let type_end = after.find("-----")?;
         let kind = after.get(..type_end)?;
         let body_and_more = after.get(type_end + 5..)?;
-        let end_marker = format!("-----END {kind}-----");
         let valid_type = !kind.contains('\n') && !kind.contains('\r');
-        if let (true, Some(end)) = (valid_type, body_and_more.find(&end_marker)) {
+        let end = if valid_type && !unterminated.contains(&kind) {
+            let found = body_and_more.find(&format!("-----END {kind}-----"));
+            if found.is_none() {
+                unterminated.insert(kind);
+            }
+            found
+        } else {
+            None
+        };
+        if let Some(end) = end {
             let body = body_and_more.get(..end)?;
             // Headers (`Key: value` lines) end at the first blank line.
             let body = if body.lines().take(2).any(|l| l.contains(':')) {
