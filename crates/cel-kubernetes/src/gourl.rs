@@ -41,6 +41,7 @@ pub struct Url {
 
 /// Go's `*url.Error` for `parse`: `parse "<url>": <why>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UrlError {
     url: String,
     why: String,

@@ -79,7 +79,6 @@ pub fn register(r: &mut Registry) {
 /// The Kubernetes libraries as one [`Library`]: what kube-apiserver adds to cel-go's
 /// standard library and extensions.
 #[derive(Debug, Clone, Copy, Default)]
-#[non_exhaustive]
 pub struct Kubernetes;
 
 impl Library for Kubernetes {
@@ -95,7 +94,6 @@ impl Library for Kubernetes {
 /// MutatingAdmissionPolicy's `Object`, `Object.<field>...` and `JSONPatch` types, as a
 /// [`Library`] that registers them as the environment's message types ([`mutation`]).
 #[derive(Debug, Clone, Copy, Default)]
-#[non_exhaustive]
 pub struct MutationTypes;
 
 impl Library for MutationTypes {

@@ -345,7 +345,6 @@ fn json_fields<'s, 'a>(s: &'s Struct<'a>) -> Vec<(&'s str, Value<'a>)> {
 /// The message types of the mutation environment, registered by
 /// [`MutationTypes`](crate::MutationTypes).
 #[derive(Debug, Clone, Copy, Default)]
-#[non_exhaustive]
 pub struct Messages;
 
 /// The one instance values refer to.

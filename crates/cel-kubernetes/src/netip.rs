@@ -28,6 +28,7 @@ pub struct Parsed<'s> {
 
 /// Go's `parseAddrError`: `ParseAddr("<in>"): <msg>[ (at "<rest>")]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AddrError {
     input: String,
     msg: &'static str,
@@ -449,6 +450,7 @@ impl fmt::Display for Prefix {
 
 /// Why `ParsePrefix` failed: `netip.ParsePrefix("<in>"): <msg>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PrefixError {
     input: String,
     msg: String,

@@ -49,6 +49,7 @@ pub const CONTEXT_CALL_COST: u64 = 100;
 
 /// Why the context could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContextError {
     /// The context does not provide this kind of data.
     #[error("no context was supplied for this call")]
@@ -66,6 +67,7 @@ pub enum ContextError {
 
 /// A group, version and resource (`schema.GroupVersionResource`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct Gvr {
     pub group: String,
     pub version: String,
@@ -110,6 +112,7 @@ impl Opaque for Gvr {
 
 /// One HTTP call an expression makes (`http.Get`, `http.Post`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct HttpRequest {
     /// `GET` or `POST`.
     pub method: &'static str,

@@ -32,6 +32,7 @@ const TAG_CHARS: &str = "abcdefghijklmnopqrstuvwxyz0123456789_-.ABCDEFGHIJKLMNOP
 
 /// A parsed image reference (go-containerregistry's `name.Tag` or `name.Digest`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImageReference {
     /// The registry as written (`docker.io` already rewritten), empty for Docker Hub.
     registry: String,

@@ -122,7 +122,6 @@ pub fn variables() -> Vec<LibraryVariable> {
 
 /// Kyverno's libraries as one [`Library`]: its functions and the variables they read.
 #[derive(Debug, Clone, Copy, Default)]
-#[non_exhaustive]
 pub struct Kyverno;
 
 impl Library for Kyverno {

@@ -34,6 +34,7 @@ use super::context::{ContextError, Gvr, HttpRequest, KyvernoContext};
 /// A problem in the data given to a [`MemoryContext`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
+#[non_exhaustive]
 pub struct MockError(pub String);
 
 /// Where an object is stored: apiVersion (`group/version` or `version`), resource.

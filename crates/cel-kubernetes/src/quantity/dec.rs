@@ -17,6 +17,7 @@ pub const MAX_DIGITS: usize = 10_000;
 
 /// A result would need more than [`MAX_DIGITS`] digits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TooLarge;
 
 const POW10: [u32; 10] = [

@@ -90,6 +90,7 @@ pub struct Quantity {
 
 /// Why a string is not a quantity; `Display` gives Kubernetes' error text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ParseError {
     FormatWrong,
     Numeric,
