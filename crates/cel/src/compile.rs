@@ -8,15 +8,16 @@
 use std::sync::Arc;
 
 use crate::check::resolve::{self, Resolution};
-use crate::env::{Activation, Env};
+use crate::env::Env;
 use crate::error::{CompileError, EvalError};
+use crate::eval::activation::Activation;
+use crate::eval::program::Program;
 use crate::eval::{
     Arith, Comprehension as CompNode, Ctx, LazyRead, LocalVar, MEMO_SLOTS, MapEntryNode, Node,
     Step, StrTest, StringSet, StructFieldNode, StructNode,
 };
 use crate::library::Impl;
 use crate::ops::Relation;
-use crate::program::Program;
 use crate::syntax::ast::{self, Expr, ExprKind, Literal, ops};
 use crate::types::Type;
 use crate::value::{TypeValue, Value};
@@ -190,17 +191,18 @@ impl<'e> Compiler<'e> {
         }
     }
 
-    /// `Name{...}`: with mutation types, `Object...` and `JSONPatch` are built; any other
-    /// message is an error at run time.
+    /// `Name{...}`: messages of the types a library registered ([`MessageTypes`]) are
+    /// built; any other message is an error at run time.
+    ///
+    /// [`MessageTypes`]: crate::value::MessageTypes
     fn lower_struct(&mut self, type_name: &str, fields: &'e [ast::StructField]) -> Node {
-        let resolved = if self.env.mutation_types() {
+        let resolved = self.env.registry().message_types().and_then(|types| {
             resolve::candidate_names(self.env.container(), type_name)
                 .into_iter()
-                .find(|c| crate::mutation::is_mutation_type(c))
-        } else {
-            None
-        };
-        let Some(name) = resolved else {
+                .find(|c| types.has_type(c))
+                .map(|name| (types, name))
+        });
+        let Some((types, name)) = resolved else {
             return Node::Fail(EvalError::new(format!(
                 "unknown type: {type_name} (message construction is not supported)"
             )));
@@ -214,6 +216,7 @@ impl<'e> Compiler<'e> {
             })
             .collect();
         Node::Struct(Box::new(StructNode {
+            types,
             type_name: name.into(),
             fields,
         }))
@@ -275,7 +278,7 @@ impl<'e> Compiler<'e> {
             },
             Resolution::TypeName { name, .. } => match type_constant(&name).or_else(|| {
                 let named = self.env.registry().has_type(&name)
-                    || (self.env.mutation_types() && crate::mutation::is_mutation_type(&name));
+                    || self.env.registry().has_message_type(&name);
                 named.then(|| TypeValue::Named(name.as_str().into()))
             }) {
                 Some(t) => Node::Const(Value::Type(t)),
@@ -921,4 +924,20 @@ fn fold(node: Node) -> Node {
 
 fn is_const(n: &Node) -> bool {
     matches!(n, Node::Const(_) | Node::Folded { .. })
+}
+
+impl Env {
+    /// Parses, checks and compiles.
+    pub fn compile(&self, source: &str) -> Result<Program, CompileError> {
+        let expr = self.parse(source)?;
+        let ty = crate::check::check(self, source, &expr)?;
+        compile(self, source, &expr, ty)
+    }
+
+    /// Parses and compiles without type-checking (cel-spec's `disable_check`): type errors
+    /// surface at run time instead.
+    pub fn compile_unchecked(&self, source: &str) -> Result<Program, CompileError> {
+        let expr = self.parse(source)?;
+        compile(self, source, &expr, Type::Dyn)
+    }
 }

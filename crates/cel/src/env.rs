@@ -33,32 +33,41 @@
 //! earlier environment runs unchanged with an activation built from the final one.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use crate::error::{CompileError, EvalResult};
-use crate::library::Registry;
-use crate::program::Program;
+use crate::error::CompileError;
+use crate::library::{Library, Registry};
+use crate::syntax::ParseOptions;
 use crate::syntax::ast::Expr;
 use crate::types::Type;
-use crate::value::{Json, Value};
+use crate::value::Value;
 
-/// Limits applied while parsing.
+/// Checker options, cel-go's environment options of the same names.
 #[derive(Debug, Clone)]
-pub struct ParseOptions {
-    /// Nesting depth of the expression; deeper input is a parse error, never a stack overflow.
-    pub max_depth: usize,
-    /// Source length in code points (cel-go's default is 100,000).
-    pub max_code_points: usize,
-    /// Expand `has`, `all`, `exists`, `exists_one`, `map`, `filter`.
-    pub macros: bool,
+pub struct CheckOptions {
+    /// Offer the ordering overloads across numeric kinds (`1 < 2.0`). On by default, as in
+    /// Kubernetes (from 1.28) and the cel-spec conformance suite; cel-go's own default is off.
+    pub cross_type_numeric_comparisons: bool,
+    /// Reject list and map literals whose elements (keys, values) do not all have exactly the
+    /// same type once checked, as cel-go's `HomogeneousAggregateLiterals` validator does
+    /// (Kubernetes sets it). Without it mixed elements give `dyn`, cel-go's default. Either
+    /// way `dyn` is not the same type as `int`: `[1, dyn(2)]` is rejected.
+    pub homogeneous_aggregate_literals: bool,
+    /// Calls whose arguments, at any depth, are exempt from the homogeneity check (cel-go's
+    /// string extension exempts `format`, the block extension `cel.@block`).
+    pub homogeneous_exempt_functions: Vec<String>,
+    /// Reject literal arguments of `duration`, `timestamp` and `matches` that can never work,
+    /// as cel-go's literal validators do (Kubernetes enables them).
+    pub validate_literals: bool,
 }
 
-impl Default for ParseOptions {
+impl Default for CheckOptions {
     fn default() -> Self {
-        ParseOptions {
-            max_depth: 250,
-            max_code_points: 100_000,
-            macros: true,
+        CheckOptions {
+            cross_type_numeric_comparisons: true,
+            homogeneous_aggregate_literals: false,
+            homogeneous_exempt_functions: vec!["format".into(), "cel.@block".into()],
+            validate_literals: false,
         }
     }
 }
@@ -73,12 +82,12 @@ pub const VARIABLES_TYPE: &str = "kubernetes.variables";
 /// (`variables.<name>`) have slots of their own, indices into a second table.
 #[derive(Debug, Clone, Default)]
 pub struct Variables {
-    names: Vec<(String, Type)>,
-    by_name: HashMap<String, usize>,
-    lazy: Vec<(String, Type)>,
-    lazy_by_name: HashMap<String, usize>,
+    pub(crate) names: Vec<(String, Type)>,
+    pub(crate) by_name: HashMap<String, usize>,
+    pub(crate) lazy: Vec<(String, Type)>,
+    pub(crate) lazy_by_name: HashMap<String, usize>,
     /// Values that activations start with for some slots (see [`Env::declare_with_default`]).
-    defaults: Vec<(usize, Value<'static>)>,
+    pub(crate) defaults: Vec<(usize, Value<'static>)>,
 }
 
 impl Variables {
@@ -163,11 +172,9 @@ pub struct Env {
     pub(crate) registry: Arc<Registry>,
     pub(crate) container: String,
     pub(crate) parse_options: ParseOptions,
-    pub(crate) check_options: crate::check::CheckOptions,
+    pub(crate) check_options: CheckOptions,
     /// Whether `has()` costs 1 (cel-go's default) or 0 (as Kubernetes configures it).
     pub(crate) presence_test_has_cost: bool,
-    /// Whether `Object{...}` and `JSONPatch{...}` are types (see [`crate::mutation`]).
-    pub(crate) mutation_types: bool,
 }
 
 impl Env {
@@ -178,23 +185,9 @@ impl Env {
             registry: Arc::new(crate::library::standard()),
             container: String::new(),
             parse_options: ParseOptions::default(),
-            check_options: crate::check::CheckOptions::default(),
+            check_options: CheckOptions::default(),
             presence_test_has_cost: true,
-            mutation_types: false,
         }
-    }
-
-    /// The environment of Kubernetes admission policies: the standard library plus the
-    /// extensions and Kubernetes libraries, homogeneous aggregate literals, literal validation
-    /// (durations, timestamps, regexes), and free
-    /// presence tests, as kube-apiserver's base environment configures them.
-    pub fn kubernetes() -> Env {
-        let mut env = Env::standard();
-        env.registry = Arc::new(crate::library::kubernetes());
-        env.check_options.homogeneous_aggregate_literals = true;
-        env.check_options.validate_literals = true;
-        env.presence_test_has_cost = false;
-        env
     }
 
     /// Declares a variable (or redeclares it with a new type) and returns its slot.
@@ -222,18 +215,6 @@ impl Env {
         vars.defaults.retain(|(s, _)| *s != slot);
         vars.defaults.push((slot, value));
         slot
-    }
-
-    /// Kyverno's CEL libraries (`kyverno/sdk` `extensions/cel/libs`): image references,
-    /// json, yaml, x509, hash, math, random, time, transform, gzip, base64, user, and the
-    /// context-backed `resource`, `http`, `globalContext` and `image` variables (see
-    /// [`crate::library::kyverno`]). Call it on [`Env::kubernetes`].
-    /// Idempotent.
-    pub fn enable_kyverno_libraries(&mut self) {
-        if self.registry.get("parseImageReference").is_none() {
-            crate::library::kyverno::register(self.registry_mut());
-        }
-        crate::library::kyverno::declare_variables(self);
     }
 
     /// Declares the variable `variables`, the object whose fields are the lazy variables,
@@ -271,17 +252,13 @@ impl Env {
         slot
     }
 
-    /// Makes `Object`, `Object.<field>...` and `JSONPatch` types that expressions construct
-    /// (`Object{spec: Object.spec{replicas: 3}}`, `JSONPatch{op: "add", ...}`), as
-    /// Kubernetes' MutatingAdmissionPolicy environment does; any other message name then is
-    /// an undeclared reference. See [`crate::mutation`].
-    pub fn enable_mutation_types(&mut self) {
-        self.mutation_types = true;
-    }
-
-    /// Whether [`Env::enable_mutation_types`] was called.
-    pub fn mutation_types(&self) -> bool {
-        self.mutation_types
+    /// Adds a [`Library`]: its functions, types and costs (once, however often it is
+    /// added) and its variables, each bound by default in every activation.
+    pub fn add_library(&mut self, library: &dyn Library) {
+        self.registry_mut().add_library(library);
+        for v in library.variables() {
+            self.declare_with_default(v.name, v.ty, v.default);
+        }
     }
 
     /// Sets the container (namespace) that qualifies identifiers, as cel-go's `Container`.
@@ -315,241 +292,16 @@ impl Env {
         self.presence_test_has_cost = has_cost;
     }
 
-    pub fn check_options(&self) -> &crate::check::CheckOptions {
+    pub fn check_options(&self) -> &CheckOptions {
         &self.check_options
     }
 
-    pub fn check_options_mut(&mut self) -> &mut crate::check::CheckOptions {
+    pub fn check_options_mut(&mut self) -> &mut CheckOptions {
         &mut self.check_options
     }
 
     /// Parses `source` into an AST with macros expanded.
     pub fn parse(&self, source: &str) -> Result<Expr, CompileError> {
         crate::syntax::parse_with(source, &self.parse_options)
-    }
-
-    /// Parses and type-checks, returning the expression's type.
-    pub fn check(&self, source: &str) -> Result<Type, CompileError> {
-        let expr = self.parse(source)?;
-        crate::check::check(self, source, &expr)
-    }
-
-    /// Parses, checks and compiles.
-    pub fn compile(&self, source: &str) -> Result<Program, CompileError> {
-        let expr = self.parse(source)?;
-        let ty = crate::check::check(self, source, &expr)?;
-        crate::compile::compile(self, source, &expr, ty)
-    }
-
-    /// Parses and compiles without type-checking (cel-spec's `disable_check`): type errors
-    /// surface at run time instead.
-    pub fn compile_unchecked(&self, source: &str) -> Result<Program, CompileError> {
-        let expr = self.parse(source)?;
-        crate::compile::compile(self, source, &expr, Type::Dyn)
-    }
-}
-
-/// Variable values for one evaluation, by slot, and the lazy variables with the values they
-/// took once read.
-#[derive(Debug, Clone)]
-pub struct Activation<'a> {
-    variables: Arc<Variables>,
-    values: Vec<Option<Value<'a>>>,
-    lazy: Vec<LazyVariable<'a>>,
-}
-
-/// A lazy variable in an activation: the program that computes it and, once read, its
-/// result.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct LazyVariable<'a> {
-    pub(crate) program: Option<&'a Program>,
-    /// A lock only in name: activations are meant for one thread, but staying `Sync` costs
-    /// one atomic load per read. Two threads reading a variable first at the same time would
-    /// both evaluate it, and keep one result.
-    pub(crate) result: OnceLock<EvalResult<'a>>,
-}
-
-/// The memory of an activation without its values, so that one request's many evaluations
-/// (each policy has its own environment) need not allocate an activation each:
-///
-/// ```
-/// use celer_cel::env::ActivationBuffers;
-/// use celer_cel::{Activation, Env, Type, Value};
-/// let mut env = Env::standard();
-/// env.declare("x", Type::Int);
-/// let program = env.compile("x + 1").unwrap();
-/// let mut buffers = ActivationBuffers::default();
-/// for i in 0..3 {
-///     let mut act = Activation::with_buffers(&env, std::mem::take(&mut buffers));
-///     act.bind("x", Value::Int(i)).unwrap();
-///     assert!(matches!(program.eval(&act), Ok(Value::Int(n)) if n == i + 1));
-///     buffers = act.into_buffers();
-/// }
-/// ```
-#[derive(Debug, Default)]
-pub struct ActivationBuffers {
-    values: Vec<Option<Value<'static>>>,
-    lazy: Vec<LazyVariable<'static>>,
-}
-
-/// An emptied vector of another element lifetime over the same allocation: an in-place
-/// `collect` (the element types differ only in lifetime, so size and alignment agree).
-fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
-    v.into_iter().filter_map(|_| None).collect()
-}
-
-/// A variable name the environment does not declare.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("undeclared variable '{0}'")]
-pub struct UndeclaredVariable(pub String);
-
-impl<'a> Activation<'a> {
-    pub fn new(env: &Env) -> Activation<'a> {
-        let mut act = Activation {
-            variables: env.variables.clone(),
-            values: vec![None; env.variables.len()],
-            lazy: (0..env.variables.lazy_len())
-                .map(|_| LazyVariable::default())
-                .collect(),
-        };
-        if !act.variables.defaults.is_empty() {
-            act.set_defaults();
-        }
-        act
-    }
-
-    /// Binds the variables declared with a default value ([`Env::declare_with_default`]).
-    fn set_defaults(&mut self) {
-        let variables = self.variables.clone();
-        for (slot, value) in &variables.defaults {
-            self.set(*slot, value.clone());
-        }
-    }
-
-    /// An activation for `env` that reuses the memory of an earlier one (see
-    /// [`ActivationBuffers`]): no allocation when the buffers are large enough.
-    pub fn with_buffers(env: &Env, buffers: ActivationBuffers) -> Activation<'a> {
-        let ActivationBuffers { values, lazy } = buffers;
-        let mut values = recycle(values);
-        values.resize(env.variables.len(), None);
-        let mut lazy = recycle(lazy);
-        lazy.resize_with(env.variables.lazy_len(), LazyVariable::default);
-        let mut act = Activation {
-            variables: env.variables.clone(),
-            values,
-            lazy,
-        };
-        if !act.variables.defaults.is_empty() {
-            act.set_defaults();
-        }
-        act
-    }
-
-    /// Drops the values (and lazy results) and keeps the memory for [`Activation::with_buffers`].
-    pub fn into_buffers(self) -> ActivationBuffers {
-        ActivationBuffers {
-            values: recycle(self.values),
-            lazy: recycle(self.lazy),
-        }
-    }
-
-    /// An activation with no variables (for constant expressions).
-    pub fn empty() -> Activation<'a> {
-        Activation {
-            variables: Arc::new(Variables::default()),
-            values: Vec::new(),
-            lazy: Vec::new(),
-        }
-    }
-
-    pub fn bind(&mut self, name: &str, value: Value<'a>) -> Result<(), UndeclaredVariable> {
-        let slot = self
-            .variables
-            .slot(name)
-            .ok_or_else(|| UndeclaredVariable(name.to_string()))?;
-        self.set(slot, value);
-        Ok(())
-    }
-
-    /// Binds a JSON document without copying it.
-    pub fn bind_json(&mut self, name: &str, json: &'a Json) -> Result<(), UndeclaredVariable> {
-        self.bind(name, Value::from_json(json))
-    }
-
-    pub fn set(&mut self, slot: usize, value: Value<'a>) {
-        if slot >= self.values.len() {
-            self.values.resize(slot + 1, None);
-        }
-        if let Some(v) = self.values.get_mut(slot) {
-            *v = Some(value);
-        }
-    }
-
-    pub fn get(&self, slot: usize) -> Option<&Value<'a>> {
-        self.values.get(slot).and_then(Option::as_ref)
-    }
-
-    /// Binds the lazy variable `variables.<name>` to the program that computes it.
-    pub fn bind_lazy(
-        &mut self,
-        name: &str,
-        program: &'a Program,
-    ) -> Result<(), UndeclaredVariable> {
-        let slot = self
-            .variables
-            .lazy_slot(name)
-            .ok_or_else(|| UndeclaredVariable(format!("{VARIABLES}.{name}")))?;
-        self.set_lazy(slot, program);
-        Ok(())
-    }
-
-    /// Binds a lazy slot (from [`Env::declare_lazy`]) to the program that computes it, and
-    /// forgets any value it had taken.
-    pub fn set_lazy(&mut self, slot: usize, program: &'a Program) {
-        if slot >= self.lazy.len() {
-            self.lazy.resize_with(slot + 1, LazyVariable::default);
-        }
-        if let Some(v) = self.lazy.get_mut(slot) {
-            *v = LazyVariable {
-                program: Some(program),
-                ..LazyVariable::default()
-            };
-        }
-    }
-
-    /// The result of a lazy variable if some evaluation has read it.
-    pub fn lazy_result(&self, slot: usize) -> Option<&EvalResult<'a>> {
-        self.lazy.get(slot).and_then(|v| v.result.get())
-    }
-
-    pub(crate) fn lazy(&self, slot: usize) -> Option<&LazyVariable<'a>> {
-        self.lazy.get(slot)
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod buffer_tests {
-    use super::*;
-
-    #[test]
-    fn buffers_keep_their_memory_across_lifetimes() {
-        let mut env = Env::standard();
-        for name in ["a", "b", "c", "d", "e"] {
-            env.declare(name, Type::Dyn);
-        }
-        let act = Activation::new(&env);
-        let pointer = act.values.as_ptr() as usize;
-        let buffers = act.into_buffers();
-        assert_eq!(buffers.values.as_ptr() as usize, pointer);
-        assert!(buffers.values.is_empty() && buffers.values.capacity() >= 5);
-        let text = String::from("x");
-        let mut act = Activation::with_buffers(&env, buffers);
-        assert_eq!(act.values.as_ptr() as usize, pointer);
-        act.bind("a", Value::String(crate::value::Str::Borrowed(&text)))
-            .unwrap();
-        assert!(act.get(0).is_some() && act.get(1).is_none());
-        let again = Activation::with_buffers(&env, act.into_buffers());
-        assert!(again.get(0).is_none(), "values do not survive recycling");
     }
 }

@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use crate::syntax::ast::Span;
-
 /// An evaluation error. CEL treats these as values: `&&`, `||`, `?:` and comprehensions may
 /// absorb them, so they are cheap to build and carry only a message.
 #[derive(Clone, PartialEq, Eq)]
@@ -57,7 +55,21 @@ impl fmt::Display for EvalError {
 
 impl std::error::Error for EvalError {}
 
-pub type EvalResult<'a> = Result<crate::value::Value<'a>, EvalError>;
+/// A byte range into the source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: u32::try_from(start).unwrap_or(u32::MAX),
+            end: u32::try_from(end).unwrap_or(u32::MAX),
+        }
+    }
+}
 
 /// One problem found while parsing or checking, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,42 +11,27 @@
 //! assert!(matches!(program.eval(&act), Ok(Value::Int(41))));
 //! ```
 //!
-//! # Admission policies: variables and mutations
+//! # Layers
+//!
+//! This crate is the language alone: syntax, checker, compiler, evaluator, values, the
+//! standard library and cel-go's extensions ([`library::Extensions`]). Other libraries
+//! (Kubernetes' in `celer-cel-kubernetes`, Kyverno's in `celer-cel-kyverno`) plug in through
+//! the [`Library`](library::Library) trait with [`Env::add_library`]; message types such as
+//! Kubernetes' `Object{...}` through [`MessageTypes`](value::MessageTypes). Top-level modules
+//! depend on each other without cycles (`tests/module_graph.rs` checks it):
+//!
+//! ```text
+//! error, types  <-  limits, time  <-  value  <-  format  <-  ops  <-  syntax, library
+//!               <-  env  <-  check  <-  eval (activation, program)  <-  compile
+//! ```
 //!
 //! A policy's `spec.variables` become lazy variables, read as `variables.<name>` and
-//! evaluated at most once per activation ([`env`](mod@env) describes the semantics). A
-//! MutatingAdmissionPolicy's environment also builds `Object{...}` and `JSONPatch{...}`
-//! values ([`mutation`]).
-//!
-//! ```
-//! use celer_cel::{Activation, Env, Type, format, library::cost, mutation};
-//! let mut env = Env::kubernetes();
-//! env.declare("object", Type::Dyn);
-//! env.enable_mutation_types(); // MutatingAdmissionPolicy only
-//! env.enable_lazy_variables(); // `variables` exists, empty, for the first variable
-//! // spec.variables, in order: each compiled with the ones before it, then declared.
-//! let name = env.compile("object.metadata.name").unwrap();
-//! env.declare_lazy("name", name.result_type().clone());
-//! let labels = env.compile(r#"{"app": variables.name}"#).unwrap();
-//! env.declare_lazy("labels", labels.result_type().clone());
-//! let apply = env
-//!     .compile("Object{metadata: Object.metadata{labels: variables.labels}}")
-//!     .unwrap();
-//! assert_eq!(apply.result_type(), &mutation::object_type());
-//!
-//! // Per request: one activation for the policy's expressions.
-//! let object: sonic_rs::Value = sonic_rs::from_str(r#"{"metadata": {"name": "web"}}"#).unwrap();
-//! let mut act = Activation::new(&env);
-//! act.bind_json("object", &object).unwrap();
-//! act.set_lazy(0, &name);
-//! act.set_lazy(1, &labels);
-//! let eval = apply.evaluate(&act, Some(cost::PER_CALL_LIMIT));
-//! let patch = eval.result.unwrap();
-//! assert_eq!(mutation::check_type_names(&patch), Ok(()));
-//! assert_eq!(format::to_json(&patch).unwrap(), r#"{"metadata":{"labels":{"app":"web"}}}"#);
-//! assert!(eval.variables_cost > 0 && eval.cost > eval.variables_cost);
-//! ```
+//! evaluated at most once per activation ([`env`](mod@env) describes the semantics).
 #![forbid(unsafe_code)]
+
+// Lets test helpers shared with the library crates (by `#[path]`) name this crate alike.
+#[cfg(test)]
+extern crate self as celer_cel;
 
 pub mod check;
 pub mod compile;
@@ -56,16 +41,16 @@ pub mod eval;
 pub mod format;
 pub mod library;
 pub mod limits;
-pub mod mutation;
 pub mod ops;
-pub mod program;
 pub mod syntax;
 pub mod time;
 pub mod types;
 pub mod value;
 
-pub use env::{Activation, ActivationBuffers, Env, ParseOptions};
-pub use error::{CompileError, CompileErrorKind, EvalError, EvalResult};
-pub use program::{Evaluation, Program};
+pub use env::{CheckOptions, Env};
+pub use error::{CompileError, CompileErrorKind, EvalError};
+pub use eval::activation::{Activation, ActivationBuffers, UndeclaredVariable};
+pub use eval::program::{Evaluation, Program};
+pub use syntax::ParseOptions;
 pub use types::Type;
-pub use value::{Json, Value};
+pub use value::{EvalResult, Json, Value};

@@ -7,7 +7,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
+use crate::value::EvalResult;
 use crate::value::{List, Map, Value};
 
 /// CEL equality. Never an error: mismatched kinds are unequal.
@@ -28,7 +29,7 @@ pub fn equals(a: &Value<'_>, b: &Value<'_>) -> bool {
         (Value::Timestamp(x), Value::Timestamp(y)) => x == y,
         (Value::Duration(x), Value::Duration(y)) => x == y,
         (Value::Opaque(x), Value::Opaque(y)) => x.equals(y.as_ref()),
-        (Value::Struct(x), Value::Struct(y)) => crate::mutation::equals(x, y),
+        (Value::Struct(x), Value::Struct(y)) => x.types().equals(x, y),
         (Value::Optional(x), Value::Optional(y)) => match (x, y) {
             (None, None) => true,
             (Some(p), Some(q)) => equals(p, q),
@@ -347,7 +348,7 @@ pub fn key_text(v: &Value<'_>) -> String {
         Value::Int(i) => i.to_string(),
         Value::Uint(u) => u.to_string(),
         Value::Bool(b) => b.to_string(),
-        Value::Double(d) => crate::library::gofloat::format_double(*d),
+        Value::Double(d) => crate::format::gofloat::format_double(*d),
         Value::Bytes(b) => {
             let bytes: Vec<String> = b.iter().map(u8::to_string).collect();
             format!("[{}]", bytes.join(" "))
@@ -386,7 +387,7 @@ pub fn select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
             )),
             inner => optional_select(inner, field),
         },
-        Value::Struct(s) => crate::mutation::select(s, field),
+        Value::Struct(s) => s.types().select(s, field),
         other => Err(EvalError::new(format!(
             "type '{}' does not support field selection",
             other.type_name()
@@ -402,7 +403,7 @@ pub fn optional_select<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
         Value::Map(m) => Ok(Value::Optional(m.get_str(field).map(Arc::new))),
         Value::Optional(None) | Value::Null => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => optional_select(inner, field),
-        Value::Struct(s) => crate::mutation::optional_select(s, field),
+        Value::Struct(s) => s.types().optional_select(s, field),
         other => Err(EvalError::new(format!(
             "type '{}' does not support field selection",
             other.type_name()
@@ -416,7 +417,7 @@ pub fn has_field<'a>(operand: &Value<'a>, field: &str) -> EvalResult<'a> {
         Value::Map(m) => Ok(Value::Bool(m.get_str(field).is_some())),
         Value::Optional(None) => Ok(Value::Bool(false)),
         Value::Optional(Some(inner)) => has_field(inner, field),
-        Value::Struct(s) => crate::mutation::has_field(s, field).map(Value::Bool),
+        Value::Struct(s) => s.types().has_field(s, field).map(Value::Bool),
         other => Err(EvalError::new(format!(
             "invalid type for field selection: '{}'",
             other.type_name()

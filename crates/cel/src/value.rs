@@ -10,6 +10,11 @@ use std::sync::Arc;
 
 pub use crate::time::{Duration, Timestamp};
 
+use crate::error::EvalError;
+
+/// What an evaluation gives: a value, or an error that CEL treats as a value.
+pub type EvalResult<'a> = Result<Value<'a>, EvalError>;
+
 /// A JSON document node, as parsed by sonic-rs. Variables bound to JSON are read through it.
 pub type Json = sonic_rs::Value;
 pub type JsonArray = sonic_rs::Array;
@@ -141,26 +146,66 @@ pub enum Value<'a> {
     Optional(Option<Arc<Value<'a>>>),
     /// A value of an extension type (IP, CIDR, quantity, URL, semver, ...).
     Opaque(Arc<dyn Opaque>),
-    /// A constructed message: `Object{...}` or `JSONPatch{...}` (see [`crate::mutation`]).
+    /// A message built by `Name{...}`, of a type a library defines ([`MessageTypes`]).
     Struct(Arc<Struct<'a>>),
 }
 
-/// A message built by an expression, such as `Object.spec{replicas: 3}`: its type name and
-/// the fields that were set, in the order they were written.
+/// A message built by an expression, such as `Name{field: 3}`: its type name and the fields
+/// that were set, in the order they were written.
 #[derive(Clone, Debug)]
 pub struct Struct<'a> {
+    types: &'static dyn MessageTypes,
     type_name: Arc<str>,
     fields: Vec<(Arc<str>, Value<'a>)>,
+}
+
+/// Message types that a library defines (the core has no schema of its own), such as a
+/// mutation's patch types: how the checker types `Name{...}` and
+/// `message.field`, and how the values select, compare and print. Registered with
+/// [`Registry::set_message_types`](crate::library::Registry::set_message_types); every
+/// [`Struct`] keeps a reference to its implementation, so the evaluator calls it directly.
+pub trait MessageTypes: fmt::Debug + Send + Sync + 'static {
+    /// Whether `name` (fully qualified) is one of these types.
+    fn has_type(&self, name: &str) -> bool;
+    /// The type of `message.field`; `None` when the message has no such field (the compile
+    /// error `undefined field`).
+    fn field_type(&self, message: &str, field: &str) -> Option<crate::types::Type>;
+    /// Checks the fields of `type_name{...}` at run time, before the value is built.
+    fn check_fields(
+        &self,
+        type_name: &str,
+        fields: &[(Arc<str>, Value<'_>)],
+    ) -> Result<(), EvalError>;
+    /// `message.field`.
+    fn select<'a>(&self, message: &Struct<'a>, field: &str) -> EvalResult<'a>;
+    /// `has(message.field)`.
+    fn has_field(&self, message: &Struct<'_>, field: &str) -> Result<bool, EvalError>;
+    /// `message.?field`.
+    fn optional_select<'a>(&self, message: &Struct<'a>, field: &str) -> EvalResult<'a> {
+        if !self.has_field(message, field)? {
+            return Ok(Value::Optional(None));
+        }
+        self.select(message, field)
+            .map(|v| Value::Optional(Some(Arc::new(v))))
+    }
+    /// `a == b` for two messages of these types.
+    fn equals(&self, a: &Struct<'_>, b: &Struct<'_>) -> bool;
+    /// Whether the message is its type's zero value (`optional.ofNonZeroValue`).
+    fn is_zero(&self, message: &Struct<'_>) -> bool;
+    /// The JSON object the message prints as ([`crate::format::to_json`]).
+    fn json_fields<'s, 'a>(&self, message: &'s Struct<'a>) -> Vec<(&'s str, Value<'a>)>;
 }
 
 impl<'a> Struct<'a> {
     /// A message of type `type_name` with these fields; a field given twice keeps its last
     /// value.
     pub fn new(
+        types: &'static dyn MessageTypes,
         type_name: Arc<str>,
         fields: impl IntoIterator<Item = (Arc<str>, Value<'a>)>,
     ) -> Self {
         let mut s = Struct {
+            types,
             type_name,
             fields: Vec::new(),
         };
@@ -179,6 +224,11 @@ impl<'a> Struct<'a> {
 
     pub fn type_name(&self) -> &str {
         &self.type_name
+    }
+
+    /// The library that defines the message's type.
+    pub fn types(&self) -> &'static dyn MessageTypes {
+        self.types
     }
 
     pub(crate) fn type_name_arc(&self) -> &Arc<str> {
@@ -235,12 +285,11 @@ pub trait Opaque: fmt::Debug + Send + Sync + 'static {
     /// `format::to_cel` prints: by default the constructor applied to the text. `None`: it
     /// prints a `<type name>` placeholder instead.
     fn to_cel(&self) -> Option<String> {
-        let text = Value::string(self.to_text()?);
-        Some(format!(
-            "{}({})",
-            self.constructor()?,
-            crate::format::to_cel(&text)
-        ))
+        let text = self.to_text()?;
+        let mut out = format!("{}(", self.constructor()?);
+        write_cel_string(&mut out, &text);
+        out.push(')');
+        Some(out)
     }
 
     /// What `string(x)` returns for this value, for types that declare a conversion to
@@ -729,4 +778,28 @@ impl fmt::Debug for Map<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
+}
+
+/// A double-quoted CEL string literal. Non-ASCII text is kept as UTF-8; control characters
+/// are escaped.
+pub(crate) fn write_cel_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{07}' => out.push_str("\\a"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0C}' => out.push_str("\\f"),
+            '\u{0B}' => out.push_str("\\v"),
+            c if c.is_control() => {
+                let _ = std::fmt::Write::write_fmt(out, format_args!("\\u{:04x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }

@@ -108,10 +108,10 @@ const OUT_OF_SCOPE: &[(&str, &str)] = &[
 /// uses; tests of later versions are skipped in `skips.md`.
 const EXTENSIONS: &[(&str, &[Library])] = &[
     ("string_ext", &[celer_cel::library::ext::strings::register]),
-    ("math_ext", &[celer_cel::library::kyverno::math::register]),
+    ("math_ext", &[celer_cel_kyverno::math::register]),
     (
         "encoders_ext",
-        &[celer_cel::library::kyverno::gzip::register],
+        &[celer_cel_kyverno::gzip::register],
     ),
 ];
 

@@ -148,32 +148,6 @@ fn string_functions_cost_traversals() {
 }
 
 #[test]
-fn a_budget_is_shared_by_evaluations() {
-    use celer_cel::library::cost::{Budget, BudgetExhausted};
-    let env = Env::kubernetes();
-    let act = Activation::new(&env);
-    let cheap = env.compile("[1, 2, 3].exists(x, x == 2)").unwrap(); // 26
-    let mut budget = Budget::new(60, 1_000);
-    assert!(budget.evaluate(&cheap, &act).unwrap().result.is_ok());
-    assert!(budget.evaluate(&cheap, &act).unwrap().result.is_ok());
-    assert_eq!(budget.remaining(), 8);
-    assert_eq!(budget.evaluate(&cheap, &act).unwrap_err(), BudgetExhausted);
-    assert_eq!(
-        BudgetExhausted.to_string(),
-        "validation failed due to running out of cost budget, no further validation rules will be run"
-    );
-    // The per-expression limit still applies within a large budget.
-    let mut budget = Budget::new(1_000_000, 10);
-    let eval = budget.evaluate(&cheap, &act).unwrap();
-    assert_eq!(
-        eval.result.unwrap_err().message(),
-        "operation cancelled: actual cost limit exceeded"
-    );
-    assert_eq!(Budget::validations().remaining(), 10_000_000);
-    assert_eq!(Budget::match_conditions().remaining(), 2_500_000);
-}
-
-#[test]
 fn reading_a_map_by_its_fold_key_costs_what_the_index_costs() {
     // Range `input.m` 2; per element: condition 2, step 1, `input.m[k]` 2 + 1 + 1, `>` 1;
     // result 1.

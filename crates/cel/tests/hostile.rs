@@ -6,8 +6,9 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use celer_cel::library::cost::PER_CALL_LIMIT;
 use celer_cel::{Activation, Env, Type};
+use celer_cel_kubernetes::KubernetesEnv;
+use celer_cel_kubernetes::cost::PER_CALL_LIMIT;
 
 /// Compiles and evaluates `expr` in the Kubernetes environment with the per-expression cost
 /// limit, on a separate thread; the outcome rendered as `ok: ...`, `compile: ...` or

@@ -7,6 +7,7 @@
 
 use celer_cel::library::cost::LIMIT_EXCEEDED;
 use celer_cel::{Activation, Env, Program, Type, Value};
+use celer_cel_kubernetes::KubernetesEnv;
 
 /// A policy's variables compiled the way the policy engine compiles them: variable `i`
 /// with an environment declaring variables `0..i`, then declared with its result type.

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use celer_cel::Json;
-use celer_cel::library::kyverno::MemoryContext;
+use celer_cel_kyverno::MemoryContext;
 use celer_policy::attributes::Operation;
 use celer_policy::engine::{self, EvalOptions};
 use celer_policy::kyverno::model::KyvernoManifest;

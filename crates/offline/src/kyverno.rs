@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use celer_cel::library::kyverno::{KyvernoContext, MemoryContext, MockError};
+use celer_cel_kyverno::{KyvernoContext, MemoryContext, MockError};
 
 use celer_cel::Json;
 use celer_policy::attributes::Operation;

@@ -6,10 +6,10 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use celer_cel::library::cost::Budget;
-use celer_cel::library::k8s::authz::{self, Authorizer, RequestResource};
-use celer_cel::library::kyverno::{ContextValues, KyvernoContext};
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
+use celer_cel_kubernetes::authz::{self, Authorizer, RequestResource};
+use celer_cel_kubernetes::cost::Budget;
+use celer_cel_kyverno::{ContextValues, KyvernoContext};
 
 use crate::attributes::Attributes;
 use crate::compiled::{Binding, PolicyCommon};
@@ -382,7 +382,7 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
         match validating::evaluate(&c.expression, &activation, &mut budget) {
             Err(OutOfBudget) => {
                 // Upstream's evaluation stops with this one error; the others are dropped.
-                errors = vec![celer_cel::library::cost::BudgetExhausted.to_string()];
+                errors = vec![celer_cel_kubernetes::cost::BudgetExhausted.to_string()];
                 break;
             }
             Ok(Evaluated::Error(e)) => {

@@ -7,8 +7,8 @@
 //! with it declared but run with it unbound, so using it there is a runtime error rather than a
 //! compile error.
 
-use celer_cel::library::k8s::authz;
-use celer_cel::{Env, Program, Type, mutation};
+use celer_cel::{Env, Program, Type};
+use celer_cel_kubernetes::{KubernetesEnv, authz, mutation};
 
 /// What kind of expression is compiled: decides the required result type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 //!   marked: those followed by an invocation that changed the object, and, as any successful
 //!   mutation marks the object dirty, those after the last change too.
 
-use celer_cel::library::cost::Budget;
+use celer_cel_kubernetes::cost::Budget;
 use std::mem::take;
 
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
@@ -442,13 +442,15 @@ pub(crate) fn apply_mutation(
         let mut budget = Budget::validations();
         let evaluated = validating::evaluate(&mutation.expression, &activation, &mut budget);
         let patch = match evaluated {
-            Err(OutOfBudget) => Err(celer_cel::library::cost::BudgetExhausted.to_string()),
+            Err(OutOfBudget) => Err(celer_cel_kubernetes::cost::BudgetExhausted.to_string()),
             Ok(Evaluated::Error(e)) => Err(e),
             Ok(Evaluated::Value(v)) => match mutation.patch_type {
-                PatchType::ApplyConfiguration => celer_cel::mutation::check_type_names(&v)
-                    .map_err(|e| format!("type mismatch: {e}"))
-                    .and_then(|()| to_json(&v))
-                    .map(Produced::Json),
+                PatchType::ApplyConfiguration => {
+                    celer_cel_kubernetes::mutation::check_type_names(&v)
+                        .map_err(|e| format!("type mismatch: {e}"))
+                        .and_then(|()| to_json(&v))
+                        .map(Produced::Json)
+                }
                 // Operations read straight from the value when they can be (the same ones as
                 // from its JSON text), from the JSON text otherwise.
                 PatchType::JsonPatch if contains_nan(&v) => to_json(&v).map(Produced::Json),

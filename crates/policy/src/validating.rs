@@ -1,8 +1,8 @@
 //! One ValidatingAdmissionPolicy invocation, (policy, binding, param), into decisions and audit
 //! annotations (`policy/validating/validator.go Validate`).
 
-use celer_cel::library::cost::{self, Budget};
 use celer_cel::{Activation, ActivationBuffers, Value};
+use celer_cel_kubernetes::cost::{self, Budget};
 
 use crate::compiled::{Expression, ValidatingPolicy};
 use crate::invocation::{Inputs, bind_inputs};

@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 
 use celer_cel::Json;
-use celer_cel::library::k8s::authz::{Authorizer, AuthzAttributes, AuthzDecision, Decision};
+use celer_cel_kubernetes::authz::{Authorizer, AuthzAttributes, AuthzDecision, Decision};
 use celer_policy::mutation::json_patch;
 use celer_policy::response::{Outcome, ResultKind};
 use sonic_rs::JsonValueTrait;

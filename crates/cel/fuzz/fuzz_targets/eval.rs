@@ -5,8 +5,9 @@
 
 use std::sync::OnceLock;
 
-use celer_cel::library::cost::PER_CALL_LIMIT;
 use celer_cel::{Activation, Env, Type};
+use celer_cel_kubernetes::KubernetesEnv;
+use celer_cel_kubernetes::cost::PER_CALL_LIMIT;
 use libfuzzer_sys::fuzz_target;
 
 /// Built once: building the Kubernetes environment dominates a small input's run.

@@ -71,7 +71,10 @@ mod tests {
     use crate::Env;
 
     fn error(expr: &str) -> Option<String> {
-        Env::kubernetes().compile(expr).err().map(|e| e.to_string())
+        crate::library::test_env()
+            .compile(expr)
+            .err()
+            .map(|e| e.to_string())
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //!   well-known types build their CEL types (`google.protobuf.Int64Value{...}` is an `int`,
 //!   `google.protobuf.Struct{...}` a `map(string, dyn)`, ...). Two message types are
 //!   modelled: the lazy variables' `variables` object ([`crate::env`]) and, in an
-//!   environment with mutation types, `Object...` and `JSONPatch` ([`crate::mutation`]),
-//!   where any other message name is an undeclared reference.
+//!   environment where a library registered message types
+//!   ([`MessageTypes`](crate::value::MessageTypes)), those types, where any other message
+//!   name is an undeclared reference.
 //! - There are no protobuf wrapper types (a wrapper is its primitive, so it does not accept
 //!   `null`), no enums and no `google.protobuf.Any` type.
 //! - Container aliases (`cel.Abbrevs`) are not supported.
@@ -26,6 +27,7 @@
 mod homogeneous;
 mod literals;
 pub mod resolve;
+mod string_format;
 mod unify;
 
 #[cfg(test)]
@@ -55,35 +57,7 @@ use unify::Mapping;
 /// cel-go stops reporting after this many errors.
 const MAX_ERRORS: usize = 100;
 
-/// Checker options, cel-go's environment options of the same names.
-#[derive(Debug, Clone)]
-pub struct CheckOptions {
-    /// Offer the ordering overloads across numeric kinds (`1 < 2.0`). On by default, as in
-    /// Kubernetes (from 1.28) and the cel-spec conformance suite; cel-go's own default is off.
-    pub cross_type_numeric_comparisons: bool,
-    /// Reject list and map literals whose elements (keys, values) do not all have exactly the
-    /// same type once checked, as cel-go's `HomogeneousAggregateLiterals` validator does
-    /// (Kubernetes sets it). Without it mixed elements give `dyn`, cel-go's default. Either
-    /// way `dyn` is not the same type as `int`: `[1, dyn(2)]` is rejected.
-    pub homogeneous_aggregate_literals: bool,
-    /// Calls whose arguments, at any depth, are exempt from the homogeneity check (cel-go's
-    /// string extension exempts `format`, the block extension `cel.@block`).
-    pub homogeneous_exempt_functions: Vec<String>,
-    /// Reject literal arguments of `duration`, `timestamp` and `matches` that can never work,
-    /// as cel-go's literal validators do (Kubernetes enables them).
-    pub validate_literals: bool,
-}
-
-impl Default for CheckOptions {
-    fn default() -> Self {
-        CheckOptions {
-            cross_type_numeric_comparisons: true,
-            homogeneous_aggregate_literals: false,
-            homogeneous_exempt_functions: vec!["format".into(), "cel.@block".into()],
-            validate_literals: false,
-        }
-    }
-}
+pub use crate::env::CheckOptions;
 
 /// What a checked node refers to, for the compiler.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +122,7 @@ pub fn check_ast(env: &Env, source: &str, expr: &Expr) -> Result<Checked, Compil
             literals::validate(expr, &mut diags);
         }
         // The strings extension's check of `format` calls with literal arguments.
-        crate::library::ext::string_format_check::validate(expr, &types, &c.references, &mut diags);
+        string_format::validate(expr, &types, &c.references, &mut diags);
     }
     if !diags.is_empty() {
         diags.sort_by_key(|d| d.span.start);
@@ -343,8 +317,8 @@ impl Checker<'_> {
 
     /// The type of a message's field, `None` when the message has no such field. Messages
     /// are not modelled, so their fields are `dyn`, except the lazy variables' object
-    /// (`variables`, whose fields are the declared lazy variables) and, in an environment
-    /// with mutation types, `JSONPatch` (see [`crate::mutation`]).
+    /// (`variables`, whose fields are the declared lazy variables) and the message types a
+    /// library registered ([`MessageTypes::field_type`](crate::value::MessageTypes::field_type)).
     fn message_field_type(&self, message: &str, field: &str) -> Option<Type> {
         if message == crate::env::VARIABLES_TYPE {
             let vars = self.env.variables();
@@ -353,8 +327,8 @@ impl Checker<'_> {
                 .and_then(|slot| vars.lazy_get(slot))
                 .map(|(_, t)| t.clone());
         }
-        if self.env.mutation_types() {
-            return crate::mutation::field_type(message, field);
+        if let Some(types) = self.env.registry().message_types() {
+            return types.field_type(message, field);
         }
         Some(Type::Dyn)
     }
@@ -571,8 +545,8 @@ impl Checker<'_> {
     }
 
     fn check_struct(&mut self, e: &Expr, type_name: &str, fields: &[StructField]) -> Type {
-        if self.env.mutation_types() {
-            return self.check_mutation_struct(e, type_name, fields);
+        if let Some(types) = self.env.registry().message_types() {
+            return self.check_library_struct(types, e, type_name, fields);
         }
         for f in fields {
             let t = self.check(&f.value);
@@ -601,15 +575,19 @@ impl Checker<'_> {
         Type::Message(Arc::from(name))
     }
 
-    /// `Name{...}` in an environment with mutation types: a well-known type, `Object...` or
-    /// `JSONPatch` (whose fields are checked), or an undeclared reference, as cel-go's
-    /// `checkCreateStruct` does with Kubernetes' type resolver.
-    fn check_mutation_struct(&mut self, e: &Expr, type_name: &str, fields: &[StructField]) -> Type {
+    /// `Name{...}` in an environment with library message types: a well-known type, one of
+    /// the library's types (whose fields are checked), or an undeclared reference, as
+    /// cel-go's `checkCreateStruct` does with a custom type provider.
+    fn check_library_struct(
+        &mut self,
+        types: &dyn crate::value::MessageTypes,
+        e: &Expr,
+        type_name: &str,
+        fields: &[StructField],
+    ) -> Type {
         let candidates = candidate_names(self.env.container(), type_name);
         let well_known = candidates.iter().find_map(|c| well_known_struct(c));
-        let resolved = candidates
-            .into_iter()
-            .find(|c| crate::mutation::is_mutation_type(c));
+        let resolved = candidates.into_iter().find(|c| types.has_type(c));
         if well_known.is_none() && resolved.is_none() {
             // Like cel-go, the fields of an unknown type are not checked.
             self.undeclared(e, type_name.trim_start_matches('.'));
@@ -627,7 +605,7 @@ impl Checker<'_> {
             return well_known.unwrap_or(Type::Error);
         };
         for (f, value_type) in fields.iter().zip(field_types) {
-            let Some(field_type) = crate::mutation::field_type(&name, &f.name) else {
+            let Some(field_type) = types.field_type(&name, &f.name) else {
                 self.error(&f.value, format!("undefined field '{}'", f.name));
                 continue;
             };
@@ -726,5 +704,13 @@ fn literal_type(lit: &Literal) -> Type {
         Literal::Double(_) => Type::Double,
         Literal::String(_) => Type::String,
         Literal::Bytes(_) => Type::Bytes,
+    }
+}
+
+impl Env {
+    /// Parses and type-checks, returning the expression's type.
+    pub fn check(&self, source: &str) -> Result<Type, CompileError> {
+        let expr = self.parse(source)?;
+        check(self, source, &expr)
     }
 }

@@ -14,9 +14,9 @@
 //!   part of a name hides every global with that first part, qualified or not, unless the
 //!   name starts with a dot.
 //! - **What a name can be.** A declared variable, else one of the built-in type names
-//!   ([`type_identifier`]: `int`, `list`, `google.protobuf.Timestamp`, ...), else (with
-//!   mutation types) `Object...` or `JSONPatch`, else an extension type, checked in that
-//!   order for each candidate.
+//!   ([`type_identifier`]: `int`, `list`, `google.protobuf.Timestamp`, ...), else a message
+//!   type a library registered, else an extension type, checked in that order for each
+//!   candidate.
 //! - **Functions.** Function names go through the container the same way
 //!   ([`resolve_function`]). For a receiver call `a.b.f(x)` whose target `a.b` is not a
 //!   variable (neither a local nor a declared variable, by the rules above), if `a.b.f` names
@@ -114,7 +114,7 @@ pub fn resolve_name(env: &Env, name: &str) -> Option<Resolution> {
                 ty,
             });
         }
-        if env.mutation_types() && crate::mutation::is_mutation_type(&candidate) {
+        if env.registry().has_message_type(&candidate) {
             let ty = Type::type_of(Type::Message(candidate.as_str().into()));
             return Some(Resolution::TypeName {
                 name: candidate,

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use super::paths::{MemoCells, fresh_memo, reset_memo};
 use super::{Comprehension, Ctx, Node, Scope, Step, bool_overload};
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::cost;
 use crate::ops;
+use crate::value::EvalResult;
 use crate::value::{List, Map, Value};
 
 impl Comprehension {

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use super::{Ctx, LazyRead};
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::cost;
+use crate::value::EvalResult;
 use crate::value::{Key, OwnedMap, Str, Value};
 
 /// The value of lazy slot `slot`, evaluating its program if no evaluation has yet. The

@@ -7,12 +7,16 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::env::Activation;
-use crate::error::{EvalError, EvalResult};
+pub mod activation;
+pub mod program;
+
+use crate::error::EvalError;
 use crate::library::cost;
 use crate::library::{Binary, CostFn, Nary, Ternary, Unary};
 use crate::ops::{self, Relation};
+use crate::value::EvalResult;
 use crate::value::{Key, OwnedMap, Value};
+use activation::Activation;
 
 mod fold;
 mod lazy;
@@ -172,9 +176,10 @@ pub enum Node {
     Fail(EvalError),
 }
 
-/// `Object.spec{...}` or `JSONPatch{...}` (see [`crate::mutation`]).
+/// `Name{...}` of a message type a library defines ([`MessageTypes`](crate::value::MessageTypes)).
 #[derive(Debug)]
 pub struct StructNode {
+    pub types: &'static dyn crate::value::MessageTypes,
     pub type_name: Arc<str>,
     pub fields: Box<[StructFieldNode]>,
 }
@@ -780,7 +785,12 @@ impl Node {
                     }
                 }
                 ctx.charge(cost::STRUCT_CREATE_BASE)?;
-                crate::mutation::construct(&s.type_name, fields)
+                s.types.check_fields(&s.type_name, &fields)?;
+                Ok(Value::Struct(Arc::new(crate::value::Struct::new(
+                    s.types,
+                    s.type_name.clone(),
+                    fields,
+                ))))
             }
             Node::Call1(f, c, a) => {
                 let a = a.run(ctx, scope)?;

@@ -6,8 +6,9 @@ use std::cell::Cell;
 use sonic_rs::JsonContainerTrait;
 
 use super::{Ctx, LocalVar, Node, Scope};
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::ops;
+use crate::value::EvalResult;
 use crate::value::{Map, Value};
 
 /// How many field paths on a comprehension variable one iteration remembers.

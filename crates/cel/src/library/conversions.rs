@@ -8,13 +8,14 @@
 
 use std::sync::Arc;
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::{Impl, Registry, global};
 use crate::time::{format_duration, format_timestamp};
 use crate::types::Type;
+use crate::value::EvalResult;
 use crate::value::Value;
 
-pub use super::gofloat::{format_double, parse_double};
+pub use crate::format::gofloat::{format_double, parse_double};
 
 pub fn register(r: &mut Registry) {
     let a = || Type::param("A");

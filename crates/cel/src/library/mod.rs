@@ -6,25 +6,40 @@
 
 pub mod cost;
 pub mod ext;
-pub mod k8s;
-pub mod kyverno;
 pub mod optional;
 
 use std::collections::HashMap;
 
 pub mod conversions;
-pub(crate) mod gofloat;
 pub mod operators;
-pub(crate) mod re2;
+pub mod re2;
 pub mod strings;
 pub mod time;
 
 #[cfg(test)]
 pub(crate) mod test_support;
 
-use crate::error::EvalResult;
+/// The environment of the core's library tests: cel-go's extensions, with the checker
+/// options and presence-test cost that Kubernetes configures, as those tests were written
+/// for (the Kubernetes libraries themselves are tested in their crate).
+#[cfg(test)]
+pub(crate) use test_env::test_env;
+
+#[cfg(test)]
+mod test_env {
+    pub(crate) fn test_env() -> crate::Env {
+        let mut env = crate::Env::standard();
+        env.add_library(&super::Extensions);
+        env.check_options_mut().homogeneous_aggregate_literals = true;
+        env.check_options_mut().validate_literals = true;
+        env.set_presence_test_has_cost(false);
+        env
+    }
+}
+
 use crate::types::Type;
-use crate::value::Value;
+use crate::value::EvalResult;
+use crate::value::{MessageTypes, Value};
 
 pub type Unary = for<'a> fn(Value<'a>) -> EvalResult<'a>;
 pub type Binary = for<'a> fn(Value<'a>, Value<'a>) -> EvalResult<'a>;
@@ -88,6 +103,33 @@ pub struct Function {
     pub nondeterministic: bool,
 }
 
+/// A set of functions (overloads, implementations, costs), type names, message types and
+/// variables that extends an environment: how the Kubernetes and Kyverno libraries, or a
+/// host's own, plug into the core, which knows neither. A library registers once, when an
+/// environment is built ([`Env::add_library`](crate::Env::add_library)); compiled programs
+/// then call its implementations directly, as they call the standard library's.
+pub trait Library {
+    /// A name unique among libraries: adding a library twice registers it once.
+    fn name(&self) -> &'static str;
+
+    /// Declares the library's functions, types and costs.
+    fn register(&self, registry: &mut Registry);
+
+    /// Variables the library's functions read (handles such as a clock), each with the
+    /// value every activation starts with; none by default.
+    fn variables(&self) -> Vec<LibraryVariable> {
+        Vec::new()
+    }
+}
+
+/// A variable a [`Library`] declares, with the value activations start bound to.
+#[derive(Debug, Clone)]
+pub struct LibraryVariable {
+    pub name: &'static str,
+    pub ty: Type,
+    pub default: Value<'static>,
+}
+
 /// All functions an environment knows, by name.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
@@ -95,6 +137,10 @@ pub struct Registry {
     /// Names of extension types usable as type values (`net.IP`), as Kubernetes declares
     /// them with `cel.Variable(name, type(name))`.
     types: std::collections::BTreeSet<String>,
+    /// The message types `Name{...}` builds, when a library defines some.
+    message_types: Option<&'static dyn MessageTypes>,
+    /// Names of the libraries added with [`Registry::add_library`].
+    libraries: std::collections::BTreeSet<&'static str>,
 }
 
 impl Registry {
@@ -164,6 +210,36 @@ impl Registry {
         self.types.contains(name)
     }
 
+    /// Makes `Name{...}` build messages of the types `types` defines (one set per
+    /// environment: a second call replaces the first). Without it, a message construction
+    /// checks loosely and fails at run time.
+    pub fn set_message_types(&mut self, types: &'static dyn MessageTypes) {
+        self.message_types = Some(types);
+    }
+
+    /// The message types set with [`Registry::set_message_types`].
+    pub fn message_types(&self) -> Option<&'static dyn MessageTypes> {
+        self.message_types
+    }
+
+    /// Whether `name` is one of the registered message types.
+    pub fn has_message_type(&self, name: &str) -> bool {
+        self.message_types.is_some_and(|t| t.has_type(name))
+    }
+
+    /// Adds a library's functions, types and costs; a library already added (by
+    /// [`Library::name`]) is skipped, so adding is idempotent.
+    pub fn add_library(&mut self, library: &dyn Library) {
+        if self.libraries.insert(library.name()) {
+            library.register(self);
+        }
+    }
+
+    /// Whether a library of this name was added with [`Registry::add_library`].
+    pub fn has_library(&self, name: &str) -> bool {
+        self.libraries.contains(name)
+    }
+
     pub fn get(&self, name: &str) -> Option<&Function> {
         self.functions.get(name)
     }
@@ -207,11 +283,17 @@ pub fn standard() -> Registry {
     r
 }
 
-/// The Kubernetes environment's functions: the standard library, cel-go's extensions that
-/// Kubernetes enables, and the Kubernetes libraries.
-pub fn kubernetes() -> Registry {
-    let mut r = standard();
-    ext::register(&mut r);
-    k8s::register(&mut r);
-    r
+/// cel-go's extension libraries (strings, lists, sets, math, encoders, ...), as one
+/// [`Library`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extensions;
+
+impl Library for Extensions {
+    fn name(&self) -> &'static str {
+        "cel-go extensions"
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        ext::register(registry);
+    }
 }

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use super::{Impl, Registry};
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::ops::overload;
+use crate::value::EvalResult;
 use crate::value::Value;
 
 pub fn register(r: &mut Registry) {
@@ -88,9 +89,7 @@ pub fn is_zero(v: &Value<'_>) -> bool {
         Value::Timestamp(t) => t.secs == 0 && t.nanos == 0,
         Value::Duration(d) => d.secs == 0 && d.nanos == 0,
         Value::Optional(o) => o.is_none(),
-        // An `Object{}` without fields is zero (Kubernetes' `ObjectVal.IsZeroValue`); a
-        // `JSONPatch` never is.
-        Value::Struct(s) => crate::mutation::is_object_type(s.type_name()) && s.is_empty(),
+        Value::Struct(s) => s.types().is_zero(s),
         Value::Type(_) | Value::Opaque(_) => false,
     }
 }

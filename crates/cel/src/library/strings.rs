@@ -4,9 +4,10 @@
 //! anywhere in the string) with Go's syntax, which [`super::re2`] translates for the `regex`
 //! crate.
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::{Impl, Registry, global, member};
 use crate::types::Type;
+use crate::value::EvalResult;
 use crate::value::Value;
 
 use super::cost;
@@ -175,7 +176,7 @@ thread_local! {
 
 /// Compiles `pattern`, or reuses the compiled form from a recent call on this thread.
 /// Invalid patterns are not cached; they fail again with the same error.
-pub(crate) fn cached_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
+pub fn cached_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
     let hit = REGEX_CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         let at = cache.iter().position(|(p, _)| &**p == pattern)?;

@@ -1,12 +1,15 @@
-//! Helpers for library unit tests: evaluate an expression in the Kubernetes environment
-//! with a JSON document bound to `input` (typed `dyn`, so lists are JSON views), and compare
+//! Helpers for library unit tests: evaluate an expression in the including module's
+//! `test_env()` (cel-go's extensions in the core, the Kubernetes environment in the
+//! library crates, which include this file with `#[path]`) with a JSON document bound to `input` (typed `dyn`, so lists are JSON views), and compare
 //! its result, error text and cost.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Each including crate uses a subset.
+#![allow(dead_code)]
 
-use crate::env::{Activation, Env};
-use crate::ops;
-use crate::types::Type;
-use crate::value::{Json, Value};
+use celer_cel::ops;
+use celer_cel::types::Type;
+use celer_cel::value::{Json, Value};
+use celer_cel::{Activation, Env};
 
 /// What evaluating one expression gave: the result's kind and equality with an expected
 /// expression, or the error text; and the cost.
@@ -19,7 +22,7 @@ pub enum Outcome {
 }
 
 fn env() -> Env {
-    let mut env = Env::kubernetes();
+    let mut env = super::test_env();
     env.declare("input", Type::Dyn);
     env
 }
@@ -102,19 +105,19 @@ pub fn check_costs(cases: &[(&str, &str, u64)]) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Evaluates `expr` in the Kubernetes environment without the homogeneous-literal rule
+/// Evaluates `expr` in `test_env()` without the homogeneous-literal rule
 /// (as cel-go's own library tests run), with each top-level field of the JSON object
 /// `vars` bound to a `dyn` variable of that name; returns the result or error text (as
 /// `{:?}`) and the cost.
 pub fn eval_vars_cost(expr: &str, vars: &str) -> (Result<String, String>, u64) {
     let json: Json = sonic_rs::from_str(vars).unwrap();
-    let mut env = Env::kubernetes();
+    let mut env = super::test_env();
     env.check_options_mut().homogeneous_aggregate_literals = false;
     let fields: Vec<(String, Value<'_>)> = match Value::from_json(&json) {
         Value::Map(m) => m
             .iter()
             .filter_map(|(k, v)| match k {
-                crate::value::Key::String(s) => Some((s.as_str().to_string(), v)),
+                celer_cel::value::Key::String(s) => Some((s.as_str().to_string(), v)),
                 _ => None,
             })
             .collect(),

@@ -4,10 +4,11 @@
 //! Timestamp accessors read the calendar in UTC unless a time zone argument is given; duration
 //! accessors return totals (`duration('3730s').getMinutes()` is 62), truncated toward zero.
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::{Impl, Registry, member};
 use crate::time::{self as t, Civil, Duration, TimeZone, Timestamp};
 use crate::types::Type;
+use crate::value::EvalResult;
 use crate::value::Value;
 
 use super::global;

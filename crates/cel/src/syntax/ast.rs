@@ -6,21 +6,7 @@
 /// A node identifier, unique within one parsed expression (1-based, as in cel-go).
 pub type ExprId = u32;
 
-/// A byte range into the source text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Span {
-    pub start: u32,
-    pub end: u32,
-}
-
-impl Span {
-    pub fn new(start: usize, end: usize) -> Span {
-        Span {
-            start: u32::try_from(start).unwrap_or(u32::MAX),
-            end: u32::try_from(end).unwrap_or(u32::MAX),
-        }
-    }
-}
+pub use crate::error::Span;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {

@@ -29,10 +29,30 @@ mod print;
 #[cfg(test)]
 mod tests;
 
-use crate::env::ParseOptions;
 use crate::error::{CompileError, CompileErrorKind, Diagnostic};
 use ast::{Expr, Span};
 pub use macros::{MAP_INSERT, SORT_BY_ASSOCIATED_KEYS};
+
+/// Limits applied while parsing.
+#[derive(Debug, Clone)]
+pub struct ParseOptions {
+    /// Nesting depth of the expression; deeper input is a parse error, never a stack overflow.
+    pub max_depth: usize,
+    /// Source length in code points (cel-go's default is 100,000).
+    pub max_code_points: usize,
+    /// Expand `has`, `all`, `exists`, `exists_one`, `map`, `filter`.
+    pub macros: bool,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            max_depth: 250,
+            max_code_points: 100_000,
+            macros: true,
+        }
+    }
+}
 
 /// Parses with default options.
 pub fn parse(source: &str) -> Result<Expr, CompileError> {

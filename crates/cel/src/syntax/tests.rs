@@ -3,7 +3,7 @@
 
 use super::ast::{Expr, ExprKind, Literal};
 use super::{parse, parse_with};
-use crate::env::ParseOptions;
+use crate::syntax::ParseOptions;
 
 fn p(src: &str) -> String {
     match parse(src) {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use celer_cel::{Activation, CompileError, Env, EvalError, Type, Value};
+use celer_cel_kubernetes::KubernetesEnv;
 
 use crate::case::{Case, Expect};
 use crate::support::cel_values::{render, strict_eq};

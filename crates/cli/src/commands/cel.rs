@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use celer_cel::format::{to_cel, to_json_pretty};
-use celer_cel::library::cost::PER_CALL_LIMIT;
 use celer_cel::{Activation, Env, Json, Type};
+use celer_cel_kubernetes::KubernetesEnv;
+use celer_cel_kubernetes::cost::PER_CALL_LIMIT;
 use clap::{Args, Subcommand, ValueEnum};
 
 use celer_policy::document::{Syntax, parse_document};

@@ -26,8 +26,9 @@ pub mod validate;
 
 use std::sync::OnceLock;
 
-use celer_cel::library::kyverno::ContextValues;
 use celer_cel::{Activation, Env, Json, Type, Value};
+use celer_cel_kubernetes::KubernetesEnv;
+use celer_cel_kyverno::{ContextValues, KyvernoEnv};
 
 use crate::environment::{PolicyEnv, Slots};
 

@@ -485,7 +485,7 @@ fn unsupported_modes_and_invalid_policies_are_reported() {
 fn run_with_context(
     set: &PolicySet,
     object: &str,
-    context: Option<std::sync::Arc<dyn celer_cel::library::kyverno::KyvernoContext>>,
+    context: Option<std::sync::Arc<dyn celer_cel_kyverno::KyvernoContext>>,
 ) -> Outcome {
     let object = json(object);
     let body = review_for(
@@ -555,7 +555,7 @@ spec:
 
 #[test]
 fn context_backed_functions_read_the_options_context() {
-    use celer_cel::library::kyverno::MemoryContext;
+    use celer_cel_kyverno::MemoryContext;
     let set = set(CONFIGMAP_LOOKUPS);
     let mut ctx = MemoryContext::new();
     for (ns, mode) in [("team", "strict"), ("other", "loose")] {

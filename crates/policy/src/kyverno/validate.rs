@@ -4,9 +4,9 @@
 
 use std::borrow::Cow;
 
-use celer_cel::library::cost::Budget;
-use celer_cel::library::kyverno::ContextValues;
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
+use celer_cel_kubernetes::cost::Budget;
+use celer_cel_kyverno::ContextValues;
 
 use crate::attributes::Attributes;
 use crate::compiled::{NamedExpression, PolicyCommon};
@@ -86,7 +86,7 @@ pub(crate) fn conditions_hold(
     for c in conditions {
         match validating::evaluate(&c.expression, activation, &mut budget) {
             Err(OutOfBudget) => {
-                errors.push(celer_cel::library::cost::BudgetExhausted.to_string());
+                errors.push(celer_cel_kubernetes::cost::BudgetExhausted.to_string());
                 break;
             }
             Ok(Evaluated::Error(e)) => errors.push(e),
@@ -260,7 +260,7 @@ fn run_validations(
             Err(OutOfBudget) => {
                 return Verdict::new(
                     ResultKind::Error,
-                    format!("error: {}", celer_cel::library::cost::BudgetExhausted),
+                    format!("error: {}", celer_cel_kubernetes::cost::BudgetExhausted),
                 );
             }
             Ok(Evaluated::Error(e)) => {
@@ -287,7 +287,7 @@ fn run_validations(
             message = match validating::evaluate(m, activation, &mut budget) {
                 Err(OutOfBudget) => format!(
                     "failed to evaluate message expression: {}",
-                    celer_cel::library::cost::BudgetExhausted
+                    celer_cel_kubernetes::cost::BudgetExhausted
                 ),
                 Ok(Evaluated::Error(e)) => format!("failed to evaluate message expression: {e}"),
                 Ok(Evaluated::Value(Value::String(s))) => s.as_str().to_string(),
@@ -324,7 +324,7 @@ fn audit_annotations(
                 return Err(format!(
                     "failed to evaluate auditAnnotation '{}': {}",
                     a.key,
-                    celer_cel::library::cost::BudgetExhausted
+                    celer_cel_kubernetes::cost::BudgetExhausted
                 ));
             }
             Ok(Evaluated::Error(e)) => {

@@ -23,8 +23,8 @@
 use celer_cel::Json;
 
 use celer_cel::Value;
-use celer_cel::mutation::JsonPatch;
 use celer_cel::value::{Key, OwnedMap, Str, Struct};
+use celer_cel_kubernetes::mutation::JsonPatch;
 
 use super::json_patch::{
     COPY_SIZE_LIMIT, Container, Decoded, JsonPatchError, Node, PatchOp, Patching, Step,

@@ -17,10 +17,11 @@
 
 use std::sync::Arc;
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::{Impl, Registry, global};
 use crate::ops;
 use crate::types::Type;
+use crate::value::EvalResult;
 use crate::value::{Key, Map, OwnedMap, Value};
 
 /// The function the `transformMap` and `transformMapEntry` expansions call.

@@ -18,15 +18,47 @@
 
 use std::cmp::Ordering;
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::cost;
-use crate::library::k8s::lists::{compare, is_comparable};
 use crate::library::{Impl, Registry, global, member};
 use crate::ops;
 use crate::types::Type;
+use crate::value::EvalResult;
 use crate::value::{List, Value};
 
 use super::sets::EqIndex;
+
+/// Whether cel-go's values of this kind have an ordering (`traits.Comparer`).
+pub fn is_comparable(v: &Value<'_>) -> bool {
+    matches!(
+        v,
+        Value::Int(_)
+            | Value::Uint(_)
+            | Value::Double(_)
+            | Value::Bool(_)
+            | Value::String(_)
+            | Value::Bytes(_)
+            | Value::Timestamp(_)
+            | Value::Duration(_)
+    )
+}
+
+/// cel-go's `Compare` between two comparable values: numbers across kinds, other kinds
+/// only with themselves; `None` where cel-go's result is an error (mismatched kinds, NaN).
+pub fn compare(a: &Value<'_>, b: &Value<'_>) -> Option<Ordering> {
+    match (a, b) {
+        (
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+        ) => ops::numeric_cmp(a, b),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        (Value::String(x), Value::String(y)) => Some(x.as_str().cmp(y.as_str())),
+        (Value::Bytes(x), Value::Bytes(y)) => Some(x.as_ref().cmp(y.as_ref())),
+        (Value::Timestamp(x), Value::Timestamp(y)) => Some(x.cmp(y)),
+        (Value::Duration(x), Value::Duration(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
 
 /// The name of the internal function `sortBy` expands to.
 pub use crate::syntax::SORT_BY_ASSOCIATED_KEYS;

@@ -313,7 +313,7 @@ fn sort_by_macro() {
 
 #[test]
 fn sort_by_parse_errors() {
-    let env = crate::env::Env::kubernetes();
+    let env = crate::library::test_env();
     for (expr, message) in [
         (
             "{}.sortBy(e, e)",

@@ -8,7 +8,6 @@ pub mod comprehensions;
 pub mod lists;
 pub mod sets;
 pub mod string_format;
-pub mod string_format_check;
 pub mod strings;
 
 /// Registers every extension library.

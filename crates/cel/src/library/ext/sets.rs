@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-use crate::error::EvalResult;
 use crate::library::{Impl, Registry, cost, global};
 use crate::ops;
 use crate::types::Type;
+use crate::value::EvalResult;
 use crate::value::{List, Value};
 
 pub fn register(r: &mut Registry) {

@@ -26,10 +26,11 @@
 //! prints `%!(NOVERB)` as it does in Go. Unlike cel-go, `%s` refuses lists and maps nested
 //! more than [`MAX_NESTING`] levels deep (an error instead of unbounded recursion).
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::conversions::format_double;
 use crate::ops::overload;
 use crate::time::{format_duration, format_timestamp};
+use crate::value::EvalResult;
 use crate::value::{Key, List, Map, Value};
 
 /// The default precision of `%f` and `%e`.

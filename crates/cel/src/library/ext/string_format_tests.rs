@@ -1,10 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use crate::{Activation, Env};
+use crate::Activation;
 
 fn run(expr: &str) -> Result<String, String> {
-    let env = Env::kubernetes();
+    let env = crate::library::test_env();
     let program = env.compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
     match program.eval(&Activation::empty()) {
         Ok(Value::String(s)) => Ok(s.to_string()),
@@ -14,7 +14,7 @@ fn run(expr: &str) -> Result<String, String> {
 }
 
 fn unchecked(expr: &str) -> Result<String, String> {
-    let env = Env::kubernetes();
+    let env = crate::library::test_env();
     let program = env.compile_unchecked(expr).unwrap();
     match program.eval(&Activation::empty()) {
         Ok(Value::String(s)) => Ok(s.to_string()),

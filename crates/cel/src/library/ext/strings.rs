@@ -27,10 +27,11 @@
 //! receivers on to [`index_of`], [`index_of_from`], [`last_index_of`] and
 //! [`last_index_of_from`], registered here as `Binary` and `Ternary` implementations.
 
-use crate::error::{EvalError, EvalResult};
+use crate::error::EvalError;
 use crate::library::{Impl, Registry, cost, global, member};
 use crate::ops::overload;
 use crate::types::Type;
+use crate::value::EvalResult;
 use crate::value::{Str, Value};
 
 /// The strings extension version Kubernetes' base environment uses.
