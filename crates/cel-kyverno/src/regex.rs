@@ -84,7 +84,9 @@ fn compile(target: &str, pattern: &str) -> Result<regex::Regex, EvalError> {
     if search > celer_cel_kubernetes::cost::PER_CALL_LIMIT as f64 {
         return Err(EvalError::new(cost::LIMIT_EXCEEDED));
     }
-    celer_cel::library::re2::compile_regex(pattern)
+    // Kyverno's patterns usually come from the policy or params: the same few on every
+    // request, so they share the core's bounded per-thread cache.
+    celer_cel::library::strings::cached_regex(pattern)
 }
 
 fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {

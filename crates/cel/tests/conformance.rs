@@ -109,10 +109,7 @@ const OUT_OF_SCOPE: &[(&str, &str)] = &[
 const EXTENSIONS: &[(&str, &[Library])] = &[
     ("string_ext", &[celer_cel::library::ext::strings::register]),
     ("math_ext", &[celer_cel_kyverno::math::register]),
-    (
-        "encoders_ext",
-        &[celer_cel_kyverno::gzip::register],
-    ),
+    ("encoders_ext", &[celer_cel_kyverno::gzip::register]),
 ];
 
 /// Registers an extension library's functions.

@@ -24,24 +24,47 @@ const SIZE_LIMIT: usize = 8 << 20;
 /// Compiles an RE2 pattern (cel-go's `matches` syntax). Invalid patterns produce an error like
 /// Go's: `error parsing regexp: missing closing ]: ..`.
 pub fn compile_regex(pattern: &str) -> Result<Regex, EvalError> {
-    let translated = translate(pattern)
-        .map_err(|what| EvalError::new(format!("error parsing regexp: {what}: `{pattern}`")))?;
+    compile_with_limit(pattern, SIZE_LIMIT).map_err(|e| e.into_eval_error(pattern))
+}
+
+/// Why [`compile_with_limit`] refused a pattern.
+#[derive(Debug)]
+pub(crate) enum CompileFailure {
+    /// The compiled program would exceed the size limit asked for.
+    TooBig,
+    /// The pattern is invalid; the text is the reason, as Go words it.
+    Invalid(String),
+}
+
+impl CompileFailure {
+    pub(crate) fn into_eval_error(self, pattern: &str) -> EvalError {
+        let what = match self {
+            CompileFailure::TooBig => "expression too large".to_string(),
+            CompileFailure::Invalid(what) => what,
+        };
+        EvalError::new(format!("error parsing regexp: {what}: `{pattern}`"))
+    }
+}
+
+/// [`compile_regex`] with a size limit of the caller's choosing (at most [`SIZE_LIMIT`]).
+pub(crate) fn compile_with_limit(pattern: &str, limit: usize) -> Result<Regex, CompileFailure> {
+    let translated =
+        translate(pattern).map_err(|what| CompileFailure::Invalid(what.to_string()))?;
     RegexBuilder::new(&translated)
-        .size_limit(SIZE_LIMIT)
+        .size_limit(limit.min(SIZE_LIMIT))
         .build()
-        .map_err(|e| {
-            let what = match &e {
-                regex::Error::CompiledTooBig(_) => "expression too large".to_string(),
-                other => {
-                    let text = other.to_string();
+        .map_err(|e| match &e {
+            regex::Error::CompiledTooBig(_) => CompileFailure::TooBig,
+            other => {
+                let text = other.to_string();
+                CompileFailure::Invalid(
                     text.lines()
                         .rev()
                         .find_map(|l| l.trim().strip_prefix("error: "))
                         .unwrap_or(text.trim())
-                        .to_string()
-                }
-            };
-            EvalError::new(format!("error parsing regexp: {what}: `{pattern}`"))
+                        .to_string(),
+                )
+            }
         })
 }
 

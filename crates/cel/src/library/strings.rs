@@ -169,13 +169,19 @@ pub fn matches<'a>(s: Value<'a>, re: Value<'a>) -> EvalResult<'a> {
 /// Patterns kept per thread; the least recently used one is dropped past this.
 const REGEX_CACHE_SIZE: usize = 32;
 
+/// Only patterns whose compiled program fits in this many bytes are kept, so the cache holds
+/// at most `REGEX_CACHE_SIZE` x 256 KiB per thread whatever patterns a policy computes; a
+/// larger one (up to the compile limit) is compiled for each call.
+const CACHED_REGEX_SIZE_LIMIT: usize = 256 << 10;
+
 thread_local! {
     static REGEX_CACHE: std::cell::RefCell<Vec<(Box<str>, regex::Regex)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Compiles `pattern`, or reuses the compiled form from a recent call on this thread.
-/// Invalid patterns are not cached; they fail again with the same error.
+/// Compiles `pattern`, or reuses the compiled form from a recent call on this thread. The
+/// cache is bounded in entries and in the size of each compiled pattern. Invalid patterns
+/// are not cached; they fail again with the same error.
 pub fn cached_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
     let hit = REGEX_CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
@@ -189,13 +195,22 @@ pub fn cached_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
     if let Some(re) = hit {
         return Ok(re);
     }
-    let re = compile_regex(pattern)?;
+    let re = match super::re2::compile_with_limit(pattern, CACHED_REGEX_SIZE_LIMIT) {
+        Ok(re) => re,
+        Err(super::re2::CompileFailure::TooBig) => return compile_regex(pattern),
+        Err(e) => return Err(e.into_eval_error(pattern)),
+    };
     REGEX_CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         cache.truncate(REGEX_CACHE_SIZE - 1);
         cache.insert(0, (Box::from(pattern), re.clone()));
     });
     Ok(re)
+}
+
+/// How many compiled patterns this thread's cache holds (for tests of its bounds).
+pub fn cached_regex_count() -> usize {
+    REGEX_CACHE.with(|cache| cache.borrow().len())
 }
 
 #[cfg(test)]
@@ -296,5 +311,36 @@ mod tests {
             matches(s("x"), Value::Int(1)).unwrap_err().message(),
             "no such overload: matches(string, int)"
         );
+    }
+
+    #[test]
+    fn the_regex_cache_is_bounded_in_entries_and_in_compiled_size() {
+        std::thread::spawn(|| {
+            for n in 0..(REGEX_CACHE_SIZE + 10) {
+                assert!(
+                    cached_regex(&format!("^x{n}$"))
+                        .unwrap()
+                        .is_match(&format!("x{n}"))
+                );
+            }
+            assert_eq!(cached_regex_count(), REGEX_CACHE_SIZE);
+            // Over the cached size but under the compile limit: it works, and is not kept.
+            let big = &"[a-z]{1000}".repeat(4);
+            assert!(super::super::re2::compile_with_limit(big, CACHED_REGEX_SIZE_LIMIT).is_err());
+            let before = cached_regex_count();
+            assert!(cached_regex(big).unwrap().is_match(&"q".repeat(4000)));
+            assert_eq!(cached_regex_count(), before);
+            assert!(!REGEX_CACHE.with(|c| c.borrow().iter().any(|(p, _)| &**p == big.as_str())));
+            // Invalid patterns fail with Go's wording and are not kept.
+            let e = cached_regex("a(").unwrap_err();
+            assert!(
+                e.message().starts_with("error parsing regexp: "),
+                "{}",
+                e.message()
+            );
+            assert!(!REGEX_CACHE.with(|c| c.borrow().iter().any(|(p, _)| &**p == "a(")));
+        })
+        .join()
+        .unwrap();
     }
 }
