@@ -13,8 +13,9 @@
 //!   `variables.x` has the declared type, `has(variables.x)` and `variables.?x` check, and
 //!   `variables.y` for an undeclared `y` is the compile error `undefined field 'y'`, as in
 //!   Kubernetes. `variables` on its own is a map of every variable, each evaluated.
-//! - [`Activation::set_lazy`] binds a lazy slot to a compiled [`Program`]. The program is
-//!   evaluated, under the same activation, the first time an evaluation reads the variable;
+//! - [`Activation::set_lazy`](crate::Activation::set_lazy) binds a lazy slot to a compiled
+//!   [`Program`](crate::Program). The program is evaluated, under the same activation, the
+//!   first time an evaluation reads the variable;
 //!   its result (value or error) is kept in the activation, so every later read, by that
 //!   evaluation or another one using the same activation, costs nothing more.
 //! - The variable's cost is reported by the evaluation that first reads it, in
@@ -206,7 +207,7 @@ impl Env {
     }
 
     /// Declares a variable that every activation starts bound to `value` (a clone of it), so
-    /// that an evaluation that binds nothing else still reads it; [`Activation::bind`]
+    /// that an evaluation that binds nothing else still reads it; [`Activation::bind`](crate::Activation::bind)
     /// replaces it for one activation. Libraries use it for their handle variables (Kyverno's
     /// `json`, or `resource` with no context supplied). Returns the slot.
     pub fn declare_with_default(&mut self, name: &str, ty: Type, value: Value<'static>) -> usize {
@@ -232,7 +233,7 @@ impl Env {
     }
 
     /// Declares the lazy variable `variables.<name>` (or redeclares it with a new type) and
-    /// returns its lazy slot, for [`Activation::set_lazy`]. The type is converted as
+    /// returns its lazy slot, for [`Activation::set_lazy`](crate::Activation::set_lazy). The type is converted as
     /// Kubernetes converts a variable's output type ([`lazy_variable_type`]). Also declares
     /// `variables` itself ([`Env::enable_lazy_variables`]); see the
     /// [module documentation](self).
