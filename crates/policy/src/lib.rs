@@ -16,6 +16,7 @@ pub mod environment;
 pub mod gatekeeper;
 pub mod index;
 pub mod invocation;
+pub mod kind_index;
 pub mod kinds;
 pub mod kyverno;
 pub mod load;

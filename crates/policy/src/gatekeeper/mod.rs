@@ -18,7 +18,6 @@
 
 pub mod constraint_match;
 mod evaluate;
-mod index;
 mod lower;
 pub mod model;
 
@@ -32,6 +31,7 @@ pub(crate) use evaluate::validate;
 pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
 pub use model::{Constraint, ConstraintTemplate};
 
+use crate::kind_index::KindKey;
 use crate::load::{LoadError, Manifest, Source};
 
 /// The loaded templates and Constraints of a policy set.
@@ -44,7 +44,7 @@ pub struct GatekeeperSet {
     /// because of them. Unlike load errors, these never refuse a load.
     pub diagnostics: Vec<LoadError>,
     /// `constraints` by the kinds they can match.
-    pub index: index::KindIndex,
+    pub index: crate::kind_index::KindIndex,
 }
 
 impl GatekeeperSet {
@@ -202,11 +202,36 @@ pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> Gatek
             ));
             continue;
         }
-        set.index
-            .insert(set.constraints.len() as u32, compiled.matcher.kinds());
+        set.index.insert(
+            set.constraints.len() as u32,
+            &kind_keys(compiled.matcher.kinds()),
+        );
         set.constraints.push(compiled);
     }
     set
+}
+
+/// The index keys of a Constraint's `spec.match.kinds`: no `kinds`, or `*` (or nothing) on
+/// either side, is any.
+pub(crate) fn kind_keys(kinds: &[model::Kinds]) -> Vec<KindKey<'_>> {
+    fn values(v: &[String]) -> Vec<Option<&str>> {
+        if v.is_empty() || v.iter().any(|v| v == "*") {
+            vec![None]
+        } else {
+            v.iter().map(|v| Some(v.as_str())).collect()
+        }
+    }
+    if kinds.is_empty() {
+        return vec![KindKey::ANY];
+    }
+    let mut keys = Vec::new();
+    for k in kinds {
+        let kind_names = values(&k.kinds);
+        for group in values(&k.api_groups) {
+            keys.extend(kind_names.iter().map(|&kind| KindKey { group, kind }));
+        }
+    }
+    keys
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::attributes::Attributes;
 use crate::compiled::{PolicyCommon, ValidatingPolicy};
 use crate::engine::RequestContext;
 use crate::invocation::Inputs;
+use crate::kind_index::KindKey;
 use crate::load::{LoadError, Source};
 use crate::matching::{MatchConstraints, Selector};
 use crate::model::{self, FailurePolicy};
@@ -73,6 +74,15 @@ impl KindPattern {
             [] => {}
         }
         p
+    }
+
+    /// The index key of this pattern: a group or kind with a wildcard is any.
+    fn key(&self) -> KindKey<'_> {
+        let exact = |s: &str| !s.contains(['*', '?']);
+        KindKey {
+            group: self.group.as_deref().filter(|g| exact(g)),
+            kind: Some(self.kind.as_str()).filter(|k| exact(k)),
+        }
     }
 
     fn matches(&self, a: &Attributes<'_>) -> bool {
@@ -294,9 +304,36 @@ fn subject_matches(sub: &Subject, s: &Subjects<'_>) -> bool {
     }
 }
 
+impl CompiledFilter {
+    /// The kinds this filter can match; `None` when it does not restrict kinds.
+    fn kind_keys(&self) -> Option<Vec<KindKey<'_>>> {
+        (!self.kinds.is_empty()).then(|| self.kinds.iter().map(KindPattern::key).collect())
+    }
+}
+
 impl CompiledMatch {
     fn is_empty(&self) -> bool {
         self.any.is_empty() && self.all.is_empty()
+    }
+
+    /// A superset of the kinds the block can match, for the index: the kinds of one `all`
+    /// filter (each must match), else the union of the `any` filters' when each names kinds,
+    /// else any kind.
+    fn kind_keys(&self) -> Vec<KindKey<'_>> {
+        if let Some(keys) = self.all.iter().find_map(CompiledFilter::kind_keys) {
+            return keys;
+        }
+        if !self.any.is_empty() {
+            let mut keys = Vec::new();
+            for f in &self.any {
+                match f.kind_keys() {
+                    Some(k) => keys.extend(k),
+                    None => return vec![KindKey::ANY],
+                }
+            }
+            return keys;
+        }
+        vec![KindKey::ANY]
     }
 
     fn matches(&self, s: &Subjects<'_>) -> bool {
@@ -323,6 +360,13 @@ pub struct ClassicRule {
     pub enforce: bool,
     /// `spec.admission` (default true).
     pub admission: bool,
+}
+
+impl ClassicRule {
+    /// Where the rule goes in the index: the kinds its `match` can name.
+    pub fn kind_keys(&self) -> Vec<KindKey<'_>> {
+        self.matches.kind_keys()
+    }
 }
 
 /// Autogen's controllers for a policy: (`autogen-` kinds, whether `autogen-cronjob-`).
@@ -662,6 +706,19 @@ pub fn run(
             return;
         }
     };
+    // The rules whose kinds can match the request's (in load order), before the subjects are
+    // read: rules for other kinds cost one probe.
+    let mut candidates: Vec<u32> = Vec::new();
+    set.kyverno.classic_index.candidates(
+        attributes.kind.group,
+        attributes.kind.kind,
+        &mut candidates,
+    );
+    if candidates.is_empty() {
+        return;
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
     let subjects = Subjects {
         attributes: &attributes,
         object,
@@ -673,7 +730,7 @@ pub fn run(
     let mut blocked: Vec<(String, String, String)> = Vec::new();
     let mut buffers = ActivationBuffers::default();
     let mut result = validating::ValidateResult::default();
-    for r in rules {
+    for r in candidates.iter().filter_map(|&id| rules.get(id as usize)) {
         if (!mode.offline && !r.admission)
             || r.namespace
                 .as_deref()
@@ -880,6 +937,62 @@ spec:
             Some(ResultKind::Fail)
         );
         assert!(run(&some, cronjob).results.is_empty());
+    }
+
+    #[test]
+    fn rules_are_found_through_the_kind_index() {
+        let rule = |name: &str, block: &str| {
+            format!(
+                "  - name: {name}\n    match:\n{block}    validate:\n      cel:\n        expressions:\n        - expression: 'true'\n"
+            )
+        };
+        let policy = format!(
+            "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: p, annotations: {{pod-policies.kyverno.io/autogen-controllers: none}}}}\nspec:\n  rules:\n{}{}{}{}{}{}",
+            rule(
+                "other-kind",
+                "      any:\n      - resources: {kinds: [ConfigMap]}\n"
+            ),
+            rule(
+                "glob-kind",
+                "      any:\n      - resources: {kinds: ['P*']}\n"
+            ),
+            rule(
+                "versioned",
+                "      any:\n      - resources: {kinds: [v1/Pod]}\n"
+            ),
+            rule(
+                "other-group",
+                "      any:\n      - resources: {kinds: [apps/v1/Pod]}\n"
+            ),
+            rule(
+                "all-block",
+                "      all:\n      - resources: {namespaces: [team]}\n      - resources: {kinds: [Pod]}\n"
+            ),
+            rule(
+                "any-without-kinds",
+                "      any:\n      - resources: {kinds: [Secret]}\n      - resources: {namespaces: [team]}\n"
+            ),
+        );
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec: {containers: [{name: c, image: 'nginx:1'}]}\n";
+        let o = run(&policy, pod);
+        let rules: Vec<&str> = o
+            .results
+            .iter()
+            .filter_map(|r| r.binding.as_deref())
+            .collect();
+        assert_eq!(
+            rules,
+            ["glob-kind", "versioned", "all-block", "any-without-kinds"]
+        );
+        let mut m = Manifests::default();
+        m.add_text("p.yaml", &policy);
+        let set = PolicySet::build(&m);
+        let mut candidates = Vec::new();
+        set.kyverno
+            .classic_index
+            .candidates("", "ConfigMap", &mut candidates);
+        candidates.sort_unstable();
+        assert_eq!(candidates, [0, 1, 5]);
     }
 
     #[test]
