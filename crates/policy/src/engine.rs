@@ -13,6 +13,7 @@ use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
 use crate::attributes::Attributes;
 use crate::compiled::{Binding, PolicyCommon};
+use crate::error::{ConfigurationError, EngineError, MatchConditionError};
 use crate::invocation::Inputs;
 use crate::lookup::{Lookup, LookupError, ParamScope};
 use crate::matching::{self, EquivalentResources, MatchConstraints, Matched, Selector};
@@ -234,7 +235,7 @@ pub enum MatchStep<'a> {
     Matched(Matched<'a>),
     NotMatched,
     /// A configuration error: goes through failurePolicy as `failed to configure ...`.
-    Error(String),
+    Error(ConfigurationError),
 }
 
 /// Matches a request against constraints (a policy's or a binding's).
@@ -248,23 +249,26 @@ pub fn match_constraints<'a>(
     match constraints.matches(attributes, equivalents, &namespace) {
         Ok(Some(m)) => MatchStep::Matched(m),
         Ok(None) => MatchStep::NotMatched,
-        Err(e) => MatchStep::Error(e.to_string()),
+        Err(e) => MatchStep::Error(e.into()),
     }
 }
 
 /// A policy whose paramKind names a kind the lookup does not know is misconfigured, whatever
 /// its bindings say (`policy_source.go ensureParamsForPolicyLocked`): the text of that error.
-pub fn unknown_param_kind(common: &PolicyCommon, lookup: &dyn Lookup) -> Option<String> {
+pub fn unknown_param_kind(
+    common: &PolicyCommon,
+    lookup: &dyn Lookup,
+) -> Option<ConfigurationError> {
     let kind = common.param_kind.as_ref()?;
     if lookup.param_scope(kind).is_some() {
         return None;
     }
-    // `schema.GroupVersionKind.String()`.
     let (group, version) = crate::kinds::split_api_version(&kind.api_version);
-    Some(format!(
-        "failed to find resource referenced by paramKind: '{group}/{version}, Kind={}'",
-        kind.kind
-    ))
+    Some(ConfigurationError::UnknownParamKind {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.kind.clone(),
+    })
 }
 
 /// The params a binding evaluates with (`CollectParams`): `[None]` when the policy or binding
@@ -273,15 +277,15 @@ pub fn collect_params(
     common: &PolicyCommon,
     binding: &Binding,
     ctx: &RequestContext<'_>,
-) -> Result<Vec<Option<Arc<Json>>>, String> {
+) -> Result<Vec<Option<Arc<Json>>>, ConfigurationError> {
     let (Some(kind), Some(param_ref)) = (&common.param_kind, &binding.param_ref) else {
         return Ok(vec![None]);
     };
     let Some(scope) = ctx.lookup.param_scope(kind) else {
-        return Err(format!(
-            "paramKind kind `&ParamKind{{APIVersion:{},Kind:{},}}` not known",
-            kind.api_version, kind.kind
-        ));
+        return Err(ConfigurationError::ParamKindNotKnown {
+            api_version: kind.api_version.clone(),
+            kind: kind.kind.clone(),
+        });
     };
     let request_namespace = ctx.request.attributes.namespace;
     let namespace = match scope {
@@ -291,60 +295,44 @@ pub fn collect_params(
                 .as_deref()
                 .is_some_and(|n| !n.is_empty()) =>
         {
-            return Err(
-                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
-                    .to_string(),
-            );
+            return Err(ConfigurationError::NamespaceForClusterScopedParams);
         }
         ParamScope::Cluster => None,
         ParamScope::Namespaced => match param_ref.namespace.as_deref().filter(|n| !n.is_empty()) {
             Some(ns) => Some(ns),
             None if request_namespace.is_empty() => {
-                return Err(
-                    "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
-                        .to_string(),
-                );
+                return Err(ConfigurationError::NamespacedParamsForClusterScopedRequest);
             }
             None => Some(request_namespace),
         },
     };
     let mut params = Vec::new();
     if let Some(name) = param_ref.name.as_deref().filter(|n| !n.is_empty()) {
-        if let Some(p) = ctx
-            .lookup
-            .param(kind, namespace, name)
-            .map_err(|e| e.to_string())?
-        {
+        if let Some(p) = ctx.lookup.param(kind, namespace, name)? {
             params.push(Some(p));
         }
     } else if let Some(selector) = &param_ref.selector {
         let selector = Selector::compile(selector, "spec.paramRef.selector")
-            .map_err(|e| matching::FieldErrors(e).to_string())?;
-        for p in ctx
-            .lookup
-            .params(kind, namespace)
-            .map_err(|e| e.to_string())?
-        {
+            .map_err(|e| ConfigurationError::ParamSelector(matching::FieldErrors(e)))?;
+        for p in ctx.lookup.params(kind, namespace)? {
             if selector.matches_labels(&p) {
                 params.push(Some(p));
             }
         }
         if ctx.selector_params_as_list && !params.is_empty() {
             let items: Vec<&Json> = params.iter().flatten().map(|p| &**p).collect();
+            let list_error = |e| ConfigurationError::ParamList(Arc::new(e));
             let text = format!(
                 "{{\"items\":{}}}",
-                sonic_rs::to_string(&items).map_err(|e| e.to_string())?
+                sonic_rs::to_string(&items).map_err(list_error)?
             );
-            let list: Json = sonic_rs::from_str(&text).map_err(|e| e.to_string())?;
+            let list: Json = sonic_rs::from_str(&text).map_err(list_error)?;
             params = vec![Some(Arc::new(list))];
         }
     }
     if params.is_empty() {
         if param_ref.parameter_not_found_action == Some(ParameterNotFoundAction::Deny) {
-            return Err(
-                "no params found for policy binding with `Deny` parameterNotFoundAction"
-                    .to_string(),
-            );
+            return Err(ConfigurationError::NoParams);
         }
         return Ok(Vec::new());
     }
@@ -357,7 +345,7 @@ pub(crate) fn params_of(
     common: &PolicyCommon,
     binding: &Binding,
     ctx: &RequestContext<'_>,
-) -> Result<Cow<'static, [Option<Arc<Json>>]>, String> {
+) -> Result<Cow<'static, [Option<Arc<Json>>]>, ConfigurationError> {
     if common.param_kind.is_none() || binding.param_ref.is_none() {
         return Ok(Cow::Borrowed(&[None]));
     }
@@ -366,7 +354,10 @@ pub(crate) fn params_of(
 
 /// Evaluates matchConditions (`matchconditions/matcher.go`): any false skips, and wins over
 /// errors; errors go through failurePolicy; all true runs the policy. `Ok(true)`: run it.
-pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bool, String> {
+pub fn match_conditions(
+    common: &PolicyCommon,
+    inputs: &Inputs<'_>,
+) -> Result<bool, MatchConditionError> {
     if common.match_conditions.is_empty() {
         return Ok(true);
     }
@@ -382,8 +373,10 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
         match validating::evaluate(&c.expression, &activation, &mut budget) {
             Err(OutOfBudget) => {
                 // Upstream's evaluation stops with this one error; the others are dropped.
-                errors = vec![celer_cel::library::cost::BudgetExhausted.to_string()];
-                break;
+                return match common.failure_policy {
+                    FailurePolicy::Ignore => Ok(false),
+                    FailurePolicy::Fail => Err(MatchConditionError::out_of_budget()),
+                };
             }
             Ok(Evaluated::Error(e)) => {
                 // `utilerrors.NewAggregate` prints each distinct message once.
@@ -403,11 +396,7 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
     }
     match common.failure_policy {
         FailurePolicy::Ignore => Ok(false),
-        FailurePolicy::Fail => Err(if errors.len() == 1 {
-            errors.swap_remove(0)
-        } else {
-            format!("[{}]", errors.join(", "))
-        }),
+        FailurePolicy::Fail => Err(MatchConditionError::from_messages(errors)),
     }
 }
 
@@ -448,7 +437,7 @@ fn validate(
         let config_error = |denied: &mut Vec<Denied>,
                             outcome: &mut Outcome,
                             binding: Option<&Binding>,
-                            e: String| {
+                            e: ConfigurationError| {
             let message = match binding {
                 None => format!("failed to configure policy: {e}"),
                 Some(_) => format!("failed to configure binding: {e}"),
@@ -513,7 +502,7 @@ fn validate(
             }
             let namespace = match ctx.namespace() {
                 Ok(ns) => ns,
-                Err(e) => return Err(Status::internal(&e.to_string())),
+                Err(e) => return Err(EngineError::from(e).into()),
             };
             let special_request = ctx.cel_request(&matched);
             let request_json = special_request
@@ -562,7 +551,7 @@ fn validate(
                         result.decisions.clear();
                         result.audit_annotations.clear();
                         result.decisions.push(Decision::Error {
-                            message: e,
+                            message: e.to_string(),
                             enforced: true,
                         });
                     }

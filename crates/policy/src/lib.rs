@@ -13,6 +13,7 @@ mod depth;
 pub mod document;
 pub mod engine;
 pub mod environment;
+pub mod error;
 pub mod gatekeeper;
 pub mod index;
 pub mod invocation;

@@ -12,6 +12,7 @@ use celer_cel::{ActivationBuffers, Json};
 use super::constraint_match::Subject;
 use super::lower::TemplateEngine;
 use crate::engine::{RequestContext, match_conditions};
+use crate::error::EngineError;
 use crate::invocation::Inputs;
 use crate::lookup::LookupError;
 use crate::model::ValidationAction;
@@ -59,7 +60,7 @@ pub(crate) fn validate(
         found
     };
     let mut denials: Vec<String> = Vec::new();
-    let mut match_error: Option<String> = None;
+    let mut match_error: Option<EngineError> = None;
     let mut buffers = ActivationBuffers::default();
     let mut result = validating::ValidateResult::default();
     let mut violations: Vec<String> = Vec::new();
@@ -107,16 +108,17 @@ pub(crate) fn validate(
         {
             Ok(true) => {}
             Ok(false) => continue,
-            Err(e) => {
-                let message = format!("failed to match constraint {:?}: {e}", binding.name);
-                record(outcome, ResultKind::Error, Some(message.clone()));
-                match_error.get_or_insert(message);
+            Err(source) => {
+                let error = EngineError::ConstraintMatch {
+                    constraint: binding.name.clone(),
+                    source,
+                };
+                record(outcome, ResultKind::Error, Some(error.to_string()));
+                match_error.get_or_insert(error);
                 continue;
             }
         }
-        let namespace = ctx
-            .namespace()
-            .map_err(|e| Status::internal(&e.to_string()))?;
+        let namespace = ctx.namespace().map_err(EngineError::from)?;
         let inputs = Inputs {
             object,
             old_object: attributes.old_object,
@@ -136,7 +138,7 @@ pub(crate) fn validate(
                 continue;
             }
             // A matchCondition error under failurePolicy Fail is a violation.
-            Err(e) => violations.push(e),
+            Err(e) => violations.push(e.to_string()),
             Ok(true) => {
                 validating::validate_into(policy, &inputs, &mut buffers, &mut result);
                 for d in &result.decisions {
@@ -177,7 +179,7 @@ pub(crate) fn validate(
         });
     }
     match match_error {
-        Some(e) => Err(Status::internal(&e)),
+        Some(e) => Err(e.into()),
         None => Ok(()),
     }
 }

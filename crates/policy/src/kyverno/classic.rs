@@ -15,6 +15,7 @@ use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 use crate::attributes::Attributes;
 use crate::compiled::{PolicyCommon, ValidatingPolicy};
 use crate::engine::RequestContext;
+use crate::error::EngineError;
 use crate::invocation::Inputs;
 use crate::kind_index::KindKey;
 use crate::load::{LoadError, Source};
@@ -22,7 +23,7 @@ use crate::matching::{MatchConstraints, Selector};
 use crate::model::{self, FailurePolicy};
 use crate::name::Name;
 use crate::policy_set::PolicySet;
-use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind};
 use crate::validating::{self, Decision};
 
 use super::classic_model::{ClusterPolicy, Filter, MatchBlock, ResourceDescription, Rule, Subject};
@@ -702,7 +703,7 @@ pub fn run(
     let namespace = match ctx.namespace() {
         Ok(ns) => ns,
         Err(e) => {
-            outcome.deny(Status::internal(&e.to_string()));
+            outcome.deny(EngineError::from(e).into());
             return;
         }
     };
@@ -759,7 +760,7 @@ pub fn run(
             };
             match crate::engine::match_conditions(&r.validate.common, &inputs) {
                 Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
-                Err(e) => (ResultKind::Fail, e),
+                Err(e) => (ResultKind::Fail, e.to_string()),
                 Ok(true) => {
                     validating::validate_into(&r.validate, &inputs, &mut buffers, &mut result);
                     let first = result

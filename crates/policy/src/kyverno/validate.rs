@@ -11,6 +11,7 @@ use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use crate::attributes::Attributes;
 use crate::compiled::{NamedExpression, PolicyCommon};
 use crate::engine::{MatchStep, RequestContext, match_constraints};
+use crate::error::{AuditAnnotationError, EngineError, KyvernoConditionError};
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ValidationAction};
 use crate::policy_set::PolicySet;
@@ -35,7 +36,7 @@ pub struct Verdict {
     /// A matchCondition's error under failurePolicy Fail: in admission, the API server
     /// evaluates the conditions Kyverno puts in its webhook configuration and refuses the
     /// request itself (`<resource> "<name>" is forbidden: <error>`).
-    pub condition_error: Option<String>,
+    pub condition_error: Option<KyvernoConditionError>,
 }
 
 impl Verdict {
@@ -80,7 +81,7 @@ pub(crate) fn conditions_hold(
     conditions: &[NamedExpression],
     activation: &Activation<'_>,
     failure_policy: FailurePolicy,
-) -> Result<bool, String> {
+) -> Result<bool, KyvernoConditionError> {
     let mut budget = Budget::match_conditions();
     let mut errors: Vec<String> = Vec::new();
     for c in conditions {
@@ -106,7 +107,7 @@ pub(crate) fn conditions_hold(
     }
     match failure_policy {
         FailurePolicy::Ignore => Ok(false),
-        FailurePolicy::Fail => Err(errors.join("; ")),
+        FailurePolicy::Fail => Err(KyvernoConditionError(errors)),
     }
 }
 
@@ -121,7 +122,7 @@ pub(crate) fn exceptions(
     extras: &KyvernoExtras,
     activation: &Activation<'_>,
     failure_policy: FailurePolicy,
-) -> Result<Exempt, String> {
+) -> Result<Exempt, KyvernoConditionError> {
     let mut images: Vec<String> = Vec::new();
     let mut values: Vec<String> = Vec::new();
     let mut matched: Vec<&CompiledException> = Vec::new();
@@ -317,29 +318,27 @@ fn audit_annotations(
     k: &KyvernoValidating,
     activation: &Activation<'_>,
     budget: &mut Budget,
-) -> Result<(), String> {
+) -> Result<(), AuditAnnotationError> {
     for a in &k.policy.audit_annotations {
         match validating::evaluate(&a.value, activation, budget) {
             Err(OutOfBudget) => {
-                return Err(format!(
-                    "failed to evaluate auditAnnotation '{}': {}",
-                    a.key,
-                    celer_cel::library::cost::BudgetExhausted
-                ));
+                return Err(AuditAnnotationError::OutOfBudget {
+                    key: a.key.clone(),
+                    source: celer_cel::library::cost::BudgetExhausted,
+                });
             }
             Ok(Evaluated::Error(e)) => {
-                return Err(format!(
-                    "failed to evaluate auditAnnotation '{}': {e}",
-                    a.key
-                ));
+                return Err(AuditAnnotationError::Evaluation {
+                    key: a.key.clone(),
+                    message: e,
+                });
             }
             Ok(Evaluated::Value(Value::String(_) | Value::Null)) => {}
             Ok(Evaluated::Value(other)) => {
-                return Err(format!(
-                    "failed to convert auditAnnotation '{}' expression: unsupported type {}",
-                    a.key,
-                    other.type_name()
-                ));
+                return Err(AuditAnnotationError::Type {
+                    key: a.key.clone(),
+                    type_name: other.type_name().to_string(),
+                });
             }
         }
     }
@@ -389,7 +388,7 @@ pub fn run(
                     let namespace = match ctx.namespace() {
                         Ok(ns) => ns,
                         Err(e) => {
-                            outcome.deny(Status::internal(&e.to_string()));
+                            outcome.deny(EngineError::from(e).into());
                             return;
                         }
                     };
@@ -419,7 +418,12 @@ pub fn run(
         if let Some(e) = &verdict.condition_error
             && !mode.offline
         {
-            outcome.deny(Status::forbidden(&attributes, object, e, "Forbidden"));
+            outcome.deny(Status::forbidden(
+                &attributes,
+                object,
+                &e.to_string(),
+                "Forbidden",
+            ));
         }
         let word = match verdict.result {
             ResultKind::Fail => Some("failed"),
