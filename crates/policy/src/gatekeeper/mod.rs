@@ -32,7 +32,7 @@ pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
 pub use model::{Constraint, ConstraintTemplate};
 
 use crate::kind_index::KindKey;
-use crate::load::{LoadError, Manifest, Source};
+use crate::load::{LoadError, Manifest, ReadError, Source};
 
 /// The loaded templates and Constraints of a policy set.
 #[derive(Debug, Default)]
@@ -59,9 +59,9 @@ pub fn read_manifest(
     api_version: &str,
     kind: &str,
     doc: &Json,
-) -> Option<Result<Manifest, String>> {
+) -> Option<Result<Manifest, ReadError>> {
     if model::TEMPLATE_VERSIONS.contains(&api_version) && kind == "ConstraintTemplate" {
-        return Some(deserialize::<ConstraintTemplate>(doc).map(|mut t| {
+        return Some(crate::load::read::<ConstraintTemplate>(doc).map(|mut t| {
             let targets = doc
                 .get("spec")
                 .and_then(|s| s.get("targets"))
@@ -84,7 +84,7 @@ pub fn read_manifest(
     }
     let (group, _) = crate::kinds::split_api_version(api_version);
     if group == model::CONSTRAINT_GROUP && !kind.is_empty() {
-        return Some(deserialize(doc).map(|spec| {
+        return Some(crate::load::read(doc).map(|spec| {
             Manifest::GatekeeperConstraint(Box::new(Constraint {
                 kind: kind.to_string(),
                 spec,
@@ -93,19 +93,6 @@ pub fn read_manifest(
         }));
     }
     None
-}
-
-/// Deserialises a kind, naming the field a problem is at.
-pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(doc: &Json) -> Result<T, String> {
-    serde_path_to_error::deserialize(doc).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
-            inner
-        } else {
-            format!("{path}: {inner}")
-        }
-    })
 }
 
 fn load_error(source: &Source, what: String, message: String) -> LoadError {
