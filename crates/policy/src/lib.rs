@@ -14,6 +14,7 @@ pub mod document;
 pub mod engine;
 pub mod environment;
 pub mod error;
+mod family;
 pub mod gatekeeper;
 pub mod index;
 pub mod invocation;

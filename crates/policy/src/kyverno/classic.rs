@@ -7,7 +7,9 @@
 //! not hold, `pass` otherwise. Pod rules get Kyverno's autogen rules, `autogen-<rule>` for the
 //! pod controllers and `autogen-cronjob-<rule>` for CronJobs (`pkg/autogen/v1`).
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use celer_cel::{ActivationBuffers, Json};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
@@ -15,7 +17,8 @@ use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 use crate::attributes::Attributes;
 use crate::compiled::{PolicyCommon, ValidatingPolicy};
 use crate::engine::RequestContext;
-use crate::error::EngineError;
+use crate::error::{ConfigurationError, EngineError};
+use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
 use crate::invocation::Inputs;
 use crate::kind_index::KindKey;
 use crate::load::{LoadError, Source};
@@ -208,7 +211,7 @@ struct Subjects<'a> {
     object: Option<&'a Json>,
     namespace_labels: Option<&'a Json>,
     username: &'a str,
-    groups: Vec<&'a str>,
+    groups: &'a [&'a str],
 }
 
 fn str_at<'j>(v: Option<&'j Json>, keys: &[&str]) -> &'j str {
@@ -685,8 +688,9 @@ pub fn compile(
     out
 }
 
-/// Runs the rules that match the request; records a result per rule (`binding` is the rule's
-/// name) and, for failures of `Enforce` rules, Kyverno's blocked-resource message.
+/// Runs the rules that match the request through the family driver; records a result per
+/// rule (`binding` is the rule's name) and, for failures of `Enforce` rules, Kyverno's
+/// blocked-resource message.
 pub fn run(
     set: &PolicySet,
     ctx: &RequestContext<'_>,
@@ -694,56 +698,97 @@ pub fn run(
     outcome: &mut Outcome,
     mode: Mode,
 ) {
-    let rules = &set.kyverno.classic;
-    if rules.is_empty() {
-        return;
-    }
     let mut attributes = ctx.request.attributes;
     attributes.object = object;
-    let namespace = match ctx.namespace() {
-        Ok(ns) => ns,
-        Err(e) => {
-            outcome.deny(EngineError::from(e).into());
-            return;
-        }
-    };
-    // The rules whose kinds can match the request's (in load order), before the subjects are
-    // read: rules for other kinds cost one probe.
-    let mut candidates: Vec<u32> = Vec::new();
-    set.kyverno.classic_index.candidates(
-        attributes.kind.group,
-        attributes.kind.kind,
-        &mut candidates,
-    );
-    if candidates.is_empty() {
-        return;
-    }
-    candidates.sort_unstable();
-    candidates.dedup();
-    let subjects = Subjects {
-        attributes: &attributes,
+    let request = FamilyRequest {
+        ctx,
+        attributes,
         object,
-        namespace_labels: namespace.as_deref(),
-        username: ctx.request.user.username,
-        groups: ctx.request.groups().collect(),
+        mode,
     };
-    // (policy, rule, message) of the failures that block.
-    let mut blocked: Vec<(String, String, String)> = Vec::new();
-    let mut buffers = ActivationBuffers::default();
-    let mut result = validating::ValidateResult::default();
-    for r in candidates.iter().filter_map(|&id| rules.get(id as usize)) {
-        if (!mode.offline && !r.admission)
+    family::run(&ClusterPolicyRules(&set.kyverno), &request, outcome);
+}
+
+/// ClusterPolicy and Policy `validate.cel` rules as a validating family.
+struct ClusterPolicyRules<'s>(&'s super::compile::KyvernoPolicies);
+
+/// What the rules read once per request, and the failures that block.
+struct RulesState<'a> {
+    namespace: Option<Arc<Json>>,
+    /// The request's groups, for `subjects`, read when a filter asks.
+    groups: OnceCell<Vec<&'a str>>,
+    /// (policy, rule, message) of the failures that block.
+    blocked: Vec<(String, String, String)>,
+    buffers: ActivationBuffers,
+    result: validating::ValidateResult,
+}
+
+impl ValidatingFamily for ClusterPolicyRules<'_> {
+    type Policy = ClassicRule;
+    type State<'a>
+        = RulesState<'a>
+    where
+        Self: 'a;
+
+    fn policies(&self) -> &[ClassicRule] {
+        &self.0.classic
+    }
+
+    fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<RulesState<'a>, EngineError> {
+        Ok(RulesState {
+            namespace: request.ctx.namespace()?,
+            groups: OnceCell::new(),
+            blocked: Vec::new(),
+            buffers: ActivationBuffers::default(),
+            result: validating::ValidateResult::default(),
+        })
+    }
+
+    /// The rules whose kinds can match the request's.
+    fn candidates(&self, request: &FamilyRequest<'_>, out: &mut Vec<u32>) {
+        let kind = request.attributes.kind;
+        self.0.classic_index.candidates(kind.group, kind.kind, out);
+    }
+
+    fn matches<'a>(
+        &'a self,
+        r: &'a ClassicRule,
+        state: &RulesState<'a>,
+        request: &FamilyRequest<'a>,
+    ) -> Selection {
+        let attributes = &request.attributes;
+        if (!request.mode.offline && !r.admission)
             || r.namespace
                 .as_deref()
                 .is_some_and(|ns| ns != attributes.namespace)
         {
-            continue;
+            return Selection::Skip;
         }
+        let subjects = Subjects {
+            attributes,
+            object: request.object,
+            namespace_labels: state.namespace.as_deref(),
+            username: request.ctx.request.user.username,
+            groups: state
+                .groups
+                .get_or_init(|| request.ctx.request.groups().collect()),
+        };
         if !r.matches.matches(&subjects)
             || r.excludes.as_ref().is_some_and(|e| e.matches(&subjects))
         {
-            continue;
+            return Selection::Skip;
         }
+        Selection::Run
+    }
+
+    fn evaluate<'a>(
+        &'a self,
+        r: &'a ClassicRule,
+        _configuration: Result<(), ConfigurationError>,
+        state: &mut RulesState<'a>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) -> Result<(), EngineError> {
         let (kind, message) = if r.validate.common.param_kind.is_some() {
             (
                 ResultKind::Error,
@@ -751,10 +796,10 @@ pub fn run(
             )
         } else {
             let inputs = Inputs {
-                object,
-                old_object: attributes.old_object,
-                request: ctx.default_cel_request(),
-                namespace_object: namespace.as_deref(),
+                object: request.object,
+                old_object: request.attributes.old_object,
+                request: request.ctx.default_cel_request(),
+                namespace_object: state.namespace.as_deref(),
                 params: None,
                 authorizer: None,
             };
@@ -762,7 +807,8 @@ pub fn run(
                 Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
                 Err(e) => (ResultKind::Fail, e.to_string()),
                 Ok(true) => {
-                    validating::validate_into(&r.validate, &inputs, &mut buffers, &mut result);
+                    let result = &mut state.result;
+                    validating::validate_into(&r.validate, &inputs, &mut state.buffers, result);
                     let first = result
                         .decisions
                         .iter()
@@ -782,7 +828,9 @@ pub fn run(
             }
         };
         if matches!(kind, ResultKind::Fail | ResultKind::Error) && r.enforce {
-            blocked.push((r.policy.to_string(), r.rule.to_string(), message.clone()));
+            state
+                .blocked
+                .push((r.policy.to_string(), r.rule.to_string(), message.clone()));
         }
         outcome.results.push(PolicyResult::named(
             PolicyKind::KyvernoClusterPolicy,
@@ -791,13 +839,22 @@ pub fn run(
             kind,
             Some(message),
         ));
+        Ok(())
     }
-    if !blocked.is_empty() {
-        outcome.deny(super::validate::denial(blocked_message(
-            &attributes,
-            object,
-            &blocked,
-        )));
+
+    fn finish<'a>(
+        &'a self,
+        state: RulesState<'a>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) {
+        if !state.blocked.is_empty() {
+            outcome.deny(super::validate::denial(blocked_message(
+                &request.attributes,
+                request.object,
+                &state.blocked,
+            )));
+        }
     }
 }
 

@@ -11,7 +11,8 @@ use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use crate::attributes::Attributes;
 use crate::compiled::{NamedExpression, PolicyCommon};
 use crate::engine::{MatchStep, RequestContext, match_constraints};
-use crate::error::{AuditAnnotationError, EngineError, KyvernoConditionError};
+use crate::error::{AuditAnnotationError, ConfigurationError, EngineError, KyvernoConditionError};
+use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ValidationAction};
 use crate::policy_set::PolicySet;
@@ -346,7 +347,8 @@ fn audit_annotations(
 }
 
 /// Runs the Kyverno ValidatingPolicies that match the request on `object` (the object as
-/// mutation left it), recording a result per policy, warnings, and the denial.
+/// mutation left it) through the family driver, recording a result per policy, warnings, and
+/// the denial.
 pub fn run(
     set: &PolicySet,
     ctx: &RequestContext<'_>,
@@ -354,72 +356,125 @@ pub fn run(
     outcome: &mut Outcome,
     mode: Mode,
 ) {
-    let policies = &set.kyverno.validating;
-    if policies.is_empty() {
-        return;
-    }
     let mut attributes = ctx.request.attributes;
     attributes.object = object;
-    let ids = set.kyverno.validating_index.lookup(
-        attributes.operation,
-        attributes.resource.group,
-        attributes.resource.resource,
-    );
-    let mut errors: Vec<String> = Vec::new();
-    let mut buffers = ActivationBuffers::default();
-    // Kyverno's `request` with the objects, made once for the policies that read them.
-    let with_objects = std::cell::OnceCell::new();
-    for &id in ids.as_slice() {
-        let Some(k) = policies.get(id as usize) else {
-            continue;
-        };
-        if !applies(&k.extras, &attributes, mode) {
-            continue;
+    let request = FamilyRequest {
+        ctx,
+        attributes,
+        object,
+        mode,
+    };
+    family::run(&ValidatingPolicies(set), &request, outcome);
+}
+
+/// ValidatingPolicy and NamespacedValidatingPolicy as a validating family.
+struct ValidatingPolicies<'s>(&'s PolicySet);
+
+/// What the policies share over one request.
+struct PoliciesState {
+    /// The texts of the failures of `Deny` policies.
+    errors: Vec<String>,
+    buffers: ActivationBuffers,
+    /// Kyverno's `request` with the objects, made once for the policies that read them.
+    with_objects: std::cell::OnceCell<Json>,
+}
+
+impl ValidatingFamily for ValidatingPolicies<'_> {
+    type Policy = KyvernoValidating;
+    type State<'a>
+        = PoliciesState
+    where
+        Self: 'a;
+
+    fn policies(&self) -> &[KyvernoValidating] {
+        &self.0.kyverno.validating
+    }
+
+    fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
+        Ok(PoliciesState {
+            errors: Vec::new(),
+            buffers: ActivationBuffers::default(),
+            with_objects: std::cell::OnceCell::new(),
+        })
+    }
+
+    fn candidates(&self, request: &FamilyRequest<'_>, out: &mut Vec<u32>) {
+        let a = &request.attributes;
+        let ids = self.0.kyverno.validating_index.lookup(
+            a.operation,
+            a.resource.group,
+            a.resource.resource,
+        );
+        out.extend_from_slice(ids.as_slice());
+    }
+
+    fn matches<'a>(
+        &'a self,
+        k: &'a KyvernoValidating,
+        _state: &PoliciesState,
+        request: &FamilyRequest<'a>,
+    ) -> Selection {
+        if !applies(&k.extras, &request.attributes, request.mode) {
+            return Selection::Skip;
         }
+        let constraints = &k.policy.common.constraints;
+        match match_constraints(
+            constraints,
+            &self.0.equivalents,
+            &request.attributes,
+            request.ctx,
+        ) {
+            MatchStep::NotMatched => Selection::Skip,
+            MatchStep::Error(e) => Selection::Misconfigured(e),
+            MatchStep::Matched(_) => Selection::Run,
+        }
+    }
+
+    fn evaluate<'a>(
+        &'a self,
+        k: &'a KyvernoValidating,
+        configuration: Result<(), ConfigurationError>,
+        state: &mut PoliciesState,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) -> Result<(), EngineError> {
+        let (ctx, attributes, object) = (request.ctx, &request.attributes, request.object);
         let common = &k.policy.common;
-        let verdict =
-            match match_constraints(&common.constraints, &set.equivalents, &attributes, ctx) {
-                MatchStep::NotMatched => continue,
-                MatchStep::Error(e) => Verdict::new(
-                    ResultKind::Error,
-                    format!("failed to execute matching: {e}"),
-                ),
-                MatchStep::Matched(_) => {
-                    let namespace = match ctx.namespace() {
-                        Ok(ns) => ns,
-                        Err(e) => {
-                            outcome.deny(EngineError::from(e).into());
-                            return;
-                        }
-                    };
-                    let request = match k.extras.reads_request_object {
-                        true => with_objects.get_or_init(|| {
-                            super::request_with_objects(
-                                ctx.default_cel_request(),
-                                object,
-                                attributes.old_object,
-                            )
-                        }),
-                        false => ctx.default_cel_request(),
-                    };
-                    let inputs = Inputs {
-                        object,
-                        old_object: attributes.old_object,
-                        request,
-                        namespace_object: namespace.as_deref(),
-                        params: None,
-                        authorizer: None,
-                    };
-                    let context = ctx.kyverno_values(k.extras.namespace.as_deref());
-                    evaluate_policy(k, &inputs, context.as_ref(), &mut buffers)
-                }
-            };
+        let verdict = match configuration {
+            Err(e) => Verdict::new(
+                ResultKind::Error,
+                format!("failed to execute matching: {e}"),
+            ),
+            Ok(()) => {
+                let namespace = ctx.namespace()?;
+                let request = match k.extras.reads_request_object {
+                    true => state.with_objects.get_or_init(|| {
+                        super::request_with_objects(
+                            ctx.default_cel_request(),
+                            object,
+                            attributes.old_object,
+                        )
+                    }),
+                    false => ctx.default_cel_request(),
+                };
+                let inputs = Inputs {
+                    object,
+                    old_object: attributes.old_object,
+                    request,
+                    namespace_object: namespace.as_deref(),
+                    params: None,
+                    authorizer: None,
+                };
+                let context = ctx.kyverno_values(k.extras.namespace.as_deref());
+                evaluate_policy(k, &inputs, context.as_ref(), &mut state.buffers)
+            }
+        };
         let name = &common.name;
         if let Some(e) = &verdict.condition_error
-            && !mode.offline
+            && !request.mode.offline
         {
             outcome.deny(Status::forbidden(
-                &attributes,
+                attributes,
                 object,
                 &e.to_string(),
                 "Forbidden",
@@ -433,7 +488,7 @@ pub fn run(
         if let Some(word) = word {
             let text = format!("Policy {name} {word}: {}", verdict.message);
             if k.actions.contains(&ValidationAction::Deny) {
-                errors.push(text.clone());
+                state.errors.push(text.clone());
             }
             if k.actions.contains(&ValidationAction::Warn) {
                 outcome.warnings.push(text);
@@ -446,9 +501,18 @@ pub fn run(
             verdict.result,
             verdict.into_message(),
         ));
+        Ok(())
     }
-    if !errors.is_empty() {
-        outcome.deny(denial(errors.join("; ")));
+
+    fn finish<'a>(
+        &'a self,
+        state: PoliciesState,
+        _request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) {
+        if !state.errors.is_empty() {
+            outcome.deny(denial(state.errors.join("; ")));
+        }
     }
 }
 

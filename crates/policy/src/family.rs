@@ -1,0 +1,134 @@
+//! The shape every validating policy family has, and the one driver that runs any of them.
+//!
+//! A family (Kyverno's ClusterPolicy `validate.cel` rules, Kyverno's ValidatingPolicies...)
+//! supplies its compiled policies, its index, how one candidate is matched, and how a matched
+//! candidate is evaluated and recorded; [`run`] does the rest, the same way for each:
+//!
+//! ```text
+//! start (what the family reads once per request) -> index lookup -> per candidate, in load
+//! order: constraints -> evaluate (params, match conditions, expressions) -> record
+//! -> finish (the family's denial, if any)
+//! ```
+//!
+//! An engine failure ([`EngineError`]) stops the family and denies the request with an
+//! internal error, as a failed namespace lookup does upstream; a policy's own configuration
+//! error ([`ConfigurationError`]) is handed to its evaluation step, which records it through
+//! the policy's failurePolicy.
+
+use celer_cel::Json;
+
+use crate::attributes::Attributes;
+use crate::engine::RequestContext;
+use crate::error::{ConfigurationError, EngineError};
+use crate::kyverno::validate::Mode;
+use crate::response::Outcome;
+
+/// One request as a family's steps see it.
+pub(crate) struct FamilyRequest<'a> {
+    pub ctx: &'a RequestContext<'a>,
+    /// The request's attributes, `object` being the object as mutation left it.
+    pub attributes: Attributes<'a>,
+    pub object: Option<&'a Json>,
+    pub mode: Mode,
+}
+
+/// What matching one candidate decided.
+pub(crate) enum Selection {
+    /// The candidate applies: evaluate it.
+    Run,
+    /// It does not apply to this request.
+    Skip,
+    /// It cannot be matched (a configuration error): its evaluation step records why.
+    Misconfigured(ConfigurationError),
+}
+
+/// A validating policy family: its steps, as [`run`] calls them.
+pub(crate) trait ValidatingFamily {
+    /// One compiled policy of the family (a rule, a policy, a Constraint).
+    type Policy;
+    /// What the family keeps for one request: what it reads once, and what it gathers for
+    /// the response.
+    type State<'a>
+    where
+        Self: 'a;
+
+    /// The compiled policies, by id.
+    fn policies(&self) -> &[Self::Policy];
+
+    /// What the family reads once for a request that has candidates. `Err`: the engine
+    /// failed; the request is denied.
+    fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<Self::State<'a>, EngineError>;
+
+    /// The ids of the policies that can match the request (unsorted, maybe repeated).
+    fn candidates(&self, request: &FamilyRequest<'_>, out: &mut Vec<u32>);
+
+    /// Whether a candidate applies to the request (its constraints).
+    fn matches<'a>(
+        &'a self,
+        policy: &'a Self::Policy,
+        state: &Self::State<'a>,
+        request: &FamilyRequest<'a>,
+    ) -> Selection;
+
+    /// Evaluates a candidate that applies (or records its configuration error) and records
+    /// its result into `outcome` and `state`.
+    fn evaluate<'a>(
+        &'a self,
+        policy: &'a Self::Policy,
+        configuration: Result<(), ConfigurationError>,
+        state: &mut Self::State<'a>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) -> Result<(), EngineError>;
+
+    /// Turns what the family gathered into the response (its denial).
+    fn finish<'a>(
+        &'a self,
+        state: Self::State<'a>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    );
+}
+
+/// Runs a validating family on a request: the one driver every family goes through.
+pub(crate) fn run<'a, F: ValidatingFamily>(
+    family: &'a F,
+    request: &FamilyRequest<'a>,
+    outcome: &mut Outcome,
+) {
+    let policies = family.policies();
+    if policies.is_empty() {
+        return;
+    }
+    let mut state = match family.start(request) {
+        Ok(state) => state,
+        Err(e) => {
+            outcome.deny(e.into());
+            return;
+        }
+    };
+    let mut candidates: Vec<u32> = Vec::new();
+    family.candidates(request, &mut candidates);
+    if candidates.is_empty() {
+        return;
+    }
+    if candidates.len() > 1 {
+        candidates.sort_unstable();
+        candidates.dedup();
+    }
+    for policy in candidates
+        .iter()
+        .filter_map(|&id| policies.get(id as usize))
+    {
+        let configuration = match family.matches(policy, &state, request) {
+            Selection::Skip => continue,
+            Selection::Run => Ok(()),
+            Selection::Misconfigured(e) => Err(e),
+        };
+        if let Err(e) = family.evaluate(policy, configuration, &mut state, request, outcome) {
+            outcome.deny(e.into());
+            return;
+        }
+    }
+    family.finish(state, request, outcome);
+}
