@@ -200,9 +200,7 @@ pub fn evaluate(
     if let Err(status) = validate(set, &ctx, object, &mut outcome) {
         outcome.deny(status);
     }
-    if let Err(status) = crate::gatekeeper::validate(set, &ctx, object, &mut outcome) {
-        outcome.deny(status);
-    }
+    crate::gatekeeper::validate(set, &ctx, object, &mut outcome, options.kyverno);
     crate::kyverno::validate::run(set, &ctx, object, &mut outcome, options.kyverno);
     crate::kyverno::classic::run(set, &ctx, object, &mut outcome, options.kyverno);
     if let Some(state) = mutation {

@@ -57,6 +57,9 @@ pub enum ConfigurationError {
     ParamList(std::sync::Arc<sonic_rs::Error>),
     #[error("no params found for policy binding with `Deny` parameterNotFoundAction")]
     NoParams,
+    /// A Gatekeeper Constraint's match could not be decided.
+    #[error(transparent)]
+    ConstraintMatch(#[from] ConstraintMatchError),
 }
 
 /// matchConditions that erred under failurePolicy Fail (`matchconditions/matcher.go`).
@@ -118,6 +121,9 @@ pub enum EngineError {
     /// The mutated object could not be written out as JSON.
     #[error("JSON Patch: {0}")]
     PatchedObject(#[from] JsonPatchError),
+    /// A configuration error where the family has no failurePolicy to send it through.
+    #[error(transparent)]
+    Configuration(ConfigurationError),
     /// A Gatekeeper Constraint's match could not be decided.
     #[error("failed to match constraint {constraint:?}: {source}")]
     ConstraintMatch {

@@ -60,7 +60,12 @@ pub(crate) trait ValidatingFamily {
     fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<Self::State<'a>, EngineError>;
 
     /// The ids of the policies that can match the request (unsorted, maybe repeated).
-    fn candidates(&self, request: &FamilyRequest<'_>, out: &mut Vec<u32>);
+    fn candidates<'a>(
+        &'a self,
+        state: &Self::State<'a>,
+        request: &FamilyRequest<'a>,
+        out: &mut Vec<u32>,
+    );
 
     /// Whether a candidate applies to the request (its constraints).
     fn matches<'a>(
@@ -108,7 +113,7 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
         }
     };
     let mut candidates: Vec<u32> = Vec::new();
-    family.candidates(request, &mut candidates);
+    family.candidates(&state, request, &mut candidates);
     if candidates.is_empty() {
         return;
     }

@@ -556,7 +556,12 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
     }
 
     /// The rules whose kinds can match the request's.
-    fn candidates(&self, request: &FamilyRequest<'_>, out: &mut Vec<u32>) {
+    fn candidates<'a>(
+        &'a self,
+        _state: &RulesState<'a>,
+        request: &FamilyRequest<'a>,
+        out: &mut Vec<u32>,
+    ) {
         let kind = request.attributes.kind;
         self.0.classic_index.candidates(kind.group, kind.kind, out);
     }

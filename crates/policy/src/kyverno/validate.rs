@@ -398,7 +398,12 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         })
     }
 
-    fn candidates(&self, request: &FamilyRequest<'_>, out: &mut Vec<u32>) {
+    fn candidates<'a>(
+        &'a self,
+        _state: &PoliciesState,
+        request: &FamilyRequest<'a>,
+        out: &mut Vec<u32>,
+    ) {
         let a = &request.attributes;
         let ids = self.0.kyverno.validating_index.lookup(
             a.operation,
