@@ -20,6 +20,7 @@ use celer_cel::Json;
 use crate::attributes::Attributes;
 use crate::engine::RequestContext;
 use crate::error::{ConfigurationError, EngineError};
+use crate::index::Candidates;
 use crate::kyverno::validate::Mode;
 use crate::response::Outcome;
 
@@ -33,9 +34,9 @@ pub(crate) struct FamilyRequest<'a> {
 }
 
 /// What matching one candidate decided.
-pub(crate) enum Selection {
-    /// The candidate applies: evaluate it.
-    Run,
+pub(crate) enum Selection<M> {
+    /// The candidate applies (how it matched): evaluate it.
+    Run(M),
     /// It does not apply to this request.
     Skip,
     /// It cannot be matched (a configuration error): its evaluation step records why.
@@ -44,49 +45,58 @@ pub(crate) enum Selection {
 
 /// A validating policy family: its steps, as [`run`] calls them.
 pub(crate) trait ValidatingFamily {
-    /// One compiled policy of the family (a rule, a policy, a Constraint).
-    type Policy;
+    /// One compiled policy of the family as the driver hands it to the steps (a rule, a
+    /// policy with its bindings, a Constraint).
+    type Policy<'a>: Copy
+    where
+        Self: 'a;
+    /// How a policy matched, for its evaluation (the equivalent resource it matched by...).
+    type Matched<'a>
+    where
+        Self: 'a;
     /// What the family keeps for one request: what it reads once, and what it gathers for
     /// the response.
     type State<'a>
     where
         Self: 'a;
 
-    /// The compiled policies, by id.
-    fn policies(&self) -> &[Self::Policy];
+    /// Whether the family has no policy at all (then nothing runs, nothing is read).
+    fn is_empty(&self) -> bool;
+
+    /// The policy of an id from the index; `None` when it applies to nothing.
+    fn policy(&self, id: u32) -> Option<Self::Policy<'_>>;
 
     /// What the family reads once for a request that has candidates. `Err`: the engine
     /// failed; the request is denied.
     fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<Self::State<'a>, EngineError>;
 
-    /// The ids of the policies that can match the request (unsorted, maybe repeated).
+    /// The ids of the policies that can match the request, sorted and unique.
     fn candidates<'a>(
         &'a self,
         state: &Self::State<'a>,
         request: &FamilyRequest<'a>,
-        out: &mut Vec<u32>,
-    );
+    ) -> Candidates<'a>;
 
     /// Whether a candidate applies to the request (its constraints).
     fn matches<'a>(
         &'a self,
-        policy: &'a Self::Policy,
+        policy: Self::Policy<'a>,
         state: &Self::State<'a>,
         request: &FamilyRequest<'a>,
-    ) -> Selection;
+    ) -> Selection<Self::Matched<'a>>;
 
-    /// Evaluates a candidate that applies (or records its configuration error) and records
-    /// its result into `outcome` and `state`.
+    /// Evaluates a candidate that applies (params, match conditions, expressions), or records
+    /// its configuration error, and records its result into `outcome` and `state`.
     fn evaluate<'a>(
         &'a self,
-        policy: &'a Self::Policy,
-        configuration: Result<(), ConfigurationError>,
+        policy: Self::Policy<'a>,
+        matched: Result<Self::Matched<'a>, ConfigurationError>,
         state: &mut Self::State<'a>,
         request: &FamilyRequest<'a>,
         outcome: &mut Outcome,
     ) -> Result<(), EngineError>;
 
-    /// Turns what the family gathered into the response (its denial).
+    /// Turns what the family gathered into the response (its denial, its annotations).
     fn finish<'a>(
         &'a self,
         state: Self::State<'a>,
@@ -95,14 +105,22 @@ pub(crate) trait ValidatingFamily {
     );
 }
 
+/// Candidates gathered from several probes, sorted and unique.
+pub(crate) fn merged(mut ids: Vec<u32>) -> Candidates<'static> {
+    if ids.len() > 1 {
+        ids.sort_unstable();
+        ids.dedup();
+    }
+    Candidates::Merged(ids)
+}
+
 /// Runs a validating family on a request: the one driver every family goes through.
 pub(crate) fn run<'a, F: ValidatingFamily>(
     family: &'a F,
     request: &FamilyRequest<'a>,
     outcome: &mut Outcome,
 ) {
-    let policies = family.policies();
-    if policies.is_empty() {
+    if family.is_empty() {
         return;
     }
     let mut state = match family.start(request) {
@@ -112,25 +130,22 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
             return;
         }
     };
-    let mut candidates: Vec<u32> = Vec::new();
-    family.candidates(&state, request, &mut candidates);
+    let candidates = family.candidates(&state, request);
     if candidates.is_empty() {
         return;
     }
-    if candidates.len() > 1 {
-        candidates.sort_unstable();
-        candidates.dedup();
-    }
+    outcome.results.reserve(candidates.len());
     for policy in candidates
+        .as_slice()
         .iter()
-        .filter_map(|&id| policies.get(id as usize))
+        .filter_map(|&id| family.policy(id))
     {
-        let configuration = match family.matches(policy, &state, request) {
+        let matched = match family.matches(policy, &state, request) {
             Selection::Skip => continue,
-            Selection::Run => Ok(()),
+            Selection::Run(m) => Ok(m),
             Selection::Misconfigured(e) => Err(e),
         };
-        if let Err(e) = family.evaluate(policy, configuration, &mut state, request, outcome) {
+        if let Err(e) = family.evaluate(policy, matched, &mut state, request, outcome) {
             outcome.deny(e.into());
             return;
         }

@@ -17,6 +17,7 @@ use crate::compiled::ValidatingPolicy;
 use crate::engine::{RequestContext, match_conditions};
 use crate::error::{ConfigurationError, EngineError};
 use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::index::Candidates;
 use crate::invocation::Inputs;
 use crate::kyverno::validate::Mode;
 use crate::lookup::LookupError;
@@ -91,14 +92,25 @@ impl Constraints<'_> {
 }
 
 impl ValidatingFamily for Constraints<'_> {
-    type Policy = CompiledConstraint;
+    type Policy<'a>
+        = &'a CompiledConstraint
+    where
+        Self: 'a;
+    type Matched<'a>
+        = ()
+    where
+        Self: 'a;
     type State<'a>
         = ConstraintsState<'a>
     where
         Self: 'a;
 
-    fn policies(&self) -> &[CompiledConstraint] {
-        &self.0.constraints
+    fn is_empty(&self) -> bool {
+        self.0.constraints.is_empty()
+    }
+
+    fn policy(&self, id: u32) -> Option<&CompiledConstraint> {
+        self.0.constraints.get(id as usize)
     }
 
     fn start<'a>(
@@ -126,14 +138,15 @@ impl ValidatingFamily for Constraints<'_> {
         &'a self,
         state: &ConstraintsState<'a>,
         _request: &FamilyRequest<'a>,
-        out: &mut Vec<u32>,
-    ) {
+    ) -> Candidates<'a> {
+        let mut out = Vec::new();
         if state.subjects.is_empty() {
             out.extend(0..self.0.constraints.len() as u32);
         }
         for s in &state.subjects {
-            self.0.index.candidates(s.group, s.kind, out);
+            self.0.index.candidates(s.group, s.kind, &mut out);
         }
+        family::merged(out)
     }
 
     fn matches<'a>(
@@ -141,7 +154,7 @@ impl ValidatingFamily for Constraints<'_> {
         constraint: &'a CompiledConstraint,
         state: &ConstraintsState<'a>,
         request: &FamilyRequest<'a>,
-    ) -> Selection {
+    ) -> Selection<()> {
         if self.policy(constraint).is_none() {
             return Selection::Skip;
         }
@@ -161,7 +174,7 @@ impl ValidatingFamily for Constraints<'_> {
             request.attributes.namespace,
             &namespace_by_name,
         ) {
-            Ok(true) => Selection::Run,
+            Ok(true) => Selection::Run(()),
             Ok(false) => Selection::Skip,
             Err(e) => Selection::Misconfigured(e.into()),
         }

@@ -19,6 +19,7 @@ use crate::compiled::{PolicyCommon, ValidatingPolicy};
 use crate::engine::RequestContext;
 use crate::error::{ConfigurationError, EngineError};
 use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::index::Candidates;
 use crate::invocation::Inputs;
 use crate::kind_index::KindKey;
 use crate::load::{LoadError, Source};
@@ -535,14 +536,25 @@ struct RulesState<'a> {
 }
 
 impl ValidatingFamily for ClusterPolicyRules<'_> {
-    type Policy = ClassicRule;
+    type Policy<'a>
+        = &'a ClassicRule
+    where
+        Self: 'a;
+    type Matched<'a>
+        = ()
+    where
+        Self: 'a;
     type State<'a>
         = RulesState<'a>
     where
         Self: 'a;
 
-    fn policies(&self) -> &[ClassicRule] {
-        &self.0.classic
+    fn is_empty(&self) -> bool {
+        self.0.classic.is_empty()
+    }
+
+    fn policy(&self, id: u32) -> Option<&ClassicRule> {
+        self.0.classic.get(id as usize)
     }
 
     fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<RulesState<'a>, EngineError> {
@@ -560,10 +572,13 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         &'a self,
         _state: &RulesState<'a>,
         request: &FamilyRequest<'a>,
-        out: &mut Vec<u32>,
-    ) {
+    ) -> Candidates<'a> {
         let kind = request.attributes.kind;
-        self.0.classic_index.candidates(kind.group, kind.kind, out);
+        let mut out = Vec::new();
+        self.0
+            .classic_index
+            .candidates(kind.group, kind.kind, &mut out);
+        family::merged(out)
     }
 
     fn matches<'a>(
@@ -571,7 +586,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         r: &'a ClassicRule,
         state: &RulesState<'a>,
         request: &FamilyRequest<'a>,
-    ) -> Selection {
+    ) -> Selection<()> {
         let attributes = &request.attributes;
         if (!request.mode.offline && !r.admission)
             || r.namespace
@@ -594,13 +609,13 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         {
             return Selection::Skip;
         }
-        Selection::Run
+        Selection::Run(())
     }
 
     fn evaluate<'a>(
         &'a self,
         r: &'a ClassicRule,
-        _configuration: Result<(), ConfigurationError>,
+        _matched: Result<(), ConfigurationError>,
         state: &mut RulesState<'a>,
         request: &FamilyRequest<'a>,
         outcome: &mut Outcome,

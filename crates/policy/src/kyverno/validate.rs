@@ -13,6 +13,7 @@ use crate::compiled::{NamedExpression, PolicyCommon};
 use crate::engine::{MatchStep, RequestContext, match_constraints};
 use crate::error::{AuditAnnotationError, ConfigurationError, EngineError, KyvernoConditionError};
 use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ValidationAction};
 use crate::policy_set::PolicySet;
@@ -380,14 +381,25 @@ struct PoliciesState {
 }
 
 impl ValidatingFamily for ValidatingPolicies<'_> {
-    type Policy = KyvernoValidating;
+    type Policy<'a>
+        = &'a KyvernoValidating
+    where
+        Self: 'a;
+    type Matched<'a>
+        = ()
+    where
+        Self: 'a;
     type State<'a>
         = PoliciesState
     where
         Self: 'a;
 
-    fn policies(&self) -> &[KyvernoValidating] {
-        &self.0.kyverno.validating
+    fn is_empty(&self) -> bool {
+        self.0.kyverno.validating.is_empty()
+    }
+
+    fn policy(&self, id: u32) -> Option<&KyvernoValidating> {
+        self.0.kyverno.validating.get(id as usize)
     }
 
     fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
@@ -402,15 +414,12 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         &'a self,
         _state: &PoliciesState,
         request: &FamilyRequest<'a>,
-        out: &mut Vec<u32>,
-    ) {
+    ) -> Candidates<'a> {
         let a = &request.attributes;
-        let ids = self.0.kyverno.validating_index.lookup(
-            a.operation,
-            a.resource.group,
-            a.resource.resource,
-        );
-        out.extend_from_slice(ids.as_slice());
+        self.0
+            .kyverno
+            .validating_index
+            .lookup(a.operation, a.resource.group, a.resource.resource)
     }
 
     fn matches<'a>(
@@ -418,7 +427,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         k: &'a KyvernoValidating,
         _state: &PoliciesState,
         request: &FamilyRequest<'a>,
-    ) -> Selection {
+    ) -> Selection<()> {
         if !applies(&k.extras, &request.attributes, request.mode) {
             return Selection::Skip;
         }
@@ -431,7 +440,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         ) {
             MatchStep::NotMatched => Selection::Skip,
             MatchStep::Error(e) => Selection::Misconfigured(e),
-            MatchStep::Matched(_) => Selection::Run,
+            MatchStep::Matched(_) => Selection::Run(()),
         }
     }
 
