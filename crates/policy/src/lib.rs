@@ -32,4 +32,5 @@ pub mod policy_set;
 pub mod request;
 pub mod response;
 pub mod validating;
+mod validating_policies;
 pub mod validation;
