@@ -15,7 +15,9 @@
 //! - (c) 1,024 policies that cannot match the request (other resources, other groups, other
 //!   operations) against no policy at all;
 //! - (d) 64 MutatingAdmissionPolicies that each add an annotation by JSONPatch, response
-//!   (with its RFC 6902 patch) included.
+//!   (with its RFC 6902 patch) included;
+//! - (e) 1,000 Kyverno ClusterPolicy `validate.cel` rules for other kinds against no policy
+//!   at all: the rules are found through an index too, so they should cost what none do.
 //!
 //! Allocations per request are counted by a counting global allocator
 //! (`support::counting`, the only `unsafe` code, documented there).
@@ -31,7 +33,7 @@
 //!
 //! `-- --loop WHAT N` runs one request N times and exits, for profilers (`perf record`,
 //! `valgrind --tool=callgrind`). WHAT is `psa`, `floor`, `true1`, `true64`, `none0`,
-//! `none1024`, `mutate64`, `mutate64-guarded`, `mutate1`, or `psa-small`.
+//! `none1024`, `cpol1000`, `mutate64`, `mutate64-guarded`, `mutate1`, or `psa-small`.
 
 #[path = "../../cel/benches/support/mod.rs"]
 mod support;
@@ -67,6 +69,7 @@ struct Material {
     always_true: Vec<(usize, PolicySet)>,
     none: PolicySet,
     non_matching: PolicySet,
+    cluster_policies: PolicySet,
     annotate_1: PolicySet,
     annotate_64: PolicySet,
     annotate_guarded_64: PolicySet,
@@ -74,6 +77,7 @@ struct Material {
 
 const NON_MATCHING: usize = 1024;
 const MUTATIONS: usize = 64;
+const CLUSTER_POLICY_RULES: usize = 1000;
 
 impl Material {
     fn build() -> Result<Material, String> {
@@ -93,6 +97,10 @@ impl Material {
                 &material::non_matching_yaml(NON_MATCHING),
                 NON_MATCHING,
                 0,
+            )?,
+            cluster_policies: material::build_cluster_policies(
+                &material::cluster_policy_rules_yaml(CLUSTER_POLICY_RULES),
+                CLUSTER_POLICY_RULES,
             )?,
             annotate_1: material::build(&material::annotating_yaml(1, Annotate::Add), 0, 1)?,
             annotate_64: material::build(
@@ -135,6 +143,9 @@ impl Material {
                 .map_err(|e| format!("{NON_MATCHING} non-matching policies: {e}"))?;
             material::check_allowed(&self.none, body, 0)
                 .map_err(|e| format!("no policies: {e}"))?;
+            material::check_allowed(&self.cluster_policies, body, 0).map_err(|e| {
+                format!("{CLUSTER_POLICY_RULES} ClusterPolicy rules for other kinds: {e}")
+            })?;
         }
         material::check_annotated(&self.annotate_1, &self.large.bytes, 1)
             .map_err(|e| format!("1 mutating policy: {e}"))?;
@@ -165,6 +176,7 @@ struct Headline {
     psa_allocations: u64,
     true_64: Pair,
     non_matching: Pair,
+    cluster_policies: Pair,
     mutate_us: f64,
 }
 
@@ -324,6 +336,38 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
     }
     let non_matching = non_matching.ok_or("no measurement")?;
 
+    // (e)
+    println!(
+        "\n### (e) {CLUSTER_POLICY_RULES} ClusterPolicy `validate.cel` rules for other kinds, against none\n"
+    );
+    println!(
+        "| request | {CLUSTER_POLICY_RULES} rules µs | no policy µs | ratio | allocations ({CLUSTER_POLICY_RULES} / none) |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    let mut cluster_policies = None;
+    for (name, body) in [
+        ("large Pod", &m.large_review),
+        ("small Pod", &m.small_review),
+    ] {
+        let p = interleaved(
+            opts,
+            || admit(&m.cluster_policies, black_box(body)),
+            || admit(&m.none, black_box(body)),
+        );
+        println!(
+            "| {name} | {} | {} | {} | {} / {} |",
+            us(p.a_us),
+            us(p.b_us),
+            ratio_cell(&p),
+            allocation_cell(allocations(|| admit(&m.cluster_policies, body))),
+            allocation_cell(allocations(|| admit(&m.none, body))),
+        );
+        if cluster_policies.is_none() {
+            cluster_policies = Some(p);
+        }
+    }
+    let cluster_policies = cluster_policies.ok_or("no measurement")?;
+
     // (d)
     println!(
         "\n### (d) {MUTATIONS} MutatingAdmissionPolicies, each adding an annotation by JSONPatch\n"
@@ -378,6 +422,7 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
         psa_allocations,
         true_64,
         non_matching,
+        cluster_policies,
         mutate_us,
     })
 }
@@ -411,6 +456,11 @@ fn targets(opts: Options, h: &Headline) {
         status(h.non_matching.ratio <= 1.05)
     );
     println!(
+        "| (e) {CLUSTER_POLICY_RULES} ClusterPolicy rules for other kinds at most 5% over none | {:+.1}% | {} |",
+        (h.cluster_policies.ratio - 1.0) * 100.0,
+        status(h.cluster_policies.ratio <= 1.05)
+    );
+    println!(
         "| (d) {MUTATIONS} JSONPatch mutations under 300 µs | {} µs | {} |",
         us(h.mutate_us),
         status(h.mutate_us < 300.0)
@@ -437,6 +487,7 @@ fn run_loop(m: &Material, what: &str, n: u64) -> Result<(), String> {
         "true64" => (Some(m.always(64)?), large),
         "none0" => (Some(&m.none), large),
         "none1024" => (Some(&m.non_matching), large),
+        "cpol1000" => (Some(&m.cluster_policies), large),
         "mutate64" => (Some(&m.annotate_64), large),
         "mutate1" => (Some(&m.annotate_1), large),
         "mutate64-guarded" => (Some(&m.annotate_guarded_64), large),

@@ -6,30 +6,25 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use celer_cel::{Activation, ActivationBuffers, Json, Value};
-use celer_cel_kubernetes::authz::{self, Authorizer, RequestResource};
 use celer_cel_kubernetes::cost::Budget;
+use celer_cel_kubernetes::authz::{self, Authorizer, RequestResource};
 use celer_cel_kyverno::{ContextValues, KyvernoContext};
+use celer_cel::{Activation, Json, Value};
 
 use crate::attributes::Attributes;
 use crate::compiled::{Binding, PolicyCommon};
+use crate::error::{ConfigurationError, MatchConditionError};
 use crate::invocation::Inputs;
 use crate::lookup::{Lookup, LookupError, ParamScope};
 use crate::matching::{self, EquivalentResources, MatchConstraints, Matched, Selector};
-use crate::model::{FailurePolicy, ParameterNotFoundAction, ValidationAction};
+use crate::model::{FailurePolicy, ParameterNotFoundAction};
 use crate::mutating::{self, MutationState};
-use crate::name::Name;
 use crate::policy_set::PolicySet;
 use crate::request::Request;
-use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
-use crate::validating::{self, AuditAnnotationResult, Decision, Evaluated, OutOfBudget};
+use crate::response::Outcome;
+use crate::validating::{self, Evaluated, OutOfBudget};
 
-/// Longest audit annotation value (`maxAuditAnnotationValueLength`).
-const MAX_AUDIT_ANNOTATION_BYTES: usize = 10 * 1024;
-/// Entries kept in the `validation_failure` audit annotation.
-const MAX_VALIDATION_FAILURES: usize = 50;
-pub const VALIDATION_FAILURE_ANNOTATION: &str =
-    "validation.policy.admission.k8s.io/validation_failure";
+pub use crate::validating_policies::VALIDATION_FAILURE_ANNOTATION;
 
 /// Options of one evaluation.
 #[derive(Clone, Default)]
@@ -196,12 +191,8 @@ pub fn evaluate(
         .as_ref()
         .and_then(MutationState::patched)
         .or(request.attributes.object);
-    if let Err(status) = validate(set, &ctx, object, &mut outcome) {
-        outcome.deny(status);
-    }
-    if let Err(status) = crate::gatekeeper::validate(set, &ctx, object, &mut outcome) {
-        outcome.deny(status);
-    }
+    crate::validating_policies::validate(set, &ctx, object, &mut outcome, options.kyverno);
+    crate::gatekeeper::validate(set, &ctx, object, &mut outcome, options.kyverno);
     crate::kyverno::validate::run(set, &ctx, object, &mut outcome, options.kyverno);
     crate::kyverno::classic::run(set, &ctx, object, &mut outcome, options.kyverno);
     if let Some(state) = mutation {
@@ -234,7 +225,7 @@ pub enum MatchStep<'a> {
     Matched(Matched<'a>),
     NotMatched,
     /// A configuration error: goes through failurePolicy as `failed to configure ...`.
-    Error(String),
+    Error(ConfigurationError),
 }
 
 /// Matches a request against constraints (a policy's or a binding's).
@@ -248,23 +239,26 @@ pub fn match_constraints<'a>(
     match constraints.matches(attributes, equivalents, &namespace) {
         Ok(Some(m)) => MatchStep::Matched(m),
         Ok(None) => MatchStep::NotMatched,
-        Err(e) => MatchStep::Error(e.to_string()),
+        Err(e) => MatchStep::Error(e.into()),
     }
 }
 
 /// A policy whose paramKind names a kind the lookup does not know is misconfigured, whatever
 /// its bindings say (`policy_source.go ensureParamsForPolicyLocked`): the text of that error.
-pub fn unknown_param_kind(common: &PolicyCommon, lookup: &dyn Lookup) -> Option<String> {
+pub fn unknown_param_kind(
+    common: &PolicyCommon,
+    lookup: &dyn Lookup,
+) -> Option<ConfigurationError> {
     let kind = common.param_kind.as_ref()?;
     if lookup.param_scope(kind).is_some() {
         return None;
     }
-    // `schema.GroupVersionKind.String()`.
     let (group, version) = crate::kinds::split_api_version(&kind.api_version);
-    Some(format!(
-        "failed to find resource referenced by paramKind: '{group}/{version}, Kind={}'",
-        kind.kind
-    ))
+    Some(ConfigurationError::UnknownParamKind {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.kind.clone(),
+    })
 }
 
 /// The params a binding evaluates with (`CollectParams`): `[None]` when the policy or binding
@@ -273,15 +267,15 @@ pub fn collect_params(
     common: &PolicyCommon,
     binding: &Binding,
     ctx: &RequestContext<'_>,
-) -> Result<Vec<Option<Arc<Json>>>, String> {
+) -> Result<Vec<Option<Arc<Json>>>, ConfigurationError> {
     let (Some(kind), Some(param_ref)) = (&common.param_kind, &binding.param_ref) else {
         return Ok(vec![None]);
     };
     let Some(scope) = ctx.lookup.param_scope(kind) else {
-        return Err(format!(
-            "paramKind kind `&ParamKind{{APIVersion:{},Kind:{},}}` not known",
-            kind.api_version, kind.kind
-        ));
+        return Err(ConfigurationError::ParamKindNotKnown {
+            api_version: kind.api_version.clone(),
+            kind: kind.kind.clone(),
+        });
     };
     let request_namespace = ctx.request.attributes.namespace;
     let namespace = match scope {
@@ -291,60 +285,44 @@ pub fn collect_params(
                 .as_deref()
                 .is_some_and(|n| !n.is_empty()) =>
         {
-            return Err(
-                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
-                    .to_string(),
-            );
+            return Err(ConfigurationError::NamespaceForClusterScopedParams);
         }
         ParamScope::Cluster => None,
         ParamScope::Namespaced => match param_ref.namespace.as_deref().filter(|n| !n.is_empty()) {
             Some(ns) => Some(ns),
             None if request_namespace.is_empty() => {
-                return Err(
-                    "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
-                        .to_string(),
-                );
+                return Err(ConfigurationError::NamespacedParamsForClusterScopedRequest);
             }
             None => Some(request_namespace),
         },
     };
     let mut params = Vec::new();
     if let Some(name) = param_ref.name.as_deref().filter(|n| !n.is_empty()) {
-        if let Some(p) = ctx
-            .lookup
-            .param(kind, namespace, name)
-            .map_err(|e| e.to_string())?
-        {
+        if let Some(p) = ctx.lookup.param(kind, namespace, name)? {
             params.push(Some(p));
         }
     } else if let Some(selector) = &param_ref.selector {
         let selector = Selector::compile(selector, "spec.paramRef.selector")
-            .map_err(|e| matching::FieldErrors(e).to_string())?;
-        for p in ctx
-            .lookup
-            .params(kind, namespace)
-            .map_err(|e| e.to_string())?
-        {
+            .map_err(|e| ConfigurationError::ParamSelector(matching::FieldErrors(e)))?;
+        for p in ctx.lookup.params(kind, namespace)? {
             if selector.matches_labels(&p) {
                 params.push(Some(p));
             }
         }
         if ctx.selector_params_as_list && !params.is_empty() {
             let items: Vec<&Json> = params.iter().flatten().map(|p| &**p).collect();
+            let list_error = |e| ConfigurationError::ParamList(Arc::new(e));
             let text = format!(
                 "{{\"items\":{}}}",
-                sonic_rs::to_string(&items).map_err(|e| e.to_string())?
+                sonic_rs::to_string(&items).map_err(list_error)?
             );
-            let list: Json = sonic_rs::from_str(&text).map_err(|e| e.to_string())?;
+            let list: Json = sonic_rs::from_str(&text).map_err(list_error)?;
             params = vec![Some(Arc::new(list))];
         }
     }
     if params.is_empty() {
         if param_ref.parameter_not_found_action == Some(ParameterNotFoundAction::Deny) {
-            return Err(
-                "no params found for policy binding with `Deny` parameterNotFoundAction"
-                    .to_string(),
-            );
+            return Err(ConfigurationError::NoParams);
         }
         return Ok(Vec::new());
     }
@@ -357,7 +335,7 @@ pub(crate) fn params_of(
     common: &PolicyCommon,
     binding: &Binding,
     ctx: &RequestContext<'_>,
-) -> Result<Cow<'static, [Option<Arc<Json>>]>, String> {
+) -> Result<Cow<'static, [Option<Arc<Json>>]>, ConfigurationError> {
     if common.param_kind.is_none() || binding.param_ref.is_none() {
         return Ok(Cow::Borrowed(&[None]));
     }
@@ -366,7 +344,10 @@ pub(crate) fn params_of(
 
 /// Evaluates matchConditions (`matchconditions/matcher.go`): any false skips, and wins over
 /// errors; errors go through failurePolicy; all true runs the policy. `Ok(true)`: run it.
-pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bool, String> {
+pub fn match_conditions(
+    common: &PolicyCommon,
+    inputs: &Inputs<'_>,
+) -> Result<bool, MatchConditionError> {
     if common.match_conditions.is_empty() {
         return Ok(true);
     }
@@ -382,8 +363,10 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
         match validating::evaluate(&c.expression, &activation, &mut budget) {
             Err(OutOfBudget) => {
                 // Upstream's evaluation stops with this one error; the others are dropped.
-                errors = vec![celer_cel_kubernetes::cost::BudgetExhausted.to_string()];
-                break;
+                return match common.failure_policy {
+                    FailurePolicy::Ignore => Ok(false),
+                    FailurePolicy::Fail => Err(MatchConditionError::out_of_budget()),
+                };
             }
             Ok(Evaluated::Error(e)) => {
                 // `utilerrors.NewAggregate` prints each distinct message once.
@@ -403,338 +386,8 @@ pub fn match_conditions(common: &PolicyCommon, inputs: &Inputs<'_>) -> Result<bo
     }
     match common.failure_policy {
         FailurePolicy::Ignore => Ok(false),
-        FailurePolicy::Fail => Err(if errors.len() == 1 {
-            errors.swap_remove(0)
-        } else {
-            format!("[{}]", errors.join(", "))
-        }),
+        FailurePolicy::Fail => Err(MatchConditionError::from_messages(errors)),
     }
-}
-
-/// A deny decision waiting to become the response (the first one does).
-struct Denied {
-    policy: Name,
-    binding: Option<Name>,
-    message: String,
-    reason: String,
-}
-
-fn validate(
-    set: &PolicySet,
-    ctx: &RequestContext<'_>,
-    object: Option<&Json>,
-    outcome: &mut Outcome,
-) -> Result<(), Status> {
-    let family = &set.validating;
-    if family.policies.is_empty() {
-        return Ok(());
-    }
-    let mut attributes = ctx.request.attributes;
-    attributes.object = object;
-    let ids = family.index.lookup(
-        attributes.operation,
-        attributes.resource.group,
-        attributes.resource.resource,
-    );
-    let mut denied: Vec<Denied> = Vec::new();
-    let mut failures: Vec<String> = Vec::new();
-    // Reused by every invocation of the request: one activation's memory, one result's vectors.
-    let mut buffers = ActivationBuffers::default();
-    let mut result = validating::ValidateResult::default();
-    outcome.results.reserve(ids.len());
-
-    for (policy, bindings) in family.bound(ids.as_slice()) {
-        let common = &policy.common;
-        let config_error = |denied: &mut Vec<Denied>,
-                            outcome: &mut Outcome,
-                            binding: Option<&Binding>,
-                            e: String| {
-            let message = match binding {
-                None => format!("failed to configure policy: {e}"),
-                Some(_) => format!("failed to configure binding: {e}"),
-            };
-            outcome.results.push(PolicyResult::named(
-                PolicyKind::Validating,
-                &common.name,
-                binding.map(|b| &b.name),
-                ResultKind::Error,
-                Some(message.clone()),
-            ));
-            if common.failure_policy == FailurePolicy::Fail {
-                denied.push(Denied {
-                    policy: common.name.clone(),
-                    binding: binding.map(|b| b.name.clone()),
-                    message,
-                    reason: String::new(),
-                });
-            }
-        };
-        let matched =
-            match match_constraints(&common.constraints, &set.equivalents, &attributes, ctx) {
-                MatchStep::Matched(m) => m,
-                MatchStep::NotMatched => continue,
-                MatchStep::Error(e) => {
-                    config_error(&mut denied, outcome, None, e);
-                    continue;
-                }
-            };
-        if let Some(e) = unknown_param_kind(common, ctx.lookup) {
-            config_error(&mut denied, outcome, None, e);
-            continue;
-        }
-        let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
-        for binding in bindings {
-            if let Some(c) = &binding.match_resources {
-                match match_constraints(c, &set.equivalents, &attributes, ctx) {
-                    MatchStep::Matched(_) => {}
-                    MatchStep::NotMatched => continue,
-                    MatchStep::Error(e) => {
-                        config_error(&mut denied, outcome, Some(binding), e);
-                        continue;
-                    }
-                }
-            }
-            let params = match params_of(common, binding, ctx) {
-                Ok(p) => p,
-                Err(e) => {
-                    config_error(&mut denied, outcome, Some(binding), e);
-                    continue;
-                }
-            };
-            if params.is_empty() {
-                outcome.results.push(PolicyResult::named(
-                    PolicyKind::Validating,
-                    &common.name,
-                    Some(&binding.name),
-                    ResultKind::Skip,
-                    Some("no params found; parameterNotFoundAction is Allow".to_string()),
-                ));
-                continue;
-            }
-            let namespace = match ctx.namespace() {
-                Ok(ns) => ns,
-                Err(e) => return Err(Status::internal(&e.to_string())),
-            };
-            let special_request = ctx.cel_request(&matched);
-            let request_json = special_request
-                .as_ref()
-                .unwrap_or_else(|| ctx.default_cel_request());
-            // matchConditions see the matched kind with the request's own resource
-            // (`matchconditions/matcher.go` builds its request from `GetResource()`).
-            let condition_request = special_request
-                .as_ref()
-                .map(|_| ctx.request.cel_request(matched.kind, attributes.resource));
-            for param in params.iter() {
-                let inputs = Inputs {
-                    object,
-                    old_object: attributes.old_object,
-                    request: request_json,
-                    namespace_object: namespace.as_deref(),
-                    params: param.as_deref(),
-                    authorizer: ctx.authorizer.clone(),
-                };
-                let condition_inputs;
-                let for_conditions = match &condition_request {
-                    Some(request) => {
-                        condition_inputs = Inputs {
-                            request,
-                            ..inputs.clone()
-                        };
-                        &condition_inputs
-                    }
-                    None => &inputs,
-                };
-                match match_conditions(common, for_conditions) {
-                    Ok(false) => {
-                        outcome.results.push(PolicyResult::named(
-                            PolicyKind::Validating,
-                            &common.name,
-                            Some(&binding.name),
-                            ResultKind::Skip,
-                            Some("matchConditions not met".to_string()),
-                        ));
-                        continue;
-                    }
-                    Ok(true) => {
-                        validating::validate_into(policy, &inputs, &mut buffers, &mut result)
-                    }
-                    Err(e) => {
-                        result.decisions.clear();
-                        result.audit_annotations.clear();
-                        result.decisions.push(Decision::Error {
-                            message: e,
-                            enforced: true,
-                        });
-                    }
-                }
-                record_decisions(
-                    &common.name,
-                    binding,
-                    &result,
-                    outcome,
-                    &mut denied,
-                    &mut failures,
-                    &mut annotations,
-                );
-            }
-        }
-        for (key, values) in annotations {
-            outcome
-                .audit_annotations
-                .insert(format!("{}/{key}", common.name), values.join(", "));
-        }
-    }
-    if !failures.is_empty() {
-        failures.truncate(MAX_VALIDATION_FAILURES);
-        outcome.audit_annotations.insert(
-            VALIDATION_FAILURE_ANNOTATION.to_string(),
-            format!("[{}]", failures.join(",")),
-        );
-    }
-    match denied.first() {
-        None => Ok(()),
-        Some(d) => {
-            let message = match &d.binding {
-                Some(b) => format!(
-                    "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
-                    d.policy, b, d.message
-                ),
-                None => format!(
-                    "ValidatingAdmissionPolicy '{}' denied request: {}",
-                    d.policy, d.message
-                ),
-            };
-            Err(Status::forbidden(
-                &ctx.request.attributes,
-                object,
-                &message,
-                &d.reason,
-            ))
-        }
-    }
-}
-
-fn record_decisions(
-    policy: &Name,
-    binding: &Binding,
-    result: &validating::ValidateResult,
-    outcome: &mut Outcome,
-    denied: &mut Vec<Denied>,
-    failures: &mut Vec<String>,
-    annotations: &mut Vec<(String, Vec<String>)>,
-) {
-    let mut worst = ResultKind::Pass;
-    let mut first_message: Option<String> = None;
-    for (index, decision) in result.decisions.iter().enumerate() {
-        if let Decision::Error {
-            enforced: false,
-            message,
-        } = decision
-        {
-            // failurePolicy Ignore: the error admits, silently upstream; reported here.
-            if worst == ResultKind::Pass {
-                worst = ResultKind::Error;
-                first_message.get_or_insert_with(|| message.clone());
-            }
-            continue;
-        }
-        if !decision.is_failure() {
-            continue;
-        }
-        let message = decision.message().to_string();
-        let is_error = matches!(decision, Decision::Error { .. });
-        let mut kind = if is_error {
-            ResultKind::Error
-        } else {
-            ResultKind::Warn
-        };
-        for action in &binding.validation_actions {
-            match action {
-                ValidationAction::Deny => {
-                    if !is_error {
-                        kind = ResultKind::Fail;
-                    }
-                    denied.push(Denied {
-                        policy: policy.clone(),
-                        binding: Some(binding.name.clone()),
-                        message: message.clone(),
-                        reason: decision.reason().to_string(),
-                    });
-                }
-                ValidationAction::Warn => outcome.warnings.push(format!(
-                    "Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{}': {message}",
-                    binding.name
-                )),
-                ValidationAction::Audit => failures.push(validation_failure_json(
-                    policy, binding, index, &message,
-                )),
-            }
-        }
-        if binding.validation_actions == [ValidationAction::Audit] && !is_error {
-            kind = ResultKind::Audit;
-        }
-        if worst.rank() < kind.rank() {
-            worst = kind;
-            first_message = Some(message);
-        }
-    }
-    for a in &result.audit_annotations {
-        match a {
-            AuditAnnotationResult::Publish { key, value } => {
-                let mut value = value.clone();
-                if value.len() > MAX_AUDIT_ANNOTATION_BYTES {
-                    let mut end = MAX_AUDIT_ANNOTATION_BYTES;
-                    while !value.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    value.truncate(end);
-                }
-                match annotations.iter_mut().find(|(k, _)| k == key) {
-                    Some((_, values)) => {
-                        if !values.contains(&value) {
-                            values.push(value);
-                        }
-                    }
-                    None => annotations.push((key.clone(), vec![value])),
-                }
-            }
-            AuditAnnotationResult::Error(e) => {
-                denied.push(Denied {
-                    policy: policy.clone(),
-                    binding: Some(binding.name.clone()),
-                    message: e.clone(),
-                    reason: String::new(),
-                });
-                if worst.rank() < ResultKind::Error.rank() {
-                    worst = ResultKind::Error;
-                    first_message = Some(e.clone());
-                }
-            }
-        }
-    }
-    outcome.results.push(PolicyResult::named(
-        PolicyKind::Validating,
-        policy,
-        Some(&binding.name),
-        worst,
-        first_message,
-    ));
-}
-
-/// One entry of the `validation_failure` audit annotation.
-fn validation_failure_json(policy: &str, binding: &Binding, index: usize, message: &str) -> String {
-    let actions: Vec<String> = binding
-        .validation_actions
-        .iter()
-        .map(|a| format!("\"{a:?}\""))
-        .collect();
-    format!(
-        "{{\"message\":{},\"policy\":{},\"binding\":{},\"expressionIndex\":{index},\"validationActions\":[{}]}}",
-        json_string(message),
-        json_string(policy),
-        json_string(&binding.name),
-        actions.join(",")
-    )
 }
 
 pub(crate) fn json_string(s: &str) -> String {

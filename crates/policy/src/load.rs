@@ -116,10 +116,10 @@ impl Manifests {
                 .unwrap_or_default();
             match parsed {
                 Ok(m) => self.items.push((source, m)),
-                Err(message) => self.errors.push(LoadError {
+                Err(e) => self.errors.push(LoadError {
                     location: source,
                     what: format!("{kind} {name:?}"),
-                    message,
+                    message: e.to_string(),
                 }),
             }
             return;
@@ -168,7 +168,8 @@ impl Manifests {
             }
             // Webhook configurations and other admissionregistration kinds are not policies.
             _ => Ok(Manifest::Object(doc)),
-        };
+        }
+        .map_err(|e| e.to_string());
         match parsed {
             Ok(m) => self.items.push((source, m)),
             Err(message) => self.errors.push(LoadError {
@@ -180,16 +181,31 @@ impl Manifests {
     }
 }
 
-/// Deserialises a policy kind, naming the field a problem is at.
-pub(crate) fn read<T: DeserializeOwned>(doc: &Json) -> Result<T, String> {
-    serde_path_to_error::deserialize(doc).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
-            inner
+/// A document that is not a valid object of its kind: the field the problem is at (as the
+/// API server names it, `spec.validations[1].reason`) and the decoder's error.
+#[derive(Debug, thiserror::Error)]
+pub struct ReadError {
+    /// `.` or empty for the document itself.
+    pub path: String,
+    #[source]
+    pub source: sonic_rs::Error,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path == "." || self.path.is_empty() {
+            write!(f, "{}", self.source)
         } else {
-            format!("{path}: {inner}")
+            write!(f, "{}: {}", self.path, self.source)
         }
+    }
+}
+
+/// Deserialises a policy kind, naming the field a problem is at.
+pub(crate) fn read<T: DeserializeOwned>(doc: &Json) -> Result<T, ReadError> {
+    serde_path_to_error::deserialize(doc).map_err(|e| ReadError {
+        path: e.path().to_string(),
+        source: e.into_inner(),
     })
 }
 

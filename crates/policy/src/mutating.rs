@@ -21,6 +21,7 @@ use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use crate::attributes::{GroupVersionKind, GroupVersionResource};
 use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType};
 use crate::engine::{self, MatchStep, RequestContext};
+use crate::error::EngineError;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutation::json_patch::{self, JsonPatchError};
@@ -206,9 +207,7 @@ pub fn run<'r>(
         return finish(original, None, errors, &attributes);
     }
 
-    let namespace = ctx
-        .namespace()
-        .map_err(|e| Status::internal(&e.to_string()))?;
+    let namespace = ctx.namespace().map_err(EngineError::from)?;
     // The CEL `request` of each invocation, and of its matchConditions (the matched kind with
     // the request's own resource), for those matched through an equivalent resource.
     let requests: Vec<Option<(Json, Json)>> = invocations
@@ -268,6 +267,7 @@ pub fn run<'r>(
                     continue;
                 }
                 Err(e) => {
+                    let e = e.to_string();
                     errors.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
                     continue;
                 }
@@ -305,6 +305,7 @@ pub fn run<'r>(
                     Ok(()) => dirty = true,
                     Err(e) => {
                         failed = true;
+                        let e = e.to_string();
                         errors.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
                     }
                 }
@@ -344,8 +345,7 @@ pub fn run<'r>(
 /// The mutated object as JSON; writing it out cannot fail in practice (the tree holds JSON
 /// values), and would be the engine's error, not the policy's.
 pub(crate) fn object_json(doc: &mut Patched) -> Result<&Json, Status> {
-    doc.json()
-        .map_err(|e| Status::internal(&format!("JSON Patch: {e}")))
+    doc.json().map_err(|e| EngineError::from(e).into())
 }
 
 /// `RequireReinvokingPreviouslyInvokedPlugins`.

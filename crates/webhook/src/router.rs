@@ -490,12 +490,7 @@ fn refused(body: &[u8], error: ReviewError) -> Answer {
             .unwrap_or_default();
         if !uid.is_empty() {
             let mut outcome = Outcome::allowed();
-            outcome.deny(Status {
-                code: 400,
-                reason: "BadRequest".to_string(),
-                message: format!("celer could not read the admission request: {message}"),
-                details: None,
-            });
+            outcome.deny(Status::from(&error));
             return Answer::ErrorReview {
                 body: outcome.review_json(uid, version),
                 message,

@@ -106,6 +106,51 @@ pub fn non_matching_yaml(n: usize) -> String {
     out
 }
 
+/// `n` Kyverno ClusterPolicy `validate.cel` rules (ten per policy, `Enforce`) for kinds other
+/// than Pod: other core kinds, kinds of other groups, and Pod controllers (which autogen
+/// does not touch, as no rule names Pod). None can match a Pod create, and none would pass.
+pub fn cluster_policy_rules_yaml(n: usize) -> String {
+    const PER_POLICY: usize = 10;
+    let mut out = String::new();
+    for p in 0..n.div_ceil(PER_POLICY) {
+        out.push_str(&format!(
+            "---\napiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: elsewhere-{p:03}\n\
+             spec:\n  validationFailureAction: Enforce\n  rules:\n"
+        ));
+        for r in (p * PER_POLICY)..((p + 1) * PER_POLICY).min(n) {
+            let kinds = match r % 4 {
+                0 => format!("Thing{r}"),
+                1 => format!("g{r}.example.com/v1/Pod"),
+                2 => "Deployment, StatefulSet, apps/v1/DaemonSet".to_string(),
+                _ => "ConfigMap, v1/Secret".to_string(),
+            };
+            out.push_str(&format!(
+                "  - name: rule-{r:04}\n    match:\n      any:\n      - resources: {{kinds: [{kinds}]}}\n\
+                 \x20   validate:\n      cel:\n        expressions:\n        - expression: \"false\"\n"
+            ));
+        }
+    }
+    out
+}
+
+/// Loads ClusterPolicy rules from YAML text; any load error, or another count of rules than
+/// `rules`, is a broken benchmark.
+pub fn build_cluster_policies(yaml: &str, rules: usize) -> Result<PolicySet, String> {
+    let mut manifests = Manifests::default();
+    manifests.add_text("bench.yaml", yaml);
+    let set = PolicySet::build(&manifests);
+    if let Some(e) = set.errors.first() {
+        return Err(format!("{} load errors, the first: {e}", set.errors.len()));
+    }
+    if set.kyverno.classic.len() != rules {
+        return Err(format!(
+            "expected {rules} ClusterPolicy rules, got {}",
+            set.kyverno.classic.len()
+        ));
+    }
+    Ok(set)
+}
+
 /// The annotation mutation `i` adds.
 pub fn annotation(i: usize) -> (String, String) {
     (

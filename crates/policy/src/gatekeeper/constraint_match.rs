@@ -42,6 +42,17 @@ pub struct ConstraintMatch {
 }
 
 /// The Namespace object called by the given name, if it exists.
+/// Why a Constraint's match could not be decided (Gatekeeper's matcher errors).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConstraintMatchError {
+    #[error("neither object nor old object are defined")]
+    NoObject,
+    #[error(transparent)]
+    Namespace(#[from] LookupError),
+    #[error("namespace selector for namespace-scoped object but missing Namespace {0:?}")]
+    MissingNamespace(String),
+}
+
 pub type NamespaceByName<'n> = dyn Fn(&str) -> Result<Option<Arc<Json>>, LookupError> + 'n;
 
 /// Whether `candidate` matches a Gatekeeper wildcard (`pkg/wildcard`): exact, or a glob with
@@ -202,12 +213,12 @@ impl ConstraintMatch {
         subjects: &[Subject<'_>],
         request_namespace: &str,
         namespace: &NamespaceByName<'_>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, ConstraintMatchError> {
         if self.generated_only {
             return Ok(false);
         }
         if subjects.is_empty() {
-            return Err("neither object nor old object are defined".to_string());
+            return Err(ConstraintMatchError::NoObject);
         }
         for s in subjects {
             if self.matches_object(s, request_namespace, namespace)? {
@@ -227,7 +238,7 @@ impl ConstraintMatch {
         subject: &Subject<'_>,
         request_namespace: &str,
         namespace: &NamespaceByName<'_>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, ConstraintMatchError> {
         let Subject {
             object,
             group,
@@ -298,15 +309,15 @@ impl ConstraintMatch {
                     return Ok(false);
                 }
             } else if !namespace_name.is_empty() {
-                match namespace(namespace_name).map_err(|e| e.to_string())? {
+                match namespace(namespace_name)? {
                     Some(ns) => {
                         if !s.matches_labels(&ns) {
                             return Ok(false);
                         }
                     }
                     None => {
-                        return Err(format!(
-                            "namespace selector for namespace-scoped object but missing Namespace {namespace_name:?}"
+                        return Err(ConstraintMatchError::MissingNamespace(
+                            namespace_name.to_string(),
                         ));
                     }
                 }

@@ -9,10 +9,17 @@ use std::sync::Arc;
 
 use celer_cel::{ActivationBuffers, Json};
 
+use super::GatekeeperSet;
 use super::constraint_match::Subject;
 use super::lower::TemplateEngine;
+use super::lower::{CompiledConstraint, CompiledTemplate};
+use crate::compiled::ValidatingPolicy;
 use crate::engine::{RequestContext, match_conditions};
+use crate::error::{ConfigurationError, EngineError};
+use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::index::Candidates;
 use crate::invocation::Inputs;
+use crate::kyverno::validate::Mode;
 use crate::lookup::LookupError;
 use crate::model::ValidationAction;
 use crate::policy_set::PolicySet;
@@ -33,64 +40,158 @@ fn violation_kind(actions: &[ValidationAction]) -> ResultKind {
     }
 }
 
-/// Runs every Constraint that matches the request. `Err` is the denial (or, when a match
-/// could not be decided and nothing denies, the internal error Gatekeeper answers with).
+/// Runs every Constraint that matches the request through the family driver: a result per
+/// Constraint, warnings, and the denial (or, when a match could not be decided and nothing
+/// denies, the internal error Gatekeeper answers with).
 pub(crate) fn validate(
     set: &PolicySet,
     ctx: &RequestContext<'_>,
     object: Option<&Json>,
     outcome: &mut Outcome,
-) -> Result<(), Status> {
-    let gk = &set.gatekeeper;
-    if gk.constraints.is_empty() {
-        return Ok(());
-    }
-    let attributes = &ctx.request.attributes;
-    // Namespaces read by namespaceSelectors, fetched once per request.
-    let namespaces: RefCell<Vec<(String, Fetched)>> = RefCell::new(Vec::new());
-    let namespace_by_name = |name: &str| -> Fetched {
-        if let Some((_, found)) = namespaces.borrow().iter().find(|(n, _)| n == name) {
-            return found.clone();
-        }
-        let found = ctx.lookup().namespace(name);
-        namespaces
-            .borrow_mut()
-            .push((name.to_string(), found.clone()));
-        found
+    mode: Mode,
+) {
+    let request = FamilyRequest {
+        ctx,
+        attributes: ctx.request.attributes,
+        object,
+        mode,
     };
-    let mut denials: Vec<String> = Vec::new();
-    let mut match_error: Option<String> = None;
-    let mut buffers = ActivationBuffers::default();
-    let mut result = validating::ValidateResult::default();
-    let mut violations: Vec<String> = Vec::new();
+    family::run(&Constraints(&set.gatekeeper), &request, outcome);
+}
 
-    // What matching reads of the objects, read once; the candidates their kinds can match.
-    let subjects: Vec<Subject<'_>> = [object, attributes.old_object]
-        .into_iter()
-        .flatten()
-        .map(Subject::of)
-        .collect();
-    let mut candidates: Vec<u32> = Vec::new();
-    if subjects.is_empty() {
-        // No object to match: every Constraint reports the error, as Gatekeeper's matcher.
-        candidates.extend(0..gk.constraints.len() as u32);
-    }
-    for s in &subjects {
-        gk.index.candidates(s.group, s.kind, &mut candidates);
-    }
-    candidates.sort_unstable();
-    candidates.dedup();
+/// Gatekeeper's Constraints (each with its template) as a validating family.
+struct Constraints<'s>(&'s GatekeeperSet);
 
-    for constraint in candidates
-        .iter()
-        .filter_map(|&id| gk.constraints.get(id as usize))
-    {
-        let Some(template) = gk.templates.get(constraint.template) else {
-            continue;
+/// What the Constraints read once per request, and what they gather for the response.
+struct ConstraintsState<'a> {
+    /// What matching reads of the objects, read once.
+    subjects: Vec<Subject<'a>>,
+    /// Namespaces read by namespaceSelectors, fetched once per request.
+    namespaces: RefCell<Vec<(String, Fetched)>>,
+    /// The lines of the one denial.
+    denials: Vec<String>,
+    /// The first match that could not be decided.
+    match_error: Option<EngineError>,
+    buffers: ActivationBuffers,
+    result: validating::ValidateResult,
+    violations: Vec<String>,
+}
+
+impl Constraints<'_> {
+    /// A Constraint's CEL template, if it has one.
+    fn policy(
+        &self,
+        constraint: &CompiledConstraint,
+    ) -> Option<(&CompiledTemplate, &ValidatingPolicy)> {
+        let template = self.0.templates.get(constraint.template)?;
+        match &template.engine {
+            TemplateEngine::Cel(policy) => Some((template, policy)),
+            _ => None,
+        }
+    }
+}
+
+impl ValidatingFamily for Constraints<'_> {
+    type Policy<'a>
+        = &'a CompiledConstraint
+    where
+        Self: 'a;
+    type Matched<'a>
+        = ()
+    where
+        Self: 'a;
+    type State<'a>
+        = ConstraintsState<'a>
+    where
+        Self: 'a;
+
+    fn is_empty(&self) -> bool {
+        self.0.constraints.is_empty()
+    }
+
+    fn policy(&self, id: u32) -> Option<&CompiledConstraint> {
+        self.0.constraints.get(id as usize)
+    }
+
+    fn start<'a>(
+        &'a self,
+        request: &FamilyRequest<'a>,
+    ) -> Result<ConstraintsState<'a>, EngineError> {
+        Ok(ConstraintsState {
+            subjects: [request.object, request.attributes.old_object]
+                .into_iter()
+                .flatten()
+                .map(Subject::of)
+                .collect(),
+            namespaces: RefCell::new(Vec::new()),
+            denials: Vec::new(),
+            match_error: None,
+            buffers: ActivationBuffers::default(),
+            result: validating::ValidateResult::default(),
+            violations: Vec::new(),
+        })
+    }
+
+    /// The Constraints the objects' kinds can match; every one without an object to match,
+    /// each then reporting the error, as Gatekeeper's matcher.
+    fn candidates<'a>(
+        &'a self,
+        state: &ConstraintsState<'a>,
+        _request: &FamilyRequest<'a>,
+    ) -> Candidates<'a> {
+        let mut out = Vec::new();
+        if state.subjects.is_empty() {
+            out.extend(0..self.0.constraints.len() as u32);
+        }
+        for s in &state.subjects {
+            self.0.index.candidates(s.group, s.kind, &mut out);
+        }
+        family::merged(out)
+    }
+
+    fn matches<'a>(
+        &'a self,
+        constraint: &'a CompiledConstraint,
+        state: &ConstraintsState<'a>,
+        request: &FamilyRequest<'a>,
+    ) -> Selection<()> {
+        if self.policy(constraint).is_none() {
+            return Selection::Skip;
+        }
+        let namespace_by_name = |name: &str| -> Fetched {
+            if let Some((_, found)) = state.namespaces.borrow().iter().find(|(n, _)| n == name) {
+                return found.clone();
+            }
+            let found = request.ctx.lookup().namespace(name);
+            state
+                .namespaces
+                .borrow_mut()
+                .push((name.to_string(), found.clone()));
+            found
         };
-        let TemplateEngine::Cel(policy) = &template.engine else {
-            continue;
+        match constraint.matcher.matches(
+            &state.subjects,
+            request.attributes.namespace,
+            &namespace_by_name,
+        ) {
+            Ok(true) => Selection::Run(()),
+            Ok(false) => Selection::Skip,
+            Err(e) => Selection::Misconfigured(e.into()),
+        }
+    }
+
+    fn evaluate<'a>(
+        &'a self,
+        constraint: &'a CompiledConstraint,
+        configuration: Result<(), ConfigurationError>,
+        state: &mut ConstraintsState<'a>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) -> Result<(), EngineError> {
+        let Some((template, policy)) = self.policy(constraint) else {
+            return Ok(());
         };
+        let (ctx, attributes) = (request.ctx, &request.attributes);
         let binding = &constraint.binding;
         let record = |outcome: &mut Outcome, kind: ResultKind, message: Option<String>| {
             outcome.results.push(PolicyResult::named(
@@ -101,30 +202,28 @@ pub(crate) fn validate(
                 message,
             ));
         };
-        match constraint
-            .matcher
-            .matches(&subjects, attributes.namespace, &namespace_by_name)
-        {
-            Ok(true) => {}
-            Ok(false) => continue,
-            Err(e) => {
-                let message = format!("failed to match constraint {:?}: {e}", binding.name);
-                record(outcome, ResultKind::Error, Some(message.clone()));
-                match_error.get_or_insert(message);
-                continue;
-            }
+        if let Err(e) = configuration {
+            let error = match e {
+                ConfigurationError::ConstraintMatch(source) => EngineError::ConstraintMatch {
+                    constraint: binding.name.clone(),
+                    source,
+                },
+                other => EngineError::Configuration(other),
+            };
+            record(outcome, ResultKind::Error, Some(error.to_string()));
+            state.match_error.get_or_insert(error);
+            return Ok(());
         }
-        let namespace = ctx
-            .namespace()
-            .map_err(|e| Status::internal(&e.to_string()))?;
+        let namespace = ctx.namespace()?;
         let inputs = Inputs {
-            object,
+            object: request.object,
             old_object: attributes.old_object,
             request: ctx.default_cel_request(),
             namespace_object: namespace.as_deref(),
             params: Some(&constraint.params),
             authorizer: ctx.authorizer(),
         };
+        let violations = &mut state.violations;
         violations.clear();
         match match_conditions(&policy.common, &inputs) {
             Ok(false) => {
@@ -133,12 +232,13 @@ pub(crate) fn validate(
                     ResultKind::Skip,
                     Some("matchConditions not met".to_string()),
                 );
-                continue;
+                return Ok(());
             }
             // A matchCondition error under failurePolicy Fail is a violation.
-            Err(e) => violations.push(e),
+            Err(e) => violations.push(e.to_string()),
             Ok(true) => {
-                validating::validate_into(policy, &inputs, &mut buffers, &mut result);
+                let result = &mut state.result;
+                validating::validate_into(policy, &inputs, &mut state.buffers, result);
                 for d in &result.decisions {
                     match d {
                         Decision::Deny { message, .. }
@@ -153,31 +253,38 @@ pub(crate) fn validate(
         }
         if violations.is_empty() {
             record(outcome, ResultKind::Pass, None);
-            continue;
+            return Ok(());
         }
         let kind = violation_kind(&binding.validation_actions);
-        for message in &violations {
+        for message in violations.iter() {
             let line = format!("[{}] {message}", binding.name);
             for action in &binding.validation_actions {
                 match action {
-                    ValidationAction::Deny => denials.push(line.clone()),
+                    ValidationAction::Deny => state.denials.push(line.clone()),
                     ValidationAction::Warn => outcome.warnings.push(line.clone()),
                     ValidationAction::Audit => {}
                 }
             }
             record(outcome, kind, Some(message.clone()));
         }
+        Ok(())
     }
-    if !denials.is_empty() {
-        return Err(Status {
-            code: 403,
-            reason: "Forbidden".to_string(),
-            message: denials.join("\n"),
-            details: None,
-        });
-    }
-    match match_error {
-        Some(e) => Err(Status::internal(&e)),
-        None => Ok(()),
+
+    fn finish<'a>(
+        &'a self,
+        state: ConstraintsState<'a>,
+        _request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) {
+        if !state.denials.is_empty() {
+            outcome.deny(Status {
+                code: 403,
+                reason: "Forbidden".to_string(),
+                message: state.denials.join("\n"),
+                details: None,
+            });
+        } else if let Some(e) = state.match_error {
+            outcome.deny(e.into());
+        }
     }
 }

@@ -18,7 +18,6 @@
 
 pub mod constraint_match;
 mod evaluate;
-mod index;
 mod lower;
 pub mod model;
 
@@ -32,7 +31,8 @@ pub(crate) use evaluate::validate;
 pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
 pub use model::{Constraint, ConstraintTemplate};
 
-use crate::load::{LoadError, Manifest, Source};
+use crate::kind_index::KindKey;
+use crate::load::{LoadError, Manifest, ReadError, Source};
 
 /// The loaded templates and Constraints of a policy set.
 #[derive(Debug, Default)]
@@ -44,7 +44,7 @@ pub struct GatekeeperSet {
     /// because of them. Unlike load errors, these never refuse a load.
     pub diagnostics: Vec<LoadError>,
     /// `constraints` by the kinds they can match.
-    pub index: index::KindIndex,
+    pub index: crate::kind_index::KindIndex,
 }
 
 impl GatekeeperSet {
@@ -59,9 +59,9 @@ pub fn read_manifest(
     api_version: &str,
     kind: &str,
     doc: &Json,
-) -> Option<Result<Manifest, String>> {
+) -> Option<Result<Manifest, ReadError>> {
     if model::TEMPLATE_VERSIONS.contains(&api_version) && kind == "ConstraintTemplate" {
-        return Some(deserialize::<ConstraintTemplate>(doc).map(|mut t| {
+        return Some(crate::load::read::<ConstraintTemplate>(doc).map(|mut t| {
             let targets = doc
                 .get("spec")
                 .and_then(|s| s.get("targets"))
@@ -84,7 +84,7 @@ pub fn read_manifest(
     }
     let (group, _) = crate::kinds::split_api_version(api_version);
     if group == model::CONSTRAINT_GROUP && !kind.is_empty() {
-        return Some(deserialize(doc).map(|spec| {
+        return Some(crate::load::read(doc).map(|spec| {
             Manifest::GatekeeperConstraint(Box::new(Constraint {
                 kind: kind.to_string(),
                 spec,
@@ -93,19 +93,6 @@ pub fn read_manifest(
         }));
     }
     None
-}
-
-/// Deserialises a kind, naming the field a problem is at.
-pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(doc: &Json) -> Result<T, String> {
-    serde_path_to_error::deserialize(doc).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
-            inner
-        } else {
-            format!("{path}: {inner}")
-        }
-    })
 }
 
 fn load_error(source: &Source, what: String, message: String) -> LoadError {
@@ -202,11 +189,36 @@ pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> Gatek
             ));
             continue;
         }
-        set.index
-            .insert(set.constraints.len() as u32, compiled.matcher.kinds());
+        set.index.insert(
+            set.constraints.len() as u32,
+            &kind_keys(compiled.matcher.kinds()),
+        );
         set.constraints.push(compiled);
     }
     set
+}
+
+/// The index keys of a Constraint's `spec.match.kinds`: no `kinds`, or `*` (or nothing) on
+/// either side, is any.
+pub(crate) fn kind_keys(kinds: &[model::Kinds]) -> Vec<KindKey<'_>> {
+    fn values(v: &[String]) -> Vec<Option<&str>> {
+        if v.is_empty() || v.iter().any(|v| v == "*") {
+            vec![None]
+        } else {
+            v.iter().map(|v| Some(v.as_str())).collect()
+        }
+    }
+    if kinds.is_empty() {
+        return vec![KindKey::ANY];
+    }
+    let mut keys = Vec::new();
+    for k in kinds {
+        let kind_names = values(&k.kinds);
+        for group in values(&k.api_groups) {
+            keys.extend(kind_names.iter().map(|&kind| KindKey { group, kind }));
+        }
+    }
+    keys
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 //! with Kyverno's classic `match` / `exclude` (kinds, names, namespaces, operations,
 //! selectors, annotations, subjects). A rule's result is `fail` at its first denying
 //! validation (errors deny too, failurePolicy being Fail), `skip` when its celPreconditions do
-//! not hold, `pass` otherwise. Pod rules get Kyverno's autogen rules, `autogen-<rule>` for the
-//! pod controllers and `autogen-cronjob-<rule>` for CronJobs (`pkg/autogen/v1`).
+//! not hold, `pass` otherwise. Pod rules get Kyverno's autogen rules
+//! ([`super::autogen::cluster_policy_rules`]).
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use celer_cel::{ActivationBuffers, Json};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
@@ -15,20 +17,21 @@ use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 use crate::attributes::Attributes;
 use crate::compiled::{PolicyCommon, ValidatingPolicy};
 use crate::engine::RequestContext;
+use crate::error::{ConfigurationError, EngineError};
+use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::index::Candidates;
 use crate::invocation::Inputs;
+use crate::kind_index::KindKey;
 use crate::load::{LoadError, Source};
 use crate::matching::{MatchConstraints, Selector};
 use crate::model::{self, FailurePolicy};
 use crate::name::Name;
 use crate::policy_set::PolicySet;
-use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind};
 use crate::validating::{self, Decision};
 
-use super::classic_model::{ClusterPolicy, Filter, MatchBlock, ResourceDescription, Rule, Subject};
+use super::classic_model::{ClusterPolicy, Filter, MatchBlock, Subject};
 use super::validate::Mode;
-
-/// The annotation that picks autogen's controllers (`none` turns it off).
-pub const AUTOGEN_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
 
 /// One part of a `kinds` entry: `Kind`, `version/Kind` or `group/version/Kind`, each part a
 /// glob; `Kind/subresource` names a subresource.
@@ -73,6 +76,15 @@ impl KindPattern {
             [] => {}
         }
         p
+    }
+
+    /// The index key of this pattern: a group or kind with a wildcard is any.
+    fn key(&self) -> KindKey<'_> {
+        let exact = |s: &str| !s.contains(['*', '?']);
+        KindKey {
+            group: self.group.as_deref().filter(|g| exact(g)),
+            kind: Some(self.kind.as_str()).filter(|k| exact(k)),
+        }
     }
 
     fn matches(&self, a: &Attributes<'_>) -> bool {
@@ -197,7 +209,7 @@ struct Subjects<'a> {
     object: Option<&'a Json>,
     namespace_labels: Option<&'a Json>,
     username: &'a str,
-    groups: Vec<&'a str>,
+    groups: &'a [&'a str],
 }
 
 fn str_at<'j>(v: Option<&'j Json>, keys: &[&str]) -> &'j str {
@@ -294,9 +306,36 @@ fn subject_matches(sub: &Subject, s: &Subjects<'_>) -> bool {
     }
 }
 
+impl CompiledFilter {
+    /// The kinds this filter can match; `None` when it does not restrict kinds.
+    fn kind_keys(&self) -> Option<Vec<KindKey<'_>>> {
+        (!self.kinds.is_empty()).then(|| self.kinds.iter().map(KindPattern::key).collect())
+    }
+}
+
 impl CompiledMatch {
     fn is_empty(&self) -> bool {
         self.any.is_empty() && self.all.is_empty()
+    }
+
+    /// A superset of the kinds the block can match, for the index: the kinds of one `all`
+    /// filter (each must match), else the union of the `any` filters' when each names kinds,
+    /// else any kind.
+    fn kind_keys(&self) -> Vec<KindKey<'_>> {
+        if let Some(keys) = self.all.iter().find_map(CompiledFilter::kind_keys) {
+            return keys;
+        }
+        if !self.any.is_empty() {
+            let mut keys = Vec::new();
+            for f in &self.any {
+                match f.kind_keys() {
+                    Some(k) => keys.extend(k),
+                    None => return vec![KindKey::ANY],
+                }
+            }
+            return keys;
+        }
+        vec![KindKey::ANY]
     }
 
     fn matches(&self, s: &Subjects<'_>) -> bool {
@@ -325,190 +364,11 @@ pub struct ClassicRule {
     pub admission: bool,
 }
 
-/// Autogen's controllers for a policy: (`autogen-` kinds, whether `autogen-cronjob-`).
-fn autogen_controllers(p: &ClusterPolicy) -> (Vec<&'static str>, bool) {
-    const ALL: [&str; 6] = [
-        "DaemonSet",
-        "Deployment",
-        "Job",
-        "ReplicaSet",
-        "ReplicationController",
-        "StatefulSet",
-    ];
-    let none = (Vec::new(), false);
-    // `CanAutoGen`.
-    let mut needed = false;
-    let supported = |d: &ResourceDescription, needed: &mut bool| {
-        if d.name.is_some()
-            || !d.names.is_empty()
-            || d.selector.is_some()
-            || d.annotations.is_some()
-            || (d.kinds.len() > 1 && d.kinds.iter().any(|k| k == "Pod"))
-        {
-            return false;
-        }
-        *needed = *needed
-            || d.kinds
-                .iter()
-                .any(|k| k == "Pod" || ALL.contains(&k.as_str()) || k == "CronJob");
-        true
-    };
-    for rule in &p.spec.rules {
-        for block in std::iter::once(&rule.match_resources).chain(rule.exclude_resources.iter()) {
-            for f in block
-                .any
-                .iter()
-                .chain(block.all.iter())
-                .chain(std::iter::once(&block.inline))
-            {
-                if let Some(d) = &f.resources
-                    && !supported(d, &mut needed)
-                {
-                    return none;
-                }
-            }
-        }
+impl ClassicRule {
+    /// Where the rule goes in the index: the kinds its `match` can name.
+    pub fn kind_keys(&self) -> Vec<KindKey<'_>> {
+        self.matches.kind_keys()
     }
-    if !needed {
-        return none;
-    }
-    match p
-        .metadata
-        .annotations
-        .get(AUTOGEN_ANNOTATION)
-        .map(String::as_str)
-    {
-        None | Some("all") => (ALL.to_vec(), true),
-        Some("none") => none,
-        Some(list) => {
-            let parts: Vec<&str> = list.split(',').map(str::trim).collect();
-            let mut kinds: Vec<&'static str> =
-                ALL.iter().copied().filter(|k| parts.contains(k)).collect();
-            kinds.sort_unstable();
-            (kinds, list.contains("CronJob"))
-        }
-    }
-}
-
-fn kinds_of(block: &MatchBlock) -> Vec<&str> {
-    block
-        .any
-        .iter()
-        .chain(block.all.iter())
-        .chain(std::iter::once(&block.inline))
-        .filter_map(|f| f.resources.as_ref())
-        .flat_map(|r| r.kinds.iter().map(String::as_str))
-        .collect()
-}
-
-/// A rule rewritten for controllers: kinds replaced where the filter names Pod (or in every
-/// filter, for CronJobs), expressions shifted to the template.
-fn generated(rule: &Rule, name: String, kinds: &[&str], every_filter: bool, cronjob: bool) -> Rule {
-    let mut r = rule.clone();
-    r.name = if name.len() > 63 {
-        name.chars().take(63).collect()
-    } else {
-        name
-    };
-    let replace = |block: &mut MatchBlock, inline_when_kinds: bool| {
-        for f in block.any.iter_mut().chain(block.all.iter_mut()) {
-            if let Some(res) = &mut f.resources
-                && (every_filter || res.kinds.iter().any(|k| k == "Pod"))
-            {
-                res.kinds = kinds.iter().map(|k| k.to_string()).collect();
-            }
-        }
-        if block.any.is_empty()
-            && block.all.is_empty()
-            && let Some(res) = &mut block.inline.resources
-            && (!inline_when_kinds || !res.kinds.is_empty())
-        {
-            res.kinds = kinds.iter().map(|k| k.to_string()).collect();
-        }
-    };
-    replace(&mut r.match_resources, false);
-    if let Some(e) = &mut r.exclude_resources {
-        replace(e, true);
-    }
-    let shift = |s: &str| -> String {
-        let (spec, meta) = if cronjob {
-            (
-                "spec.jobTemplate.spec.template.spec",
-                "spec.jobTemplate.spec.template.metadata",
-            )
-        } else {
-            ("spec.template.spec", "spec.template.metadata")
-        };
-        s.replace("object.spec", &format!("object.{spec}"))
-            .replace("oldObject.spec", &format!("oldObject.{spec}"))
-            .replace("object.metadata", &format!("object.{meta}"))
-            .replace("oldObject.metadata", &format!("oldObject.{meta}"))
-    };
-    for c in &mut r.cel_preconditions {
-        c.expression = shift(&c.expression);
-    }
-    if let Some(cel) = r.validate.as_mut().and_then(|v| v.cel.as_mut()) {
-        for e in &mut cel.expressions {
-            e.expression = shift(&e.expression);
-            e.message = e.message.as_deref().map(shift);
-            e.message_expression = e.message_expression.as_deref().map(shift);
-        }
-        for v in &mut cel.variables {
-            v.expression = shift(&v.expression);
-        }
-        for a in &mut cel.audit_annotations {
-            a.value_expression = shift(&a.value_expression);
-        }
-    }
-    if let Some(m) = r.validate.as_mut().and_then(|v| v.message.as_mut()) {
-        *m = shift(m);
-    }
-    r
-}
-
-/// The rules a policy runs: its `validate.cel` rules, then autogen's (`computeRules`).
-fn rules_of(p: &ClusterPolicy) -> Vec<Rule> {
-    let mut out: Vec<Rule> = p
-        .spec
-        .rules
-        .iter()
-        .filter(|r| r.is_cel())
-        .cloned()
-        .collect();
-    let (controllers, cronjob) = autogen_controllers(p);
-    for rule in p.spec.rules.iter().filter(|r| r.is_cel()) {
-        let match_kinds = kinds_of(&rule.match_resources);
-        let exclude_kinds = rule
-            .exclude_resources
-            .as_ref()
-            .map(kinds_of)
-            .unwrap_or_default();
-        if rule.name.starts_with("autogen-")
-            || !match_kinds.contains(&"Pod")
-            || (!exclude_kinds.is_empty() && !exclude_kinds.contains(&"Pod"))
-        {
-            continue;
-        }
-        if !controllers.is_empty() {
-            out.push(generated(
-                rule,
-                format!("autogen-{}", rule.name),
-                &controllers,
-                false,
-                false,
-            ));
-        }
-        if cronjob {
-            out.push(generated(
-                rule,
-                format!("autogen-cronjob-{}", rule.name),
-                &["CronJob"],
-                true,
-                true,
-            ));
-        }
-    }
-    out
 }
 
 fn enforce(action: Option<&str>) -> bool {
@@ -551,7 +411,7 @@ pub fn compile(
     }
     let policy_action = p.spec.validation_failure_action.as_deref();
     let mut out = Vec::new();
-    for rule in rules_of(p) {
+    for rule in super::autogen::cluster_policy_rules(p) {
         if rule.preconditions.is_some() || rule.context.is_some() {
             continue;
         }
@@ -640,8 +500,9 @@ pub fn compile(
     out
 }
 
-/// Runs the rules that match the request; records a result per rule (`binding` is the rule's
-/// name) and, for failures of `Enforce` rules, Kyverno's blocked-resource message.
+/// Runs the rules that match the request through the family driver; records a result per
+/// rule (`binding` is the rule's name) and, for failures of `Enforce` rules, Kyverno's
+/// blocked-resource message.
 pub fn run(
     set: &PolicySet,
     ctx: &RequestContext<'_>,
@@ -649,43 +510,116 @@ pub fn run(
     outcome: &mut Outcome,
     mode: Mode,
 ) {
-    let rules = &set.kyverno.classic;
-    if rules.is_empty() {
-        return;
-    }
     let mut attributes = ctx.request.attributes;
     attributes.object = object;
-    let namespace = match ctx.namespace() {
-        Ok(ns) => ns,
-        Err(e) => {
-            outcome.deny(Status::internal(&e.to_string()));
-            return;
-        }
-    };
-    let subjects = Subjects {
-        attributes: &attributes,
+    let request = FamilyRequest {
+        ctx,
+        attributes,
         object,
-        namespace_labels: namespace.as_deref(),
-        username: ctx.request.user.username,
-        groups: ctx.request.groups().collect(),
+        mode,
     };
-    // (policy, rule, message) of the failures that block.
-    let mut blocked: Vec<(String, String, String)> = Vec::new();
-    let mut buffers = ActivationBuffers::default();
-    let mut result = validating::ValidateResult::default();
-    for r in rules {
-        if (!mode.offline && !r.admission)
+    family::run(&ClusterPolicyRules(&set.kyverno), &request, outcome);
+}
+
+/// ClusterPolicy and Policy `validate.cel` rules as a validating family.
+struct ClusterPolicyRules<'s>(&'s super::compile::KyvernoPolicies);
+
+/// What the rules read once per request, and the failures that block.
+struct RulesState<'a> {
+    namespace: Option<Arc<Json>>,
+    /// The request's groups, for `subjects`, read when a filter asks.
+    groups: OnceCell<Vec<&'a str>>,
+    /// (policy, rule, message) of the failures that block.
+    blocked: Vec<(String, String, String)>,
+    buffers: ActivationBuffers,
+    result: validating::ValidateResult,
+}
+
+impl ValidatingFamily for ClusterPolicyRules<'_> {
+    type Policy<'a>
+        = &'a ClassicRule
+    where
+        Self: 'a;
+    type Matched<'a>
+        = ()
+    where
+        Self: 'a;
+    type State<'a>
+        = RulesState<'a>
+    where
+        Self: 'a;
+
+    fn is_empty(&self) -> bool {
+        self.0.classic.is_empty()
+    }
+
+    fn policy(&self, id: u32) -> Option<&ClassicRule> {
+        self.0.classic.get(id as usize)
+    }
+
+    fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<RulesState<'a>, EngineError> {
+        Ok(RulesState {
+            namespace: request.ctx.namespace()?,
+            groups: OnceCell::new(),
+            blocked: Vec::new(),
+            buffers: ActivationBuffers::default(),
+            result: validating::ValidateResult::default(),
+        })
+    }
+
+    /// The rules whose kinds can match the request's.
+    fn candidates<'a>(
+        &'a self,
+        _state: &RulesState<'a>,
+        request: &FamilyRequest<'a>,
+    ) -> Candidates<'a> {
+        let kind = request.attributes.kind;
+        let mut out = Vec::new();
+        self.0
+            .classic_index
+            .candidates(kind.group, kind.kind, &mut out);
+        family::merged(out)
+    }
+
+    fn matches<'a>(
+        &'a self,
+        r: &'a ClassicRule,
+        state: &RulesState<'a>,
+        request: &FamilyRequest<'a>,
+    ) -> Selection<()> {
+        let attributes = &request.attributes;
+        if (!request.mode.offline && !r.admission)
             || r.namespace
                 .as_deref()
                 .is_some_and(|ns| ns != attributes.namespace)
         {
-            continue;
+            return Selection::Skip;
         }
+        let subjects = Subjects {
+            attributes,
+            object: request.object,
+            namespace_labels: state.namespace.as_deref(),
+            username: request.ctx.request.user.username,
+            groups: state
+                .groups
+                .get_or_init(|| request.ctx.request.groups().collect()),
+        };
         if !r.matches.matches(&subjects)
             || r.excludes.as_ref().is_some_and(|e| e.matches(&subjects))
         {
-            continue;
+            return Selection::Skip;
         }
+        Selection::Run(())
+    }
+
+    fn evaluate<'a>(
+        &'a self,
+        r: &'a ClassicRule,
+        _matched: Result<(), ConfigurationError>,
+        state: &mut RulesState<'a>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) -> Result<(), EngineError> {
         let (kind, message) = if r.validate.common.param_kind.is_some() {
             (
                 ResultKind::Error,
@@ -693,18 +627,19 @@ pub fn run(
             )
         } else {
             let inputs = Inputs {
-                object,
-                old_object: attributes.old_object,
-                request: ctx.default_cel_request(),
-                namespace_object: namespace.as_deref(),
+                object: request.object,
+                old_object: request.attributes.old_object,
+                request: request.ctx.default_cel_request(),
+                namespace_object: state.namespace.as_deref(),
                 params: None,
                 authorizer: None,
             };
             match crate::engine::match_conditions(&r.validate.common, &inputs) {
                 Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
-                Err(e) => (ResultKind::Fail, e),
+                Err(e) => (ResultKind::Fail, e.to_string()),
                 Ok(true) => {
-                    validating::validate_into(&r.validate, &inputs, &mut buffers, &mut result);
+                    let result = &mut state.result;
+                    validating::validate_into(&r.validate, &inputs, &mut state.buffers, result);
                     let first = result
                         .decisions
                         .iter()
@@ -724,7 +659,9 @@ pub fn run(
             }
         };
         if matches!(kind, ResultKind::Fail | ResultKind::Error) && r.enforce {
-            blocked.push((r.policy.to_string(), r.rule.to_string(), message.clone()));
+            state
+                .blocked
+                .push((r.policy.to_string(), r.rule.to_string(), message.clone()));
         }
         outcome.results.push(PolicyResult::named(
             PolicyKind::KyvernoClusterPolicy,
@@ -733,13 +670,22 @@ pub fn run(
             kind,
             Some(message),
         ));
+        Ok(())
     }
-    if !blocked.is_empty() {
-        outcome.deny(super::validate::denial(blocked_message(
-            &attributes,
-            object,
-            &blocked,
-        )));
+
+    fn finish<'a>(
+        &'a self,
+        state: RulesState<'a>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) {
+        if !state.blocked.is_empty() {
+            outcome.deny(super::validate::denial(blocked_message(
+                &request.attributes,
+                request.object,
+                &state.blocked,
+            )));
+        }
     }
 }
 
@@ -766,129 +712,5 @@ fn blocked_message(
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    use crate::attributes::Operation;
-    use crate::engine::{EvalOptions, evaluate};
-    use crate::load::Manifests;
-    use crate::lookup::ObjectLookup;
-    use crate::request::{AdmissionReview, RequestUser, review_for};
-
-    const POLICY: &str = "apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {name: no-latest}
-spec:
-  validationFailureAction: Enforce
-  rules:
-  - name: tag
-    match:
-      any:
-      - resources: {kinds: [Pod], operations: [CREATE, UPDATE]}
-    exclude:
-      any:
-      - resources: {namespaces: [kube-*]}
-    celPreconditions:
-    - {name: not-skipped, expression: \"!has(object.metadata.labels) || !('skip' in object.metadata.labels)\"}
-    validate:
-      cel:
-        expressions:
-        - expression: \"object.spec.containers.all(c, !c.image.endsWith(':latest'))\"
-          message: no latest
-";
-
-    fn run(policy: &str, object: &str) -> Outcome {
-        let mut m = Manifests::default();
-        m.add_text("p.yaml", policy);
-        let set = PolicySet::build(&m);
-        assert!(set.errors.is_empty(), "{:?}", set.errors);
-        let object =
-            crate::document::parse_document(object, crate::document::Syntax::Yaml).unwrap();
-        let body = review_for(
-            Some(&object),
-            None,
-            Operation::Create,
-            &RequestUser::default(),
-            "u",
-        )
-        .unwrap();
-        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
-        let request = review.request().unwrap();
-        evaluate(
-            &set,
-            &request,
-            &ObjectLookup::new(Vec::new()),
-            &EvalOptions::default(),
-        )
-    }
-
-    fn rule_result(o: &Outcome, rule: &str) -> Option<ResultKind> {
-        o.results
-            .iter()
-            .find(|r| r.binding.as_deref() == Some(rule))
-            .map(|r| r.result)
-    }
-
-    #[test]
-    fn rules_match_validate_and_block_with_kyvernos_message() {
-        let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec: {containers: [{name: c, image: 'nginx:latest'}]}\n";
-        let o = run(POLICY, bad);
-        assert_eq!(rule_result(&o, "tag"), Some(ResultKind::Fail));
-        assert_eq!(
-            o.status.unwrap().message,
-            "\n\nresource Pod/team/p was blocked due to the following policies \n\nno-latest:\n  tag: no latest\n"
-        );
-        // Excluded namespaces and unmet celPreconditions.
-        let o = run(
-            POLICY,
-            &bad.replace("namespace: team", "namespace: kube-system"),
-        );
-        assert!(o.allowed && o.results.is_empty());
-        let o = run(
-            POLICY,
-            &bad.replace("name: p,", "name: p, labels: {skip: 'y'},"),
-        );
-        assert_eq!(rule_result(&o, "tag"), Some(ResultKind::Skip));
-        // Audit reports without blocking.
-        let o = run(&POLICY.replace("Enforce", "Audit"), bad);
-        assert!(o.allowed);
-        assert_eq!(rule_result(&o, "tag"), Some(ResultKind::Fail));
-    }
-
-    #[test]
-    fn autogen_names_its_rules_and_follows_the_annotation() {
-        let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: team}\nspec:\n  template:\n    spec: {containers: [{name: c, image: 'nginx:latest'}]}\n";
-        let o = run(POLICY, deployment);
-        assert_eq!(rule_result(&o, "autogen-tag"), Some(ResultKind::Fail));
-        let cronjob = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c, namespace: team}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        metadata: {labels: {a: b}}\n        spec: {containers: [{name: c, image: 'nginx:1'}]}\n";
-        let o = run(POLICY, cronjob);
-        assert_eq!(
-            rule_result(&o, "autogen-cronjob-tag"),
-            Some(ResultKind::Pass)
-        );
-        let off = POLICY.replace(
-            "metadata: {name: no-latest}",
-            "metadata: {name: no-latest, annotations: {pod-policies.kyverno.io/autogen-controllers: none}}",
-        );
-        assert!(run(&off, deployment).results.is_empty());
-        let some = POLICY.replace(
-            "metadata: {name: no-latest}",
-            "metadata: {name: no-latest, annotations: {pod-policies.kyverno.io/autogen-controllers: 'Deployment'}}",
-        );
-        assert_eq!(
-            rule_result(&run(&some, deployment), "autogen-tag"),
-            Some(ResultKind::Fail)
-        );
-        assert!(run(&some, cronjob).results.is_empty());
-    }
-
-    #[test]
-    fn globs() {
-        assert!(glob("*", "anything"));
-        assert!(glob("kube-*", "kube-system"));
-        assert!(!glob("kube-*", "default"));
-        assert!(glob("a?c", "abc"));
-        assert!(glob("*a*b", "xxaxxb"));
-        assert!(!glob("*a*b", "xxaxxbc"));
-    }
-}
+#[path = "classic_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@ use crate::compiled::{
 };
 use crate::environment::ExpressionKind;
 use crate::index::PolicyIndex;
+use crate::kind_index::KindIndex;
 use crate::load::{LoadError, Manifest, Manifests, Source};
 use crate::matching::{EquivalentResources, MatchConstraints, Owner};
 use crate::model::{
@@ -81,6 +82,8 @@ pub struct KyvernoMutating {
 pub struct KyvernoPolicies {
     /// ClusterPolicy and Policy `validate.cel` rules, autogen's included.
     pub classic: Vec<super::classic::ClassicRule>,
+    /// `classic` by the kinds each rule's `match` names.
+    pub classic_index: KindIndex,
     pub validating: Vec<KyvernoValidating>,
     pub validating_index: PolicyIndex,
     pub mutating: Vec<KyvernoMutating>,
@@ -164,6 +167,9 @@ pub fn build(
             out.classic
                 .extend(super::classic::compile(p, *namespaced, source, errors));
         }
+    }
+    for (id, rule) in out.classic.iter().enumerate() {
+        out.classic_index.insert(id as u32, &rule.kind_keys());
     }
     let mut names: Vec<(PolicyKind, String)> = Vec::new();
     for (source, item) in &manifests.items {

@@ -41,7 +41,7 @@ pub fn read_manifest(
         return Some(
             crate::load::read(doc)
                 .map(|e| KyvernoManifest::Exception(Box::new(e)))
-                .map_err(|m| (what, m)),
+                .map_err(|e| (what, e.to_string())),
         );
     }
     // GeneratingPolicy, DeletingPolicy, ImageValidatingPolicy...: not run by celer; they
@@ -50,6 +50,6 @@ pub fn read_manifest(
     Some(
         crate::load::read(doc)
             .map(|p| KyvernoManifest::Policy(kind, Box::new(p)))
-            .map_err(|m| (what, m)),
+            .map_err(|e| (what, e.to_string())),
     )
 }

@@ -7,6 +7,7 @@
 use celer_cel::{Activation, ActivationBuffers, Json};
 
 use crate::engine::{MatchStep, RequestContext, match_constraints};
+use crate::error::EngineError;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutating::{self, MutationState};
@@ -73,9 +74,7 @@ pub fn run<'r>(
         .unwrap_or(original)
         .clone();
     let mut doc = Patched::new(&base);
-    let namespace = ctx
-        .namespace()
-        .map_err(|e| Status::internal(&e.to_string()))?;
+    let namespace = ctx.namespace().map_err(EngineError::from)?;
     let mut buffers = ActivationBuffers::default();
     let mut ran_if_needed: Vec<(usize, u64)> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
@@ -89,7 +88,7 @@ pub fn run<'r>(
             return Err(Status::forbidden(
                 &attributes,
                 attributes.object,
-                e,
+                &e.to_string(),
                 "Forbidden",
             ));
         }

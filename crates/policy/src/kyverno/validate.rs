@@ -11,6 +11,9 @@ use celer_cel_kyverno::ContextValues;
 use crate::attributes::Attributes;
 use crate::compiled::{NamedExpression, PolicyCommon};
 use crate::engine::{MatchStep, RequestContext, match_constraints};
+use crate::error::{AuditAnnotationError, ConfigurationError, EngineError, KyvernoConditionError};
+use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ValidationAction};
 use crate::policy_set::PolicySet;
@@ -35,7 +38,7 @@ pub struct Verdict {
     /// A matchCondition's error under failurePolicy Fail: in admission, the API server
     /// evaluates the conditions Kyverno puts in its webhook configuration and refuses the
     /// request itself (`<resource> "<name>" is forbidden: <error>`).
-    pub condition_error: Option<String>,
+    pub condition_error: Option<KyvernoConditionError>,
 }
 
 impl Verdict {
@@ -80,7 +83,7 @@ pub(crate) fn conditions_hold(
     conditions: &[NamedExpression],
     activation: &Activation<'_>,
     failure_policy: FailurePolicy,
-) -> Result<bool, String> {
+) -> Result<bool, KyvernoConditionError> {
     let mut budget = Budget::match_conditions();
     let mut errors: Vec<String> = Vec::new();
     for c in conditions {
@@ -106,7 +109,7 @@ pub(crate) fn conditions_hold(
     }
     match failure_policy {
         FailurePolicy::Ignore => Ok(false),
-        FailurePolicy::Fail => Err(errors.join("; ")),
+        FailurePolicy::Fail => Err(KyvernoConditionError(errors)),
     }
 }
 
@@ -121,7 +124,7 @@ pub(crate) fn exceptions(
     extras: &KyvernoExtras,
     activation: &Activation<'_>,
     failure_policy: FailurePolicy,
-) -> Result<Exempt, String> {
+) -> Result<Exempt, KyvernoConditionError> {
     let mut images: Vec<String> = Vec::new();
     let mut values: Vec<String> = Vec::new();
     let mut matched: Vec<&CompiledException> = Vec::new();
@@ -317,29 +320,27 @@ fn audit_annotations(
     k: &KyvernoValidating,
     activation: &Activation<'_>,
     budget: &mut Budget,
-) -> Result<(), String> {
+) -> Result<(), AuditAnnotationError> {
     for a in &k.policy.audit_annotations {
         match validating::evaluate(&a.value, activation, budget) {
             Err(OutOfBudget) => {
-                return Err(format!(
-                    "failed to evaluate auditAnnotation '{}': {}",
-                    a.key,
-                    celer_cel_kubernetes::cost::BudgetExhausted
-                ));
+                return Err(AuditAnnotationError::OutOfBudget {
+                    key: a.key.clone(),
+                    source: celer_cel_kubernetes::cost::BudgetExhausted,
+                });
             }
             Ok(Evaluated::Error(e)) => {
-                return Err(format!(
-                    "failed to evaluate auditAnnotation '{}': {e}",
-                    a.key
-                ));
+                return Err(AuditAnnotationError::Evaluation {
+                    key: a.key.clone(),
+                    message: e,
+                });
             }
             Ok(Evaluated::Value(Value::String(_) | Value::Null)) => {}
             Ok(Evaluated::Value(other)) => {
-                return Err(format!(
-                    "failed to convert auditAnnotation '{}' expression: unsupported type {}",
-                    a.key,
-                    other.type_name()
-                ));
+                return Err(AuditAnnotationError::Type {
+                    key: a.key.clone(),
+                    type_name: other.type_name().to_string(),
+                });
             }
         }
     }
@@ -347,7 +348,8 @@ fn audit_annotations(
 }
 
 /// Runs the Kyverno ValidatingPolicies that match the request on `object` (the object as
-/// mutation left it), recording a result per policy, warnings, and the denial.
+/// mutation left it) through the family driver, recording a result per policy, warnings, and
+/// the denial.
 pub fn run(
     set: &PolicySet,
     ctx: &RequestContext<'_>,
@@ -355,71 +357,142 @@ pub fn run(
     outcome: &mut Outcome,
     mode: Mode,
 ) {
-    let policies = &set.kyverno.validating;
-    if policies.is_empty() {
-        return;
-    }
     let mut attributes = ctx.request.attributes;
     attributes.object = object;
-    let ids = set.kyverno.validating_index.lookup(
-        attributes.operation,
-        attributes.resource.group,
-        attributes.resource.resource,
-    );
-    let mut errors: Vec<String> = Vec::new();
-    let mut buffers = ActivationBuffers::default();
-    // Kyverno's `request` with the objects, made once for the policies that read them.
-    let with_objects = std::cell::OnceCell::new();
-    for &id in ids.as_slice() {
-        let Some(k) = policies.get(id as usize) else {
-            continue;
-        };
-        if !applies(&k.extras, &attributes, mode) {
-            continue;
+    let request = FamilyRequest {
+        ctx,
+        attributes,
+        object,
+        mode,
+    };
+    family::run(&ValidatingPolicies(set), &request, outcome);
+}
+
+/// ValidatingPolicy and NamespacedValidatingPolicy as a validating family.
+struct ValidatingPolicies<'s>(&'s PolicySet);
+
+/// What the policies share over one request.
+struct PoliciesState {
+    /// The texts of the failures of `Deny` policies.
+    errors: Vec<String>,
+    buffers: ActivationBuffers,
+    /// Kyverno's `request` with the objects, made once for the policies that read them.
+    with_objects: std::cell::OnceCell<Json>,
+}
+
+impl ValidatingFamily for ValidatingPolicies<'_> {
+    type Policy<'a>
+        = &'a KyvernoValidating
+    where
+        Self: 'a;
+    type Matched<'a>
+        = ()
+    where
+        Self: 'a;
+    type State<'a>
+        = PoliciesState
+    where
+        Self: 'a;
+
+    fn is_empty(&self) -> bool {
+        self.0.kyverno.validating.is_empty()
+    }
+
+    fn policy(&self, id: u32) -> Option<&KyvernoValidating> {
+        self.0.kyverno.validating.get(id as usize)
+    }
+
+    fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
+        Ok(PoliciesState {
+            errors: Vec::new(),
+            buffers: ActivationBuffers::default(),
+            with_objects: std::cell::OnceCell::new(),
+        })
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        _state: &PoliciesState,
+        request: &FamilyRequest<'a>,
+    ) -> Candidates<'a> {
+        let a = &request.attributes;
+        self.0
+            .kyverno
+            .validating_index
+            .lookup(a.operation, a.resource.group, a.resource.resource)
+    }
+
+    fn matches<'a>(
+        &'a self,
+        k: &'a KyvernoValidating,
+        _state: &PoliciesState,
+        request: &FamilyRequest<'a>,
+    ) -> Selection<()> {
+        if !applies(&k.extras, &request.attributes, request.mode) {
+            return Selection::Skip;
         }
+        let constraints = &k.policy.common.constraints;
+        match match_constraints(
+            constraints,
+            &self.0.equivalents,
+            &request.attributes,
+            request.ctx,
+        ) {
+            MatchStep::NotMatched => Selection::Skip,
+            MatchStep::Error(e) => Selection::Misconfigured(e),
+            MatchStep::Matched(_) => Selection::Run(()),
+        }
+    }
+
+    fn evaluate<'a>(
+        &'a self,
+        k: &'a KyvernoValidating,
+        configuration: Result<(), ConfigurationError>,
+        state: &mut PoliciesState,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) -> Result<(), EngineError> {
+        let (ctx, attributes, object) = (request.ctx, &request.attributes, request.object);
         let common = &k.policy.common;
-        let verdict =
-            match match_constraints(&common.constraints, &set.equivalents, &attributes, ctx) {
-                MatchStep::NotMatched => continue,
-                MatchStep::Error(e) => Verdict::new(
-                    ResultKind::Error,
-                    format!("failed to execute matching: {e}"),
-                ),
-                MatchStep::Matched(_) => {
-                    let namespace = match ctx.namespace() {
-                        Ok(ns) => ns,
-                        Err(e) => {
-                            outcome.deny(Status::internal(&e.to_string()));
-                            return;
-                        }
-                    };
-                    let request = match k.extras.reads_request_object {
-                        true => with_objects.get_or_init(|| {
-                            super::request_with_objects(
-                                ctx.default_cel_request(),
-                                object,
-                                attributes.old_object,
-                            )
-                        }),
-                        false => ctx.default_cel_request(),
-                    };
-                    let inputs = Inputs {
-                        object,
-                        old_object: attributes.old_object,
-                        request,
-                        namespace_object: namespace.as_deref(),
-                        params: None,
-                        authorizer: None,
-                    };
-                    let context = ctx.kyverno_values(k.extras.namespace.as_deref());
-                    evaluate_policy(k, &inputs, context.as_ref(), &mut buffers)
-                }
-            };
+        let verdict = match configuration {
+            Err(e) => Verdict::new(
+                ResultKind::Error,
+                format!("failed to execute matching: {e}"),
+            ),
+            Ok(()) => {
+                let namespace = ctx.namespace()?;
+                let request = match k.extras.reads_request_object {
+                    true => state.with_objects.get_or_init(|| {
+                        super::request_with_objects(
+                            ctx.default_cel_request(),
+                            object,
+                            attributes.old_object,
+                        )
+                    }),
+                    false => ctx.default_cel_request(),
+                };
+                let inputs = Inputs {
+                    object,
+                    old_object: attributes.old_object,
+                    request,
+                    namespace_object: namespace.as_deref(),
+                    params: None,
+                    authorizer: None,
+                };
+                let context = ctx.kyverno_values(k.extras.namespace.as_deref());
+                evaluate_policy(k, &inputs, context.as_ref(), &mut state.buffers)
+            }
+        };
         let name = &common.name;
         if let Some(e) = &verdict.condition_error
-            && !mode.offline
+            && !request.mode.offline
         {
-            outcome.deny(Status::forbidden(&attributes, object, e, "Forbidden"));
+            outcome.deny(Status::forbidden(
+                attributes,
+                object,
+                &e.to_string(),
+                "Forbidden",
+            ));
         }
         let word = match verdict.result {
             ResultKind::Fail => Some("failed"),
@@ -429,7 +502,7 @@ pub fn run(
         if let Some(word) = word {
             let text = format!("Policy {name} {word}: {}", verdict.message);
             if k.actions.contains(&ValidationAction::Deny) {
-                errors.push(text.clone());
+                state.errors.push(text.clone());
             }
             if k.actions.contains(&ValidationAction::Warn) {
                 outcome.warnings.push(text);
@@ -442,9 +515,18 @@ pub fn run(
             verdict.result,
             verdict.into_message(),
         ));
+        Ok(())
     }
-    if !errors.is_empty() {
-        outcome.deny(denial(errors.join("; ")));
+
+    fn finish<'a>(
+        &'a self,
+        state: PoliciesState,
+        _request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) {
+        if !state.errors.is_empty() {
+            outcome.deny(denial(state.errors.join("; ")));
+        }
     }
 }
 

@@ -1,0 +1,447 @@
+//! ValidatingAdmissionPolicies and their bindings as a validating family
+//! (`validating/dispatcher.go`): each binding of a matching policy runs once per param, its
+//! decisions recorded by its validationActions; the first `Deny` becomes the response,
+//! `Audit` failures the `validation_failure` audit annotation.
+
+use celer_cel::{ActivationBuffers, Json};
+
+use crate::compiled::{Binding, ValidatingPolicy};
+use crate::engine::{
+    MatchStep, RequestContext, json_string, match_conditions, match_constraints, params_of,
+    unknown_param_kind,
+};
+use crate::error::{ConfigurationError, EngineError};
+use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::index::Candidates;
+use crate::invocation::Inputs;
+use crate::kyverno::validate::Mode;
+use crate::matching::Matched;
+use crate::model::{FailurePolicy, ValidationAction};
+use crate::name::Name;
+use crate::policy_set::PolicySet;
+use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::validating::{self, AuditAnnotationResult, Decision};
+
+/// Longest audit annotation value (`maxAuditAnnotationValueLength`).
+const MAX_AUDIT_ANNOTATION_BYTES: usize = 10 * 1024;
+/// Entries kept in the `validation_failure` audit annotation.
+const MAX_VALIDATION_FAILURES: usize = 50;
+pub const VALIDATION_FAILURE_ANNOTATION: &str =
+    "validation.policy.admission.k8s.io/validation_failure";
+
+/// Runs the ValidatingAdmissionPolicies that match the request on `object` (the object as
+/// mutation left it) through the family driver.
+pub(crate) fn validate(
+    set: &PolicySet,
+    ctx: &RequestContext<'_>,
+    object: Option<&Json>,
+    outcome: &mut Outcome,
+    mode: Mode,
+) {
+    let mut attributes = ctx.request.attributes;
+    attributes.object = object;
+    let request = FamilyRequest {
+        ctx,
+        attributes,
+        object,
+        mode,
+    };
+    family::run(&ValidatingPolicies(set), &request, outcome);
+}
+
+/// A deny decision waiting to become the response (the first one does).
+struct Denied {
+    policy: Name,
+    binding: Option<Name>,
+    message: String,
+    reason: String,
+}
+
+/// ValidatingAdmissionPolicies with their bindings.
+struct ValidatingPolicies<'s>(&'s PolicySet);
+
+/// What the policies gather over one request; the activation memory and result vectors are
+/// reused by every invocation.
+struct PoliciesState {
+    denied: Vec<Denied>,
+    failures: Vec<String>,
+    buffers: ActivationBuffers,
+    result: validating::ValidateResult,
+}
+
+impl PoliciesState {
+    /// A configuration error, through the policy's failurePolicy.
+    fn config_error(
+        &mut self,
+        outcome: &mut Outcome,
+        policy: &ValidatingPolicy,
+        binding: Option<&Binding>,
+        e: ConfigurationError,
+    ) {
+        let common = &policy.common;
+        let message = match binding {
+            None => format!("failed to configure policy: {e}"),
+            Some(_) => format!("failed to configure binding: {e}"),
+        };
+        outcome.results.push(PolicyResult::named(
+            PolicyKind::Validating,
+            &common.name,
+            binding.map(|b| &b.name),
+            ResultKind::Error,
+            Some(message.clone()),
+        ));
+        if common.failure_policy == FailurePolicy::Fail {
+            self.denied.push(Denied {
+                policy: common.name.clone(),
+                binding: binding.map(|b| b.name.clone()),
+                message,
+                reason: String::new(),
+            });
+        }
+    }
+}
+
+impl ValidatingFamily for ValidatingPolicies<'_> {
+    type Policy<'a>
+        = (&'a ValidatingPolicy, &'a [Binding])
+    where
+        Self: 'a;
+    type Matched<'a>
+        = Matched<'a>
+    where
+        Self: 'a;
+    type State<'a>
+        = PoliciesState
+    where
+        Self: 'a;
+
+    fn is_empty(&self) -> bool {
+        self.0.validating.policies.is_empty()
+    }
+
+    /// A policy without a binding applies to nothing.
+    fn policy(&self, id: u32) -> Option<(&ValidatingPolicy, &[Binding])> {
+        let family = &self.0.validating;
+        let policy = family.policies.get(id as usize)?;
+        let bindings = family.bindings.get(id as usize)?;
+        (!bindings.is_empty()).then_some((policy, bindings.as_slice()))
+    }
+
+    fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
+        Ok(PoliciesState {
+            denied: Vec::new(),
+            failures: Vec::new(),
+            buffers: ActivationBuffers::default(),
+            result: validating::ValidateResult::default(),
+        })
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        _state: &PoliciesState,
+        request: &FamilyRequest<'a>,
+    ) -> Candidates<'a> {
+        let a = &request.attributes;
+        self.0
+            .validating
+            .index
+            .lookup(a.operation, a.resource.group, a.resource.resource)
+    }
+
+    fn matches<'a>(
+        &'a self,
+        (policy, _): (&'a ValidatingPolicy, &'a [Binding]),
+        _state: &PoliciesState,
+        request: &FamilyRequest<'a>,
+    ) -> Selection<Matched<'a>> {
+        match match_constraints(
+            &policy.common.constraints,
+            &self.0.equivalents,
+            &request.attributes,
+            request.ctx,
+        ) {
+            MatchStep::Matched(m) => Selection::Run(m),
+            MatchStep::NotMatched => Selection::Skip,
+            MatchStep::Error(e) => Selection::Misconfigured(e),
+        }
+    }
+
+    fn evaluate<'a>(
+        &'a self,
+        (policy, bindings): (&'a ValidatingPolicy, &'a [Binding]),
+        matched: Result<Matched<'a>, ConfigurationError>,
+        state: &mut PoliciesState,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) -> Result<(), EngineError> {
+        let (ctx, attributes, object) = (request.ctx, &request.attributes, request.object);
+        let common = &policy.common;
+        let matched = match matched {
+            Ok(m) => m,
+            Err(e) => {
+                state.config_error(outcome, policy, None, e);
+                return Ok(());
+            }
+        };
+        if let Some(e) = unknown_param_kind(common, ctx.lookup()) {
+            state.config_error(outcome, policy, None, e);
+            return Ok(());
+        }
+        let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
+        for binding in bindings {
+            if let Some(c) = &binding.match_resources {
+                match match_constraints(c, &self.0.equivalents, attributes, ctx) {
+                    MatchStep::Matched(_) => {}
+                    MatchStep::NotMatched => continue,
+                    MatchStep::Error(e) => {
+                        state.config_error(outcome, policy, Some(binding), e);
+                        continue;
+                    }
+                }
+            }
+            let params = match params_of(common, binding, ctx) {
+                Ok(p) => p,
+                Err(e) => {
+                    state.config_error(outcome, policy, Some(binding), e);
+                    continue;
+                }
+            };
+            if params.is_empty() {
+                outcome.results.push(PolicyResult::named(
+                    PolicyKind::Validating,
+                    &common.name,
+                    Some(&binding.name),
+                    ResultKind::Skip,
+                    Some("no params found; parameterNotFoundAction is Allow".to_string()),
+                ));
+                continue;
+            }
+            let namespace = ctx.namespace()?;
+            let special_request = ctx.cel_request(&matched);
+            let request_json = special_request
+                .as_ref()
+                .unwrap_or_else(|| ctx.default_cel_request());
+            // matchConditions see the matched kind with the request's own resource
+            // (`matchconditions/matcher.go` builds its request from `GetResource()`).
+            let condition_request = special_request
+                .as_ref()
+                .map(|_| ctx.request.cel_request(matched.kind, attributes.resource));
+            for param in params.iter() {
+                let inputs = Inputs {
+                    object,
+                    old_object: attributes.old_object,
+                    request: request_json,
+                    namespace_object: namespace.as_deref(),
+                    params: param.as_deref(),
+                    authorizer: ctx.authorizer(),
+                };
+                let condition_inputs;
+                let for_conditions = match &condition_request {
+                    Some(request) => {
+                        condition_inputs = Inputs {
+                            request,
+                            ..inputs.clone()
+                        };
+                        &condition_inputs
+                    }
+                    None => &inputs,
+                };
+                let result = &mut state.result;
+                match match_conditions(common, for_conditions) {
+                    Ok(false) => {
+                        outcome.results.push(PolicyResult::named(
+                            PolicyKind::Validating,
+                            &common.name,
+                            Some(&binding.name),
+                            ResultKind::Skip,
+                            Some("matchConditions not met".to_string()),
+                        ));
+                        continue;
+                    }
+                    Ok(true) => {
+                        validating::validate_into(policy, &inputs, &mut state.buffers, result)
+                    }
+                    Err(e) => {
+                        result.decisions.clear();
+                        result.audit_annotations.clear();
+                        result.decisions.push(Decision::Error {
+                            message: e.to_string(),
+                            enforced: true,
+                        });
+                    }
+                }
+                record_decisions(
+                    &common.name,
+                    binding,
+                    &state.result,
+                    outcome,
+                    &mut state.denied,
+                    &mut state.failures,
+                    &mut annotations,
+                );
+            }
+        }
+        for (key, values) in annotations {
+            outcome
+                .audit_annotations
+                .insert(format!("{}/{key}", common.name), values.join(", "));
+        }
+        Ok(())
+    }
+
+    fn finish<'a>(
+        &'a self,
+        mut state: PoliciesState,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+    ) {
+        if !state.failures.is_empty() {
+            state.failures.truncate(MAX_VALIDATION_FAILURES);
+            outcome.audit_annotations.insert(
+                VALIDATION_FAILURE_ANNOTATION.to_string(),
+                format!("[{}]", state.failures.join(",")),
+            );
+        }
+        if let Some(d) = state.denied.first() {
+            let message = match &d.binding {
+                Some(b) => format!(
+                    "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
+                    d.policy, b, d.message
+                ),
+                None => format!(
+                    "ValidatingAdmissionPolicy '{}' denied request: {}",
+                    d.policy, d.message
+                ),
+            };
+            outcome.deny(Status::forbidden(
+                &request.ctx.request.attributes,
+                request.object,
+                &message,
+                &d.reason,
+            ));
+        }
+    }
+}
+
+fn record_decisions(
+    policy: &Name,
+    binding: &Binding,
+    result: &validating::ValidateResult,
+    outcome: &mut Outcome,
+    denied: &mut Vec<Denied>,
+    failures: &mut Vec<String>,
+    annotations: &mut Vec<(String, Vec<String>)>,
+) {
+    let mut worst = ResultKind::Pass;
+    let mut first_message: Option<String> = None;
+    for (index, decision) in result.decisions.iter().enumerate() {
+        if let Decision::Error {
+            enforced: false,
+            message,
+        } = decision
+        {
+            // failurePolicy Ignore: the error admits, silently upstream; reported here.
+            if worst == ResultKind::Pass {
+                worst = ResultKind::Error;
+                first_message.get_or_insert_with(|| message.clone());
+            }
+            continue;
+        }
+        if !decision.is_failure() {
+            continue;
+        }
+        let message = decision.message().to_string();
+        let is_error = matches!(decision, Decision::Error { .. });
+        let mut kind = if is_error {
+            ResultKind::Error
+        } else {
+            ResultKind::Warn
+        };
+        for action in &binding.validation_actions {
+            match action {
+                ValidationAction::Deny => {
+                    if !is_error {
+                        kind = ResultKind::Fail;
+                    }
+                    denied.push(Denied {
+                        policy: policy.clone(),
+                        binding: Some(binding.name.clone()),
+                        message: message.clone(),
+                        reason: decision.reason().to_string(),
+                    });
+                }
+                ValidationAction::Warn => outcome.warnings.push(format!(
+                    "Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{}': {message}",
+                    binding.name
+                )),
+                ValidationAction::Audit => failures.push(validation_failure_json(
+                    policy, binding, index, &message,
+                )),
+            }
+        }
+        if binding.validation_actions == [ValidationAction::Audit] && !is_error {
+            kind = ResultKind::Audit;
+        }
+        if worst.rank() < kind.rank() {
+            worst = kind;
+            first_message = Some(message);
+        }
+    }
+    for a in &result.audit_annotations {
+        match a {
+            AuditAnnotationResult::Publish { key, value } => {
+                let mut value = value.clone();
+                if value.len() > MAX_AUDIT_ANNOTATION_BYTES {
+                    let mut end = MAX_AUDIT_ANNOTATION_BYTES;
+                    while !value.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    value.truncate(end);
+                }
+                match annotations.iter_mut().find(|(k, _)| k == key) {
+                    Some((_, values)) => {
+                        if !values.contains(&value) {
+                            values.push(value);
+                        }
+                    }
+                    None => annotations.push((key.clone(), vec![value])),
+                }
+            }
+            AuditAnnotationResult::Error(e) => {
+                denied.push(Denied {
+                    policy: policy.clone(),
+                    binding: Some(binding.name.clone()),
+                    message: e.clone(),
+                    reason: String::new(),
+                });
+                if worst.rank() < ResultKind::Error.rank() {
+                    worst = ResultKind::Error;
+                    first_message = Some(e.clone());
+                }
+            }
+        }
+    }
+    outcome.results.push(PolicyResult::named(
+        PolicyKind::Validating,
+        policy,
+        Some(&binding.name),
+        worst,
+        first_message,
+    ));
+}
+
+/// One entry of the `validation_failure` audit annotation.
+fn validation_failure_json(policy: &str, binding: &Binding, index: usize, message: &str) -> String {
+    let actions: Vec<String> = binding
+        .validation_actions
+        .iter()
+        .map(|a| format!("\"{a:?}\""))
+        .collect();
+    format!(
+        "{{\"message\":{},\"policy\":{},\"binding\":{},\"expressionIndex\":{index},\"validationActions\":[{}]}}",
+        json_string(message),
+        json_string(policy),
+        json_string(&binding.name),
+        actions.join(",")
+    )
+}
