@@ -100,6 +100,8 @@ pub struct State {
     in_flight: Arc<Semaphore>,
     /// Bodies being read and their bytes.
     pub bodies: BodyBudget,
+    /// Why the last reload was refused, while the set before it keeps serving.
+    refused: std::sync::Mutex<Option<String>>,
     /// The in-flight limit was hit and not yet logged as over.
     overloaded: AtomicBool,
     options: EvalOptions,
@@ -131,6 +133,7 @@ impl State {
                 limits.max_body,
             ),
             overloaded: AtomicBool::new(false),
+            refused: std::sync::Mutex::new(None),
             limits,
             options: EvalOptions::default(),
         }
@@ -148,7 +151,30 @@ impl State {
         })));
         self.metrics
             .loaded(generation, validating, mutating, generation > 1);
+        *self
+            .refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         generation
+    }
+
+    /// A reload was refused: the serving set stays, `/readyz` and the metrics say why.
+    pub fn reload_refused(&self, errors: &[String]) {
+        self.metrics.reload_failed();
+        let mut text = errors.join("; ");
+        truncate_at_char(&mut text, 4096);
+        *self
+            .refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(text);
+    }
+
+    /// Why the last reload was refused, if the serving set is older than the files.
+    pub fn last_refusal(&self) -> Option<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Admission requests that may start now before the in-flight limit answers 503.
@@ -227,7 +253,21 @@ where
         }
         Endpoint::Healthz if read_only => (Decision::Served, text(StatusCode::OK, "ok\n")),
         Endpoint::Readyz if read_only => match state.current() {
-            Some(_) => (Decision::Served, text(StatusCode::OK, "ready\n")),
+            // Still ready: the previous set serves. Going unready would take every replica out
+            // of the Service at once for one bad file.
+            Some(loaded) => match state.last_refusal() {
+                Some(why) => (
+                    Decision::Served,
+                    text(
+                        StatusCode::OK,
+                        format!(
+                            "ready: policy generation {} serving; the last reload was refused: {why}\n",
+                            loaded.generation
+                        ),
+                    ),
+                ),
+                None => (Decision::Served, text(StatusCode::OK, "ready\n")),
+            },
             None => (
                 Decision::Unavailable,
                 text(StatusCode::SERVICE_UNAVAILABLE, "policies not loaded yet\n"),
@@ -540,6 +580,18 @@ fn invalid(endpoint: &str, status: StatusCode, message: String) -> (Decision, Ht
     let mut message = message;
     message.push('\n');
     (Decision::Invalid, text(status, message))
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+fn truncate_at_char(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
 }
 
 fn unavailable(message: String) -> (Decision, HttpResponse) {

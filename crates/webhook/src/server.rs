@@ -575,21 +575,39 @@ async fn watch_policies(
         last = settled(now, interval, || fingerprint(source.clone())).await;
         let to_load = source.clone();
         let result = tokio::task::spawn_blocking(move || policies::load(&to_load)).await;
+        let serving = state.current();
+        let result = result.map(|loaded| {
+            loaded.and_then(|loaded| {
+                let check = match &serving {
+                    Some(s) => policies::check_reload(&s.policies, &loaded)?,
+                    None => policies::ReloadCheck::default(),
+                };
+                Ok((loaded, check))
+            })
+        });
         match result {
-            Ok(Ok(mut loaded)) => {
+            Ok(Ok((mut loaded, check))) => {
+                for (file, removed) in &check.removed_files {
+                    tracing::warn!(
+                        file = %file,
+                        policies = %removed.join(", "),
+                        count = removed.len(),
+                        "policy file removed: its policies are removed with it"
+                    );
+                }
                 with_cluster(cluster.as_ref(), &mut loaded);
                 let (validating, mutating) = loaded.counts();
                 let generation = state.install(loaded);
                 tracing::info!(validating, mutating, generation, "policies reloaded");
             }
             Ok(Err(failure)) => {
-                state.metrics.reload_failed();
+                state.reload_refused(&failure.0);
                 for error in &failure.0 {
-                    tracing::error!(error = %error, "policy reload refused; the previous policies keep serving");
+                    tracing::warn!(error = %error, "policy reload refused; the previous policies keep serving");
                 }
             }
             Err(e) => {
-                state.metrics.reload_failed();
+                state.reload_refused(&[e.to_string()]);
                 tracing::error!(error = %e, "policy reload failed; the previous policies keep serving");
             }
         }
