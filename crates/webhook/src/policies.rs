@@ -136,7 +136,11 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
     }
     if !manifests.errors.is_empty() {
         return Err(LoadFailure(
-            manifests.errors.iter().map(ToString::to_string).collect(),
+            manifests
+                .errors
+                .iter()
+                .map(|e| shorten_quoted(&e.to_string(), QUOTE_MAX))
+                .collect(),
         ));
     }
     let mut validating = Manifests::default();
@@ -181,7 +185,7 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
         .errors
         .iter()
         .chain(&mutating.errors)
-        .map(ToString::to_string)
+        .map(|e| shorten_quoted(&e.to_string(), QUOTE_MAX))
         .collect();
     if !errors.is_empty() {
         return Err(LoadFailure(errors));
@@ -193,6 +197,52 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
         files,
         per_path,
     })
+}
+
+/// Longest quoted value (an expression, a field's value) kept whole in a load error.
+const QUOTE_MAX: usize = 200;
+
+/// Cuts every double-quoted part of `text` longer than `max` bytes to its start, followed by
+/// `...` and its length, so an error quoting a 1 MiB expression stays a readable log line.
+pub fn shorten_quoted(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut rest = text;
+    while let Some(open) = rest.find('"') {
+        let (before, after) = rest.split_at(open + 1);
+        out.push_str(before);
+        // The closing quote: the next one not escaped by a backslash.
+        let mut escaped = false;
+        let close = after.char_indices().find_map(|(i, c)| {
+            if escaped {
+                escaped = false;
+                None
+            } else if c == '\\' {
+                escaped = true;
+                None
+            } else {
+                (c == '"').then_some(i)
+            }
+        });
+        let Some(close) = close else {
+            rest = after;
+            break;
+        };
+        let (quoted, tail) = after.split_at(close);
+        if quoted.len() > max {
+            let mut end = max.min(120);
+            while !quoted.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.push_str(quoted.get(..end).unwrap_or_default());
+            out.push_str(&format!("...({} bytes)", quoted.len()));
+        } else {
+            out.push_str(quoted);
+        }
+        out.push('"');
+        rest = tail.get(1..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `Kind "name"` of a policy document; `None` for other objects.
@@ -409,6 +459,21 @@ mod tests {
         );
         assert!(!outcome.allowed);
         assert_eq!(outcome.status.unwrap().message, "[no-latest] no latest");
+    }
+
+    #[test]
+    fn long_quoted_values_are_cut_with_their_length() {
+        let long = "x".repeat(1000);
+        let text = format!("a: Invalid value: \"{long}\": compilation failed: \"short\" \"un");
+        let cut = shorten_quoted(&text, 200);
+        assert_eq!(
+            cut,
+            format!(
+                "a: Invalid value: \"{}...(1000 bytes)\": compilation failed: \"short\" \"un",
+                "x".repeat(120)
+            )
+        );
+        assert_eq!(shorten_quoted("say \"a\\\"b\"", 200), "say \"a\\\"b\"");
     }
 
     #[test]
