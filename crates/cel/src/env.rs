@@ -170,12 +170,24 @@ pub struct Env {
     pub(crate) mutation_types: bool,
 }
 
+/// The function registries every environment starts from, built once per process and shared:
+/// a registry is large (every overload of the standard and Kubernetes libraries, thousands of
+/// allocations), and each compiled policy keeps its environment. [`Env::registry_mut`] still
+/// copies on write.
+static STANDARD: OnceLock<Arc<Registry>> = OnceLock::new();
+static KUBERNETES: OnceLock<Arc<Registry>> = OnceLock::new();
+static KUBERNETES_KYVERNO: OnceLock<Arc<Registry>> = OnceLock::new();
+
+fn shared(cell: &OnceLock<Arc<Registry>>, build: impl FnOnce() -> Registry) -> Arc<Registry> {
+    Arc::clone(cell.get_or_init(|| Arc::new(build())))
+}
+
 impl Env {
     /// The standard CEL environment with no variables.
     pub fn standard() -> Env {
         Env {
             variables: Arc::new(Variables::default()),
-            registry: Arc::new(crate::library::standard()),
+            registry: shared(&STANDARD, crate::library::standard),
             container: String::new(),
             parse_options: ParseOptions::default(),
             check_options: crate::check::CheckOptions::default(),
@@ -190,7 +202,7 @@ impl Env {
     /// presence tests, as kube-apiserver's base environment configures them.
     pub fn kubernetes() -> Env {
         let mut env = Env::standard();
-        env.registry = Arc::new(crate::library::kubernetes());
+        env.registry = shared(&KUBERNETES, crate::library::kubernetes);
         env.check_options.homogeneous_aggregate_literals = true;
         env.check_options.validate_literals = true;
         env.presence_test_has_cost = false;
@@ -231,7 +243,17 @@ impl Env {
     /// Idempotent.
     pub fn enable_kyverno_libraries(&mut self) {
         if self.registry.get("parseImageReference").is_none() {
-            crate::library::kyverno::register(self.registry_mut());
+            // The Kubernetes registry with Kyverno's libraries is built once and shared too.
+            let kubernetes = shared(&KUBERNETES, crate::library::kubernetes);
+            if Arc::ptr_eq(&self.registry, &kubernetes) {
+                self.registry = shared(&KUBERNETES_KYVERNO, || {
+                    let mut registry = crate::library::kubernetes();
+                    crate::library::kyverno::register(&mut registry);
+                    registry
+                });
+            } else {
+                crate::library::kyverno::register(self.registry_mut());
+            }
         }
         crate::library::kyverno::declare_variables(self);
     }
