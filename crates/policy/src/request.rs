@@ -451,6 +451,33 @@ pub fn review_for(
     user: &RequestUser,
     uid: &str,
 ) -> Result<String, ReviewError> {
+    review_for_subresource(object, old_object, operation, user, uid, None)
+}
+
+/// [`review_for`] for a subresource, as the API server sends it: `subresource` is
+/// `RESOURCE/SUBRESOURCE` (`pods/ephemeralcontainers`, `pods/exec`, `deployments/scale`). The
+/// request's `resource` is then RESOURCE (its group from the built-in kinds, else the object's)
+/// and `subResource` SUBRESOURCE, while `kind` stays the object's (a `Scale` for `scale`).
+pub fn review_for_subresource(
+    object: Option<&Json>,
+    old_object: Option<&Json>,
+    operation: Operation,
+    user: &RequestUser,
+    uid: &str,
+    subresource: Option<&str>,
+) -> Result<String, ReviewError> {
+    let subresource = match subresource {
+        None => None,
+        Some(text) => match text.split_once('/') {
+            Some((r, s)) if !r.is_empty() && !s.is_empty() && !s.contains('/') => Some((r, s)),
+            _ => {
+                return Err(ReviewError::Field {
+                    field: "subResource",
+                    problem: "must be RESOURCE/SUBRESOURCE, e.g. pods/exec",
+                });
+            }
+        },
+    };
     let subject = object.or(old_object).ok_or(ReviewError::Field {
         field: "object",
         problem: "an object or an old object is required",
@@ -463,7 +490,17 @@ pub fn review_for(
             problem: "must have apiVersion and kind",
         });
     }
-    let info = crate::kinds::kind_info(api_version, kind);
+    let mut info = crate::kinds::kind_info(api_version, kind);
+    if let Some((resource, _)) = subresource {
+        let (group, namespaced) =
+            crate::kinds::resource_group(resource).unwrap_or((info.group.clone(), info.namespaced));
+        if group != info.group {
+            info.version = "v1".to_string();
+        }
+        info.group = group;
+        info.resource = resource.to_string();
+        info.namespaced = namespaced;
+    }
     let meta = subject.get("metadata");
     let name = meta.map(|m| str_field(m, "name")).unwrap_or_default();
     let mut namespace = meta.map(|m| str_field(m, "namespace")).unwrap_or_default();
@@ -496,6 +533,12 @@ pub fn review_for(
     push_gvk(&mut out, "requestKind", kind_gvk);
     out.push(',');
     push_gvr(&mut out, "requestResource", gvr_value);
+    if let Some((_, sub)) = subresource {
+        out.push(',');
+        push_str(&mut out, "subResource", sub);
+        out.push(',');
+        push_str(&mut out, "requestSubResource", sub);
+    }
     push_opt_str(&mut out, "name", name);
     push_opt_str(&mut out, "namespace", namespace);
     out.push(',');
