@@ -34,7 +34,7 @@
 //! earlier environment runs unchanged with an activation built from the final one.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::CompileError;
 use crate::library::{Library, Registry};
@@ -171,6 +171,10 @@ pub fn lazy_variable_type(ty: &Type) -> Type {
 pub struct Env {
     pub(crate) variables: Arc<Variables>,
     pub(crate) registry: Arc<Registry>,
+    /// The libraries added to the standard library, in order, while the registry is one of
+    /// the process-wide shared ones; `None` once [`Env::registry_mut`] made it this
+    /// environment's own.
+    pub(crate) libraries: Option<Vec<&'static str>>,
     pub(crate) container: String,
     pub(crate) parse_options: ParseOptions,
     pub(crate) check_options: CheckOptions,
@@ -178,12 +182,40 @@ pub struct Env {
     pub(crate) presence_test_has_cost: bool,
 }
 
+/// The function registries environments are built from, one per sequence of libraries added
+/// to the standard library, built once per process and shared: a registry is large (every
+/// overload of the standard and Kubernetes libraries, thousands of allocations) and each
+/// compiled policy keeps its environment, so a private copy per policy cost about 180 KiB,
+/// and a reload as much again. [`Env::registry_mut`] still copies on write.
+///
+/// Environments are built when policies load, never per request, so a plain lock is fine.
+#[allow(clippy::disallowed_types)]
+type SharedRegistries = std::sync::Mutex<HashMap<Vec<&'static str>, Arc<Registry>>>;
+
+static SHARED_REGISTRIES: OnceLock<SharedRegistries> = OnceLock::new();
+
+/// The shared registry of the standard library plus `libraries`, built by `build` (from
+/// the one without the last library) the first time.
+fn shared_registry(libraries: &[&'static str], build: impl FnOnce() -> Registry) -> Arc<Registry> {
+    let registries = SHARED_REGISTRIES.get_or_init(Default::default);
+    let mut registries = registries
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(r) = registries.get(libraries) {
+        return Arc::clone(r);
+    }
+    let registry = Arc::new(build());
+    registries.insert(libraries.to_vec(), Arc::clone(&registry));
+    registry
+}
+
 impl Env {
     /// The standard CEL environment with no variables.
     pub fn standard() -> Env {
         Env {
             variables: Arc::new(Variables::default()),
-            registry: Arc::new(crate::library::standard()),
+            registry: shared_registry(&[], crate::library::standard),
+            libraries: Some(Vec::new()),
             container: String::new(),
             parse_options: ParseOptions::default(),
             check_options: CheckOptions::default(),
@@ -256,7 +288,19 @@ impl Env {
     /// Adds a [`Library`]: its functions, types and costs (once, however often it is
     /// added) and its variables, each bound by default in every activation.
     pub fn add_library(&mut self, library: &dyn Library) {
-        self.registry_mut().add_library(library);
+        match &mut self.libraries {
+            _ if self.registry.has_library(library.name()) => {}
+            Some(libraries) => {
+                libraries.push(library.name());
+                let base = &self.registry;
+                self.registry = shared_registry(libraries, || {
+                    let mut registry = Registry::clone(base);
+                    registry.add_library(library);
+                    registry
+                });
+            }
+            None => self.registry_mut().add_library(library),
+        }
         for v in library.variables() {
             self.declare_with_default(v.name, v.ty, v.default);
         }
@@ -281,6 +325,7 @@ impl Env {
 
     /// For adding extension libraries.
     pub fn registry_mut(&mut self) -> &mut Registry {
+        self.libraries = None;
         Arc::make_mut(&mut self.registry)
     }
 

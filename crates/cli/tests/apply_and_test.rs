@@ -174,3 +174,65 @@ fn test_exits_1_on_a_failed_expectation_and_writes_junit() {
     assert!(xml.contains("failures=\"1\""), "{xml}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn apply_sends_a_subresource_and_assumes_a_namespace_not_supplied() {
+    let dir = std::env::temp_dir().join(format!("celer-apply-sub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Denies ephemeral containers in namespaces labelled with their name "prod" only.
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: no-debug}\nspec:\n  matchConstraints:\n    resourceRules:\n    - {apiGroups: [\"\"], apiVersions: [v1], operations: [UPDATE], resources: [pods/ephemeralcontainers]}\n  validations:\n  - expression: \"request.subResource != 'ephemeralcontainers'\"\n    message: no debugging in prod\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: no-debug}\nspec:\n  policyName: no-debug\n  validationActions: [Deny]\n  matchResources:\n    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: prod}}\n",
+    )
+    .unwrap();
+    let pod = dir.join("pod.yaml");
+    std::fs::write(
+        &pod,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: prod}\nspec:\n  containers: [{name: a, image: nginx}]\n",
+    )
+    .unwrap();
+    let (policy, pod) = (policy.to_str().unwrap(), pod.to_str().unwrap());
+    let args = [
+        "apply",
+        "--policy",
+        policy,
+        "--resource",
+        pod,
+        "--old-resource",
+        pod,
+        "--operation",
+        "UPDATE",
+    ];
+    // The Pod itself: the policy does not match.
+    let run = celer(&args);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // Its ephemeralcontainers subresource, in a Namespace no file supplies: denied.
+    let mut sub = args.to_vec();
+    sub.extend(["--subresource", "pods/ephemeralcontainers"]);
+    let run = celer(&sub);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("no debugging in prod"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stderr.matches("assumed to exist").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("Namespace prod"), "{}", run.stderr);
+    let run = celer(&[
+        "apply",
+        "--policy",
+        policy,
+        "--resource",
+        pod,
+        "--subresource",
+        "pods",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -7,9 +7,9 @@ use celer_cel::Json;
 use celer_policy::attributes::Operation;
 use celer_policy::engine::{self, EvalOptions};
 use celer_policy::load::{Manifest, Manifests};
-use celer_policy::lookup::ObjectLookup;
+use celer_policy::lookup::{Lookup, ObjectLookup};
 use celer_policy::policy_set::PolicySet;
-use celer_policy::request::{AdmissionReview, RequestUser, review_for};
+use celer_policy::request::{AdmissionReview, RequestUser, review_for_subresource};
 use celer_policy::response::{Outcome, ResultKind};
 use sonic_rs::JsonValueTrait;
 
@@ -23,6 +23,9 @@ pub struct ApplyInput {
     pub old_resources: Vec<PathBuf>,
     pub operation: Operation,
     pub user: RequestUser,
+    /// `RESOURCE/SUBRESOURCE` (`pods/ephemeralcontainers`), as the API server would send the
+    /// request; `None` for the resource itself.
+    pub sub_resource: Option<String>,
 }
 
 /// Why nothing was evaluated: every problem found while loading, each naming its file,
@@ -58,6 +61,9 @@ impl ObjectRef {
 pub struct ResourceReport {
     pub resource: ObjectRef,
     pub outcome: Outcome,
+    /// The resource's Namespace, when no file supplied it and it was assumed to exist with only
+    /// its `kubernetes.io/metadata.name` label (set on the first resource that named it).
+    pub assumed_namespace: Option<String>,
 }
 
 fn objects(paths: &[PathBuf], errors: &mut Vec<String>) -> Vec<Json> {
@@ -99,7 +105,7 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
     if !errors.is_empty() {
         return Err(LoadErrors(errors));
     }
-    let lookup = ObjectLookup::new(lookup_objects);
+    let mut lookup = ObjectLookup::new(lookup_objects);
     // Offline, as Kyverno's CLI: `evaluation.admission.enabled: false` does not keep a Kyverno
     // policy from running.
     let options = EvalOptions {
@@ -128,12 +134,13 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
             },
             Operation::Create | Operation::Connect => (Some(resource), old),
         };
-        let body = review_for(
+        let body = review_for_subresource(
             object,
             old_object,
             input.operation,
             &input.user,
             &format!("celer-apply-{i}"),
+            input.sub_resource.as_deref(),
         )
         .map_err(|e| {
             LoadErrors(vec![format!(
@@ -146,10 +153,22 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
         let request = review
             .request()
             .map_err(|e| LoadErrors(vec![format!("resource {:?}: {e}", reference.name)]))?;
+        // A Namespace named but not supplied exists, as the API server would have it: labelled
+        // with its name only (else every namespaceSelector would fail "namespace not found").
+        let namespace = request.attributes.namespace;
+        let mut assumed_namespace = None;
+        if !namespace.is_empty()
+            && matches!(lookup.namespace(namespace), Ok(None))
+            && let Ok(ns) = crate::pod_security::namespace_object(namespace)
+        {
+            lookup.push(ns);
+            assumed_namespace = Some(namespace.to_string());
+        }
         let outcome = engine::evaluate(&set, &request, &lookup, &options);
         reports.push(ResourceReport {
             resource: reference,
             outcome,
+            assumed_namespace,
         });
     }
     Ok(reports)

@@ -73,7 +73,9 @@ pub fn run(file: &Path, test: &Json) -> SuiteOutcome {
         },
     };
     let user = test.get("user");
+    let sub_resource = str_of(test, "subResource").map(str::to_string);
     let input = ApplyInput {
+        sub_resource,
         policies: paths(test, "policies", dir),
         resources: paths(test, "resources", dir),
         params: paths(test, "params", dir),

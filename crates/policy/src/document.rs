@@ -30,6 +30,10 @@ pub enum DocumentError {
     MultipleDocuments(usize),
     #[error("nested deeper than {MAX_DEPTH} levels")]
     TooDeep,
+    #[error(
+        "the key {0:?} appears twice in one object (Kubernetes would keep the last, celer refuses the document)"
+    )]
+    DuplicateKey(String),
     #[error("not valid YAML: {0}")]
     Yaml(String),
     #[error("neither valid JSON ({json}) nor valid YAML ({yaml})")]
@@ -42,6 +46,7 @@ pub fn parse_document(text: &str, syntax: Syntax) -> Result<Json, DocumentError>
         match parse_json(text) {
             Ok(json) => return Ok(json),
             Err(JsonError::TooDeep) => return Err(DocumentError::TooDeep),
+            Err(JsonError::Duplicate(path)) => return Err(DocumentError::DuplicateKey(path)),
             Err(JsonError::Syntax(json_error)) => {
                 return parse_yaml(text).map_err(|e| match e {
                     DocumentError::Yaml(yaml) => DocumentError::Neither {
@@ -58,6 +63,7 @@ pub fn parse_document(text: &str, syntax: Syntax) -> Result<Json, DocumentError>
 
 enum JsonError {
     TooDeep,
+    Duplicate(String),
     Syntax(String),
 }
 
@@ -65,7 +71,7 @@ fn parse_json(text: &str) -> Result<Json, JsonError> {
     if json_depth(text) > MAX_DEPTH {
         return Err(JsonError::TooDeep);
     }
-    sonic_rs::from_str(text).map_err(|e| {
+    let json: Json = sonic_rs::from_str(text).map_err(|e| {
         // sonic-rs appends the offending line and a caret; keep the one-line summary.
         let message = e.to_string();
         JsonError::Syntax(
@@ -76,7 +82,11 @@ fn parse_json(text: &str) -> Result<Json, JsonError> {
                 .trim()
                 .to_string(),
         )
-    })
+    })?;
+    match crate::duplicates::find(&json) {
+        Some(path) => Err(JsonError::Duplicate(path)),
+        None => Ok(json),
+    }
 }
 
 /// The deepest nesting of `[` and `{` outside strings. Exact for valid JSON; for invalid text
@@ -143,6 +153,7 @@ fn parse_yaml(text: &str) -> Result<Json, DocumentError> {
         Some(_) if count > 1 => Err(DocumentError::MultipleDocuments(count)),
         Some(json) => parse_json(&json).map_err(|e| match e {
             JsonError::TooDeep => DocumentError::TooDeep,
+            JsonError::Duplicate(path) => DocumentError::DuplicateKey(path),
             JsonError::Syntax(e) => DocumentError::Yaml(format!("no JSON form: {e}")),
         }),
         None => Err(DocumentError::Empty),
@@ -157,6 +168,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Json>, (usize, DocumentError)> 
     match parse_json(text) {
         Ok(json) => return Ok(vec![json]),
         Err(JsonError::TooDeep) => return Err((0, DocumentError::TooDeep)),
+        Err(JsonError::Duplicate(path)) => return Err((0, DocumentError::DuplicateKey(path))),
         Err(JsonError::Syntax(_)) => {}
     }
     let mut out = Vec::new();
@@ -173,6 +185,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Json>, (usize, DocumentError)> 
                 index,
                 match e {
                     JsonError::TooDeep => DocumentError::TooDeep,
+                    JsonError::Duplicate(path) => DocumentError::DuplicateKey(path),
                     JsonError::Syntax(e) => DocumentError::Yaml(format!("no JSON form: {e}")),
                 },
             )
@@ -363,6 +376,18 @@ mod tests {
 
     fn json(text: &str) -> Json {
         sonic_rs::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_in_json_and_yaml() {
+        assert_eq!(
+            parse_documents(r#"{"a":{"b":1,"b":2}}"#).unwrap_err(),
+            (0, DocumentError::DuplicateKey("a.b".to_string()))
+        );
+        let yaml = "a: 1\n---\nmetadata:\n  name: x\n  labels: {app: a, app: b}\n";
+        let (document, error) = parse_documents(yaml).unwrap_err();
+        assert_eq!(document, 1);
+        assert!(error.to_string().contains("app"), "{error}");
     }
 
     #[test]

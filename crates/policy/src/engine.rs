@@ -6,10 +6,10 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use celer_cel_kubernetes::cost::Budget;
-use celer_cel_kubernetes::authz::{self, Authorizer, RequestResource};
-use celer_cel_kyverno::{ContextValues, KyvernoContext};
 use celer_cel::{Activation, Json, Value};
+use celer_cel_kubernetes::authz::{self, Authorizer, RequestResource};
+use celer_cel_kubernetes::cost::Budget;
+use celer_cel_kyverno::{ContextValues, KyvernoContext};
 
 use crate::attributes::Attributes;
 use crate::compiled::{Binding, PolicyCommon};

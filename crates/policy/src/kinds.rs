@@ -102,6 +102,14 @@ pub struct KindInfo {
     pub namespaced: bool,
 }
 
+/// The group of a built-in resource (`deployments` -> `apps`) and whether it is namespaced.
+pub fn resource_group(resource: &str) -> Option<(String, bool)> {
+    BUILTIN
+        .iter()
+        .find(|(_, _, r, _)| *r == resource)
+        .map(|(g, _, _, n)| (g.to_string(), *n))
+}
+
 /// Splits `apps/v1` into (`apps`, `v1`) and `v1` into (``, `v1`).
 pub fn split_api_version(api_version: &str) -> (&str, &str) {
     match api_version.rsplit_once('/') {

@@ -11,6 +11,7 @@ pub mod attributes;
 pub mod compiled;
 mod depth;
 pub mod document;
+pub mod duplicates;
 pub mod engine;
 pub mod environment;
 pub mod error;

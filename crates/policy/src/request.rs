@@ -20,6 +20,10 @@ pub enum ReviewError {
     Kind(String),
     #[error("unsupported AdmissionReview apiVersion {0:?} (admission.k8s.io/v1 and v1beta1 are)")]
     ApiVersion(String),
+    #[error(
+        "request body has the key {0:?} twice in one object: refused, as the API server would read the last and celer the first"
+    )]
+    DuplicateKey(String),
     #[error("AdmissionReview has no request")]
     NoRequest,
     #[error("AdmissionReview request.{field}: {problem}")]
@@ -62,6 +66,9 @@ impl AdmissionReview {
             let text = e.to_string();
             ReviewError::Json(text.lines().next().unwrap_or_default().trim().to_string())
         })?;
+        if let Some(path) = crate::duplicates::find(&root) {
+            return Err(ReviewError::DuplicateKey(path));
+        }
         AdmissionReview::from_json(root)
     }
 
@@ -134,6 +141,127 @@ fn str_field<'a>(v: &'a Json, key: &str) -> &'a str {
     v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
 }
 
+/// A field that must be a string when present (`null` reads as absent, as Go's decoder does).
+fn typed_str<'a>(v: &'a Json, key: &str, field: &'static str) -> Result<&'a str, ReviewError> {
+    match non_null(v.get(key)) {
+        None => Ok(""),
+        Some(s) => s.as_str().ok_or(ReviewError::Field {
+            field,
+            problem: "must be a string",
+        }),
+    }
+}
+
+/// Checks the type of a field when present: `object` must be a JSON object, `array` an array,
+/// `bool` a boolean.
+fn check_type(
+    v: &Json,
+    key: &str,
+    field: &'static str,
+    expected: &'static str,
+) -> Result<(), ReviewError> {
+    let Some(value) = non_null(v.get(key)) else {
+        return Ok(());
+    };
+    let ok = match expected {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        _ => value.is_boolean(),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(ReviewError::Field {
+        field,
+        problem: match expected {
+            "object" => "must be a JSON object",
+            "array" => "must be a JSON array",
+            _ => "must be a boolean",
+        },
+    })
+}
+
+/// Checks the typed fields of an `AdmissionRequest` the engine reads, so a wrongly typed field
+/// is refused rather than read as absent (docs/serve.md).
+fn check_request_types(raw: &Json) -> Result<(), ReviewError> {
+    for (key, field) in [
+        ("uid", "uid"),
+        ("name", "name"),
+        ("namespace", "namespace"),
+        ("operation", "operation"),
+        ("subResource", "subResource"),
+        ("requestSubResource", "requestSubResource"),
+    ] {
+        typed_str(raw, key, field)?;
+    }
+    for (key, field) in [
+        ("kind", "kind"),
+        ("resource", "resource"),
+        ("requestKind", "requestKind"),
+        ("requestResource", "requestResource"),
+        ("userInfo", "userInfo"),
+        ("options", "options"),
+    ] {
+        check_type(raw, key, field, "object")?;
+    }
+    check_type(raw, "dryRun", "dryRun", "bool")?;
+    for (parent, fields) in [
+        (
+            "kind",
+            [
+                ("group", "kind.group"),
+                ("version", "kind.version"),
+                ("kind", "kind.kind"),
+            ],
+        ),
+        (
+            "resource",
+            [
+                ("group", "resource.group"),
+                ("version", "resource.version"),
+                ("resource", "resource.resource"),
+            ],
+        ),
+        (
+            "requestKind",
+            [
+                ("group", "requestKind.group"),
+                ("version", "requestKind.version"),
+                ("kind", "requestKind.kind"),
+            ],
+        ),
+        (
+            "requestResource",
+            [
+                ("group", "requestResource.group"),
+                ("version", "requestResource.version"),
+                ("resource", "requestResource.resource"),
+            ],
+        ),
+    ] {
+        if let Some(v) = non_null(raw.get(parent)) {
+            for (key, field) in fields {
+                typed_str(v, key, field)?;
+            }
+        }
+    }
+    if let Some(user) = non_null(raw.get("userInfo")) {
+        typed_str(user, "username", "userInfo.username")?;
+        typed_str(user, "uid", "userInfo.uid")?;
+        check_type(user, "groups", "userInfo.groups", "array")?;
+        check_type(user, "extra", "userInfo.extra", "object")?;
+        if let Some(groups) = non_null(user.get("groups")).and_then(|g| g.as_array())
+            && groups.iter().any(|g| !g.is_str())
+        {
+            return Err(ReviewError::Field {
+                field: "userInfo.groups",
+                problem: "must be a list of strings",
+            });
+        }
+    }
+    Ok(())
+}
+
 fn non_null(v: Option<&Json>) -> Option<&Json> {
     v.filter(|v| !v.is_null())
 }
@@ -162,6 +290,7 @@ impl<'a> Request<'a> {
         if !raw.is_object() {
             return Err(ReviewError::NoRequest);
         }
+        check_request_types(raw)?;
         let operation =
             Operation::parse(str_field(raw, "operation")).ok_or(ReviewError::Field {
                 field: "operation",
@@ -322,6 +451,33 @@ pub fn review_for(
     user: &RequestUser,
     uid: &str,
 ) -> Result<String, ReviewError> {
+    review_for_subresource(object, old_object, operation, user, uid, None)
+}
+
+/// [`review_for`] for a subresource, as the API server sends it: `subresource` is
+/// `RESOURCE/SUBRESOURCE` (`pods/ephemeralcontainers`, `pods/exec`, `deployments/scale`). The
+/// request's `resource` is then RESOURCE (its group from the built-in kinds, else the object's)
+/// and `subResource` SUBRESOURCE, while `kind` stays the object's (a `Scale` for `scale`).
+pub fn review_for_subresource(
+    object: Option<&Json>,
+    old_object: Option<&Json>,
+    operation: Operation,
+    user: &RequestUser,
+    uid: &str,
+    subresource: Option<&str>,
+) -> Result<String, ReviewError> {
+    let subresource = match subresource {
+        None => None,
+        Some(text) => match text.split_once('/') {
+            Some((r, s)) if !r.is_empty() && !s.is_empty() && !s.contains('/') => Some((r, s)),
+            _ => {
+                return Err(ReviewError::Field {
+                    field: "subResource",
+                    problem: "must be RESOURCE/SUBRESOURCE, e.g. pods/exec",
+                });
+            }
+        },
+    };
     let subject = object.or(old_object).ok_or(ReviewError::Field {
         field: "object",
         problem: "an object or an old object is required",
@@ -334,7 +490,17 @@ pub fn review_for(
             problem: "must have apiVersion and kind",
         });
     }
-    let info = crate::kinds::kind_info(api_version, kind);
+    let mut info = crate::kinds::kind_info(api_version, kind);
+    if let Some((resource, _)) = subresource {
+        let (group, namespaced) =
+            crate::kinds::resource_group(resource).unwrap_or((info.group.clone(), info.namespaced));
+        if group != info.group {
+            info.version = "v1".to_string();
+        }
+        info.group = group;
+        info.resource = resource.to_string();
+        info.namespaced = namespaced;
+    }
     let meta = subject.get("metadata");
     let name = meta.map(|m| str_field(m, "name")).unwrap_or_default();
     let mut namespace = meta.map(|m| str_field(m, "namespace")).unwrap_or_default();
@@ -367,6 +533,12 @@ pub fn review_for(
     push_gvk(&mut out, "requestKind", kind_gvk);
     out.push(',');
     push_gvr(&mut out, "requestResource", gvr_value);
+    if let Some((_, sub)) = subresource {
+        out.push(',');
+        push_str(&mut out, "subResource", sub);
+        out.push(',');
+        push_str(&mut out, "requestSubResource", sub);
+    }
     push_opt_str(&mut out, "name", name);
     push_opt_str(&mut out, "namespace", namespace);
     out.push(',');
@@ -450,6 +622,57 @@ mod tests {
       "name":"p","namespace":"ns","operation":"CREATE",
       "userInfo":{"username":"alice","groups":["g1","system:authenticated"]},
       "object":{"metadata":{"name":"p"}},"oldObject":null,"dryRun":true}}"#;
+
+    #[test]
+    fn duplicate_keys_and_wrongly_typed_fields_are_refused() {
+        let dup = REVIEW.replace(
+            "\"name\":\"p\",\"namespace\"",
+            "\"name\":\"p\",\"name\":\"q\",\"namespace\"",
+        );
+        assert_eq!(
+            AdmissionReview::parse(dup.as_bytes()).unwrap_err(),
+            ReviewError::DuplicateKey("request.name".to_string())
+        );
+        let deep = REVIEW.replace("{\"name\":\"p\"}}", "{\"name\":\"p\",\"name\":\"x\"}}");
+        assert_eq!(
+            AdmissionReview::parse(deep.as_bytes()).unwrap_err(),
+            ReviewError::DuplicateKey("request.object.metadata.name".to_string())
+        );
+        for (from, to, field) in [
+            (
+                "\"namespace\":\"ns\"",
+                "\"namespace\":[\"ns\"]",
+                "namespace",
+            ),
+            ("\"dryRun\":true", "\"dryRun\":\"true\"", "dryRun"),
+            (
+                "\"username\":\"alice\"",
+                "\"username\":1",
+                "userInfo.username",
+            ),
+            ("[\"g1\",", "[1,", "userInfo.groups"),
+            (
+                "\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"",
+                "\"group\":[],\"version\":\"v1\",\"kind\":\"Pod\"",
+                "kind.group",
+            ),
+        ] {
+            let text = REVIEW.replace(from, to);
+            assert_ne!(text, REVIEW, "{from}");
+            let error = match AdmissionReview::parse(text.as_bytes()) {
+                Ok(review) => review.request().map(|_| ()).unwrap_err(),
+                Err(e) => e,
+            };
+            match error {
+                ReviewError::Field { field: f, .. } => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+        // null reads as absent, as in Go.
+        let null = REVIEW.replace("\"namespace\":\"ns\"", "\"namespace\":null");
+        let review = AdmissionReview::parse(null.as_bytes()).unwrap();
+        assert_eq!(review.request().unwrap().attributes.namespace, "");
+    }
 
     #[test]
     fn reads_the_request_fields() {

@@ -3,6 +3,7 @@
 //! graceful shutdown ([`server`]). It logs through `tracing` and never installs a subscriber.
 #![forbid(unsafe_code)]
 
+pub mod body;
 pub mod embedded;
 pub mod lookup;
 pub mod metrics;

@@ -6,6 +6,9 @@
 //! | `celer_webhook_request_duration_seconds` | histogram | `endpoint`, `decision` |
 //! | `celer_webhook_requests_in_flight` | gauge | |
 //! | `celer_webhook_overload_rejections_total` | counter | `limit` |
+//! | `celer_webhook_body_timeouts_total` | counter | |
+//! | `celer_webhook_connections_open` | gauge | |
+//! | `celer_webhook_connections_closed_total` | counter | `reason` |
 //! | `celer_policy_evaluations_total` | counter | `kind`, `policy`, `binding`, `result` |
 //! | `celer_policy_set_generation` | gauge | |
 //! | `celer_policy_set_policies` | gauge | `kind` |
@@ -222,6 +225,11 @@ pub struct Metrics {
     in_flight: AtomicI64,
     overload_requests: AtomicU64,
     overload_connections: AtomicU64,
+    overload_bodies: AtomicU64,
+    body_timeouts: AtomicU64,
+    connections_open: AtomicI64,
+    closed_idle: AtomicU64,
+    closed_age: AtomicU64,
     generation: AtomicU64,
     validating_policies: AtomicU64,
     mutating_policies: AtomicU64,
@@ -285,6 +293,42 @@ impl Metrics {
 
     pub fn overloaded_connection(&self) {
         self.overload_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A body could not get a reader or its bytes.
+    pub fn overloaded_body(&self) {
+        self.overload_bodies.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A body missed its minimum rate or its total time.
+    pub fn slow_body(&self) {
+        self.body_timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_opened(&self) {
+        self.connections_open.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_closed(&self) {
+        self.connections_open.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// The server closed a connection: idle for too long (`idle`) or past its maximum age.
+    pub fn connection_retired(&self, idle: bool) {
+        let counter = if idle {
+            &self.closed_idle
+        } else {
+            &self.closed_age
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Connections closed by the server for being idle, and for their age.
+    pub fn connections_retired(&self) -> (u64, u64) {
+        (
+            self.closed_idle.load(Ordering::Relaxed),
+            self.closed_age.load(Ordering::Relaxed),
+        )
     }
 
     /// A policy set was loaded (at startup or by a reload).
@@ -403,6 +447,38 @@ impl Metrics {
             out,
             "celer_webhook_overload_rejections_total{{limit=\"connections\"}} {}",
             self.overload_connections.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "celer_webhook_overload_rejections_total{{limit=\"bodies\"}} {}",
+            self.overload_bodies.load(Ordering::Relaxed)
+        );
+        counter(
+            &mut out,
+            "celer_webhook_body_timeouts_total",
+            "Requests answered 408 because their body was below the minimum rate or past the body timeout.",
+            self.body_timeouts.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut out,
+            "celer_webhook_connections_open",
+            "Connections open now.",
+            self.connections_open.load(Ordering::Relaxed),
+        );
+        header(
+            &mut out,
+            "celer_webhook_connections_closed_total",
+            "counter",
+            "Connections the server closed: idle past the idle timeout, or past the maximum connection age.",
+        );
+        let (idle, age) = self.connections_retired();
+        let _ = writeln!(
+            out,
+            "celer_webhook_connections_closed_total{{reason=\"idle\"}} {idle}"
+        );
+        let _ = writeln!(
+            out,
+            "celer_webhook_connections_closed_total{{reason=\"age\"}} {age}"
         );
         header(
             &mut out,

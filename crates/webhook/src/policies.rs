@@ -3,12 +3,15 @@
 //! of mutating policies (so `/validate` and `/mutate` each run only their own kind), sharing the
 //! other objects read (Namespaces, params) through one lookup.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use celer_policy::kyverno::model::KyvernoManifest;
+use celer_policy::load::Source;
 use celer_policy::load::{Manifest, Manifests};
 use celer_policy::policy_set::PolicySet;
+use sonic_rs::JsonValueTrait;
 
 use crate::embedded;
 use crate::lookup::ServeLookup;
@@ -47,6 +50,10 @@ pub struct Policies {
     pub mutating: PolicySet,
     /// Namespaces and params from the same files.
     pub lookup: ServeLookup,
+    /// What each file contributed: its policies (`Kind "name"`), in document order.
+    pub files: BTreeMap<String, Vec<String>>,
+    /// Policies (not other objects) read from each path of the source, in its order.
+    pub per_path: Vec<(PathBuf, usize)>,
 }
 
 impl Policies {
@@ -85,6 +92,8 @@ pub struct LoadFailure(pub Vec<String>);
 /// policy, or expression that does not compile refuses the whole load.
 pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
     let mut manifests = Manifests::default();
+    let mut per_path = Vec::new();
+    let mut empty_files = Vec::new();
     match source {
         PolicySource::Embedded => {
             for (name, text) in embedded::POD_SECURITY {
@@ -93,18 +102,57 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
         }
         PolicySource::Paths(paths) => {
             for path in paths {
+                let before = manifests.items.len();
+                let errors_before = manifests.errors.len();
                 celer_offline::files::read_into(&mut manifests, path);
+                let added = manifests.items.get(before..).unwrap_or_default();
+                let policies = added
+                    .iter()
+                    .filter(|(_, m)| !matches!(m, Manifest::Object(_)))
+                    .count();
+                per_path.push((path.clone(), policies));
+                // A file that yields no document at all (empty, truncated, only comments or
+                // `---`) is refused like a broken one: an operator's mistake is far likelier
+                // than a policy file meant to say nothing.
+                if manifests.errors.len() == errors_before
+                    && let Ok(files) = celer_offline::files::manifest_files(path)
+                {
+                    for file in files {
+                        let name = file.display().to_string();
+                        if !added.iter().any(|(s, _)| s.file == name) {
+                            empty_files.push(name);
+                        }
+                    }
+                }
             }
         }
     }
+    for file in empty_files {
+        manifests.errors.push(celer_policy::load::LoadError {
+            location: Source { file, document: 0 },
+            what: "file".to_string(),
+            message: "no documents (empty, or only comments and separators): refused like a broken file; delete the file to remove its policies".to_string(),
+        });
+    }
     if !manifests.errors.is_empty() {
         return Err(LoadFailure(
-            manifests.errors.iter().map(ToString::to_string).collect(),
+            manifests
+                .errors
+                .iter()
+                .map(|e| shorten_quoted(&e.to_string(), QUOTE_MAX))
+                .collect(),
         ));
     }
     let mut validating = Manifests::default();
     let mut mutating = Manifests::default();
     let mut objects = Vec::new();
+    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (source, item) in &manifests.items {
+        let entry = files.entry(source.file.clone()).or_default();
+        if let Some(what) = describe(item) {
+            entry.push(what);
+        }
+    }
     for (source, item) in manifests.items {
         match item {
             // Gatekeeper templates and constraints are validating policies too.
@@ -137,7 +185,7 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
         .errors
         .iter()
         .chain(&mutating.errors)
-        .map(ToString::to_string)
+        .map(|e| shorten_quoted(&e.to_string(), QUOTE_MAX))
         .collect();
     if !errors.is_empty() {
         return Err(LoadFailure(errors));
@@ -146,7 +194,131 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
         validating,
         mutating,
         lookup: ServeLookup::new(objects),
+        files,
+        per_path,
     })
+}
+
+/// Longest quoted value (an expression, a field's value) kept whole in a load error.
+const QUOTE_MAX: usize = 200;
+
+/// Cuts every double-quoted part of `text` longer than `max` bytes to its start, followed by
+/// `...` and its length, so an error quoting a 1 MiB expression stays a readable log line.
+pub fn shorten_quoted(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut rest = text;
+    while let Some(open) = rest.find('"') {
+        let (before, after) = rest.split_at(open + 1);
+        out.push_str(before);
+        // The closing quote: the next one not escaped by a backslash.
+        let mut escaped = false;
+        let close = after.char_indices().find_map(|(i, c)| {
+            if escaped {
+                escaped = false;
+                None
+            } else if c == '\\' {
+                escaped = true;
+                None
+            } else {
+                (c == '"').then_some(i)
+            }
+        });
+        let Some(close) = close else {
+            rest = after;
+            break;
+        };
+        let (quoted, tail) = after.split_at(close);
+        if quoted.len() > max {
+            let mut end = max.min(120);
+            while !quoted.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.push_str(quoted.get(..end).unwrap_or_default());
+            out.push_str(&format!("...({} bytes)", quoted.len()));
+        } else {
+            out.push_str(quoted);
+        }
+        out.push('"');
+        rest = tail.get(1..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `Kind "name"` of a policy document; `None` for other objects.
+fn describe(item: &Manifest) -> Option<String> {
+    let (kind, name) = match item {
+        Manifest::ValidatingPolicy(p) => ("ValidatingAdmissionPolicy", p.metadata.name.as_str()),
+        Manifest::ValidatingBinding(b) => {
+            ("ValidatingAdmissionPolicyBinding", b.metadata.name.as_str())
+        }
+        Manifest::MutatingPolicy(p) => ("MutatingAdmissionPolicy", p.metadata.name.as_str()),
+        Manifest::MutatingBinding(b) => {
+            ("MutatingAdmissionPolicyBinding", b.metadata.name.as_str())
+        }
+        Manifest::Kyverno(KyvernoManifest::Policy(kind, p)) => {
+            (kind.as_str(), p.metadata.name.as_str())
+        }
+        Manifest::Kyverno(KyvernoManifest::Exception(e)) => {
+            ("PolicyException", e.metadata.name.as_str())
+        }
+        Manifest::Kyverno(KyvernoManifest::ClusterPolicy(namespaced, p)) => (
+            if *namespaced {
+                "Policy"
+            } else {
+                "ClusterPolicy"
+            },
+            p.metadata.name.as_str(),
+        ),
+        Manifest::GatekeeperTemplate(t) => ("ConstraintTemplate", t.metadata.name.as_str()),
+        Manifest::GatekeeperConstraint(c) => (
+            c.kind.as_str(),
+            c.object
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(|n| n.as_str())
+                .unwrap_or_default(),
+        ),
+        Manifest::Object(_) => return None,
+    };
+    Some(format!("{kind} {name:?}"))
+}
+
+/// What a reload changes that an operator must hear of, or why it is refused.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ReloadCheck {
+    /// Files gone since the serving set, each with the policies it removes.
+    pub removed_files: Vec<(String, Vec<String>)>,
+}
+
+/// Checks a newly loaded set against the one serving: a path of the source that had policies
+/// and now has none is refused (an emptied directory, or every file of it truncated), as a
+/// broken file is. Files that disappeared are reported: a deliberate removal, logged at WARN.
+pub fn check_reload(serving: &Policies, next: &Policies) -> Result<ReloadCheck, LoadFailure> {
+    let mut refused = Vec::new();
+    for (path, count) in &next.per_path {
+        let before = serving
+            .per_path
+            .iter()
+            .find(|(p, _)| p == path)
+            .map_or(0, |(_, n)| *n);
+        if *count == 0 && before > 0 {
+            refused.push(format!(
+                "{}: the reload would remove every policy it served ({before}): refused; the previous policies keep serving",
+                path.display()
+            ));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(LoadFailure(refused));
+    }
+    let removed_files = serving
+        .files
+        .iter()
+        .filter(|(file, policies)| !next.files.contains_key(*file) && !policies.is_empty())
+        .map(|(file, policies)| (file.clone(), policies.clone()))
+        .collect();
+    Ok(ReloadCheck { removed_files })
 }
 
 /// What a reload watches: each manifest file under the paths with its modification time and
@@ -287,6 +459,21 @@ mod tests {
         );
         assert!(!outcome.allowed);
         assert_eq!(outcome.status.unwrap().message, "[no-latest] no latest");
+    }
+
+    #[test]
+    fn long_quoted_values_are_cut_with_their_length() {
+        let long = "x".repeat(1000);
+        let text = format!("a: Invalid value: \"{long}\": compilation failed: \"short\" \"un");
+        let cut = shorten_quoted(&text, 200);
+        assert_eq!(
+            cut,
+            format!(
+                "a: Invalid value: \"{}...(1000 bytes)\": compilation failed: \"short\" \"un",
+                "x".repeat(120)
+            )
+        );
+        assert_eq!(shorten_quoted("say \"a\\\"b\"", 200), "say \"a\\\"b\"");
     }
 
     #[test]

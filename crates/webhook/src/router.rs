@@ -26,11 +26,12 @@ use celer_policy::request::{AdmissionReview, ReviewError, ReviewVersion};
 use celer_policy::response::{Outcome, ResultKind, Status};
 use http::header::{ALLOW, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::Full;
 use hyper::body::Body;
 use sonic_rs::JsonValueTrait;
 use tokio::sync::Semaphore;
 
+use crate::body::{self, BodyBudget, BodyError, BodyLimits};
 use crate::metrics::{Decision, Endpoint, Metrics};
 use crate::policies::Policies;
 
@@ -44,7 +45,17 @@ pub struct Limits {
     pub max_body: usize,
     /// Time allowed to receive a request's body once its headers are in (408 beyond).
     pub body_timeout: Duration,
-    /// Admission requests evaluated at once; more are answered 503 with `Retry-After`.
+    /// Bytes per second a body must keep after `body_grace` (408 below; 0: no minimum).
+    pub body_min_rate: u64,
+    /// Time a body is given before `body_min_rate` applies.
+    pub body_grace: Duration,
+    /// Bodies read at once (503 beyond): reading has its own budget, apart from evaluation.
+    pub max_body_readers: usize,
+    /// Bytes of request bodies held at once, being read or waiting for evaluation (503 when a
+    /// body cannot get its bytes before its deadline). At least `max_body`.
+    pub max_body_bytes: usize,
+    /// Admission requests evaluated at once, taken once a body is complete; more are answered
+    /// 503 with `Retry-After`.
     pub max_in_flight: usize,
 }
 
@@ -53,7 +64,22 @@ impl Default for Limits {
         Limits {
             max_body: DEFAULT_MAX_BODY,
             body_timeout: Duration::from_secs(10),
+            body_min_rate: 1024,
+            body_grace: Duration::from_secs(2),
+            max_body_readers: 4096,
+            max_body_bytes: 128 * 1024 * 1024,
             max_in_flight: 1024,
+        }
+    }
+}
+
+impl Limits {
+    fn body(&self) -> BodyLimits {
+        BodyLimits {
+            max_body: self.max_body,
+            total: self.body_timeout,
+            min_rate: self.body_min_rate,
+            grace: self.body_grace,
         }
     }
 }
@@ -72,6 +98,10 @@ pub struct State {
     pub metrics: Metrics,
     pub limits: Limits,
     in_flight: Arc<Semaphore>,
+    /// Bodies being read and their bytes.
+    pub bodies: BodyBudget,
+    /// Why the last reload was refused, while the set before it keeps serving.
+    refused: parking_lot::Mutex<Option<String>>,
     /// The in-flight limit was hit and not yet logged as over.
     overloaded: AtomicBool,
     options: EvalOptions,
@@ -97,7 +127,13 @@ impl State {
             current: ArcSwapOption::empty(),
             metrics: Metrics::default(),
             in_flight: Arc::new(Semaphore::new(permits)),
+            bodies: BodyBudget::new(
+                limits.max_body_readers,
+                limits.max_body_bytes,
+                limits.max_body,
+            ),
             overloaded: AtomicBool::new(false),
+            refused: parking_lot::Mutex::new(None),
             limits,
             options: EvalOptions::default(),
         }
@@ -115,7 +151,21 @@ impl State {
         })));
         self.metrics
             .loaded(generation, validating, mutating, generation > 1);
+        *self.refused.lock() = None;
         generation
+    }
+
+    /// A reload was refused: the serving set stays, `/readyz` and the metrics say why.
+    pub fn reload_refused(&self, errors: &[String]) {
+        self.metrics.reload_failed();
+        let mut text = errors.join("; ");
+        truncate_at_char(&mut text, 4096);
+        *self.refused.lock() = Some(text);
+    }
+
+    /// Why the last reload was refused, if the serving set is older than the files.
+    pub fn last_refusal(&self) -> Option<String> {
+        self.refused.lock().clone()
     }
 
     /// Admission requests that may start now before the in-flight limit answers 503.
@@ -194,7 +244,21 @@ where
         }
         Endpoint::Healthz if read_only => (Decision::Served, text(StatusCode::OK, "ok\n")),
         Endpoint::Readyz if read_only => match state.current() {
-            Some(_) => (Decision::Served, text(StatusCode::OK, "ready\n")),
+            // Still ready: the previous set serves. Going unready would take every replica out
+            // of the Service at once for one bad file.
+            Some(loaded) => match state.last_refusal() {
+                Some(why) => (
+                    Decision::Served,
+                    text(
+                        StatusCode::OK,
+                        format!(
+                            "ready: policy generation {} serving; the last reload was refused: {why}\n",
+                            loaded.generation
+                        ),
+                    ),
+                ),
+                None => (Decision::Served, text(StatusCode::OK, "ready\n")),
+            },
             None => (
                 Decision::Unavailable,
                 text(StatusCode::SERVICE_UNAVAILABLE, "policies not loaded yet\n"),
@@ -250,27 +314,6 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let path = endpoint.as_str();
-    let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
-        state.metrics.overloaded_request();
-        // Logged once per overload episode, not once per refused request.
-        if !state.overloaded.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                endpoint = path,
-                limit = state.limits.max_in_flight,
-                "too many admission requests in flight: answering 503 until some finish"
-            );
-        }
-        let mut r = text(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many admission requests in flight, retry later\n",
-        );
-        r.headers_mut()
-            .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
-        return (Decision::Unavailable, r);
-    };
-    if state.overloaded.load(Ordering::Relaxed) {
-        state.overloaded.store(false, Ordering::Relaxed);
-    }
     let content_type = request
         .headers()
         .get(CONTENT_TYPE)
@@ -297,34 +340,48 @@ where
             format!("request body is larger than the limit of {max} bytes"),
         );
     }
-    let body = Limited::new(request.into_body(), max);
-    let bytes = match tokio::time::timeout(state.limits.body_timeout, body.collect()).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return invalid(
-                path,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("request body is larger than the limit of {max} bytes"),
-            );
-        }
-        Ok(Err(e)) => {
-            return invalid(
-                path,
-                StatusCode::BAD_REQUEST,
-                format!("could not read the request body: {e}"),
-            );
-        }
-        Err(_) => {
-            return invalid(
-                path,
-                StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "request body not received within {:?}",
-                    state.limits.body_timeout
-                ),
-            );
+    // The body is read whole under its own budget before an evaluation permit is taken, so
+    // slow bodies never hold the permits complete requests need.
+    let body = match body::read(
+        request.into_body(),
+        declared,
+        state.limits.body(),
+        &state.bodies,
+    )
+    .await
+    {
+        Ok(b) => b,
+        Err(e) => {
+            let status = match e {
+                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                BodyError::TooSlow { .. } | BodyError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
+                BodyError::Readers(_) | BodyError::Bytes(_) => {
+                    state.metrics.overloaded_body();
+                    return unavailable(e.to_string());
+                }
+                BodyError::Read(_) => StatusCode::BAD_REQUEST,
+            };
+            if status == StatusCode::REQUEST_TIMEOUT {
+                state.metrics.slow_body();
+            }
+            return invalid(path, status, e.to_string());
         }
     };
+    let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
+        state.metrics.overloaded_request();
+        // Logged once per overload episode, not once per refused request.
+        if !state.overloaded.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                endpoint = path,
+                limit = state.limits.max_in_flight,
+                "too many admission requests in flight: answering 503 until some finish"
+            );
+        }
+        return unavailable("too many admission requests in flight, retry later".to_string());
+    };
+    if state.overloaded.load(Ordering::Relaxed) {
+        state.overloaded.store(false, Ordering::Relaxed);
+    }
     let Some(loaded) = state.current() else {
         return (
             Decision::Unavailable,
@@ -334,8 +391,9 @@ where
     let shared = Arc::clone(state);
     // Parsing and evaluation recurse; they run on the blocking pool, whose threads get the
     // runtime's large stacks (see `crate::runtime`).
-    let job =
-        tokio::task::spawn_blocking(move || evaluate(&shared, &loaded, endpoint, &bytes, started));
+    let job = tokio::task::spawn_blocking(move || {
+        evaluate(&shared, &loaded, endpoint, &body.bytes, started)
+    });
     match job.await {
         Ok(Answer::Review { body, allowed }) => {
             let decision = if allowed {
@@ -508,6 +566,27 @@ fn invalid(endpoint: &str, status: StatusCode, message: String) -> (Decision, Ht
     let mut message = message;
     message.push('\n');
     (Decision::Invalid, text(status, message))
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+fn truncate_at_char(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+}
+
+fn unavailable(message: String) -> (Decision, HttpResponse) {
+    let mut message = message;
+    message.push('\n');
+    let mut r = text(StatusCode::SERVICE_UNAVAILABLE, message);
+    r.headers_mut()
+        .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
+    (Decision::Unavailable, r)
 }
 
 fn text(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {

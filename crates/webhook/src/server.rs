@@ -5,13 +5,12 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
@@ -21,6 +20,13 @@ use crate::lookup::ClusterHooks;
 use crate::policies::{self, Fingerprint, LoadFailure, Policies, PolicySource};
 use crate::router::{self, Limits, State};
 use crate::tls::{self, CertResolver, TlsError, TlsSource};
+
+/// The listen backlog asked for by default (the kernel may cap it, see [`listen_backlog`]).
+pub const DEFAULT_LISTEN_BACKLOG: u32 = 4096;
+
+/// HTTP/2 streams per connection by default: enough for the API server's concurrency on a
+/// few connections, few enough that a handful of connections cannot take every reader.
+pub const DEFAULT_MAX_STREAMS: u32 = 32;
 
 /// Everything `celer serve` can be told.
 #[derive(Debug, Clone)]
@@ -36,6 +42,17 @@ pub struct ServeOptions {
     pub header_timeout: Duration,
     /// Open connections at most; more are closed at once.
     pub max_connections: usize,
+    /// Connections the kernel queues before they are accepted (capped by
+    /// `/proc/sys/net/core/somaxconn`).
+    pub listen_backlog: u32,
+    /// A connection (HTTP/1.1 or HTTP/2) with no request in flight for this long is closed
+    /// (HTTP/2: GOAWAY, then close once its streams end).
+    pub idle_timeout: Duration,
+    /// A connection older than this is closed gracefully, whatever it does (clients reconnect,
+    /// so load spreads again over replicas and a held connection cannot last forever).
+    pub max_connection_age: Duration,
+    /// HTTP/2 streams open at once on one connection.
+    pub max_streams_per_connection: u32,
     /// How long shutdown waits for requests in flight.
     pub drain_timeout: Duration,
     /// How often policy files and certificate files are checked for changes.
@@ -54,6 +71,10 @@ impl Default for ServeOptions {
             limits: Limits::default(),
             header_timeout: Duration::from_secs(10),
             max_connections: 4096,
+            listen_backlog: DEFAULT_LISTEN_BACKLOG,
+            idle_timeout: Duration::from_secs(60),
+            max_connection_age: Duration::from_secs(600),
+            max_streams_per_connection: DEFAULT_MAX_STREAMS,
             drain_timeout: Duration::from_secs(10),
             reload_interval: Duration::from_secs(1),
             cluster: None,
@@ -170,10 +191,11 @@ pub async fn start(
         }
     };
 
-    let listener = bind(options.listen).await?;
+    let backlog = listen_backlog(options.listen_backlog);
+    let listener = bind(options.listen, backlog)?;
     let addr = local_addr(&listener, options.listen)?;
     let metrics_listener = match options.metrics_listen {
-        Some(a) => Some(bind(a).await?),
+        Some(a) => Some(bind(a, backlog)?),
         None => None,
     };
     let metrics_addr = match (&metrics_listener, options.metrics_listen) {
@@ -205,7 +227,16 @@ pub async fn start(
         Arc::clone(&config),
         stop_rx.clone(),
     ))];
-    tracing::info!(%addr, tls = config.tls.is_some(), "serving admission webhook");
+    tracing::info!(
+        %addr,
+        tls = config.tls.is_some(),
+        listen_backlog = backlog,
+        asked_backlog = config.listen_backlog,
+        idle_timeout = ?config.idle_timeout,
+        max_connection_age = ?config.max_connection_age,
+        max_streams_per_connection = config.max_streams_per_connection,
+        "serving admission webhook"
+    );
     if let Some(l) = metrics_listener {
         tasks.push(tokio::spawn(accept_loop(
             l,
@@ -237,10 +268,37 @@ fn with_cluster(cluster: Option<&Arc<dyn ClusterHooks>>, loaded: &mut Policies) 
     }
 }
 
-async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })
+/// The backlog to listen with: `asked`, capped by the kernel's `somaxconn` where it can be
+/// read (the kernel would cap it silently; capping here lets the log say the real figure).
+pub fn listen_backlog(asked: u32) -> u32 {
+    let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    match somaxconn {
+        Some(max) if max < asked => {
+            tracing::warn!(
+                asked,
+                somaxconn = max,
+                "listen backlog capped by /proc/sys/net/core/somaxconn"
+            );
+            max
+        }
+        _ => asked,
+    }
+    .max(1)
+}
+
+fn bind(addr: SocketAddr, backlog: u32) -> Result<TcpListener, ServeError> {
+    let error = |source| ServeError::Bind { addr, source };
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(error)?;
+    socket.set_reuseaddr(true).map_err(error)?;
+    socket.bind(addr).map_err(error)?;
+    socket.listen(backlog).map_err(error)
 }
 
 fn local_addr(listener: &TcpListener, addr: SocketAddr) -> Result<SocketAddr, ServeError> {
@@ -263,10 +321,8 @@ async fn accept_loop(
     config: Arc<ServeOptions>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let graceful = GracefulShutdown::new();
-    let connections = Arc::new(Semaphore::new(
-        config.max_connections.clamp(1, Semaphore::MAX_PERMITS),
-    ));
+    let max_connections = config.max_connections.clamp(1, Semaphore::MAX_PERMITS);
+    let connections = Arc::new(Semaphore::new(max_connections));
     let overloaded = AtomicBool::new(false);
     loop {
         let accepted = tokio::select! {
@@ -295,34 +351,38 @@ async fn accept_loop(
         };
         overloaded.store(false, Ordering::Relaxed);
         let _ = stream.set_nodelay(true);
-        let watcher = graceful.watcher();
         let tls = tls.clone();
         let state = Arc::clone(&state);
         let config = Arc::clone(&config);
+        let stop = stop.clone();
         tokio::spawn(async move {
             let _permit = permit;
+            state.metrics.connection_opened();
             match tls {
                 Some(acceptor) => {
                     let handshake =
                         tokio::time::timeout(config.header_timeout, acceptor.accept(stream)).await;
                     match handshake {
                         Ok(Ok(stream)) => {
-                            serve_connection(stream, state, routes, &config, watcher, peer).await;
+                            serve_connection(stream, &state, routes, &config, stop, peer).await;
                         }
                         Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
                 }
-                None => serve_connection(stream, state, routes, &config, watcher, peer).await,
+                None => serve_connection(stream, &state, routes, &config, stop, peer).await,
             }
+            state.metrics.connection_closed();
         });
     }
     drop(listener);
-    let open = graceful.count();
+    // Every connection holds a permit until it ends: draining is getting them all back.
+    let open = max_connections.saturating_sub(connections.available_permits());
     if open > 0 {
         tracing::info!(connections = open, "draining connections");
     }
-    if tokio::time::timeout(config.drain_timeout, graceful.shutdown())
+    let all = u32::try_from(max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(config.drain_timeout, connections.acquire_many(all))
         .await
         .is_err()
     {
@@ -333,12 +393,73 @@ async fn accept_loop(
     }
 }
 
+/// What a connection's requests tell its idle timer: how many are in flight and when the last
+/// one ended (milliseconds since the connection was accepted).
+#[derive(Debug)]
+struct Activity {
+    born: Instant,
+    active: AtomicUsize,
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            born: Instant::now(),
+            active: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// When the connection went idle, or `None` while a request is in flight.
+    fn idle_since(&self) -> Option<Instant> {
+        if self.active.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let last = Duration::from_millis(self.last_ms.load(Ordering::Acquire));
+        Some(self.born + last)
+    }
+}
+
+/// A request in flight on a connection, until dropped.
+struct Busy(Arc<Activity>);
+
+impl Busy {
+    fn start(activity: &Arc<Activity>) -> Busy {
+        activity.active.fetch_add(1, Ordering::AcqRel);
+        Busy(Arc::clone(activity))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.last_ms.store(self.0.now_ms(), Ordering::Release);
+        self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Why the server is closing a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Closing {
+    Idle,
+    Age,
+    Shutdown,
+}
+
+/// Serves one connection until the client closes it, it stays idle past `idle_timeout`, it
+/// reaches `max_connection_age`, or the server shuts down. In the last three cases it is closed
+/// gracefully (HTTP/2 GOAWAY, HTTP/1.1 after the response in flight) and dropped if that takes
+/// longer than `drain_timeout`.
 async fn serve_connection<S>(
     stream: S,
-    state: Arc<State>,
+    state: &Arc<State>,
     routes: Routes,
     config: &ServeOptions,
-    watcher: hyper_util::server::graceful::Watcher,
+    mut stop: watch::Receiver<bool>,
     peer: SocketAddr,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -352,20 +473,79 @@ async fn serve_connection<S>(
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Duration::from_secs(30))
-        .max_concurrent_streams(250);
-    let service = service_fn(move |request| {
-        let state = Arc::clone(&state);
-        async move {
-            let response = match routes {
-                Routes::All => router::handle(state, request).await,
-                Routes::MetricsOnly => router::handle_metrics_only(state, request).await,
-            };
-            Ok::<_, std::convert::Infallible>(response)
-        }
-    });
+        .keep_alive_timeout(Duration::from_secs(20))
+        .max_concurrent_streams(config.max_streams_per_connection.max(1))
+        // Unread body bytes a connection may buffer: a stream 256 KiB, the connection 1 MiB.
+        .initial_stream_window_size(256 * 1024)
+        .initial_connection_window_size(1024 * 1024)
+        .max_header_list_size(64 * 1024);
+    let activity = Arc::new(Activity::new());
+    let service = {
+        let state = Arc::clone(state);
+        let activity = Arc::clone(&activity);
+        service_fn(move |request| {
+            let state = Arc::clone(&state);
+            let busy = Busy::start(&activity);
+            async move {
+                let response = match routes {
+                    Routes::All => router::handle(state, request).await,
+                    Routes::MetricsOnly => router::handle_metrics_only(state, request).await,
+                };
+                drop(busy);
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        })
+    };
     let connection = builder.serve_connection(TokioIo::new(stream), service);
-    if let Err(e) = watcher.watch(connection.into_owned()).await {
-        tracing::debug!(%peer, error = %e, "connection ended with an error");
+    let mut connection = std::pin::pin!(connection.into_owned());
+    let born = activity.born;
+    let age_deadline = born.checked_add(config.max_connection_age);
+    let mut closing: Option<(Closing, tokio::time::Instant)> = None;
+    loop {
+        let wake = match closing {
+            Some((_, hard)) => hard,
+            None => {
+                let idle = activity
+                    .idle_since()
+                    .and_then(|since| since.checked_add(config.idle_timeout))
+                    .unwrap_or_else(|| Instant::now() + config.idle_timeout);
+                let next = age_deadline.map_or(idle, |age| age.min(idle));
+                tokio::time::Instant::from_std(next)
+            }
+        };
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                }
+                return;
+            }
+            _ = stop.wait_for(|s| *s), if closing.is_none() => {
+                connection.as_mut().graceful_shutdown();
+                closing = Some((Closing::Shutdown, tokio::time::Instant::now() + config.drain_timeout));
+            }
+            _ = tokio::time::sleep_until(wake) => {
+                if let Some((why, _)) = closing {
+                    tracing::debug!(%peer, reason = ?why, "connection did not close in time; dropped");
+                    return;
+                }
+                let now = Instant::now();
+                let why = if age_deadline.is_some_and(|age| now >= age) {
+                    Some(Closing::Age)
+                } else {
+                    activity
+                        .idle_since()
+                        .filter(|since| now.duration_since(*since) >= config.idle_timeout)
+                        .map(|_| Closing::Idle)
+                };
+                if let Some(why) = why {
+                    state.metrics.connection_retired(why == Closing::Idle);
+                    tracing::debug!(%peer, reason = ?why, "closing connection");
+                    connection.as_mut().graceful_shutdown();
+                    closing = Some((why, tokio::time::Instant::now() + config.drain_timeout));
+                }
+            }
+        }
     }
 }
 
@@ -395,21 +575,39 @@ async fn watch_policies(
         last = settled(now, interval, || fingerprint(source.clone())).await;
         let to_load = source.clone();
         let result = tokio::task::spawn_blocking(move || policies::load(&to_load)).await;
+        let serving = state.current();
+        let result = result.map(|loaded| {
+            loaded.and_then(|loaded| {
+                let check = match &serving {
+                    Some(s) => policies::check_reload(&s.policies, &loaded)?,
+                    None => policies::ReloadCheck::default(),
+                };
+                Ok((loaded, check))
+            })
+        });
         match result {
-            Ok(Ok(mut loaded)) => {
+            Ok(Ok((mut loaded, check))) => {
+                for (file, removed) in &check.removed_files {
+                    tracing::warn!(
+                        file = %file,
+                        policies = %removed.join(", "),
+                        count = removed.len(),
+                        "policy file removed: its policies are removed with it"
+                    );
+                }
                 with_cluster(cluster.as_ref(), &mut loaded);
                 let (validating, mutating) = loaded.counts();
                 let generation = state.install(loaded);
                 tracing::info!(validating, mutating, generation, "policies reloaded");
             }
             Ok(Err(failure)) => {
-                state.metrics.reload_failed();
+                state.reload_refused(&failure.0);
                 for error in &failure.0 {
-                    tracing::error!(error = %error, "policy reload refused; the previous policies keep serving");
+                    tracing::warn!(error = %error, "policy reload refused; the previous policies keep serving");
                 }
             }
             Err(e) => {
-                state.metrics.reload_failed();
+                state.reload_refused(&[e.to_string()]);
                 tracing::error!(error = %e, "policy reload failed; the previous policies keep serving");
             }
         }

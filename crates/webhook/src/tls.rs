@@ -72,7 +72,7 @@ pub fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| TlsError::Pem {
             path: cert.to_path_buf(),
-            message: e.to_string(),
+            message: pem_message(&e),
         })?;
     if chain.is_empty() {
         return Err(TlsError::NoCertificate {
@@ -81,13 +81,36 @@ pub fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
     }
     let private = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::Pem {
         path: key.to_path_buf(),
-        message: e.to_string(),
+        message: pem_message(&e),
     })?;
     CertifiedKey::from_der(chain, private, &provider()).map_err(|source| TlsError::Pair {
         cert: cert.to_path_buf(),
         key: key.to_path_buf(),
         source,
     })
+}
+
+/// A PEM error as text: rustls writes the marker or line it quotes as a byte array.
+fn pem_message(error: &rustls::pki_types::pem::Error) -> String {
+    use rustls::pki_types::pem::Error;
+    let quote = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        let mut text: String = text.trim().chars().take(120).collect();
+        if bytes.len() > 120 {
+            text.push_str("...");
+        }
+        text
+    };
+    match error {
+        Error::MissingSectionEnd { end_marker } => {
+            format!("missing the end marker {:?}", quote(end_marker))
+        }
+        Error::IllegalSectionStart { line } => {
+            format!("invalid section start line {:?}", quote(line))
+        }
+        Error::NoItemsFound => "no PEM section of the expected type found".to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// What [`self_signed`] wrote.
@@ -240,6 +263,20 @@ pub fn server_config(resolver: Arc<CertResolver>) -> Result<Arc<rustls::ServerCo
         .with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod pem_tests {
+    #[test]
+    fn pem_errors_read_as_text() {
+        let error = rustls::pki_types::pem::Error::MissingSectionEnd {
+            end_marker: b"-----END CERTIFICATE-----".to_vec(),
+        };
+        assert_eq!(
+            super::pem_message(&error),
+            "missing the end marker \"-----END CERTIFICATE-----\""
+        );
+    }
 }
 
 #[cfg(test)]

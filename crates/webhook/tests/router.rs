@@ -438,10 +438,55 @@ fn a_stalled_body_gets_408() {
 }
 
 #[test]
-fn requests_beyond_the_in_flight_limit_get_503() {
+fn a_body_being_read_holds_no_evaluation_permit() {
+    // One evaluation at a time: a stalled body must not take it (issue 14, item 1).
     let limits = Limits {
         max_in_flight: 1,
         body_timeout: Duration::from_secs(60),
+        body_min_rate: 0,
+        ..Limits::default()
+    };
+    let state = state_with(&PolicySource::Embedded, limits);
+    run(async {
+        let holders: Vec<_> = (0..8)
+            .map(|_| {
+                let stalled = Request::post("/validate")
+                    .header("content-type", "application/json")
+                    .body(Stalled)
+                    .unwrap();
+                tokio::spawn(router::handle(Arc::clone(&state), stalled))
+            })
+            .collect();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while state.bodies.readers_available() > state.bodies.max_readers() - 8 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the stalled requests never started"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(state.admission_permits_available(), 1);
+        let (status, body, _) = send(
+            &state,
+            post("/validate", example("admission-review-pod.json")),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        for h in holders {
+            h.abort();
+            let _ = h.await;
+        }
+        assert_eq!(state.bodies.readers_available(), state.bodies.max_readers());
+        assert_eq!(state.metrics.in_flight(), 0);
+    });
+}
+
+#[test]
+fn bodies_beyond_the_reader_budget_get_503() {
+    let limits = Limits {
+        max_body_readers: 1,
+        body_timeout: Duration::from_secs(60),
+        body_min_rate: 0,
         ..Limits::default()
     };
     let state = state_with(&PolicySource::Embedded, limits);
@@ -452,7 +497,7 @@ fn requests_beyond_the_in_flight_limit_get_503() {
             .unwrap();
         let holder = tokio::spawn(router::handle(Arc::clone(&state), stalled));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        while state.admission_permits_available() > 0 {
+        while state.bodies.readers_available() > 0 {
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "the first request never started"
@@ -468,9 +513,7 @@ fn requests_beyond_the_in_flight_limit_get_503() {
         assert_eq!(response.headers().get("retry-after").unwrap(), "1");
         holder.abort();
         let _ = holder.await;
-        // The permit comes back once the stalled request is gone, and it is no longer in flight.
-        assert_eq!(state.admission_permits_available(), 1);
-        assert_eq!(state.metrics.in_flight(), 0);
+        assert_eq!(state.bodies.readers_available(), 1);
         let (status, _, _) = send(
             &state,
             post("/validate", example("admission-review-pod.json")),
@@ -478,7 +521,34 @@ fn requests_beyond_the_in_flight_limit_get_503() {
         .await;
         assert_eq!(status, StatusCode::OK);
         let metrics = state.metrics.render();
-        assert!(metrics.contains("celer_webhook_overload_rejections_total{limit=\"requests\"} 1"));
+        assert!(metrics.contains("celer_webhook_overload_rejections_total{limit=\"bodies\"} 1"));
+    });
+}
+
+#[test]
+fn a_body_below_the_minimum_rate_gets_408() {
+    let limits = Limits {
+        body_min_rate: 1024,
+        body_grace: Duration::from_millis(100),
+        ..Limits::default()
+    };
+    let state = state_with(&PolicySource::Embedded, limits);
+    run(async {
+        let request = Request::post("/validate")
+            .header("content-type", "application/json")
+            .body(Stalled)
+            .unwrap();
+        let started = std::time::Instant::now();
+        let (status, body, _) = send(&state, request).await;
+        assert_eq!(status, StatusCode::REQUEST_TIMEOUT, "{body}");
+        assert!(body.contains("too slow"), "{body}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            state
+                .metrics
+                .render()
+                .contains("celer_webhook_body_timeouts_total 1")
+        );
     });
 }
 

@@ -297,6 +297,85 @@ fn policies_reload_when_files_change_and_a_broken_file_keeps_the_old_set() {
 }
 
 #[test]
+fn an_emptied_file_or_directory_is_refused_and_a_removed_file_is_a_removal() {
+    // Issue 14, item 4: truncating a file must not silently drop its policies.
+    let dir = temp_dir("emptied");
+    let policy = dir.join("policy.yaml");
+    let original = std::fs::read_to_string(repo().join("examples/admission/policy.yaml")).unwrap();
+    let relaxed = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: other}\nspec:\n  matchConstraints:\n    resourceRules:\n    - {apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}\n  validations:\n  - expression: \"true\"\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: other}\nspec: {policyName: other, validationActions: [Deny]}\n";
+    std::fs::write(&policy, &original).unwrap();
+    std::fs::write(dir.join("relaxed.yaml"), relaxed).unwrap();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            policies: PolicySource::Paths(vec![dir.clone()]),
+            ..options()
+        })
+        .await;
+        let addr = running.addr;
+        let state = Arc::clone(&running.state);
+        let review = example("admission-review-pod.json");
+        let denied = |body: &str| body.contains("\"allowed\":false");
+        let (_, body) = plain(addr, &post("/validate", &review)).await;
+        assert!(denied(&body), "{body}");
+
+        let mut failures = 0;
+        for text in ["", "# nothing here\n---\n", "---\n"] {
+            std::fs::write(&policy, text).unwrap();
+            failures += 1;
+            eventually("the refused reload", || {
+                let state = Arc::clone(&state);
+                async move { state.metrics.reload_failures() == failures }
+            })
+            .await;
+            assert_eq!(state.current().unwrap().generation, 1);
+            let (_, body) = plain(addr, &post("/validate", &review)).await;
+            assert!(denied(&body), "old set serving after {text:?}: {body}");
+            let (status, ready) = plain(addr, &get("/readyz")).await;
+            assert_eq!(status, 200);
+            assert!(
+                ready.contains("refused") && ready.contains("policy.yaml"),
+                "{ready}"
+            );
+            let (_, metrics) = plain(addr, &get("/metrics")).await;
+            assert!(
+                metrics.contains("celer_policy_last_reload_success 0"),
+                "{metrics}"
+            );
+        }
+
+        // Removing the file is deliberate: its policies go, the other file's stay.
+        std::fs::remove_file(&policy).unwrap();
+        eventually("the removal", || {
+            let state = Arc::clone(&state);
+            async move { state.current().unwrap().generation == 2 }
+        })
+        .await;
+        let (_, body) = plain(addr, &post("/validate", &review)).await;
+        assert!(body.contains("\"allowed\":true"), "{body}");
+        let (_, ready) = plain(addr, &get("/readyz")).await;
+        assert!(ready.starts_with("ready\n"), "{ready}");
+
+        // Removing the last file would leave the path without any policy: refused (to serve
+        // nothing from a path, take it out of --policies).
+        std::fs::remove_file(dir.join("relaxed.yaml")).unwrap();
+        eventually("the refused emptying", || {
+            let state = Arc::clone(&state);
+            async move { state.metrics.reload_failures() == failures + 1 }
+        })
+        .await;
+        assert_eq!(state.current().unwrap().generation, 2);
+        let (_, ready) = plain(addr, &get("/readyz")).await;
+        assert!(ready.contains("every policy"), "{ready}");
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(DEADLINE, running.wait())
+            .await
+            .unwrap();
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn shutdown_stops_accepting_and_finishes_requests_in_flight() {
     celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = start(options()).await;

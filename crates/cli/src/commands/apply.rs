@@ -77,6 +77,11 @@ pub struct ApplyArgs {
     #[arg(long = "group", value_name = "NAME")]
     pub groups: Vec<String>,
 
+    /// Send the requests for a subresource, as the API server would: RESOURCE/SUBRESOURCE,
+    /// e.g. pods/ephemeralcontainers, pods/exec, deployments/scale.
+    #[arg(long, value_name = "RESOURCE/SUBRESOURCE")]
+    pub subresource: Option<String>,
+
     /// How to print the results.
     #[arg(long, short, value_enum, default_value_t = ApplyOutput::Table)]
     pub output: ApplyOutput,
@@ -105,6 +110,7 @@ pub fn run(args: ApplyArgs) -> ExitCode {
             uid: String::new(),
             groups,
         },
+        sub_resource: args.subresource,
     };
     let reports = match apply(&input) {
         Ok(r) => r,
@@ -113,6 +119,18 @@ pub fn run(args: ApplyArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    let assumed: Vec<&str> = reports
+        .iter()
+        .filter_map(|r| r.assumed_namespace.as_deref())
+        .collect();
+    if !assumed.is_empty() {
+        // Said once, on stderr, so JSON and YAML reports stay parseable.
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: Namespace {} not supplied (--namespace): assumed to exist with only the label kubernetes.io/metadata.name",
+            assumed.join(", ")
+        );
+    }
     let printed = match args.output {
         ApplyOutput::Table => Ok(table(&reports)),
         ApplyOutput::Json => report_json(&reports).and_then(|j| {

@@ -164,6 +164,50 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", env = "CELER_BODY_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
     pub body_timeout: Duration,
 
+    /// Bytes per second a request body must keep once --body-grace has passed (408 below; 0
+    /// for no minimum). A body is read whole before it takes an evaluation slot.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        env = "CELER_BODY_MIN_RATE",
+        default_value_t = 1024
+    )]
+    pub body_min_rate: u64,
+
+    /// Time a request body is given before --body-min-rate applies.
+    #[arg(long, value_name = "DURATION", env = "CELER_BODY_GRACE", default_value = "2s", value_parser = parse_duration)]
+    pub body_grace: Duration,
+
+    /// Request bodies read at once, apart from the evaluation slots (503 beyond).
+    #[arg(
+        long,
+        value_name = "N",
+        env = "CELER_MAX_BODY_READERS",
+        default_value_t = 4096
+    )]
+    pub max_body_readers: usize,
+
+    /// Bytes of request bodies held in memory at once (at least --max-body).
+    #[arg(long, value_name = "BYTES", env = "CELER_MAX_BODY_BYTES", default_value_t = 128 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+
+    /// Connections the kernel queues before celer accepts them; capped by
+    /// /proc/sys/net/core/somaxconn (the value used is logged).
+    #[arg(long, value_name = "N", env = "CELER_LISTEN_BACKLOG", default_value_t = server::DEFAULT_LISTEN_BACKLOG, value_parser = clap::value_parser!(u32).range(1..))]
+    pub listen_backlog: u32,
+
+    /// A connection (HTTP/1.1 or HTTP/2) with no request in flight for this long is closed.
+    #[arg(long, value_name = "DURATION", env = "CELER_IDLE_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+
+    /// A connection older than this is closed gracefully (GOAWAY on HTTP/2); clients reconnect.
+    #[arg(long, value_name = "DURATION", env = "CELER_MAX_CONNECTION_AGE", default_value = "10m", value_parser = parse_duration)]
+    pub max_connection_age: Duration,
+
+    /// HTTP/2 streams open at once on one connection.
+    #[arg(long, value_name = "N", env = "CELER_MAX_STREAMS_PER_CONNECTION", default_value_t = server::DEFAULT_MAX_STREAMS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_streams_per_connection: u32,
+
     /// On shutdown, how long requests in flight may take to finish.
     #[arg(long, value_name = "DURATION", env = "CELER_DRAIN_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
     pub drain_timeout: Duration,
@@ -345,10 +389,18 @@ impl ServeArgs {
             limits: Limits {
                 max_body: self.max_body,
                 body_timeout: self.body_timeout,
+                body_min_rate: self.body_min_rate,
+                body_grace: self.body_grace,
+                max_body_readers: self.max_body_readers,
+                max_body_bytes: self.max_body_bytes,
                 max_in_flight: self.max_in_flight,
             },
             header_timeout: self.header_timeout,
             max_connections: self.max_connections,
+            listen_backlog: self.listen_backlog,
+            idle_timeout: self.idle_timeout,
+            max_connection_age: self.max_connection_age,
+            max_streams_per_connection: self.max_streams_per_connection,
             drain_timeout: self.drain_timeout,
             reload_interval: self.reload_interval,
             cluster: None,
