@@ -65,27 +65,35 @@ pub fn read_into(manifests: &mut Manifests, path: &Path) {
         let name = file.display().to_string();
         match read_text(&file) {
             Ok(text) => manifests.add_text(&name, &text),
-            Err(message) => manifests.errors.push(LoadError {
+            Err(e) => manifests.errors.push(LoadError {
                 location: Source {
                     file: name,
                     document: 0,
                 },
                 what: "file".to_string(),
-                message,
+                message: e.to_string(),
             }),
         }
     }
 }
 
+/// Why a file's text could not be read (the path is the caller's to name).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFileError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("file is {size} bytes, more than the {MAX_FILE_BYTES} bytes celer reads")]
+    TooLarge { size: u64 },
+    #[error("not UTF-8 text: {0}")]
+    NotUtf8(#[from] std::string::FromUtf8Error),
+}
+
 /// A file's text, refusing huge and non-UTF-8 files with a clear message.
-pub fn read_text(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+pub fn read_text(path: &Path) -> Result<String, ReadFileError> {
+    let meta = std::fs::metadata(path)?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "file is {} bytes, more than the {MAX_FILE_BYTES} bytes celer reads",
-            meta.len()
-        ));
+        return Err(ReadFileError::TooLarge { size: meta.len() });
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))
+    let bytes = std::fs::read(path)?;
+    Ok(String::from_utf8(bytes)?)
 }

@@ -64,7 +64,7 @@ fn fixture_check(file: &Path) -> String {
 }
 
 fn read_pod(file: &Path) -> Result<Json, String> {
-    let text = files::read_text(file)?;
+    let text = files::read_text(file).map_err(|e| e.to_string())?;
     let mut docs = parse_documents(&text).map_err(|(_, e)| e.to_string())?;
     if docs.len() != 1 {
         return Err(format!("{} documents, expected one Pod", docs.len()));

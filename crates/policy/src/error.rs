@@ -17,6 +17,7 @@ use celer_cel_kubernetes::cost::BudgetExhausted;
 use crate::gatekeeper::constraint_match::ConstraintMatchError;
 use crate::lookup::LookupError;
 use crate::matching::{FieldErrors, MatchError};
+use crate::mutation::apply_configuration::ApplyConfigurationError;
 use crate::mutation::json_patch::JsonPatchError;
 use crate::name::Name;
 use crate::request::ReviewError;
@@ -109,6 +110,30 @@ pub enum AuditAnnotationError {
     Evaluation { key: String, message: String },
     #[error("failed to convert auditAnnotation '{key}' expression: unsupported type {type_name}")]
     Type { key: String, type_name: String },
+}
+
+/// A mutation that could not be applied; its policy's failurePolicy decides what follows.
+/// The texts are kube-apiserver's (`patch/json_patch.go`, `patch/smd.go`).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MutationError {
+    /// The patcher did not compile: its compile errors as they are (`errors.Join`).
+    #[error("{0}")]
+    Compile(String),
+    #[error(transparent)]
+    OutOfBudget(#[from] BudgetExhausted),
+    /// The expression's evaluation error.
+    #[error("{0}")]
+    Evaluation(String),
+    /// The value is not the patch the patch type wants.
+    #[error("type mismatch: {0}")]
+    TypeMismatch(String),
+    /// Go's JSON encoder refuses NaN.
+    #[error("could not marshal to JSON: json: unsupported value: NaN")]
+    NaN,
+    #[error("JSON Patch: {0}")]
+    JsonPatch(#[from] JsonPatchError),
+    #[error(transparent)]
+    ApplyConfiguration(#[from] ApplyConfigurationError),
 }
 
 /// The engine failing around the policies: not a policy's error, so failurePolicy does not

@@ -152,3 +152,180 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
     }
     family.finish(state, request, outcome);
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+    use crate::attributes::Operation;
+    use crate::engine::EvalOptions;
+    use crate::lookup::{LookupError, NoLookup};
+    use crate::request::{AdmissionReview, RequestUser, review_for};
+    use crate::response::Status;
+
+    /// A family of named policies whose steps say what they were asked, in order.
+    struct Toy {
+        names: Vec<&'static str>,
+        candidates: Vec<u32>,
+        /// Ids of policies without a binding, that apply to nothing.
+        unbound: Vec<u32>,
+        calls: RefCell<Vec<String>>,
+    }
+
+    impl ValidatingFamily for Toy {
+        type Policy<'a> = &'static str;
+        type Matched<'a> = ();
+        type State<'a> = Vec<&'static str>;
+
+        fn is_empty(&self) -> bool {
+            self.names.is_empty()
+        }
+
+        fn policy(&self, id: u32) -> Option<&'static str> {
+            if self.unbound.contains(&id) {
+                return None;
+            }
+            self.names.get(id as usize).copied()
+        }
+
+        fn start<'a>(&'a self, _: &FamilyRequest<'a>) -> Result<Vec<&'static str>, EngineError> {
+            self.calls.borrow_mut().push("start".into());
+            Ok(Vec::new())
+        }
+
+        fn candidates<'a>(
+            &'a self,
+            _: &Vec<&'static str>,
+            _: &FamilyRequest<'a>,
+        ) -> Candidates<'a> {
+            merged(self.candidates.clone())
+        }
+
+        fn matches<'a>(
+            &'a self,
+            name: &'static str,
+            _: &Vec<&'static str>,
+            _: &FamilyRequest<'a>,
+        ) -> Selection<()> {
+            match name {
+                "skipped" => Selection::Skip,
+                "misconfigured" => Selection::Misconfigured(ConfigurationError::NoParams),
+                _ => Selection::Run(()),
+            }
+        }
+
+        fn evaluate<'a>(
+            &'a self,
+            name: &'static str,
+            matched: Result<(), ConfigurationError>,
+            state: &mut Vec<&'static str>,
+            _: &FamilyRequest<'a>,
+            _: &mut Outcome,
+        ) -> Result<(), EngineError> {
+            self.calls
+                .borrow_mut()
+                .push(format!("evaluate {name} {}", matched.is_ok()));
+            if name == "failing" {
+                return Err(LookupError("down".into()).into());
+            }
+            state.push(name);
+            Ok(())
+        }
+
+        fn finish<'a>(&'a self, state: Vec<&'static str>, _: &FamilyRequest<'a>, _: &mut Outcome) {
+            self.calls
+                .borrow_mut()
+                .push(format!("finish {}", state.join(",")));
+        }
+    }
+
+    fn with_request(f: impl FnOnce(&FamilyRequest<'_>)) {
+        let pod: Json = sonic_rs::from_str(
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns"}}"#,
+        )
+        .unwrap();
+        let body = review_for(
+            Some(&pod),
+            None,
+            Operation::Create,
+            &RequestUser::default(),
+            "u",
+        )
+        .unwrap();
+        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+        let request = review.request().unwrap();
+        let ctx = RequestContext::new(&request, &NoLookup, &EvalOptions::default());
+        f(&FamilyRequest {
+            ctx: &ctx,
+            attributes: request.attributes,
+            object: request.attributes.object,
+            mode: Mode::default(),
+        });
+    }
+
+    fn toy(names: &[&'static str], candidates: &[u32], unbound: &[u32]) -> Toy {
+        Toy {
+            names: names.to_vec(),
+            candidates: candidates.to_vec(),
+            unbound: unbound.to_vec(),
+            calls: RefCell::new(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn candidates_run_once_each_in_load_order_and_finish_gathers() {
+        let family = toy(
+            &["a", "skipped", "misconfigured", "b", "unbound"],
+            &[3, 0, 4, 2, 1, 3],
+            &[4],
+        );
+        with_request(|request| {
+            let mut outcome = Outcome::allowed();
+            run(&family, request, &mut outcome);
+            assert!(outcome.allowed);
+        });
+        assert_eq!(
+            family.calls.into_inner(),
+            [
+                "start",
+                "evaluate a true",
+                "evaluate misconfigured false",
+                "evaluate b true",
+                "finish a,misconfigured,b",
+            ]
+        );
+    }
+
+    #[test]
+    fn nothing_is_read_without_policies_or_candidates() {
+        let empty = toy(&[], &[], &[]);
+        let none = toy(&["a"], &[], &[]);
+        with_request(|request| {
+            let mut outcome = Outcome::allowed();
+            run(&empty, request, &mut outcome);
+            run(&none, request, &mut outcome);
+        });
+        assert!(empty.calls.into_inner().is_empty());
+        assert_eq!(none.calls.into_inner(), ["start"]);
+    }
+
+    #[test]
+    fn an_engine_error_stops_the_family_with_an_internal_error() {
+        let family = toy(&["failing", "a"], &[0, 1], &[]);
+        with_request(|request| {
+            let mut outcome = Outcome::allowed();
+            run(&family, request, &mut outcome);
+            let status: &Status = outcome.status.as_ref().unwrap();
+            assert_eq!(
+                (status.code, status.message.as_str()),
+                (500, "Internal error occurred: down")
+            );
+        });
+        assert_eq!(
+            family.calls.into_inner(),
+            ["start", "evaluate failing true"]
+        );
+    }
+}

@@ -21,10 +21,10 @@ use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use crate::attributes::{GroupVersionKind, GroupVersionResource};
 use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType};
 use crate::engine::{self, MatchStep, RequestContext};
-use crate::error::EngineError;
+use crate::error::{EngineError, MutationError};
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
-use crate::mutation::json_patch::{self, JsonPatchError};
+use crate::mutation::json_patch;
 use crate::mutation::patched::{self, Operations, Patched};
 use crate::mutation::{apply_configuration, diff};
 use crate::policy_set::PolicySet;
@@ -396,7 +396,7 @@ fn mutate(
     doc: &mut Patched,
     kind: GroupVersionKind<'_>,
     buffers: &mut ActivationBuffers,
-) -> Result<(), String> {
+) -> Result<(), MutationError> {
     apply_mutation(
         mutation,
         &inv.policy.common,
@@ -417,13 +417,13 @@ pub(crate) fn apply_mutation(
     doc: &mut Patched,
     kind: GroupVersionKind<'_>,
     buffers: &mut ActivationBuffers,
-) -> Result<(), String> {
+) -> Result<(), MutationError> {
     // A patcher that did not compile reports its compile errors as they are
     // (`errors.Join(compileErrors...)`).
     if let Err(e) = &mutation.expression.program {
-        return Err(e.clone());
+        return Err(MutationError::Compile(e.clone()));
     }
-    let object_error = |e: JsonPatchError| format!("JSON Patch: {e}");
+    let object_error = MutationError::JsonPatch;
     let patch = {
         // An expression that cannot read `object` does not need it; one that can reads it
         // from the patch tree, without writing it out as JSON.
@@ -442,12 +442,14 @@ pub(crate) fn apply_mutation(
         let mut budget = Budget::validations();
         let evaluated = validating::evaluate(&mutation.expression, &activation, &mut budget);
         let patch = match evaluated {
-            Err(OutOfBudget) => Err(celer_cel_kubernetes::cost::BudgetExhausted.to_string()),
-            Ok(Evaluated::Error(e)) => Err(e),
+            Err(OutOfBudget) => Err(MutationError::OutOfBudget(
+                celer_cel_kubernetes::cost::BudgetExhausted,
+            )),
+            Ok(Evaluated::Error(e)) => Err(MutationError::Evaluation(e)),
             Ok(Evaluated::Value(v)) => match mutation.patch_type {
                 PatchType::ApplyConfiguration => {
                     celer_cel_kubernetes::mutation::check_type_names(&v)
-                        .map_err(|e| format!("type mismatch: {e}"))
+                        .map_err(MutationError::TypeMismatch)
                         .and_then(|()| to_json(&v))
                         .map(Produced::Json)
                 }
@@ -467,8 +469,7 @@ pub(crate) fn apply_mutation(
         (PatchType::ApplyConfiguration, Produced::Json(patch)) => {
             let base = doc.json().map_err(object_error)?;
             let next =
-                apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))
-                    .map_err(|e| e.to_string())?;
+                apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))?;
             if &next != base {
                 doc.set(next);
             }
@@ -489,13 +490,14 @@ enum Produced {
     Operations(Operations),
 }
 
-fn to_json(v: &Value<'_>) -> Result<Json, String> {
+fn to_json(v: &Value<'_>) -> Result<Json, MutationError> {
     if contains_nan(v) {
         // Go's JSON encoder refuses NaN; Kubernetes fails the mutation.
-        return Err("could not marshal to JSON: json: unsupported value: NaN".to_string());
+        return Err(MutationError::NaN);
     }
-    let text = celer_cel::format::to_json(v).map_err(|e| format!("type mismatch: {e}"))?;
-    sonic_rs::from_str(&text).map_err(|e| format!("type mismatch: {e}"))
+    let mismatch = |e: &dyn std::fmt::Display| MutationError::TypeMismatch(e.to_string());
+    let text = celer_cel::format::to_json(v).map_err(|e| mismatch(&e))?;
+    sonic_rs::from_str(&text).map_err(|e| mismatch(&e))
 }
 
 /// Whether a value holds a NaN anywhere (JSON cannot carry one). Values read from JSON never

@@ -106,8 +106,9 @@ impl Status {
         status
     }
 
-    /// An engine failure that bypasses failurePolicy (as a failed namespace lookup does).
-    pub fn internal(message: &str) -> Status {
+    /// An engine failure that bypasses failurePolicy (as a failed namespace lookup does);
+    /// engine errors come here through `From<&EngineError>` only (`error.rs`).
+    pub(crate) fn internal(message: &str) -> Status {
         Status {
             code: 500,
             reason: "InternalError".to_string(),

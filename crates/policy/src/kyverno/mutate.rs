@@ -216,7 +216,7 @@ fn mutate_policy(
         if let Err(e) =
             mutating::apply_mutation(m, common, &inputs, Some(extra), doc, kind, buffers)
         {
-            failures.push(e);
+            failures.push(e.to_string());
         }
     }
     Ok(if failures.is_empty() {
