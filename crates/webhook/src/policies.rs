@@ -4,6 +4,7 @@
 //! other objects read (Namespaces, params) through one lookup.
 
 use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -80,6 +81,24 @@ impl Policies {
                 + kyverno_v,
             self.mutating.mutating.policies.len() + kyverno_m,
         )
+    }
+}
+
+impl Policies {
+    /// The policy names results carry, validating and mutating: a metric series of any other
+    /// name belongs to a policy this set no longer has.
+    pub fn result_names(&self) -> (HashSet<&str>, HashSet<&str>) {
+        let v = &self.validating;
+        let validating = (v.validating.policies.iter().map(|p| p.common.name.as_str()))
+            .chain(v.gatekeeper.templates.iter().map(|t| t.name.as_str()))
+            .chain((v.kyverno.validating.iter()).map(|k| k.policy.common.name.as_str()))
+            .chain(v.kyverno.classic.iter().map(|r| r.policy.as_str()))
+            .collect();
+        let m = &self.mutating;
+        let mutating = (m.mutating.policies.iter().map(|p| p.common.name.as_str()))
+            .chain((m.kyverno.mutating.iter()).map(|k| k.policy.common.name.as_str()))
+            .collect();
+        (validating, mutating)
     }
 }
 

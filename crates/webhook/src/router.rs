@@ -145,6 +145,12 @@ impl State {
         let previous = self.current.load();
         let generation = previous.as_ref().map_or(1, |l| l.generation + 1);
         let (validating, mutating) = policies.counts();
+        // Counters of policies this set no longer has stop being exposed.
+        {
+            let (v, m) = policies.result_names();
+            self.metrics
+                .prune_policies(&|name| v.contains(name), &|name| m.contains(name));
+        }
         self.current.store(Some(Arc::new(Loaded {
             policies,
             generation,

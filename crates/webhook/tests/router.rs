@@ -213,6 +213,44 @@ fn health_readiness_and_metrics() {
     });
 }
 
+/// A reload keeps the evaluation counters of the policies it keeps and drops the others'.
+#[test]
+fn a_reload_drops_the_counters_of_removed_policies() {
+    let state = pod_security();
+    let dir = std::env::temp_dir().join(format!("celer-router-prune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = repo().join("policies/pod-security");
+    for name in ["baseline-privileged.yaml", "baseline-host-namespaces.yaml"] {
+        std::fs::copy(source.join(name), dir.join(name)).unwrap();
+    }
+    run(async {
+        let get = || {
+            Request::get("/metrics")
+                .body(Full::new(Bytes::new()))
+                .unwrap()
+        };
+        send(
+            &state,
+            post("/validate", example("admission-review-privileged-pod.json")),
+        )
+        .await;
+        let (_, before, _) = send(&state, get()).await;
+        assert!(before.contains("policy=\"pod-security-baseline-privileged\""));
+        assert!(before.contains("policy=\"pod-security-baseline-capabilities\""));
+        state.install(policies::load(&PolicySource::Paths(vec![dir.clone()])).unwrap());
+        let (_, after, _) = send(&state, get()).await;
+        assert!(
+            after.contains("policy=\"pod-security-baseline-privileged\",binding=\"pod-security-baseline-privileged\",result=\"fail\"} 1"),
+            "{after}"
+        );
+        assert!(
+            !after.contains("policy=\"pod-security-baseline-capabilities\""),
+            "{after}"
+        );
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A review with `field` replaced (`"request": {...}` stays otherwise as the example).
 fn review_with(from: &str, to: &str) -> String {
     let text = example("admission-review-pod.json");
