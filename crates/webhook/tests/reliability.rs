@@ -1,0 +1,600 @@
+//! The reliability suite (issue 14, item 7; docs/reliability.md): the server under hostile
+//! clients and careless operators, over loopback, each probe bounded in time. While each probe
+//! runs, one "API server" client sends normal AdmissionReviews over one HTTP/2 connection at a
+//! fixed rate, and the probe asserts they keep succeeding (at most 0.1% failures, and at most
+//! one in the short CI form). Latency figures are printed, never asserted: they belong in
+//! docs/reliability.md, measured with `CELER_RELIABILITY_FULL=1` on a quiet machine.
+//!
+//! `CELER_RELIABILITY_FULL=1` runs the sizes of the issue (30 s per probe, 1,100 slow
+//! connections, ...); without it the probes are shorter and smaller, for `.ci/run`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use celer_webhook::policies::PolicySource;
+use celer_webhook::router::Limits;
+use celer_webhook::server::{self, Running, ServeOptions};
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Frame};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+/// The probes run one at a time, also under a plain `cargo test` (which runs a binary's tests
+/// in parallel): each measures the server alone under its own attack.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn full() -> bool {
+    std::env::var("CELER_RELIABILITY_FULL").is_ok_and(|v| v == "1")
+}
+
+/// The CI size or the issue's size.
+fn size(ci: usize, issue: usize) -> usize {
+    if full() { issue } else { ci }
+}
+
+fn probe_time() -> Duration {
+    if full() {
+        Duration::from_secs(30)
+    } else {
+        Duration::from_secs(5)
+    }
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(repo().join("examples").join(name)).unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("celer-rel-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn options() -> ServeOptions {
+    ServeOptions {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        reload_interval: Duration::from_millis(50),
+        ..ServeOptions::default()
+    }
+}
+
+async fn start(options: ServeOptions) -> (Running, oneshot::Sender<()>) {
+    let (tx, rx) = oneshot::channel::<()>();
+    let running = server::start(options, async {
+        let _ = rx.await;
+    })
+    .await
+    .unwrap();
+    (running, tx)
+}
+
+/// What the normal client saw.
+#[derive(Debug, Default)]
+struct Normal {
+    sent: u64,
+    ok: u64,
+    /// Answers that were not the expected decision (a correctness failure, not load).
+    wrong: u64,
+    /// Latency from the scheduled send time, in µs, sorted.
+    latencies: Vec<u64>,
+    statuses: Vec<String>,
+}
+
+impl Normal {
+    fn failed(&self) -> u64 {
+        self.sent - self.ok
+    }
+
+    fn p99_ms(&self) -> f64 {
+        let i = (self.latencies.len() * 99 / 100).min(self.latencies.len().saturating_sub(1));
+        self.latencies.get(i).copied().unwrap_or(0) as f64 / 1000.0
+    }
+
+    /// At most 0.1% failed (at most one in a short run), none wrongly decided.
+    fn assert_kept_succeeding(&self, probe: &str) {
+        println!(
+            "{probe}: normal requests {} sent, {} ok, {} failed, {} wrong; scheduled p99 {:.2} ms",
+            self.sent,
+            self.ok,
+            self.failed(),
+            self.wrong,
+            self.p99_ms()
+        );
+        assert!(self.sent > 0, "{probe}: no normal request sent");
+        let allowed = (self.sent / 1000).max(1);
+        assert!(
+            self.failed() <= allowed,
+            "{probe}: {} of {} normal requests failed: {:?}",
+            self.failed(),
+            self.sent,
+            self.statuses.iter().take(5).collect::<Vec<_>>()
+        );
+        assert_eq!(self.wrong, 0, "{probe}: wrong decisions");
+    }
+}
+
+/// One client like the API server: one HTTP/2 connection (prior knowledge, no TLS), a
+/// privileged Pod's review every `1/rate` s for `duration`, each expected to be denied (the
+/// embedded Pod Security policies deny it). Requests are sent on schedule (open loop).
+async fn normal_client(addr: SocketAddr, rate: u64, duration: Duration) -> Normal {
+    let review = Bytes::from(example("admission-review-privileged-pod.json"));
+    let stream = TcpStream::connect(addr).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let (sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let interval = Duration::from_micros(1_000_000 / rate.max(1));
+    let start = tokio::time::Instant::now();
+    let mut tasks = Vec::new();
+    let mut n = 0u32;
+    loop {
+        let scheduled = start + interval * n;
+        if scheduled.duration_since(start) >= duration {
+            break;
+        }
+        tokio::time::sleep_until(scheduled).await;
+        n += 1;
+        let mut sender = sender.clone();
+        let review = review.clone();
+        tasks.push(tokio::spawn(async move {
+            let request = http::Request::post("/validate")
+                .header("content-type", "application/json")
+                .body(Full::new(review))
+                .unwrap();
+            let answer = tokio::time::timeout(Duration::from_secs(10), async {
+                let response = sender
+                    .send_request(request)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let status = response.status();
+                let body = response
+                    .into_body()
+                    .collect()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, String>((status, body.to_bytes()))
+            })
+            .await;
+            let latency = scheduled.elapsed().as_micros() as u64;
+            match answer {
+                Ok(Ok((status, body))) if status == 200 => {
+                    let needle = b"\"allowed\":false";
+                    let denied = body.windows(needle.len()).any(|w| w == needle);
+                    (true, denied, latency, String::new())
+                }
+                Ok(Ok((status, body))) => (
+                    false,
+                    true,
+                    latency,
+                    format!("{status} {}", String::from_utf8_lossy(&body)),
+                ),
+                Ok(Err(e)) => (false, true, latency, e),
+                Err(_) => (false, true, latency, "timed out".to_string()),
+            }
+        }));
+    }
+    let mut normal = Normal::default();
+    for t in tasks {
+        let (ok, denied, latency, status) = t.await.unwrap();
+        normal.sent += 1;
+        if ok {
+            normal.ok += 1;
+            if !denied {
+                normal.wrong += 1;
+            }
+        } else {
+            normal.statuses.push(status);
+        }
+        normal.latencies.push(latency);
+    }
+    normal.latencies.sort_unstable();
+    normal
+}
+
+/// A body that sends one byte a second, forever.
+struct Trickle {
+    sleep: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Trickle {
+    fn new() -> Trickle {
+        Trickle {
+            sleep: Box::pin(tokio::time::sleep(Duration::ZERO)),
+        }
+    }
+}
+
+impl Body for Trickle {
+    type Data = Bytes;
+    type Error = Infallible;
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        use std::future::Future;
+        if self.sleep.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let next = tokio::time::Instant::now() + Duration::from_secs(1);
+        self.sleep.as_mut().reset(next);
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b" ")))))
+    }
+}
+
+fn metric(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
+}
+
+#[test]
+fn slow_bodies_over_http1_do_not_take_evaluation_slots() {
+    let _serial = serial();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(options()).await;
+        let addr = running.addr;
+        let attackers = size(300, 1100);
+        let stop_attack = Arc::new(AtomicBool::new(false));
+        let mut handles = Vec::new();
+        for _ in 0..attackers {
+            let stop_attack = Arc::clone(&stop_attack);
+            handles.push(tokio::spawn(async move {
+                // Headers announcing 100 kB, then one byte a second; reconnect when cut off.
+                while !stop_attack.load(Ordering::Relaxed) {
+                    let Ok(mut s) = TcpStream::connect(addr).await else {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    };
+                    let head = "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
+                    if s.write_all(head.as_bytes()).await.is_err() {
+                        continue;
+                    }
+                    while !stop_attack.load(Ordering::Relaxed) {
+                        if s.write_all(b" ").await.is_err() {
+                            break;
+                        }
+                        let mut buf = [0u8; 256];
+                        match tokio::time::timeout(Duration::from_secs(1), s.read(&mut buf)).await {
+                            Ok(Ok(0)) | Ok(Err(_)) => break,
+                            Ok(Ok(_)) => break,
+                            Err(_) => {}
+                        }
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let normal = normal_client(addr, 200, probe_time()).await;
+        stop_attack.store(true, Ordering::Relaxed);
+        let metrics = running.state.metrics.render();
+        println!(
+            "slow bodies h1: {attackers} attackers, body timeouts {}",
+            metric(&metrics, "celer_webhook_body_timeouts_total")
+        );
+        normal.assert_kept_succeeding("slow bodies over HTTP/1.1");
+        for h in handles {
+            h.abort();
+        }
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
+}
+
+#[test]
+fn slow_bodies_over_http2_do_not_take_evaluation_slots() {
+    let _serial = serial();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(options()).await;
+        let addr = running.addr;
+        let connections = 6;
+        let streams = 250;
+        let mut handles = Vec::new();
+        for _ in 0..connections {
+            let stream = TcpStream::connect(addr).await.unwrap();
+            let (sender, connection) =
+                hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+                    .await
+                    .unwrap();
+            handles.push(tokio::spawn(async move {
+                let _ = connection.await;
+            }));
+            for _ in 0..streams {
+                let mut sender = sender.clone();
+                handles.push(tokio::spawn(async move {
+                    loop {
+                        let request = http::Request::post("/validate")
+                            .header("content-type", "application/json")
+                            .body(Trickle::new())
+                            .unwrap();
+                        if sender.send_request(request).await.is_err() {
+                            return;
+                        }
+                    }
+                }));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let normal = normal_client(addr, 200, probe_time()).await;
+        let metrics = running.state.metrics.render();
+        println!(
+            "slow bodies h2: {connections} connections x {streams} streams asked, body timeouts {}",
+            metric(&metrics, "celer_webhook_body_timeouts_total")
+        );
+        normal.assert_kept_succeeding("slow bodies over HTTP/2");
+        for h in handles {
+            h.abort();
+        }
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
+}
+
+#[test]
+fn idle_http2_connections_are_closed_and_new_ones_accepted() {
+    let _serial = serial();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let limit = size(300, 4096);
+        let (running, stop) = start(ServeOptions {
+            max_connections: limit,
+            idle_timeout: Duration::from_secs(1),
+            ..options()
+        })
+        .await;
+        let addr = running.addr;
+        // Fill all but one connection slot with idle h2 connections that answer PINGs.
+        let held = Arc::new(AtomicU64::new(0));
+        let mut handles = Vec::new();
+        for _ in 0..limit - 1 {
+            let Ok(stream) = TcpStream::connect(addr).await else {
+                continue;
+            };
+            let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .keep_alive_interval(Duration::from_millis(300))
+                .keep_alive_while_idle(true);
+            let Ok((sender, connection)) = builder.handshake::<_, Full<Bytes>>(TokioIo::new(stream)).await else {
+                continue;
+            };
+            let held = Arc::clone(&held);
+            handles.push(tokio::spawn(async move {
+                let _sender = sender;
+                held.fetch_add(1, Ordering::Relaxed);
+                let _ = connection.await;
+                held.fetch_sub(1, Ordering::Relaxed);
+            }));
+        }
+        let normal = normal_client(addr, 200, probe_time().max(Duration::from_secs(4))).await;
+        let (idle, _) = running.state.metrics.connections_retired();
+        println!(
+            "idle h2: {} idle connections opened (limit {limit}), {idle} closed for idleness, {} still open",
+            limit - 1,
+            held.load(Ordering::Relaxed)
+        );
+        assert!(idle >= (limit as u64 - 1) * 9 / 10, "closed for idleness: {idle}");
+        // New connections are accepted again: open as many as the limit allows.
+        for _ in 0..10 {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .await
+                .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.unwrap();
+            assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        }
+        normal.assert_kept_succeeding("idle HTTP/2 connections");
+        for h in handles {
+            h.abort();
+        }
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
+}
+
+/// `TcpExtListenOverflows` (system-wide) from /proc/net/netstat.
+fn listen_overflows() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/net/netstat").ok()?;
+    let mut lines = text.lines();
+    while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
+        if names.starts_with("TcpExt:") {
+            let i = names
+                .split_whitespace()
+                .position(|n| n == "ListenOverflows")?;
+            return values.split_whitespace().nth(i)?.parse().ok();
+        }
+    }
+    None
+}
+
+#[test]
+fn a_burst_of_a_thousand_connections_overflows_no_queue() {
+    let _serial = serial();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(options()).await;
+        let addr = running.addr;
+        let normal = tokio::spawn(normal_client(addr, 200, Duration::from_secs(3)));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let before = listen_overflows();
+        let burst = 1000;
+        let tasks: Vec<_> = (0..burst)
+            .map(|_| {
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let mut s = TcpStream::connect(addr).await.ok()?;
+                    let connect = started.elapsed();
+                    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                        .await
+                        .ok()?;
+                    let mut out = Vec::new();
+                    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out))
+                        .await
+                        .ok()?
+                        .ok()?;
+                    out.starts_with(b"HTTP/1.1 200").then_some(connect)
+                })
+            })
+            .collect();
+        let mut connects = Vec::new();
+        for t in tasks {
+            if let Some(c) = t.await.unwrap() {
+                connects.push(c);
+            }
+        }
+        let after = listen_overflows();
+        connects.sort_unstable();
+        let p99 = connects
+            .get(connects.len() * 99 / 100)
+            .copied()
+            .unwrap_or_default();
+        let overflows = after.zip(before).map(|(a, b)| a - b);
+        println!(
+            "burst: {} of {burst} connections answered; connect p99 {:.2} ms, max {:.2} ms; ListenOverflows +{overflows:?}",
+            connects.len(),
+            p99.as_secs_f64() * 1000.0,
+            connects.last().copied().unwrap_or_default().as_secs_f64() * 1000.0
+        );
+        assert_eq!(connects.len(), burst, "every connection of the burst answered");
+        assert!(overflows.unwrap_or(0) == 0, "listen queue overflowed: {overflows:?}");
+        normal.await.unwrap().assert_kept_succeeding("1,000-connection burst");
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
+}
+
+/// A policy denying privileged containers, the storm's file under test.
+const DENY_PRIVILEGED: &str = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: no-privileged}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - {apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods]}\n  validations:\n  - expression: \"!object.spec.containers.exists(c, has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)\"\n    message: privileged containers are not allowed\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: no-privileged}\nspec: {policyName: no-privileged, validationActions: [Deny]}\n";
+
+#[test]
+fn a_reload_storm_of_broken_and_empty_files_never_admits_a_privileged_pod() {
+    let _serial = serial();
+    let dir = temp_dir("storm");
+    let deny = dir.join("deny.yaml");
+    let other = dir.join("other.yaml");
+    std::fs::write(&deny, DENY_PRIVILEGED).unwrap();
+    std::fs::write(&other, DENY_PRIVILEGED.replace("no-privileged", "other")).unwrap();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            policies: PolicySource::Paths(vec![dir.clone()]),
+            reload_interval: Duration::from_millis(20),
+            ..options()
+        })
+        .await;
+        let addr = running.addr;
+        let storming = Arc::new(AtomicBool::new(true));
+        let storm = {
+            let storming = Arc::clone(&storming);
+            let (deny, other) = (deny.clone(), other.clone());
+            tokio::spawn(async move {
+                let other_text = DENY_PRIVILEGED.replace("no-privileged", "other");
+                let broken = [
+                    String::new(),
+                    "# emptied\n---\n".to_string(),
+                    "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: x\n".to_string(),
+                    DENY_PRIVILEGED.replace("!object", "!!!object.("),
+                ];
+                let mut i = 0usize;
+                while storming.load(Ordering::Relaxed) {
+                    // Break one of the two files (the deny file itself every other time), then
+                    // restore both, so refused and successful reloads alternate.
+                    let bad = broken.get((i / 2) % broken.len()).cloned().unwrap_or_default();
+                    if i.is_multiple_of(2) {
+                        let target = if (i / 2).is_multiple_of(2) { &deny } else { &other };
+                        let _ = std::fs::write(target, &bad);
+                    } else {
+                        let _ = std::fs::write(&deny, DENY_PRIVILEGED.replace("not allowed", &format!("not allowed ({i})")));
+                        let _ = std::fs::write(&other, &other_text);
+                    }
+                    i += 1;
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                }
+                let _ = std::fs::write(&deny, DENY_PRIVILEGED);
+                i
+            })
+        };
+        let normal = normal_client(addr, 200, probe_time()).await;
+        storming.store(false, Ordering::Relaxed);
+        let writes = storm.await.unwrap();
+        let metrics = running.state.metrics.render();
+        println!(
+            "reload storm: {writes} writes, {} reloads, {} refused",
+            metric(&metrics, "celer_policy_reloads_total"),
+            metric(&metrics, "celer_policy_reload_failures_total")
+        );
+        // Wrong decisions (a privileged Pod allowed) fail the probe, whatever the load.
+        normal.assert_kept_succeeding("reload storm");
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shutdown_under_load_answers_every_request_it_accepted() {
+    let _serial = serial();
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(ServeOptions {
+            limits: Limits::default(),
+            drain_timeout: Duration::from_secs(5),
+            ..options()
+        })
+        .await;
+        let addr = running.addr;
+        let state = Arc::clone(&running.state);
+        // Load on four connections; shutdown (what SIGTERM resolves) halfway through.
+        let clients: Vec<_> = (0..4)
+            .map(|_| tokio::spawn(normal_client(addr, 100, Duration::from_secs(2))))
+            .collect();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), running.wait())
+            .await
+            .unwrap();
+        let mut answered = 0;
+        let mut wrong = 0;
+        let mut refused = 0;
+        for c in clients {
+            let n = c.await.unwrap();
+            answered += n.ok;
+            wrong += n.wrong;
+            // After the GOAWAY, new streams are refused before they are processed: the API
+            // server retries those on another replica.
+            refused += n.failed();
+        }
+        println!("shutdown under load: {answered} answered, {refused} refused after GOAWAY, {wrong} wrong");
+        assert!(answered > 0);
+        assert_eq!(wrong, 0);
+        // Every request the server took in was answered to its client.
+        let metrics = state.metrics.render();
+        let served = metric(
+            &metrics,
+            "celer_webhook_requests_total{endpoint=\"validate\",decision=\"denied\"}",
+        );
+        assert_eq!(served, answered, "served by the server vs answered to the clients");
+        assert_eq!(state.metrics.in_flight(), 0);
+    });
+}
