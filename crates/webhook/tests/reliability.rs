@@ -8,6 +8,8 @@
 //! `CELER_RELIABILITY_FULL=1` runs the sizes of the issue (30 s per probe, 1,100 slow
 //! connections, ...); without it the probes are shorter and smaller, for `.ci/run`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Test harness locks (probes run one at a time), off the request path.
+#![allow(clippy::disallowed_types)]
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
