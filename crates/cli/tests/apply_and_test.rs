@@ -236,3 +236,34 @@ fn apply_sends_a_subresource_and_assumes_a_namespace_not_supplied() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn test_takes_a_subresource_for_celer_test_files() {
+    let dir = std::env::temp_dir().join(format!("celer-test-sub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("policy.yaml"),
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: no-debug}\nspec:\n  matchConstraints:\n    resourceRules:\n    - {apiGroups: [\"\"], apiVersions: [v1], operations: [UPDATE], resources: [pods/ephemeralcontainers]}\n  validations:\n  - expression: \"false\"\n    message: no debugging\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: no-debug}\nspec: {policyName: no-debug, validationActions: [Deny]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pod.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: prod}\nspec:\n  containers: [{name: a, image: nginx}]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("celer-test.yaml"),
+        "apiVersion: celer.dev/v1alpha1\nkind: Test\nmetadata: {name: debug}\npolicies: [policy.yaml]\nresources: [pod.yaml]\noldResources: [pod.yaml]\noperation: UPDATE\nexpect:\n- resource: {kind: Pod, name: web}\n  allowed: false\n",
+    )
+    .unwrap();
+    let path = dir.to_str().unwrap();
+    let run = celer(&["test", path]);
+    assert_eq!(
+        run.code, 1,
+        "the Pod itself is not denied: {}{}",
+        run.stdout, run.stderr
+    );
+    let run = celer(&["test", path, "--subresource", "pods/ephemeralcontainers"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,6 +113,25 @@ impl Normal {
         self.latencies.get(i).copied().unwrap_or(0) as f64 / 1000.0
     }
 
+    /// [`Normal::assert_kept_succeeding`], printing the latency next to the reference run's
+    /// (the same client against the same server, before the attack starts).
+    fn assert_kept_succeeding_against(&self, probe: &str, reference: &Normal) {
+        let ratio = if reference.p99_ms() > 0.0 {
+            self.p99_ms() / reference.p99_ms()
+        } else {
+            0.0
+        };
+        println!(
+            "{probe}: reference before the attack: {} ok of {}, scheduled p99 {:.2} ms; under attack p99 {:.2} ms = {ratio:.2}x the reference",
+            reference.ok,
+            reference.sent,
+            reference.p99_ms(),
+            self.p99_ms()
+        );
+        reference.assert_kept_succeeding(&format!("{probe} (reference)"));
+        self.assert_kept_succeeding(probe);
+    }
+
     /// At most 0.1% failed (at most one in a short run), none wrongly decided.
     fn assert_kept_succeeding(&self, probe: &str) {
         println!(
@@ -216,6 +235,16 @@ async fn normal_client(addr: SocketAddr, rate: u64, duration: Duration) -> Norma
     normal
 }
 
+/// The normal client alone, before an attack: the reference its figures are read against.
+async fn reference(addr: SocketAddr) -> Normal {
+    let time = if full() {
+        Duration::from_secs(10)
+    } else {
+        Duration::from_secs(1)
+    };
+    normal_client(addr, 200, time).await
+}
+
 /// A body that sends one byte a second, forever.
 struct Trickle {
     sleep: Pin<Box<tokio::time::Sleep>>,
@@ -260,6 +289,7 @@ fn slow_bodies_over_http1_do_not_take_evaluation_slots() {
     celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = start(options()).await;
         let addr = running.addr;
+        let reference = reference(addr).await;
         let attackers = size(300, 1100);
         let stop_attack = Arc::new(AtomicBool::new(false));
         let mut handles = Vec::new();
@@ -298,7 +328,7 @@ fn slow_bodies_over_http1_do_not_take_evaluation_slots() {
             "slow bodies h1: {attackers} attackers, body timeouts {}",
             metric(&metrics, "celer_webhook_body_timeouts_total")
         );
-        normal.assert_kept_succeeding("slow bodies over HTTP/1.1");
+        normal.assert_kept_succeeding_against("slow bodies over HTTP/1.1", &reference);
         for h in handles {
             h.abort();
         }
@@ -313,6 +343,7 @@ fn slow_bodies_over_http2_do_not_take_evaluation_slots() {
     celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = start(options()).await;
         let addr = running.addr;
+        let reference = reference(addr).await;
         let connections = 6;
         let streams = 250;
         let mut handles = Vec::new();
@@ -347,7 +378,7 @@ fn slow_bodies_over_http2_do_not_take_evaluation_slots() {
             "slow bodies h2: {connections} connections x {streams} streams asked, body timeouts {}",
             metric(&metrics, "celer_webhook_body_timeouts_total")
         );
-        normal.assert_kept_succeeding("slow bodies over HTTP/2");
+        normal.assert_kept_succeeding_against("slow bodies over HTTP/2", &reference);
         for h in handles {
             h.abort();
         }
@@ -368,6 +399,7 @@ fn idle_http2_connections_are_closed_and_new_ones_accepted() {
         })
         .await;
         let addr = running.addr;
+        let reference = reference(addr).await;
         // Fill all but one connection slot with idle h2 connections that answer PINGs.
         let held = Arc::new(AtomicU64::new(0));
         let mut handles = Vec::new();
@@ -409,7 +441,7 @@ fn idle_http2_connections_are_closed_and_new_ones_accepted() {
             s.read_to_string(&mut out).await.unwrap();
             assert!(out.starts_with("HTTP/1.1 200"), "{out}");
         }
-        normal.assert_kept_succeeding("idle HTTP/2 connections");
+        normal.assert_kept_succeeding_against("idle HTTP/2 connections", &reference);
         for h in handles {
             h.abort();
         }
@@ -439,6 +471,7 @@ fn a_burst_of_a_thousand_connections_overflows_no_queue() {
     celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = start(options()).await;
         let addr = running.addr;
+        let reference = reference(addr).await;
         let normal = tokio::spawn(normal_client(addr, 200, Duration::from_secs(3)));
         tokio::time::sleep(Duration::from_millis(200)).await;
         let before = listen_overflows();
@@ -482,7 +515,7 @@ fn a_burst_of_a_thousand_connections_overflows_no_queue() {
         );
         assert_eq!(connects.len(), burst, "every connection of the burst answered");
         assert!(overflows.unwrap_or(0) == 0, "listen queue overflowed: {overflows:?}");
-        normal.await.unwrap().assert_kept_succeeding("1,000-connection burst");
+        normal.await.unwrap().assert_kept_succeeding_against("1,000-connection burst", &reference);
         stop.send(()).unwrap();
         running.wait().await;
     });
@@ -507,6 +540,7 @@ fn a_reload_storm_of_broken_and_empty_files_never_admits_a_privileged_pod() {
         })
         .await;
         let addr = running.addr;
+        let reference = reference(addr).await;
         let storming = Arc::new(AtomicBool::new(true));
         let storm = {
             let storming = Arc::clone(&storming);
@@ -548,7 +582,7 @@ fn a_reload_storm_of_broken_and_empty_files_never_admits_a_privileged_pod() {
             metric(&metrics, "celer_policy_reload_failures_total")
         );
         // Wrong decisions (a privileged Pod allowed) fail the probe, whatever the load.
-        normal.assert_kept_succeeding("reload storm");
+        normal.assert_kept_succeeding_against("reload storm", &reference);
         stop.send(()).unwrap();
         running.wait().await;
     });

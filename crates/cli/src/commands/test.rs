@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use celer_offline::suite::{self, SuiteOutcome};
 use clap::{Args, ValueEnum};
+use sonic_rs::{JsonValueMutTrait as _, JsonValueTrait as _};
 
 const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
@@ -47,6 +48,12 @@ pub struct TestArgs {
     /// Print every check, not only the failed ones.
     #[arg(long, short)]
     pub verbose: bool,
+
+    /// Send the requests of celer test files that do not name one for a subresource, as the
+    /// API server would: RESOURCE/SUBRESOURCE, e.g. pods/ephemeralcontainers, pods/exec,
+    /// deployments/scale (Kyverno and Gatekeeper suites are run as they are written).
+    #[arg(long, value_name = "RESOURCE/SUBRESOURCE")]
+    pub subresource: Option<String>,
 }
 
 pub fn run(args: TestArgs) -> ExitCode {
@@ -78,7 +85,21 @@ pub fn run(args: TestArgs) -> ExitCode {
                 path.display()
             );
         }
-        outcomes.push(suite::run(path, *format, doc));
+        let with_subresource = match (&args.subresource, format) {
+            (Some(sub), suite::Format::Celer) if doc.get("subResource").is_none() => {
+                let mut doc = doc.clone();
+                if let Some(object) = doc.as_object_mut() {
+                    object.insert("subResource", sub.as_str());
+                }
+                Some(doc)
+            }
+            _ => None,
+        };
+        outcomes.push(suite::run(
+            path,
+            *format,
+            with_subresource.as_ref().unwrap_or(doc),
+        ));
     }
     if progress {
         let _ = write!(std::io::stderr(), "\r\x1b[2K");
