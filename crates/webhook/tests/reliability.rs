@@ -13,7 +13,6 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,13 +22,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use celer_webhook::policies::PolicySource;
 use celer_webhook::router::Limits;
-use celer_webhook::server::{self, Running, ServeOptions};
+use celer_webhook::server::ServeOptions;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Frame};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
 
 /// The probes run one at a time, also under a plain `cargo test` (which runs a binary's tests
 /// in parallel): each measures the server alone under its own attack.
@@ -58,37 +56,12 @@ fn probe_time() -> Duration {
     }
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
 
-fn example(name: &str) -> String {
-    std::fs::read_to_string(repo().join("examples").join(name)).unwrap()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("celer-rel-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::{example, start, temp_dir};
 
 fn options() -> ServeOptions {
-    ServeOptions {
-        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-        reload_interval: Duration::from_millis(50),
-        ..ServeOptions::default()
-    }
-}
-
-async fn start(options: ServeOptions) -> (Running, oneshot::Sender<()>) {
-    let (tx, rx) = oneshot::channel::<()>();
-    let running = server::start(options, async {
-        let _ = rx.await;
-    })
-    .await
-    .unwrap();
-    (running, tx)
+    support::options(Duration::from_millis(50))
 }
 
 /// What the normal client saw.

@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::convert::Infallible;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -17,13 +16,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Frame};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
 
-fn example(name: &str) -> String {
-    std::fs::read_to_string(repo().join("examples").join(name)).unwrap()
-}
+use support::{example, repo};
 
 fn state_with(source: &PolicySource, limits: Limits) -> Arc<State> {
     let state = State::new(limits);

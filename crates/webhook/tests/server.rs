@@ -10,45 +10,19 @@ use std::time::Duration;
 
 use celer_webhook::policies::PolicySource;
 use celer_webhook::router::Limits;
-use celer_webhook::server::{self, Running, ServeOptions};
+use celer_webhook::server::ServeOptions;
 use celer_webhook::tls::TlsSource;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
 
-fn example(name: &str) -> String {
-    std::fs::read_to_string(repo().join("examples").join(name)).unwrap()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("celer-webhook-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::{example, repo, start, temp_dir};
 
 fn options() -> ServeOptions {
-    ServeOptions {
-        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-        reload_interval: Duration::from_millis(100),
-        ..ServeOptions::default()
-    }
-}
-
-async fn start(options: ServeOptions) -> (Running, oneshot::Sender<()>) {
-    let (tx, rx) = oneshot::channel::<()>();
-    let running = server::start(options, async {
-        let _ = rx.await;
-    })
-    .await
-    .unwrap();
-    (running, tx)
+    support::options(Duration::from_millis(100))
 }
 
 fn post(path: &str, body: &str) -> String {
