@@ -16,7 +16,7 @@ use crate::compiled::{Binding, PolicyCommon};
 use crate::error::{ConfigurationError, MatchConditionError};
 use crate::invocation::Inputs;
 use crate::lookup::{Lookup, LookupError, ParamScope};
-use crate::matching::{self, EquivalentResources, MatchConstraints, Matched, Selector};
+use crate::matching::{self, EquivalentResources, MatchConstraints, Matched};
 use crate::model::{FailurePolicy, ParameterNotFoundAction};
 use crate::mutating::{self, MutationState};
 use crate::policy_set::PolicySet;
@@ -301,9 +301,19 @@ pub fn collect_params(
         if let Some(p) = ctx.lookup.param(kind, namespace, name)? {
             params.push(Some(p));
         }
-    } else if let Some(selector) = &param_ref.selector {
-        let selector = Selector::compile(selector, "spec.paramRef.selector")
-            .map_err(|e| ConfigurationError::ParamSelector(matching::FieldErrors(e)))?;
+    } else if let Some(raw) = &param_ref.selector {
+        // Compiled at load; a binding made without it compiles it here.
+        let fresh;
+        let compiled = match &binding.param_selector {
+            Some(compiled) => compiled,
+            None => {
+                fresh = crate::compiled::compile_param_selector(raw);
+                &fresh
+            }
+        };
+        let selector = compiled
+            .as_ref()
+            .map_err(|e| ConfigurationError::ParamSelector(e.clone()))?;
         for p in ctx.lookup.params(kind, namespace)? {
             if selector.matches_labels(&p) {
                 params.push(Some(p));
