@@ -50,7 +50,9 @@ pub struct RequestContext<'r> {
     selector_params_as_list: bool,
     namespace: OnceCell<Result<Option<Arc<Json>>, LookupError>>,
     cel_request: OnceCell<Json>,
-    authorizer: Option<(Value<'static>, Value<'static>)>,
+    authorizer_source: Option<Arc<dyn Authorizer>>,
+    /// The values of `authorizer` and `authorizer.requestResource`, built on first use.
+    authorizer: OnceCell<Option<(Value<'static>, Value<'static>)>>,
     kyverno_context: Option<Arc<dyn KyvernoContext>>,
     /// The Kyverno context's variables for cluster-wide policies, made once.
     kyverno_values: OnceCell<Option<ContextValues>>,
@@ -58,32 +60,14 @@ pub struct RequestContext<'r> {
 
 impl<'r> RequestContext<'r> {
     pub fn new(request: &'r Request<'r>, lookup: &'r dyn Lookup, options: &EvalOptions) -> Self {
-        let authorizer = options.authorizer.as_ref().map(|a| {
-            let user = authz::UserInfo {
-                name: request.user.username.to_string(),
-                uid: request.user.uid.to_string(),
-                groups: request.groups().map(str::to_string).collect(),
-                extra: Default::default(),
-            };
-            let resource = RequestResource {
-                group: request.attributes.resource.group.to_string(),
-                resource: request.attributes.resource.resource.to_string(),
-                subresource: request.attributes.sub_resource.to_string(),
-                namespace: request.attributes.namespace.to_string(),
-                name: request.attributes.name.to_string(),
-            };
-            (
-                authz::authorizer_value(a.clone(), user.clone()),
-                authz::request_resource_value(a.clone(), user, &resource),
-            )
-        });
         RequestContext {
             request,
             lookup,
             selector_params_as_list: options.selector_params_as_list,
             namespace: OnceCell::new(),
             cel_request: OnceCell::new(),
-            authorizer,
+            authorizer_source: options.authorizer.clone(),
+            authorizer: OnceCell::new(),
             kyverno_context: options.kyverno_context.clone(),
             kyverno_values: OnceCell::new(),
         }
@@ -133,9 +117,39 @@ impl<'r> RequestContext<'r> {
         self.lookup
     }
 
-    /// The values of `authorizer` and `authorizer.requestResource`, when an authorizer is set.
-    pub(crate) fn authorizer(&self) -> Option<(Value<'static>, Value<'static>)> {
-        self.authorizer.clone()
+    /// The values of `authorizer` and `authorizer.requestResource` for a policy, when an
+    /// authorizer is set and one of the policy's expressions may read them; built once per
+    /// request, on first use.
+    pub(crate) fn authorizer_for(
+        &self,
+        common: &PolicyCommon,
+    ) -> Option<(Value<'static>, Value<'static>)> {
+        if !common.env.reads_authorizer() {
+            return None;
+        }
+        self.authorizer
+            .get_or_init(|| {
+                let a = self.authorizer_source.as_ref()?;
+                let request = self.request;
+                let user = authz::UserInfo {
+                    name: request.user.username.to_string(),
+                    uid: request.user.uid.to_string(),
+                    groups: request.groups().map(str::to_string).collect(),
+                    extra: Default::default(),
+                };
+                let resource = RequestResource {
+                    group: request.attributes.resource.group.to_string(),
+                    resource: request.attributes.resource.resource.to_string(),
+                    subresource: request.attributes.sub_resource.to_string(),
+                    namespace: request.attributes.namespace.to_string(),
+                    name: request.attributes.name.to_string(),
+                };
+                Some((
+                    authz::authorizer_value(a.clone(), user.clone()),
+                    authz::request_resource_value(a.clone(), user, &resource),
+                ))
+            })
+            .clone()
     }
 
     /// The CEL `request` for a match through an equivalent resource (`None`: the default one).

@@ -249,7 +249,7 @@ pub fn run<'r>(
                     request: condition_request,
                     namespace_object: namespace.as_deref(),
                     params: inv.param.as_deref(),
-                    authorizer: ctx.authorizer(),
+                    authorizer: ctx.authorizer_for(&inv.policy.common),
                 },
             );
             match conditions {
@@ -292,7 +292,7 @@ pub fn run<'r>(
                     request,
                     namespace_object: namespace.as_deref(),
                     params: inv.param.as_deref(),
-                    authorizer: ctx.authorizer(),
+                    authorizer: ctx.authorizer_for(&inv.policy.common),
                 };
                 match mutate(
                     mutation,
