@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use celer_cel::{Activation, Json, Value};
+use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use celer_cel_kubernetes::authz::{self, Authorizer, RequestResource};
 use celer_cel_kubernetes::cost::Budget;
 use celer_cel_kyverno::{ContextValues, KyvernoContext};
@@ -368,23 +368,35 @@ pub(crate) fn params_of(
 
 /// Evaluates matchConditions (`matchconditions/matcher.go`): any false skips, and wins over
 /// errors; errors go through failurePolicy; all true runs the policy. `Ok(true)`: run it.
+/// The activation is made from `buffers`, the request's, and gives them back.
 pub fn match_conditions(
     common: &PolicyCommon,
     inputs: &Inputs<'_>,
+    buffers: &mut ActivationBuffers,
 ) -> Result<bool, MatchConditionError> {
     if common.match_conditions.is_empty() {
         return Ok(true);
     }
-    let mut activation = Activation::new(&common.env.env);
+    let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
     let inputs = Inputs {
         namespace_object: None,
         ..inputs.clone()
     };
     crate::invocation::bind_inputs(&mut activation, common, &inputs, true);
+    let verdict = conditions_verdict(common, &activation);
+    *buffers = activation.into_buffers();
+    verdict
+}
+
+/// [`match_conditions`] on a bound activation.
+fn conditions_verdict(
+    common: &PolicyCommon,
+    activation: &Activation<'_>,
+) -> Result<bool, MatchConditionError> {
     let mut budget = Budget::match_conditions();
     let mut errors: Vec<String> = Vec::new();
     for c in &common.match_conditions {
-        match validating::evaluate(&c.expression, &activation, &mut budget) {
+        match validating::evaluate(&c.expression, activation, &mut budget) {
             Err(OutOfBudget) => {
                 // Upstream's evaluation stops with this one error; the others are dropped.
                 return match common.failure_policy {

@@ -251,6 +251,7 @@ pub fn run<'r>(
                     params: inv.param.as_deref(),
                     authorizer: ctx.authorizer_for(&inv.policy.common),
                 },
+                &mut buffers,
             );
             match conditions {
                 Ok(true) => {}

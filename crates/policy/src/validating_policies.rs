@@ -247,7 +247,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
                     None => &inputs,
                 };
                 let result = &mut state.result;
-                match match_conditions(common, for_conditions) {
+                match match_conditions(common, for_conditions, &mut state.buffers) {
                     Ok(false) => {
                         outcome.results.push(PolicyResult::named(
                             PolicyKind::Validating,

@@ -225,7 +225,7 @@ impl ValidatingFamily for Constraints<'_> {
         };
         let violations = &mut state.violations;
         violations.clear();
-        match match_conditions(&policy.common, &inputs) {
+        match match_conditions(&policy.common, &inputs, &mut state.buffers) {
             Ok(false) => {
                 record(
                     outcome,
