@@ -9,7 +9,7 @@ use celer_cel::Program;
 use celer_cel::syntax::ast::{Expr, ExprKind};
 
 use crate::environment::{ExpressionKind, PolicyEnv};
-use crate::matching::MatchConstraints;
+use crate::matching::{FieldErrors, MatchConstraints, Selector};
 use crate::model::{
     self, FailurePolicy, ParamKind, ParamRef, ReinvocationPolicy, ValidationAction,
 };
@@ -346,10 +346,27 @@ pub struct Binding {
     pub name: Name,
     pub policy_name: String,
     pub param_ref: Option<ParamRef>,
+    /// `paramRef.selector`, compiled at load ([`Binding::param_selector_of`]). An invalid
+    /// selector keeps its errors, which evaluation reports as a binding configuration error.
+    pub param_selector: Option<Result<Selector, FieldErrors>>,
     /// `None`: the binding matches whatever its policy matches.
     pub match_resources: Option<MatchConstraints>,
     /// Validating bindings only; empty for mutating ones.
     pub validation_actions: Vec<ValidationAction>,
+}
+
+impl Binding {
+    /// Compiles `paramRef.selector`, when there is one.
+    pub fn param_selector_of(
+        param_ref: Option<&ParamRef>,
+    ) -> Option<Result<Selector, FieldErrors>> {
+        param_ref?.selector.as_ref().map(compile_param_selector)
+    }
+}
+
+/// Compiles a `paramRef.selector`.
+pub fn compile_param_selector(selector: &model::LabelSelector) -> Result<Selector, FieldErrors> {
+    Selector::compile(selector, "spec.paramRef.selector").map_err(FieldErrors)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use celer_cel::{Activation, Json, Value};
+use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use celer_cel_kubernetes::authz::{self, Authorizer, RequestResource};
 use celer_cel_kubernetes::cost::Budget;
 use celer_cel_kyverno::{ContextValues, KyvernoContext};
@@ -16,7 +16,7 @@ use crate::compiled::{Binding, PolicyCommon};
 use crate::error::{ConfigurationError, MatchConditionError};
 use crate::invocation::Inputs;
 use crate::lookup::{Lookup, LookupError, ParamScope};
-use crate::matching::{self, EquivalentResources, MatchConstraints, Matched, Selector};
+use crate::matching::{self, EquivalentResources, MatchConstraints, Matched};
 use crate::model::{FailurePolicy, ParameterNotFoundAction};
 use crate::mutating::{self, MutationState};
 use crate::policy_set::PolicySet;
@@ -50,7 +50,9 @@ pub struct RequestContext<'r> {
     selector_params_as_list: bool,
     namespace: OnceCell<Result<Option<Arc<Json>>, LookupError>>,
     cel_request: OnceCell<Json>,
-    authorizer: Option<(Value<'static>, Value<'static>)>,
+    authorizer_source: Option<Arc<dyn Authorizer>>,
+    /// The values of `authorizer` and `authorizer.requestResource`, built on first use.
+    authorizer: OnceCell<Option<(Value<'static>, Value<'static>)>>,
     kyverno_context: Option<Arc<dyn KyvernoContext>>,
     /// The Kyverno context's variables for cluster-wide policies, made once.
     kyverno_values: OnceCell<Option<ContextValues>>,
@@ -58,32 +60,14 @@ pub struct RequestContext<'r> {
 
 impl<'r> RequestContext<'r> {
     pub fn new(request: &'r Request<'r>, lookup: &'r dyn Lookup, options: &EvalOptions) -> Self {
-        let authorizer = options.authorizer.as_ref().map(|a| {
-            let user = authz::UserInfo {
-                name: request.user.username.to_string(),
-                uid: request.user.uid.to_string(),
-                groups: request.groups().map(str::to_string).collect(),
-                extra: Default::default(),
-            };
-            let resource = RequestResource {
-                group: request.attributes.resource.group.to_string(),
-                resource: request.attributes.resource.resource.to_string(),
-                subresource: request.attributes.sub_resource.to_string(),
-                namespace: request.attributes.namespace.to_string(),
-                name: request.attributes.name.to_string(),
-            };
-            (
-                authz::authorizer_value(a.clone(), user.clone()),
-                authz::request_resource_value(a.clone(), user, &resource),
-            )
-        });
         RequestContext {
             request,
             lookup,
             selector_params_as_list: options.selector_params_as_list,
             namespace: OnceCell::new(),
             cel_request: OnceCell::new(),
-            authorizer,
+            authorizer_source: options.authorizer.clone(),
+            authorizer: OnceCell::new(),
             kyverno_context: options.kyverno_context.clone(),
             kyverno_values: OnceCell::new(),
         }
@@ -133,9 +117,39 @@ impl<'r> RequestContext<'r> {
         self.lookup
     }
 
-    /// The values of `authorizer` and `authorizer.requestResource`, when an authorizer is set.
-    pub(crate) fn authorizer(&self) -> Option<(Value<'static>, Value<'static>)> {
-        self.authorizer.clone()
+    /// The values of `authorizer` and `authorizer.requestResource` for a policy, when an
+    /// authorizer is set and one of the policy's expressions may read them; built once per
+    /// request, on first use.
+    pub(crate) fn authorizer_for(
+        &self,
+        common: &PolicyCommon,
+    ) -> Option<(Value<'static>, Value<'static>)> {
+        if !common.env.reads_authorizer() {
+            return None;
+        }
+        self.authorizer
+            .get_or_init(|| {
+                let a = self.authorizer_source.as_ref()?;
+                let request = self.request;
+                let user = authz::UserInfo {
+                    name: request.user.username.to_string(),
+                    uid: request.user.uid.to_string(),
+                    groups: request.groups().map(str::to_string).collect(),
+                    extra: Default::default(),
+                };
+                let resource = RequestResource {
+                    group: request.attributes.resource.group.to_string(),
+                    resource: request.attributes.resource.resource.to_string(),
+                    subresource: request.attributes.sub_resource.to_string(),
+                    namespace: request.attributes.namespace.to_string(),
+                    name: request.attributes.name.to_string(),
+                };
+                Some((
+                    authz::authorizer_value(a.clone(), user.clone()),
+                    authz::request_resource_value(a.clone(), user, &resource),
+                ))
+            })
+            .clone()
     }
 
     /// The CEL `request` for a match through an equivalent resource (`None`: the default one).
@@ -301,9 +315,19 @@ pub fn collect_params(
         if let Some(p) = ctx.lookup.param(kind, namespace, name)? {
             params.push(Some(p));
         }
-    } else if let Some(selector) = &param_ref.selector {
-        let selector = Selector::compile(selector, "spec.paramRef.selector")
-            .map_err(|e| ConfigurationError::ParamSelector(matching::FieldErrors(e)))?;
+    } else if let Some(raw) = &param_ref.selector {
+        // Compiled at load; a binding made without it compiles it here.
+        let fresh;
+        let compiled = match &binding.param_selector {
+            Some(compiled) => compiled,
+            None => {
+                fresh = crate::compiled::compile_param_selector(raw);
+                &fresh
+            }
+        };
+        let selector = compiled
+            .as_ref()
+            .map_err(|e| ConfigurationError::ParamSelector(e.clone()))?;
         for p in ctx.lookup.params(kind, namespace)? {
             if selector.matches_labels(&p) {
                 params.push(Some(p));
@@ -344,23 +368,35 @@ pub(crate) fn params_of(
 
 /// Evaluates matchConditions (`matchconditions/matcher.go`): any false skips, and wins over
 /// errors; errors go through failurePolicy; all true runs the policy. `Ok(true)`: run it.
+/// The activation is made from `buffers`, the request's, and gives them back.
 pub fn match_conditions(
     common: &PolicyCommon,
     inputs: &Inputs<'_>,
+    buffers: &mut ActivationBuffers,
 ) -> Result<bool, MatchConditionError> {
     if common.match_conditions.is_empty() {
         return Ok(true);
     }
-    let mut activation = Activation::new(&common.env.env);
+    let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
     let inputs = Inputs {
         namespace_object: None,
         ..inputs.clone()
     };
     crate::invocation::bind_inputs(&mut activation, common, &inputs, true);
+    let verdict = conditions_verdict(common, &activation);
+    *buffers = activation.into_buffers();
+    verdict
+}
+
+/// [`match_conditions`] on a bound activation.
+fn conditions_verdict(
+    common: &PolicyCommon,
+    activation: &Activation<'_>,
+) -> Result<bool, MatchConditionError> {
     let mut budget = Budget::match_conditions();
     let mut errors: Vec<String> = Vec::new();
     for c in &common.match_conditions {
-        match validating::evaluate(&c.expression, &activation, &mut budget) {
+        match validating::evaluate(&c.expression, activation, &mut budget) {
             Err(OutOfBudget) => {
                 // Upstream's evaluation stops with this one error; the others are dropped.
                 return match common.failure_policy {

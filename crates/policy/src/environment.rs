@@ -46,9 +46,24 @@ pub struct PolicyEnv {
     pub slots: Slots,
     /// Set once the variables are compiled: see [`crate::compiled::Expression::explain`].
     pub variable_errors: std::sync::Arc<[(String, String)]>,
+    /// Whether an expression compiled here may read `authorizer` (see [`PolicyEnv::compile`]).
+    pub reads_authorizer: ReadsAuthorizer,
 }
 
+/// Set by [`PolicyEnv::compile`] when a source names `authorizer`; shared by an environment's
+/// clones, which can only make the answer more conservative.
+#[derive(Debug, Clone, Default)]
+pub struct ReadsAuthorizer(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
 impl PolicyEnv {
+    /// Whether an expression compiled in this environment may read `authorizer` or
+    /// `authorizer.requestResource`: when none can, the request need not build their values.
+    pub fn reads_authorizer(&self) -> bool {
+        self.reads_authorizer
+            .0
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     pub fn new(has_params: bool, mutating: bool) -> PolicyEnv {
         let mut env = Env::kubernetes();
         if mutating {
@@ -81,6 +96,7 @@ impl PolicyEnv {
                 request_resource,
             },
             variable_errors: std::sync::Arc::from(Vec::new()),
+            reads_authorizer: ReadsAuthorizer::default(),
         }
     }
 
@@ -88,6 +104,13 @@ impl PolicyEnv {
     /// kube-apiserver gives (`compilation failed: ERROR: <input>:1:3: ...`,
     /// `must evaluate to bool but got dyn`).
     pub fn compile(&self, source: &str, kind: ExpressionKind) -> Result<Program, String> {
+        // Conservative: any occurrence of the word (an identifier, a field, a string) counts,
+        // and so does a source that does not compile.
+        if source.contains(authz::AUTHORIZER_VAR) {
+            self.reads_authorizer
+                .0
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let program = self
             .env
             .compile(source)
@@ -135,5 +158,34 @@ fn type_name(ty: &Type) -> String {
         Type::Timestamp => "timestamp".to_string(),
         Type::Duration => "duration".to_string(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod reads_authorizer_tests {
+    use super::*;
+
+    #[test]
+    fn an_environment_knows_whether_an_expression_names_the_authorizer() {
+        let env = PolicyEnv::new(false, false);
+        assert!(
+            env.compile("object.kind == 'Pod'", ExpressionKind::Condition)
+                .is_ok()
+        );
+        assert!(!env.reads_authorizer());
+        let _ = env.compile(
+            "authorizer.path('/a').check('get').allowed()",
+            ExpressionKind::Condition,
+        );
+        assert!(env.reads_authorizer());
+        // A clone shares the answer.
+        let other = PolicyEnv::new(false, false);
+        let clone = other.clone();
+        let _ = clone.compile(
+            "authorizer.requestResource.check('get').allowed()",
+            ExpressionKind::Condition,
+        );
+        assert!(other.reads_authorizer());
     }
 }

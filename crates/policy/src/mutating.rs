@@ -249,8 +249,9 @@ pub fn run<'r>(
                     request: condition_request,
                     namespace_object: namespace.as_deref(),
                     params: inv.param.as_deref(),
-                    authorizer: ctx.authorizer(),
+                    authorizer: ctx.authorizer_for(&inv.policy.common),
                 },
+                &mut buffers,
             );
             match conditions {
                 Ok(true) => {}
@@ -292,7 +293,7 @@ pub fn run<'r>(
                     request,
                     namespace_object: namespace.as_deref(),
                     params: inv.param.as_deref(),
-                    authorizer: ctx.authorizer(),
+                    authorizer: ctx.authorizer_for(&inv.policy.common),
                 };
                 match mutate(
                     mutation,

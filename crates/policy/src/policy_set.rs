@@ -248,6 +248,7 @@ impl PolicySet {
                 name: Name::from(&meta.name),
                 policy_name: policy_name.clone(),
                 param_ref: param_ref.clone(),
+                param_selector: Binding::param_selector_of(param_ref.as_ref()),
                 match_resources,
                 validation_actions,
             };

@@ -233,7 +233,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
                     request: request_json,
                     namespace_object: namespace.as_deref(),
                     params: param.as_deref(),
-                    authorizer: ctx.authorizer(),
+                    authorizer: ctx.authorizer_for(common),
                 };
                 let condition_inputs;
                 let for_conditions = match &condition_request {
@@ -247,7 +247,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
                     None => &inputs,
                 };
                 let result = &mut state.result;
-                match match_conditions(common, for_conditions) {
+                match match_conditions(common, for_conditions, &mut state.buffers) {
                     Ok(false) => {
                         outcome.results.push(PolicyResult::named(
                             PolicyKind::Validating,

@@ -221,11 +221,11 @@ impl ValidatingFamily for Constraints<'_> {
             request: ctx.default_cel_request(),
             namespace_object: namespace.as_deref(),
             params: Some(&constraint.params),
-            authorizer: ctx.authorizer(),
+            authorizer: ctx.authorizer_for(&policy.common),
         };
         let violations = &mut state.violations;
         violations.clear();
-        match match_conditions(&policy.common, &inputs) {
+        match match_conditions(&policy.common, &inputs, &mut state.buffers) {
             Ok(false) => {
                 record(
                     outcome,

@@ -394,6 +394,7 @@ pub fn compile_constraint(
             name: Name::from(spec.metadata.name.as_str()),
             policy_name: c.kind.to_lowercase(),
             param_ref: None,
+            param_selector: None,
             match_resources: None,
             validation_actions: actions,
         },

@@ -634,7 +634,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
                 params: None,
                 authorizer: None,
             };
-            match crate::engine::match_conditions(&r.validate.common, &inputs) {
+            match crate::engine::match_conditions(&r.validate.common, &inputs, &mut state.buffers) {
                 Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
                 Err(e) => (ResultKind::Fail, e.to_string()),
                 Ok(true) => {

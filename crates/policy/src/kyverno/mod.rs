@@ -72,6 +72,7 @@ pub fn kyverno_env(mutating: bool) -> (PolicyEnv, usize) {
             request_resource: usize::MAX,
         },
         variable_errors: std::sync::Arc::from(Vec::new()),
+        reads_authorizer: Default::default(),
     };
     (env, exceptions)
 }
