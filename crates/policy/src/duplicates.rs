@@ -36,6 +36,41 @@ enum Segment<'a> {
 /// Whether a duplicate is under `value`; on `true`, `path` leads to it (the duplicate key last).
 fn walk<'a>(value: &'a Json, path: &mut Vec<Segment<'a>>) -> bool {
     if let Some(object) = value.as_object() {
+        // Most objects of a Kubernetes object are small: read their members once, check the
+        // keys pairwise, then descend from what was read (one pass over the members instead
+        // of two).
+        if object.len() <= SMALL {
+            let mut members: [(&str, Option<&Json>); SMALL] = [("", None); SMALL];
+            let mut n = 0;
+            for (slot, (key, member)) in members.iter_mut().zip(object.iter()) {
+                *slot = (key, Some(member));
+                n += 1;
+            }
+            let members = members.get(..n).unwrap_or_default();
+            for (i, (a, _)) in members.iter().enumerate() {
+                if members
+                    .get(i + 1..)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|(b, _)| a == b)
+                {
+                    path.push(Segment::Key(a));
+                    return true;
+                }
+            }
+            for (key, member) in members {
+                if let Some(member) = member
+                    && (member.is_object() || member.is_array())
+                {
+                    path.push(Segment::Key(key));
+                    if walk(member, path) {
+                        return true;
+                    }
+                    path.pop();
+                }
+            }
+            return false;
+        }
         if let Some(key) = duplicate(object) {
             path.push(Segment::Key(key));
             return true;
@@ -63,24 +98,10 @@ fn walk<'a>(value: &'a Json, path: &mut Vec<Segment<'a>>) -> bool {
     false
 }
 
+/// The first key found twice in an object of more than [`SMALL`] members ([`walk`] checks
+/// the small ones as it reads them).
 fn duplicate(object: &sonic_rs::Object) -> Option<&str> {
     let n = object.len();
-    if n < 2 {
-        return None;
-    }
-    if n <= SMALL {
-        let mut keys: [&str; SMALL] = [""; SMALL];
-        for (slot, (key, _)) in keys.iter_mut().zip(object.iter()) {
-            *slot = key;
-        }
-        let keys = keys.get(..n).unwrap_or_default();
-        for (i, a) in keys.iter().enumerate() {
-            if keys.get(i + 1..).unwrap_or_default().contains(a) {
-                return Some(a);
-            }
-        }
-        return None;
-    }
     if n <= MEDIUM {
         // An open-addressing table on the stack, at most half full: no allocation, one cheap
         // hash and usually one probe per key.
