@@ -325,65 +325,14 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
 
     // (c)
     println!("\n### (c) {NON_MATCHING} policies that cannot match, against none\n");
-    println!(
-        "| request | {NON_MATCHING} policies µs | no policy µs | ratio | allocations ({NON_MATCHING} / none) |"
-    );
-    println!("|---|---:|---:|---:|---:|");
-    let mut non_matching = None;
-    for (name, body) in [
-        ("large Pod", &m.large_review),
-        ("small Pod", &m.small_review),
-    ] {
-        let p = interleaved(
-            opts,
-            || admit(&m.non_matching, black_box(body)),
-            || admit(&m.none, black_box(body)),
-        );
-        println!(
-            "| {name} | {} | {} | {} | {} / {} |",
-            us(p.a_us),
-            us(p.b_us),
-            ratio_cell(&p),
-            allocation_cell(allocations(|| admit(&m.non_matching, body))),
-            allocation_cell(allocations(|| admit(&m.none, body))),
-        );
-        if non_matching.is_none() {
-            non_matching = Some(p);
-        }
-    }
-    let non_matching = non_matching.ok_or("no measurement")?;
+    let non_matching = against_none(opts, m, &m.non_matching, NON_MATCHING, "policies")?;
 
     // (e)
     println!(
         "\n### (e) {CLUSTER_POLICY_RULES} ClusterPolicy `validate.cel` rules for other kinds, against none\n"
     );
-    println!(
-        "| request | {CLUSTER_POLICY_RULES} rules µs | no policy µs | ratio | allocations ({CLUSTER_POLICY_RULES} / none) |"
-    );
-    println!("|---|---:|---:|---:|---:|");
-    let mut cluster_policies = None;
-    for (name, body) in [
-        ("large Pod", &m.large_review),
-        ("small Pod", &m.small_review),
-    ] {
-        let p = interleaved(
-            opts,
-            || admit(&m.cluster_policies, black_box(body)),
-            || admit(&m.none, black_box(body)),
-        );
-        println!(
-            "| {name} | {} | {} | {} | {} / {} |",
-            us(p.a_us),
-            us(p.b_us),
-            ratio_cell(&p),
-            allocation_cell(allocations(|| admit(&m.cluster_policies, body))),
-            allocation_cell(allocations(|| admit(&m.none, body))),
-        );
-        if cluster_policies.is_none() {
-            cluster_policies = Some(p);
-        }
-    }
-    let cluster_policies = cluster_policies.ok_or("no measurement")?;
+    let cluster_policies =
+        against_none(opts, m, &m.cluster_policies, CLUSTER_POLICY_RULES, "rules")?;
 
     // (d)
     println!(
@@ -442,6 +391,41 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
         cluster_policies,
         mutate_us,
     })
+}
+
+/// A table of `set` against no policy on both Pods (cases (c) and (e)); the large Pod's pair.
+fn against_none(
+    opts: Options,
+    m: &Material,
+    set: &PolicySet,
+    n: usize,
+    what: &str,
+) -> Result<Pair, String> {
+    println!("| request | {n} {what} µs | no policy µs | ratio | allocations ({n} / none) |");
+    println!("|---|---:|---:|---:|---:|");
+    let mut large = None;
+    for (name, body) in [
+        ("large Pod", &m.large_review),
+        ("small Pod", &m.small_review),
+    ] {
+        let p = interleaved(
+            opts,
+            || admit(set, black_box(body)),
+            || admit(&m.none, black_box(body)),
+        );
+        println!(
+            "| {name} | {} | {} | {} | {} / {} |",
+            us(p.a_us),
+            us(p.b_us),
+            ratio_cell(&p),
+            allocation_cell(allocations(|| admit(set, body))),
+            allocation_cell(allocations(|| admit(&m.none, body))),
+        );
+        if large.is_none() {
+            large = Some(p);
+        }
+    }
+    large.ok_or_else(|| "no measurement".to_string())
 }
 
 fn targets(opts: Options, h: &Headline) {

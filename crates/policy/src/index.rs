@@ -4,7 +4,7 @@
 
 use hashbrown::HashMap;
 
-use crate::attributes::Operation;
+use crate::attributes::{Attributes, Operation};
 use crate::matching::text::str_eq;
 use crate::matching::{Pattern, RuleKey};
 
@@ -107,6 +107,16 @@ impl PolicyIndex {
             any_group.then_some(("*", resource)),
             (any_group && any_resource).then_some(("*", "*")),
         ]
+    }
+
+    /// The candidates for a request: [`PolicyIndex::lookup`] with its operation, group and
+    /// resource.
+    pub fn for_request(&self, attributes: &Attributes<'_>) -> Candidates<'_> {
+        self.lookup(
+            attributes.operation,
+            attributes.resource.group,
+            attributes.resource.resource,
+        )
     }
 
     /// The candidates for a request on `group`/`resource`, sorted and unique, without

@@ -140,11 +140,7 @@ pub fn run<'r>(
         return Ok(None);
     };
     let family = &set.mutating;
-    let ids = family.index.lookup(
-        attributes.operation,
-        attributes.resource.group,
-        attributes.resource.resource,
-    );
+    let ids = family.index.for_request(&attributes);
     if ids.is_empty() {
         return Ok(None);
     }

@@ -141,11 +141,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         _state: &PoliciesState,
         request: &FamilyRequest<'a>,
     ) -> Candidates<'a> {
-        let a = &request.attributes;
-        self.0
-            .validating
-            .index
-            .lookup(a.operation, a.resource.group, a.resource.resource)
+        self.0.validating.index.for_request(&request.attributes)
     }
 
     fn matches<'a>(

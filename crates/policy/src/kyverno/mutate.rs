@@ -35,11 +35,7 @@ pub fn run<'r>(
     if policies.is_empty() {
         return Ok(state);
     }
-    let ids = set.kyverno.mutating_index.lookup(
-        attributes.operation,
-        attributes.resource.group,
-        attributes.resource.resource,
-    );
+    let ids = set.kyverno.mutating_index.for_request(&attributes);
     let mut matched: Vec<&KyvernoMutating> = Vec::new();
     for &id in ids.as_slice() {
         let Some(k) = policies.get(id as usize) else {

@@ -415,11 +415,10 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         _state: &PoliciesState,
         request: &FamilyRequest<'a>,
     ) -> Candidates<'a> {
-        let a = &request.attributes;
         self.0
             .kyverno
             .validating_index
-            .lookup(a.operation, a.resource.group, a.resource.resource)
+            .for_request(&request.attributes)
     }
 
     fn matches<'a>(
