@@ -265,5 +265,13 @@ fn test_takes_a_subresource_for_celer_test_files() {
     );
     let run = celer(&["test", path, "--subresource", "pods/ephemeralcontainers"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // The Namespace `prod` no file supplies is assumed, and `celer test` says so once.
+    assert_eq!(
+        run.stderr.matches("assumed to exist").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("Namespace prod"), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }

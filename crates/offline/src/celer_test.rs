@@ -105,6 +105,14 @@ pub fn run(file: &Path, test: &Json) -> SuiteOutcome {
             return outcome;
         }
     };
+    for namespace in reports
+        .iter()
+        .filter_map(|r| r.assumed_namespace.as_deref())
+    {
+        if !outcome.assumed_namespaces.iter().any(|n| n == namespace) {
+            outcome.assumed_namespaces.push(namespace.to_string());
+        }
+    }
     let Some(expectations) = test.get("expect").and_then(|e| e.as_array()) else {
         outcome
             .errors

@@ -48,6 +48,9 @@ pub struct SuiteOutcome {
     pub skipped: Vec<(String, String)>,
     /// Problems that kept (part of) the suite from running: each counts as a failure.
     pub errors: Vec<String>,
+    /// Namespaces the resources name but no file supplied, assumed to exist with only their
+    /// `kubernetes.io/metadata.name` label (as `celer apply` says too).
+    pub assumed_namespaces: Vec<String>,
 }
 
 impl SuiteOutcome {

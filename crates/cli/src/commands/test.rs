@@ -104,6 +104,20 @@ pub fn run(args: TestArgs) -> ExitCode {
     if progress {
         let _ = write!(std::io::stderr(), "\r\x1b[2K");
     }
+    let mut assumed: Vec<&str> = outcomes
+        .iter()
+        .flat_map(|o| o.assumed_namespaces.iter().map(String::as_str))
+        .collect();
+    assumed.sort_unstable();
+    assumed.dedup();
+    if !assumed.is_empty() {
+        // Said once, on stderr, so JSON and JUnit reports stay parseable.
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: Namespace {} not supplied (namespaces:): assumed to exist with only the label kubernetes.io/metadata.name",
+            assumed.join(", ")
+        );
+    }
     if let Some(file) = &args.junit
         && let Err(e) = std::fs::write(file, suite::report_junit(&outcomes))
     {
