@@ -21,7 +21,10 @@
 #      label added while celer runs, a Namespace created a moment before the request,
 #      namespaceObject, a ConfigMap param changed and deleted;
 #   D. failurePolicy while celer is down: Fail refuses, Ignore admits, unmatched resources
-#      never reach it.
+#      never reach it;
+#   E. policies as cluster objects (--policies-from-cluster, --policy-configmaps) and no
+#      policy file: a labelled ConfigMap's policy enforced, changed and removed as the
+#      ConfigMap is, a broken one left out and logged while the others serve.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -278,6 +281,71 @@ eventually 10 ignored
 check "D4 failurePolicy Ignore: with celer down, a Pod the contract would deny is admitted unmutated" \
   "$(last); annotation: $(annotation policy-bench-injected)" \
   bash -c '[ "$1" = 201 ] && [ -z "$2" ]' _ "$status" "$(annotation policy-bench-injected)"
+
+# ---------------------------------------------------------------------------------------
+echo "--- E. policies as cluster objects: ConfigMaps (watched), no policy files"
+# fed_cm NAME MESSAGE: a ConfigMap (denials are 422, reason Invalid, as kube-apiserver answers) holding a ValidatingAdmissionPolicy and its binding that
+# deny Pods named NAME in e2e-fed with MESSAGE.
+fed_cm() {
+  local policy
+  policy="$(printf '%s\n' \
+    "apiVersion: admissionregistration.k8s.io/v1" "kind: ValidatingAdmissionPolicy" \
+    "metadata: {name: fed-$1}" "spec:" "  matchConstraints:" \
+    "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: e2e-fed}}" \
+    "    resourceRules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}]" \
+    "  validations: [{expression: \"object.metadata.name != '$1'\", message: '$2'}]" \
+    "---" \
+    "apiVersion: admissionregistration.k8s.io/v1" "kind: ValidatingAdmissionPolicyBinding" \
+    "metadata: {name: fed-$1}" "spec: {policyName: fed-$1, validationActions: [Deny]}")"
+  jq -cn --arg name "fed-$1" --arg policy "$policy" \
+    '{apiVersion: "v1", kind: "ConfigMap",
+      metadata: {name: $name, namespace: "celer-e2e", labels: {"celer.dev/policies": "true"}},
+      data: {"policy.yaml": $policy}}'
+}
+fed_denied() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted)"; [ "$status" = 422 ] && message | grep -qF -- "$2"; }
+fed_admitted() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted)"; [ "$status" = 201 ]; }
+# ms_since START_NS: milliseconds since START_NS (date +%s%N).
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+if start_celer fed "${webhook_user[@]}" --register-webhooks --policies-from-cluster \
+    --policy-configmaps celer.dev/policies=true; then
+  ok "E0 celer starts with no policy file, serving the cluster's policy objects and labelled ConfigMaps"
+else
+  bad "E0 celer starts with no policy file, serving the cluster's policy objects and labelled ConfigMaps" "see $celer_log"
+fi
+t0=$(date +%s%N)
+api POST /api/v1/namespaces/celer-e2e/configmaps "$(fed_cm blocked 'fed policy one')"
+if eventually 10 fed_denied blocked "fed policy one"; then
+  ok "E1 a policy ConfigMap created while celer runs is enforced (after $(ms_since "$t0") ms, registration included)"
+else
+  bad "E1 a policy ConfigMap created while celer runs is enforced" "$(last)"
+fi
+t0=$(date +%s%N)
+api PUT /api/v1/namespaces/celer-e2e/configmaps/fed-blocked "$(fed_cm blocked 'fed policy changed')"
+if eventually 10 fed_denied blocked "fed policy changed"; then
+  ok "E2 a changed policy ConfigMap is enforced as changed (after $(ms_since "$t0") ms)"
+else
+  bad "E2 a changed policy ConfigMap is enforced as changed" "$(last)"
+fi
+api POST /api/v1/namespaces/celer-e2e/configmaps \
+  '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fed-broken","namespace":"celer-e2e","labels":{"celer.dev/policies":"true"}},"data":{"policy.yaml":"kind: [unclosed"}}'
+broken_logged() { grep -q 'policy left out.*configmap celer-e2e/fed-broken policy.yaml' "$celer_log"; }
+if eventually 10 broken_logged && fed_denied blocked "fed policy changed"; then
+  ok "E3 a broken policy ConfigMap is left out and logged by name; the others keep serving"
+else
+  bad "E3 a broken policy ConfigMap is left out and logged by name; the others keep serving" "$(last); log: $(grep -c 'left out' "$celer_log") lines"
+fi
+api POST /api/v1/namespaces/celer-e2e/configmaps \
+  '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fed-unlabelled","namespace":"celer-e2e"},"data":{"policy.yaml":"kind: [unclosed"}}'
+api POST "$(pods e2e-fed)?dryRun=All" "$(pod other restricted)"
+expect "E4 a Pod no fed policy denies is admitted" 201
+t0=$(date +%s%N)
+api DELETE /api/v1/namespaces/celer-e2e/configmaps/fed-blocked
+if eventually 10 fed_admitted blocked; then
+  ok "E5 a deleted policy ConfigMap stops being enforced (after $(ms_since "$t0") ms)"
+else
+  bad "E5 a deleted policy ConfigMap stops being enforced" "$(last)"
+fi
+stop_celer TERM
 
 floor="$(awk -F'\t' '$1 == "passing" { print $2 }' "$here/run.ratchet")"
 if [ "$pass" -lt "${floor:-0}" ]; then

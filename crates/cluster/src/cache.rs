@@ -24,13 +24,28 @@ pub struct ObjectCache {
     /// Drop `metadata.managedFields` (Namespaces: `namespaceObject` never shows them upstream,
     /// and they are most of a Namespace's size).
     strip_managed_fields: bool,
+    /// Read as documents (policies): also without `status` and `metadata.resourceVersion`,
+    /// so that a status write (celer's own included) is not a change of the policy.
+    as_documents: bool,
+    /// Only objects with these labels (a label selector), for sources such as labelled
+    /// ConfigMaps.
+    label_selector: Option<String>,
     objects: RwLock<BTreeMap<Key, Arc<Json>>>,
     synced: watch::Sender<bool>,
+    /// Bumped on every change the watch brings (list, apply, delete), for those that rebuild
+    /// something from the objects.
+    changes: watch::Sender<u64>,
 }
 
 impl ObjectCache {
     pub fn new(resource: ApiResource) -> Arc<ObjectCache> {
-        Self::build(resource, false)
+        Self::build(resource, false, false, None)
+    }
+
+    /// A cache of objects read as documents (policies): without their managed fields, which
+    /// no policy reads, and only those matching `label_selector` if given.
+    pub fn documents(resource: ApiResource, label_selector: Option<String>) -> Arc<ObjectCache> {
+        Self::build(resource, true, true, label_selector)
     }
 
     /// A cache of Namespaces, kept without their managed fields.
@@ -41,16 +56,42 @@ impl ObjectCache {
                 "namespaces",
             ),
             true,
+            false,
+            None,
         )
     }
 
-    fn build(resource: ApiResource, strip_managed_fields: bool) -> Arc<ObjectCache> {
+    fn build(
+        resource: ApiResource,
+        strip_managed_fields: bool,
+        as_documents: bool,
+        label_selector: Option<String>,
+    ) -> Arc<ObjectCache> {
         Arc::new(ObjectCache {
             resource,
             strip_managed_fields,
+            as_documents,
+            label_selector,
             objects: RwLock::new(BTreeMap::new()),
             synced: watch::Sender::new(false),
+            changes: watch::Sender::new(0),
         })
+    }
+
+    /// A receiver that sees every change of the cache's objects (the value is a counter).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Every object, ordered by namespace and name.
+    pub fn all(&self) -> Vec<(Key, Arc<Json>)> {
+        (self.objects.read().iter())
+            .map(|(k, o)| (k.clone(), Arc::clone(o)))
+            .collect()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     pub fn resource(&self) -> &ApiResource {
@@ -97,17 +138,24 @@ impl ObjectCache {
         let Some((key, json)) = self.convert(object) else {
             return;
         };
-        self.objects.write().insert(key, json);
+        let old = self.objects.write().insert(key, Arc::clone(&json));
+        // A resync or a status-only write can bring the same object again: no change then.
+        if old.is_none_or(|old| *old != *json) {
+            self.changed();
+        }
     }
 
     fn delete(&self, object: &DynamicObject) {
         let key = key_of(object);
-        self.objects.write().remove(&key);
+        if self.objects.write().remove(&key).is_some() {
+            self.changed();
+        }
     }
 
     fn replace(&self, all: BTreeMap<Key, Arc<Json>>) {
         *self.objects.write() = all;
         self.synced.send_replace(true);
+        self.changed();
     }
 
     /// The object as the engine reads it, with `apiVersion` and `kind` (list items come
@@ -116,6 +164,12 @@ impl ObjectCache {
         let mut object = object.clone();
         if self.strip_managed_fields {
             object.metadata.managed_fields = None;
+        }
+        if self.as_documents {
+            object.metadata.resource_version = None;
+            if let Some(rest) = object.data.as_object_mut() {
+                rest.remove("status");
+            }
         }
         if object.types.is_none() {
             object.types = Some(kube::api::TypeMeta {
@@ -141,7 +195,11 @@ impl ObjectCache {
 
     /// Lists and watches the resource until the task is dropped, keeping the cache current.
     pub async fn run(self: Arc<ObjectCache>, api: Api<DynamicObject>) {
-        let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        let mut config = watcher::Config::default();
+        if let Some(selector) = &self.label_selector {
+            config = config.labels(selector);
+        }
+        let stream = watcher::watcher(api, config).default_backoff();
         let mut stream = std::pin::pin!(stream);
         let mut buffer: Option<BTreeMap<Key, Arc<Json>>> = None;
         while let Some(event) = stream.next().await {

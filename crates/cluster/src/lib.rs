@@ -12,6 +12,7 @@
 pub mod cache;
 mod lookup;
 pub mod register;
+pub mod sources;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod embedded;
+pub mod feed;
 pub mod lookup;
 pub mod metrics;
 pub mod policies;

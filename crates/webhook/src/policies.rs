@@ -55,6 +55,11 @@ pub struct Policies {
     pub files: BTreeMap<String, Vec<String>>,
     /// Policies (not other objects) read from each path of the source, in its order.
     pub per_path: Vec<(PathBuf, usize)>,
+    /// What each fed document (a cluster object, a ConfigMap's file) contributed, by origin.
+    pub fed: BTreeMap<String, Vec<String>>,
+    /// Fed documents left out of the set, each with every reason (unreadable, invalid, not
+    /// compiling): the rest of the set serves without them.
+    pub rejected: BTreeMap<String, Vec<String>>,
 }
 
 impl Policies {
@@ -110,6 +115,83 @@ pub struct LoadFailure(pub Vec<String>);
 /// Reads and compiles the policies of `source`. Any unreadable file, invalid document or
 /// policy, or expression that does not compile refuses the whole load.
 pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
+    load_with_feed(source, None)
+}
+
+/// How many times a load is rebuilt without the fed documents found broken. Leaving one out
+/// can break another (a Constraint without its template), so it may take more than one
+/// round; a bound keeps a pathological feed from looping.
+const FEED_ROUNDS: usize = 4;
+
+/// [`load`], plus the documents of `feed`, each standing alone: one that cannot be read or
+/// compiled is left out and named in [`Policies::rejected`]; problems of the files still
+/// refuse the whole load.
+pub fn load_with_feed(
+    source: &PolicySource,
+    feed: Option<&dyn crate::feed::PolicyFeed>,
+) -> Result<Policies, LoadFailure> {
+    let mut fed = Manifests::default();
+    if let Some(feed) = feed {
+        for document in feed.documents() {
+            match document {
+                crate::feed::FeedDocument::Object { origin, json } => fed.add_json(
+                    Source {
+                        file: origin,
+                        document: 0,
+                    },
+                    celer_cel::Json::clone(&json),
+                ),
+                crate::feed::FeedDocument::File { origin, text } => fed.add_text(&origin, &text),
+            }
+        }
+    }
+    let mut rejected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for error in std::mem::take(&mut fed.errors) {
+        rejected
+            .entry(error.location.file.clone())
+            .or_default()
+            .push(shorten_quoted(&error.to_string(), QUOTE_MAX));
+    }
+    let mut round = 0;
+    loop {
+        round += 1;
+        fed.items.retain(|(s, _)| !rejected.contains_key(&s.file));
+        match load_files_and(source, &fed) {
+            Ok(mut policies) => {
+                policies.rejected = rejected;
+                return Ok(policies);
+            }
+            Err(Refused::Files(failure)) => return Err(failure),
+            Err(Refused::Fed(errors)) => {
+                for error in errors {
+                    rejected
+                        .entry(error.location.file.clone())
+                        .or_default()
+                        .push(shorten_quoted(&error.to_string(), QUOTE_MAX));
+                }
+                if round >= FEED_ROUNDS {
+                    // Leave every fed document out rather than serve a set with errors.
+                    for (s, _) in &fed.items {
+                        rejected.entry(s.file.clone()).or_default().push(format!(
+                            "{s}: left out: the fed policies did not load without errors after {FEED_ROUNDS} rounds"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Why [`load_files_and`] did not give a set.
+enum Refused {
+    /// The files are broken: the whole load is refused.
+    Files(LoadFailure),
+    /// Only fed documents are: these errors name them.
+    Fed(Vec<celer_policy::load::LoadError>),
+}
+
+/// The files' policies and `fed`'s, compiled into one set.
+fn load_files_and(source: &PolicySource, fed: &Manifests) -> Result<Policies, Refused> {
     let mut manifests = Manifests::default();
     let mut per_path = Vec::new();
     let mut empty_files = Vec::new();
@@ -154,13 +236,21 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
         });
     }
     if !manifests.errors.is_empty() {
-        return Err(LoadFailure(
+        return Err(Refused::Files(LoadFailure(
             manifests
                 .errors
                 .iter()
                 .map(|e| shorten_quoted(&e.to_string(), QUOTE_MAX))
                 .collect(),
-        ));
+        )));
+    }
+    let fed_origins: HashSet<&str> = fed.items.iter().map(|(s, _)| s.file.as_str()).collect();
+    let mut fed_what: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (source, item) in &fed.items {
+        let entry = fed_what.entry(source.file.clone()).or_default();
+        if let Some(what) = describe(item) {
+            entry.push(what);
+        }
     }
     let mut validating = Manifests::default();
     let mut mutating = Manifests::default();
@@ -172,7 +262,7 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
             entry.push(what);
         }
     }
-    for (source, item) in manifests.items {
+    for (source, item) in manifests.items.into_iter().chain(fed.items.iter().cloned()) {
         match item {
             // Gatekeeper templates and constraints are validating policies too.
             Manifest::ValidatingPolicy(_)
@@ -200,14 +290,18 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
     for d in &validating.gatekeeper.diagnostics {
         tracing::warn!(diagnostic = %d, "gatekeeper policy not enforced");
     }
-    let errors: Vec<String> = validating
-        .errors
-        .iter()
+    let (fed_errors, file_errors): (Vec<_>, Vec<_>) = (validating.errors.iter())
         .chain(&mutating.errors)
-        .map(|e| shorten_quoted(&e.to_string(), QUOTE_MAX))
-        .collect();
-    if !errors.is_empty() {
-        return Err(LoadFailure(errors));
+        .partition(|e| fed_origins.contains(e.location.file.as_str()));
+    if !file_errors.is_empty() {
+        return Err(Refused::Files(LoadFailure(
+            (file_errors.iter())
+                .map(|e| shorten_quoted(&e.to_string(), QUOTE_MAX))
+                .collect(),
+        )));
+    }
+    if !fed_errors.is_empty() {
+        return Err(Refused::Fed(fed_errors.into_iter().cloned().collect()));
     }
     Ok(Policies {
         validating,
@@ -215,6 +309,8 @@ pub fn load(source: &PolicySource) -> Result<Policies, LoadFailure> {
         lookup: ServeLookup::new(objects),
         files,
         per_path,
+        fed: fed_what,
+        rejected: BTreeMap::new(),
     })
 }
 

@@ -16,6 +16,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
+use crate::feed::PolicyFeed;
 use crate::lookup::ClusterHooks;
 use crate::policies::{self, Fingerprint, LoadFailure, Policies, PolicySource};
 use crate::router::{self, Limits, State};
@@ -59,6 +60,12 @@ pub struct ServeOptions {
     pub reload_interval: Duration,
     /// A cluster serving Namespaces and params, told of every policy set loaded.
     pub cluster: Option<Arc<dyn ClusterHooks>>,
+    /// Policy documents beside the files (a cluster's policy objects, labelled ConfigMaps):
+    /// loaded with them, each standing alone, and reloaded as soon as they change.
+    pub feed: Option<Arc<dyn PolicyFeed>>,
+    /// How long the first load waits for the feed to be read once; after that it loads what
+    /// there is and says so (WARN).
+    pub feed_sync_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -78,6 +85,8 @@ impl Default for ServeOptions {
             drain_timeout: Duration::from_secs(10),
             reload_interval: Duration::from_secs(1),
             cluster: None,
+            feed: None,
+            feed_sync_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -132,13 +141,21 @@ pub async fn start(
     // The fingerprint is taken before the load, so a file changed while the set is loading or
     // before the watcher first runs is still seen as a change.
     let source = options.policies.clone();
+    if let Some(feed) = &options.feed {
+        wait_for_feed(feed.as_ref(), options.feed_sync_timeout).await;
+    }
+    let feed = options.feed.clone();
     let (fingerprint, loaded) = tokio::task::spawn_blocking(move || {
         let fingerprint = Fingerprint::of(&source);
-        (fingerprint, policies::load(&source))
+        (
+            fingerprint,
+            policies::load_with_feed(&source, feed.as_deref()),
+        )
     })
     .await
     .map_err(|e| ServeError::Internal(e.to_string()))?;
     let mut loaded = loaded?;
+    log_rejected(&loaded, None);
     with_cluster(options.cluster.as_ref(), &mut loaded);
     let state = Arc::new(State::new(options.limits.clone()));
     let (validating, mutating) = loaded.counts();
@@ -203,10 +220,13 @@ pub async fn start(
         _ => None,
     };
 
-    if matches!(options.policies, PolicySource::Paths(_)) {
+    if matches!(options.policies, PolicySource::Paths(_)) || options.feed.is_some() {
         watchers.push(tokio::spawn(watch_policies(
             Arc::clone(&state),
-            options.policies.clone(),
+            Sources {
+                files: options.policies.clone(),
+                feed: options.feed.clone(),
+            },
             fingerprint,
             options.reload_interval,
             options.cluster.clone(),
@@ -549,14 +569,54 @@ async fn serve_connection<S>(
     }
 }
 
-/// Checks the policy files every `interval`; on a change, waits until the files stop changing,
-/// then loads and compiles the whole set and swaps it in. A set that fails to load is logged
-/// (every error names its file and document) and counted; the previous set keeps serving and
+/// What a reload reads: the files and the feed.
+struct Sources {
+    files: PolicySource,
+    feed: Option<Arc<dyn PolicyFeed>>,
+}
+
+/// How long fed changes are gathered before a reload: a GitOps sync applies many objects at
+/// once, and one rebuild for all of them beats one per object.
+const FEED_SETTLE: Duration = Duration::from_millis(100);
+
+/// Waits for the feed to have been read once, at most `timeout`.
+async fn wait_for_feed(feed: &dyn PolicyFeed, timeout: Duration) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !feed.is_synced() {
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(
+                timeout = ?timeout,
+                "policy sources not read in time; loading what there is (the rest is loaded as it arrives)"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Logs the fed documents a load left out, each once per change of its reasons.
+fn log_rejected(loaded: &Policies, serving: Option<&Policies>) {
+    for (origin, reasons) in &loaded.rejected {
+        if serving.is_some_and(|s| s.rejected.get(origin) == Some(reasons)) {
+            continue;
+        }
+        tracing::warn!(
+            policy = %origin,
+            reasons = %reasons.join("; "),
+            "policy left out: the other policies keep serving"
+        );
+    }
+}
+
+/// Checks the policy files every `interval` and wakes on any change of the feed; on a change,
+/// waits until the files stop changing (or the feed has been quiet for [`FEED_SETTLE`]), then
+/// loads and compiles the whole set and swaps it in. A set that fails to load is logged (every
+/// error names its file and document) and counted; the previous set keeps serving and
 /// readiness does not change. `last` is the fingerprint of the files the serving set was
 /// loaded from.
 async fn watch_policies(
     state: Arc<State>,
-    source: PolicySource,
+    sources: Sources,
     mut last: Fingerprint,
     interval: Duration,
     cluster: Option<Arc<dyn ClusterHooks>>,
@@ -566,15 +626,48 @@ async fn watch_policies(
             .await
             .unwrap_or_default()
     };
+    let mut fed_changes = sources.feed.as_ref().map(|f| f.subscribe());
+    let files = matches!(sources.files, PolicySource::Paths(_));
     loop {
-        tokio::time::sleep(interval).await;
-        let now = fingerprint(source.clone()).await;
-        if now == last {
+        let fed_changed = async {
+            match fed_changes.as_mut() {
+                Some(rx) => rx.changed().await.is_ok(),
+                None => std::future::pending().await,
+            }
+        };
+        let mut reload = false;
+        tokio::select! {
+            () = tokio::time::sleep(interval), if files => {}
+            changed = fed_changed => {
+                if !changed {
+                    // The feed is gone: files only from now on.
+                    fed_changes = None;
+                    continue;
+                }
+                reload = true;
+                // Gather the rest of a burst of changes.
+                if let Some(rx) = fed_changes.as_mut() {
+                    while tokio::time::timeout(FEED_SETTLE, rx.changed()).await.is_ok_and(|r| r.is_ok()) {}
+                    rx.mark_unchanged();
+                }
+            }
+        }
+        if files {
+            let now = fingerprint(sources.files.clone()).await;
+            if now != last {
+                last = settled(now, interval, || fingerprint(sources.files.clone())).await;
+                reload = true;
+            }
+        }
+        if !reload {
             continue;
         }
-        last = settled(now, interval, || fingerprint(source.clone())).await;
-        let to_load = source.clone();
-        let result = tokio::task::spawn_blocking(move || policies::load(&to_load)).await;
+        let to_load = sources.files.clone();
+        let feed = sources.feed.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            policies::load_with_feed(&to_load, feed.as_deref())
+        })
+        .await;
         let serving = state.current();
         let result = result.map(|loaded| {
             loaded.and_then(|loaded| {
@@ -595,6 +688,7 @@ async fn watch_policies(
                         "policy file removed: its policies are removed with it"
                     );
                 }
+                log_rejected(&loaded, serving.as_ref().map(|s| &s.policies));
                 with_cluster(cluster.as_ref(), &mut loaded);
                 let (validating, mutating) = loaded.counts();
                 let generation = state.install(loaded);

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use celer_cluster::Cluster;
 use celer_cluster::register::{Configurations, Endpoint, Registrar, WebhookSettings};
+use celer_cluster::sources::{Document, PolicyObjects};
 use celer_policy::lookup::Lookup;
+use celer_webhook::feed::{Changes, FeedDocument, PolicyFeed};
 use celer_webhook::lookup::ClusterHooks;
 use celer_webhook::policies::{Policies, PolicySource};
 use celer_webhook::router::{DEFAULT_MAX_BODY, Limits};
@@ -297,6 +299,25 @@ pub struct ClusterArgs {
     #[arg(long, value_enum, value_name = "POLICY", env = "CELER_WEBHOOK_FAILURE_POLICY", default_value_t = FailurePolicyArg::Fail, help_heading = "Cluster")]
     pub webhook_failure_policy: FailurePolicyArg,
 
+    /// Serve the cluster's own policy objects, watched: Kyverno's ValidatingPolicy,
+    /// NamespacedValidatingPolicy, MutatingPolicy, NamespacedMutatingPolicy, PolicyException,
+    /// ClusterPolicy and Policy, Gatekeeper's ConstraintTemplates and Constraints (beside any
+    /// policy files; without files, the embedded Pod Security default is not loaded). One that
+    /// is broken is left out and logged; the others keep serving.
+    #[arg(long, env = "CELER_POLICIES_FROM_CLUSTER", help_heading = "Cluster")]
+    pub policies_from_cluster: bool,
+
+    /// Also serve the policy files held in ConfigMaps with these labels (a label selector,
+    /// e.g. `celer.dev/policies=true`), watched: each data entry ending in .yaml, .yml or
+    /// .json is a file.
+    #[arg(
+        long,
+        value_name = "SELECTOR",
+        env = "CELER_POLICY_CONFIGMAPS",
+        help_heading = "Cluster"
+    )]
+    pub policy_configmaps: Option<String>,
+
     /// Seconds the API server waits for an answer (1 to 30).
     #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
     pub webhook_timeout: u8,
@@ -363,7 +384,8 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 impl ServeArgs {
     fn options(&self) -> ServeOptions {
-        let policies = if self.policies.is_empty() {
+        let fed = self.cluster.policies_from_cluster || self.cluster.policy_configmaps.is_some();
+        let policies = if self.policies.is_empty() && !fed {
             PolicySource::Embedded
         } else {
             PolicySource::Paths(self.policies.clone())
@@ -404,6 +426,7 @@ impl ServeArgs {
             drain_timeout: self.drain_timeout,
             reload_interval: self.reload_interval,
             cluster: None,
+            ..ServeOptions::default()
         }
     }
 
@@ -466,6 +489,27 @@ impl ClusterHooks for ClusterAdapter {
     }
 }
 
+/// The cluster's policy objects and ConfigMaps, as the server's feed.
+#[derive(Debug)]
+struct ClusterFeed(Arc<PolicyObjects>);
+
+impl PolicyFeed for ClusterFeed {
+    fn documents(&self) -> Vec<FeedDocument> {
+        (self.0.documents().into_iter())
+            .map(|d| match d {
+                Document::Object { origin, json } => FeedDocument::Object { origin, json },
+                Document::File { origin, text } => FeedDocument::File { origin, text },
+            })
+            .collect()
+    }
+    fn subscribe(&self) -> Changes {
+        self.0.subscribe()
+    }
+    fn is_synced(&self) -> bool {
+        self.0.is_synced()
+    }
+}
+
 fn init_logs(format: LogFormat, filter: &str) -> Result<(), String> {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .map_err(|e| format!("--log-level {filter:?}: {e}"))?;
@@ -506,12 +550,26 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 }
             }
         } else {
-            if args.cluster.register_webhooks || args.cluster.unregister_webhooks {
-                tracing::error!("--register-webhooks and --unregister-webhooks need --kubeconfig or --in-cluster");
+            if args.cluster.register_webhooks
+                || args.cluster.unregister_webhooks
+                || args.cluster.policies_from_cluster
+                || args.cluster.policy_configmaps.is_some()
+            {
+                tracing::error!("--register-webhooks, --unregister-webhooks, --policies-from-cluster and --policy-configmaps need --kubeconfig or --in-cluster");
                 return ExitCode::from(EXIT_SETUP);
             }
             None
         };
+        if let Some(adapter) = &adapter
+            && (args.cluster.policies_from_cluster || args.cluster.policy_configmaps.is_some())
+        {
+            let objects = PolicyObjects::start(
+                adapter.cluster.client().clone(),
+                args.cluster.policy_configmaps.clone(),
+                args.cluster.policies_from_cluster,
+            );
+            options.feed = Some(Arc::new(ClusterFeed(objects)) as Arc<dyn PolicyFeed>);
+        }
         options.cluster = adapter
             .as_ref()
             .map(|a| Arc::clone(a) as Arc<dyn ClusterHooks>);
