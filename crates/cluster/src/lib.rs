@@ -13,6 +13,7 @@ pub mod cache;
 mod lookup;
 pub mod register;
 pub mod sources;
+pub mod status;
 
 use std::collections::HashMap;
 use std::path::Path;

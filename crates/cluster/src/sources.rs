@@ -244,6 +244,36 @@ impl PolicyObjects {
         documents
     }
 
+    /// The served cluster objects (not ConfigMaps) by origin, for their status.
+    pub fn served_objects(&self) -> Vec<(String, crate::status::PolicyObject)> {
+        let mut out = Vec::new();
+        for ((_, kind), watched) in self.watched.read().iter() {
+            if watched.used != Use::Serve {
+                continue;
+            }
+            for ((namespace, name), object) in watched.cache.all() {
+                out.push((
+                    object_origin(kind, &namespace, &name),
+                    crate::status::PolicyObject {
+                        resource: watched.cache.resource().clone(),
+                        namespace,
+                        name,
+                        object,
+                    },
+                ));
+            }
+        }
+        out
+    }
+
+    /// The Constraint kinds the API server serves now.
+    pub fn constraint_kinds(&self) -> Vec<String> {
+        (self.watched.read().keys())
+            .filter(|(group, _)| group == CONSTRAINTS_GROUP)
+            .map(|(_, kind)| kind.clone())
+            .collect()
+    }
+
     /// The objects of the kinds celer only reads (the native admission policies), by kind.
     pub fn read_only(&self) -> Vec<(String, Vec<Arc<Json>>)> {
         (self.watched.read().iter())

@@ -10,6 +10,7 @@ use std::time::Duration;
 use celer_cluster::Cluster;
 use celer_cluster::register::{Configurations, Endpoint, Registrar, WebhookSettings};
 use celer_cluster::sources::{Document, PolicyObjects};
+use celer_cluster::status::{Desired, Health, StatusSettings, StatusWriter};
 use celer_policy::lookup::Lookup;
 use celer_webhook::feed::{Changes, FeedDocument, PolicyFeed};
 use celer_webhook::lookup::ClusterHooks;
@@ -466,6 +467,8 @@ impl ServeArgs {
 struct ClusterAdapter {
     cluster: Cluster,
     registration: parking_lot::Mutex<Option<(WebhookSettings, Registrar)>>,
+    /// With `--policies-from-cluster`: the policy objects and the writer of their status.
+    status: Option<(Arc<PolicyObjects>, StatusWriter)>,
 }
 
 impl ClusterHooks for ClusterAdapter {
@@ -479,6 +482,23 @@ impl ClusterHooks for ClusterAdapter {
                 &policies.validating,
                 &policies.mutating,
             ]));
+        if let Some((objects, writer)) = &self.status {
+            let served = (objects.served_objects().into_iter())
+                .filter_map(|(origin, object)| {
+                    let health = match policies.rejected.get(&origin) {
+                        Some(reasons) => Health::LeftOut(reasons.clone()),
+                        None if policies.fed.contains_key(&origin) => Health::Served,
+                        // Arrived after this load began: the next load says.
+                        None => return None,
+                    };
+                    Some((object, health))
+                })
+                .collect();
+            writer.desire(Desired {
+                objects: served,
+                constraint_kinds: objects.constraint_kinds(),
+            });
+        }
         if let Some((settings, registrar)) = self.registration.lock().as_ref() {
             registrar.desire(Configurations::new(
                 settings,
@@ -487,6 +507,15 @@ impl ClusterHooks for ClusterAdapter {
             ));
         }
     }
+}
+
+/// This replica's name, for its entries in policy statuses (`byPod[].id`, the field
+/// manager): `CELER_REPLICA_NAME`, else the Pod's name (`POD_NAME`, `HOSTNAME`).
+fn replica_name() -> String {
+    ["CELER_REPLICA_NAME", "POD_NAME", "HOSTNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|n| !n.is_empty()))
+        .unwrap_or_else(|| "celer".to_string())
 }
 
 /// The cluster's policy objects and ConfigMaps, as the server's feed.
@@ -538,12 +567,37 @@ pub fn run(args: ServeArgs) -> ExitCode {
     };
     let mut options = args.options();
     runtime.block_on(async move {
+        let fed = args.cluster.policies_from_cluster || args.cluster.policy_configmaps.is_some();
         let adapter = if args.cluster_mode() {
             match celer_cluster::client(args.cluster.kubeconfig.as_deref()).await {
-                Ok(client) => Some(Arc::new(ClusterAdapter {
-                    cluster: Cluster::start(client, args.cluster.lookup_timeout),
-                    registration: parking_lot::Mutex::new(None),
-                })),
+                Ok(client) => {
+                    let objects = fed.then(|| {
+                        PolicyObjects::start(
+                            client.clone(),
+                            args.cluster.policy_configmaps.clone(),
+                            args.cluster.policies_from_cluster,
+                        )
+                    });
+                    if let Some(objects) = &objects {
+                        options.feed =
+                            Some(Arc::new(ClusterFeed(Arc::clone(objects))) as Arc<dyn PolicyFeed>);
+                    }
+                    let status = objects.filter(|_| args.cluster.policies_from_cluster).map(|objects| {
+                        let writer = StatusWriter::spawn(
+                            client.clone(),
+                            StatusSettings {
+                                replica: replica_name(),
+                                registers_webhooks: args.cluster.register_webhooks,
+                            },
+                        );
+                        (objects, writer)
+                    });
+                    Some(Arc::new(ClusterAdapter {
+                        cluster: Cluster::start(client, args.cluster.lookup_timeout),
+                        registration: parking_lot::Mutex::new(None),
+                        status,
+                    }))
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot reach the cluster");
                     return ExitCode::from(EXIT_SETUP);
@@ -560,16 +614,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             }
             None
         };
-        if let Some(adapter) = &adapter
-            && (args.cluster.policies_from_cluster || args.cluster.policy_configmaps.is_some())
-        {
-            let objects = PolicyObjects::start(
-                adapter.cluster.client().clone(),
-                args.cluster.policy_configmaps.clone(),
-                args.cluster.policies_from_cluster,
-            );
-            options.feed = Some(Arc::new(ClusterFeed(objects)) as Arc<dyn PolicyFeed>);
-        }
+
         options.cluster = adapter
             .as_ref()
             .map(|a| Arc::clone(a) as Arc<dyn ClusterHooks>);

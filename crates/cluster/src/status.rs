@@ -1,0 +1,524 @@
+//! The status of the policy objects celer serves (issue 16 item 3), written as the engine it
+//! replaces writes it, so that kubectl, GitOps health checks and Kyverno's own chainsaw tests
+//! read the same fields:
+//!
+//! - Kyverno's CEL kinds: `status.conditionStatus` with `ready` and two conditions,
+//!   `WebhookConfigured` and `RBACPermissionsGranted` (the permissions a background scan needs
+//!   on the matched resources, checked with SelfSubjectAccessReviews);
+//! - Kyverno's ClusterPolicy and Policy: `status.conditions` with `Ready`, and `status.ready`;
+//! - Gatekeeper's ConstraintTemplate: `status.created` (its Constraint kind is served) and
+//!   `status.byPod[]` with this replica's entry (errors included); a Constraint:
+//!   `status.byPod[]` with `enforced`.
+//!
+//! Written with server-side apply to the status subresource, by a field manager of this
+//! replica, only when what it says changes (condition times are kept across writes that change
+//! nothing else). Writes are paced, so a restart with 5,000 policies does not flood the API
+//! server.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use celer_cel::Json;
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use kube::Client;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+use tokio::sync::watch;
+
+/// A served policy object, as the status writer needs it.
+#[derive(Debug, Clone)]
+pub struct PolicyObject {
+    pub resource: ApiResource,
+    pub namespace: String,
+    pub name: String,
+    pub object: Arc<Json>,
+}
+
+/// What the last load made of one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// Compiled and served.
+    Served,
+    /// Left out of the set, with every reason.
+    LeftOut(Vec<String>),
+}
+
+/// What the writer is told after each load.
+#[derive(Debug, Clone, Default)]
+pub struct Desired {
+    pub objects: Vec<(PolicyObject, Health)>,
+    /// The Constraint kinds the API server serves (a template's `status.created`).
+    pub constraint_kinds: Vec<String>,
+}
+
+/// How the writer is set up.
+#[derive(Debug, Clone)]
+pub struct StatusSettings {
+    /// This replica's name (the Pod's), for `byPod[].id` and the field manager.
+    pub replica: String,
+    /// Whether celer registers the webhook configurations itself (`WebhookConfigured`).
+    pub registers_webhooks: bool,
+}
+
+/// Writes statuses in the background: [`StatusWriter::desire`] hands it the latest load.
+#[derive(Debug)]
+pub struct StatusWriter {
+    desired: watch::Sender<Option<Arc<Desired>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for StatusWriter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Status writes per second at most.
+const WRITES_PER_SECOND: u32 = 50;
+
+/// How long a permission check is believed (RBAC can change while celer runs).
+const PERMISSIONS_TTL: Duration = Duration::from_secs(60);
+
+impl StatusWriter {
+    pub fn spawn(client: Client, settings: StatusSettings) -> StatusWriter {
+        let (desired, mut rx) = watch::channel(None::<Arc<Desired>>);
+        let task = tokio::spawn(async move {
+            let mut writer = Writer {
+                client,
+                settings,
+                written: HashMap::new(),
+                permissions: HashMap::new(),
+            };
+            while rx.changed().await.is_ok() {
+                let Some(desired) = rx.borrow_and_update().clone() else {
+                    continue;
+                };
+                writer.write_all(&desired).await;
+            }
+        });
+        StatusWriter { desired, task }
+    }
+
+    /// The statuses wanted now (the latest wins).
+    pub fn desire(&self, desired: Desired) {
+        self.desired.send_replace(Some(Arc::new(desired)));
+    }
+}
+
+/// `(group, namespace, name)` of an object.
+type ObjectKey = (String, String, String, String);
+
+struct Writer {
+    client: Client,
+    settings: StatusSettings,
+    /// What was last written per object: the status without condition times, and the status.
+    written: HashMap<ObjectKey, (Value, Value)>,
+    /// `(verb, group, resource)` -> allowed, checked at.
+    permissions: HashMap<(String, String, String), (bool, Instant)>,
+}
+
+impl Writer {
+    async fn write_all(&mut self, desired: &Desired) {
+        let pace = Duration::from_secs(1) / WRITES_PER_SECOND;
+        for (object, health) in &desired.objects {
+            let Some(status) = self.status_of(object, health, desired).await else {
+                continue;
+            };
+            let key = (
+                object.resource.group.clone(),
+                object.resource.kind.clone(),
+                object.namespace.clone(),
+                object.name.clone(),
+            );
+            let timeless = without_times(&status);
+            let previous = self.written.get(&key);
+            if previous.is_some_and(|(t, _)| *t == timeless) {
+                continue;
+            }
+            let status = keep_times(status, previous.map(|(_, s)| s));
+            match self.apply(object, &status).await {
+                Ok(()) => {
+                    self.written.insert(key, (timeless, status));
+                }
+                Err(e) => {
+                    tracing::warn!(policy = %object.name, kind = %object.resource.kind, error = %e, "policy status not written");
+                }
+            }
+            tokio::time::sleep(pace).await;
+        }
+    }
+
+    async fn apply(&self, object: &PolicyObject, status: &Value) -> Result<(), kube::Error> {
+        let api: Api<DynamicObject> = if object.namespace.is_empty() {
+            Api::all_with(self.client.clone(), &object.resource)
+        } else {
+            Api::namespaced_with(self.client.clone(), &object.namespace, &object.resource)
+        };
+        let body = json!({
+            "apiVersion": object.resource.api_version,
+            "kind": object.resource.kind,
+            "metadata": {"name": object.name},
+            "status": status,
+        });
+        let manager = format!("celer-{}", self.settings.replica);
+        let params = PatchParams::apply(&manager).force();
+        api.patch_status(&object.name, &params, &Patch::Apply(&body))
+            .await
+            .map(|_| ())
+    }
+
+    /// The status an object should have; `None` for kinds without one (PolicyException).
+    async fn status_of(
+        &mut self,
+        object: &PolicyObject,
+        health: &Health,
+        desired: &Desired,
+    ) -> Option<Value> {
+        let generation = object
+            .object
+            .get("metadata")
+            .and_then(|m| m.get("generation"))
+            .and_then(|g| g.as_i64())
+            .unwrap_or(0);
+        let uid = (object.object.get("metadata"))
+            .and_then(|m| m.get("uid"))
+            .and_then(|u| u.as_str())
+            .unwrap_or_default()
+            .to_string();
+        match (
+            object.resource.group.as_str(),
+            object.resource.kind.as_str(),
+        ) {
+            ("policies.kyverno.io", "PolicyException") => None,
+            ("policies.kyverno.io", _) => {
+                let missing = self.missing_permissions(&object.object).await;
+                Some(kyverno_cel_status(&self.settings, health, &missing))
+            }
+            ("kyverno.io", _) => Some(classic_status(health)),
+            ("templates.gatekeeper.sh", _) => {
+                let kind = (object.object.get("spec"))
+                    .and_then(|s| s.get("crd"))
+                    .and_then(|c| c.get("spec"))
+                    .and_then(|s| s.get("names"))
+                    .and_then(|n| n.get("kind"))
+                    .and_then(|k| k.as_str())
+                    .unwrap_or_default();
+                let created = desired.constraint_kinds.iter().any(|k| k == kind);
+                let mut entry = json!({
+                    "id": self.settings.replica,
+                    "observedGeneration": generation,
+                    "operations": ["webhook"],
+                    "templateUID": uid,
+                });
+                if let Health::LeftOut(reasons) = health {
+                    entry["errors"] = (reasons.iter())
+                        .map(|m| json!({"code": "ingest_error", "message": m}))
+                        .collect();
+                }
+                Some(json!({"created": created, "byPod": [entry]}))
+            }
+            (super::sources::CONSTRAINTS_GROUP, _) => {
+                let mut entry = json!({
+                    "id": self.settings.replica,
+                    "observedGeneration": generation,
+                    "operations": ["webhook"],
+                    "constraintUID": uid,
+                    "enforced": *health == Health::Served,
+                });
+                if let Health::LeftOut(reasons) = health {
+                    entry["errors"] = (reasons.iter())
+                        .map(|m| json!({"code": "ingest_error", "message": m}))
+                        .collect();
+                }
+                Some(json!({"byPod": [entry]}))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Kyverno's CEL kinds: `conditionStatus` with `ready` and its two conditions.
+fn kyverno_cel_status(settings: &StatusSettings, health: &Health, missing: &[String]) -> Value {
+    let webhook = match (health, settings.registers_webhooks) {
+        (Health::LeftOut(reasons), _) => {
+            condition("WebhookConfigured", false, "Failed", &reasons.join("; "))
+        }
+        (Health::Served, true) => condition(
+            "WebhookConfigured",
+            true,
+            "Succeeded",
+            "Webhook configured.",
+        ),
+        (Health::Served, false) => json!({
+            "type": "WebhookConfigured",
+            "status": "Unknown",
+            "reason": "External",
+            "message": "celer does not manage the webhook configurations (--register-webhooks is off).",
+        }),
+    };
+    let rbac = if missing.is_empty() {
+        condition(
+            "RBACPermissionsGranted",
+            true,
+            "Succeeded",
+            "Policy is ready for reporting.",
+        )
+    } else {
+        condition(
+            "RBACPermissionsGranted",
+            false,
+            "Failed",
+            &format!(
+                "Policy is not ready for reporting, missing permissions: {}.",
+                missing.join("; ")
+            ),
+        )
+    };
+    json!({
+        "conditionStatus": {
+            "ready": *health == Health::Served,
+            "conditions": [webhook, rbac],
+        }
+    })
+}
+
+impl Writer {
+    /// The get/list/watch permissions a background scan of the policy's resources needs and
+    /// this replica lacks, as `verb group/*, Resource=resource`.
+    async fn missing_permissions(&mut self, object: &Json) -> Vec<String> {
+        let mut missing = Vec::new();
+        for (group, resource) in matched_resources(object) {
+            for verb in ["get", "list", "watch"] {
+                if !self.allowed(verb, &group, &resource).await {
+                    missing.push(format!("{verb} {group}/*, Resource={resource}"));
+                }
+            }
+        }
+        missing
+    }
+
+    async fn allowed(&mut self, verb: &str, group: &str, resource: &str) -> bool {
+        let key = (verb.to_string(), group.to_string(), resource.to_string());
+        if let Some((allowed, at)) = self.permissions.get(&key)
+            && at.elapsed() < PERMISSIONS_TTL
+        {
+            return *allowed;
+        }
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(ResourceAttributes {
+                    verb: Some(verb.to_string()),
+                    group: Some(group.to_string()),
+                    resource: Some(resource.to_string()),
+                    ..ResourceAttributes::default()
+                }),
+                ..SelfSubjectAccessReviewSpec::default()
+            },
+            ..SelfSubjectAccessReview::default()
+        };
+        let api: Api<SelfSubjectAccessReview> = Api::all(self.client.clone());
+        let allowed = match api.create(&PostParams::default(), &review).await {
+            Ok(answer) => answer.status.is_some_and(|s| s.allowed),
+            Err(e) => {
+                tracing::warn!(verb, group, resource, error = %e, "permission not checked");
+                false
+            }
+        };
+        self.permissions.insert(key, (allowed, Instant::now()));
+        allowed
+    }
+}
+
+/// `(group, resource)` pairs a Kyverno CEL policy's `matchConstraints.resourceRules` name,
+/// subresources left out, in order and once each.
+fn matched_resources(object: &Json) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let rules = (object.get("spec"))
+        .and_then(|s| s.get("matchConstraints"))
+        .and_then(|m| m.get("resourceRules"))
+        .and_then(|r| r.as_array());
+    for rule in rules.into_iter().flat_map(|r| r.iter()) {
+        let strings = |field: &str| -> Vec<String> {
+            (rule.get(field).and_then(|v| v.as_array()))
+                .into_iter()
+                .flat_map(|a| a.iter())
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        };
+        for group in strings("apiGroups") {
+            for resource in strings("resources") {
+                if resource.contains('/') {
+                    continue;
+                }
+                let pair = (group.clone(), resource);
+                if !out.contains(&pair) {
+                    out.push(pair);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn condition(kind: &str, ok: bool, reason: &str, message: &str) -> Value {
+    json!({
+        "type": kind,
+        "status": if ok { "True" } else { "False" },
+        "reason": reason,
+        "message": message,
+    })
+}
+
+/// ClusterPolicy and Policy: a `Ready` condition, and the older `ready` field.
+fn classic_status(health: &Health) -> Value {
+    let ready = match health {
+        Health::Served => condition("Ready", true, "Succeeded", "Ready"),
+        Health::LeftOut(reasons) => condition("Ready", false, "Failed", &reasons.join("; ")),
+    };
+    json!({"ready": *health == Health::Served, "conditions": [ready]})
+}
+
+/// Every condition list in a status: `conditions` at the top or under `conditionStatus`.
+fn condition_lists(status: &mut Value) -> Vec<&mut Vec<Value>> {
+    let mut lists = Vec::new();
+    if let Some(object) = status.as_object_mut() {
+        for (key, value) in object.iter_mut() {
+            match (key.as_str(), value) {
+                ("conditions", Value::Array(list)) => lists.push(list),
+                ("conditionStatus", Value::Object(inner)) => {
+                    if let Some(Value::Array(list)) = inner.get_mut("conditions") {
+                        lists.push(list);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    lists
+}
+
+/// The status without `lastTransitionTime`s: what decides whether it changed.
+fn without_times(status: &Value) -> Value {
+    let mut status = status.clone();
+    for list in condition_lists(&mut status) {
+        for c in list.iter_mut() {
+            if let Some(c) = c.as_object_mut() {
+                c.remove("lastTransitionTime");
+            }
+        }
+    }
+    status
+}
+
+/// Gives each condition its `lastTransitionTime`: the previous one when its status did not
+/// change, else now.
+fn keep_times(mut status: Value, previous: Option<&Value>) -> Value {
+    let now = serde_json::to_value(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        k8s_openapi::jiff::Timestamp::now(),
+    ))
+    .unwrap_or(Value::Null);
+    let mut previous = previous.cloned().unwrap_or(Value::Null);
+    let before: BTreeMap<String, (Value, Value)> = condition_lists(&mut previous)
+        .into_iter()
+        .flat_map(|l| l.iter())
+        .filter_map(|c| {
+            let kind = c.get("type")?.as_str()?.to_string();
+            let state = c.get("status")?.clone();
+            let time = c.get("lastTransitionTime")?.clone();
+            Some((kind, (state, time)))
+        })
+        .collect();
+    for list in condition_lists(&mut status) {
+        for c in list.iter_mut() {
+            let kind = c.get("type").and_then(|t| t.as_str()).unwrap_or_default();
+            let time = match before.get(kind) {
+                Some((state, time)) if Some(state) == c.get("status") => time.clone(),
+                _ => now.clone(),
+            };
+            if let Some(c) = c.as_object_mut() {
+                c.insert("lastTransitionTime".to_string(), time);
+            }
+        }
+    }
+    status
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resources_a_policy_matches_are_read_from_its_rules() {
+        let policy: Json = sonic_rs::from_str(
+            r#"{"spec":{"matchConstraints":{"resourceRules":[
+                {"apiGroups":[""],"resources":["pods","pods/status"]},
+                {"apiGroups":["apps",""],"resources":["deployments","pods"]}]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            matched_resources(&policy),
+            [
+                ("".to_string(), "pods".to_string()),
+                ("apps".to_string(), "deployments".to_string()),
+                ("apps".to_string(), "pods".to_string()),
+                ("".to_string(), "deployments".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_served_kyverno_policy_says_what_kyvernos_ready_check_reads() {
+        let settings = StatusSettings {
+            replica: "celer-0".to_string(),
+            registers_webhooks: true,
+        };
+        let status = kyverno_cel_status(&settings, &Health::Served, &[]);
+        assert_eq!(
+            status,
+            json!({"conditionStatus": {"ready": true, "conditions": [
+                {"type": "WebhookConfigured", "status": "True", "reason": "Succeeded", "message": "Webhook configured."},
+                {"type": "RBACPermissionsGranted", "status": "True", "reason": "Succeeded", "message": "Policy is ready for reporting."},
+            ]}})
+        );
+        let missing = vec!["list apps/*, Resource=deployments".to_string()];
+        let left_out = kyverno_cel_status(
+            &settings,
+            &Health::LeftOut(vec!["expression does not compile".to_string()]),
+            &missing,
+        );
+        assert_eq!(left_out["conditionStatus"]["ready"], false);
+        assert_eq!(
+            left_out["conditionStatus"]["conditions"][0]["message"],
+            "expression does not compile"
+        );
+        assert_eq!(
+            left_out["conditionStatus"]["conditions"][1]["message"],
+            "Policy is not ready for reporting, missing permissions: list apps/*, Resource=deployments."
+        );
+    }
+
+    #[test]
+    fn a_condition_keeps_its_time_until_its_status_changes() {
+        let ready = classic_status(&Health::Served);
+        let first = keep_times(ready.clone(), None);
+        let time = first["conditions"][0]["lastTransitionTime"].clone();
+        assert!(time.is_string(), "{first}");
+        // Written again unchanged: the same time.
+        let again = keep_times(ready, Some(&first));
+        assert_eq!(again["conditions"][0]["lastTransitionTime"], time);
+        // Times do not decide whether a status changed.
+        assert_eq!(without_times(&first), without_times(&again));
+        // A policy that breaks changes its condition (and gets a time of its own).
+        let broken = classic_status(&Health::LeftOut(vec!["bad".to_string()]));
+        assert_ne!(without_times(&broken), without_times(&first));
+        assert_eq!(broken["ready"], false);
+        assert_eq!(broken["conditions"][0]["status"], "False");
+        assert_eq!(broken["conditions"][0]["message"], "bad");
+    }
+}
