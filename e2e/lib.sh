@@ -28,13 +28,16 @@ celer_port=""
 celer_log=""
 
 # start_celer NAME ARGS...: `celer serve` on a free loopback port with a self-signed CA in
-# $work/tls-NAME, the given arguments added; waits for /readyz. Cluster mode and
+# $work/tls-NAME (unless ARGS give --tls-cert), the given arguments added; waits for /readyz. Cluster mode and
 # registration are up to the arguments.
 start_celer() {
   local name="$1"; shift
   celer_port="$(free_port)"
   celer_log="$work/celer-$name.log"
-  setsid "$CELER_BIN" serve --listen "127.0.0.1:$celer_port" --tls-dir "$work/tls-$name" \
+  # A given certificate replaces the self-signed one (its CA is expected in $work/tls-NAME).
+  local tls=(--tls-dir "$work/tls-$name")
+  printf '%s\n' "$@" | grep -qx -- --tls-cert && tls=()
+  setsid "$CELER_BIN" serve --listen "127.0.0.1:$celer_port" "${tls[@]}" \
     --log-level info "$@" > "$celer_log" 2>&1 < /dev/null &
   celer_pid=$!
   # Not a job of this shell: it is stopped by stop_celer, and a KILL is not reported.

@@ -24,7 +24,9 @@
 #      never reach it;
 #   E. policies as cluster objects (--policies-from-cluster, --policy-configmaps) and no
 #      policy file: a labelled ConfigMap's policy enforced, changed and removed as the
-#      ConfigMap is, a broken one left out and logged while the others serve.
+#      ConfigMap is, a broken one left out and logged while the others serve;
+#   F. two replicas on the same policies: both serve, and they register the same webhook
+#      configuration without fighting over it.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -346,6 +348,47 @@ else
   bad "E5 a deleted policy ConfigMap stops being enforced" "$(last)"
 fi
 stop_celer TERM
+
+# ---------------------------------------------------------------------------------------
+echo "--- F. two replicas serving the same cluster policies register without fighting"
+# Both serve the same certificate and register the same URL and CA (as replicas behind one
+# Service do), so they want the same configurations: one field manager, no flapping.
+replica_args=("${webhook_user[@]}" --register-webhooks --policy-configmaps celer.dev/policies=true)
+if start_celer replica-a "${replica_args[@]}"; then
+  pid_a=$celer_pid; port_a=$celer_port
+  mkdir -p "$work/tls-replica-b" && cp "$work/tls-replica-a/ca.crt" "$work/tls-replica-b/ca.crt"
+  if start_celer replica-b "${replica_args[@]}" --tls-cert "$work/tls-replica-a/tls.crt" \
+      --tls-key "$work/tls-replica-a/tls.key" --webhook-url "https://127.0.0.1:$port_a" \
+      --webhook-ca-bundle "$work/tls-replica-a/ca.crt"; then
+    pid_b=$celer_pid
+    ok "F0 two replicas start"
+  else
+    pid_b=""
+    bad "F0 two replicas start" "see $celer_log"
+  fi
+else
+  pid_a=""; pid_b=""
+  bad "F0 two replicas start" "see $celer_log"
+fi
+api POST /api/v1/namespaces/celer-e2e/configmaps "$(fed_cm replicated 'fed policy of two replicas')"
+if eventually 10 fed_denied replicated "fed policy of two replicas"; then
+  ok "F1 a policy ConfigMap is enforced with two replicas running"
+else
+  bad "F1 a policy ConfigMap is enforced with two replicas running" "$(last)"
+fi
+# Both have reloaded and registered; the configuration must now stay put.
+sleep 2
+api GET "$(webhooks validating)"
+before="$(jq -r '.metadata.resourceVersion' "$work/body.json")"
+managers="$(jq -r '[.metadata.managedFields[].manager] | unique | join(",")' "$work/body.json")"
+sleep 3
+api GET "$(webhooks validating)"
+after="$(jq -r '.metadata.resourceVersion' "$work/body.json")"
+check "F2 the two replicas agree on the webhook configuration: one field manager, unchanged over 3 s" \
+  "managers $managers, resourceVersion $before then $after" \
+  bash -c '[ "$1" = celer ] && [ "$2" = "$3" ]' _ "$managers" "$before" "$after"
+for pid in $pid_a $pid_b; do celer_pid=$pid; stop_celer TERM; done
+api DELETE /api/v1/namespaces/celer-e2e/configmaps/fed-replicated
 
 floor="$(awk -F'\t' '$1 == "passing" { print $2 }' "$here/run.ratchet")"
 if [ "$pass" -lt "${floor:-0}" ]; then
