@@ -15,7 +15,7 @@ pub mod duplicates;
 pub mod engine;
 pub mod environment;
 pub mod error;
-mod family;
+pub mod family;
 pub mod gatekeeper;
 pub mod index;
 pub mod invocation;

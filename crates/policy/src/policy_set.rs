@@ -31,17 +31,12 @@ impl<P> Default for Family<P> {
 }
 
 impl<P> Family<P> {
-    /// The policies among `ids` that have bindings, each with its bindings: what a request's
-    /// candidates are dispatched to (a policy without a binding applies to nothing).
-    pub fn bound<'f>(
-        &'f self,
-        ids: &'f [u32],
-    ) -> impl Iterator<Item = (&'f P, &'f [Binding])> + 'f {
-        ids.iter().filter_map(|&id| {
-            let policy = self.policies.get(id as usize)?;
-            let bindings = self.bindings.get(id as usize)?;
-            (!bindings.is_empty()).then_some((policy, bindings.as_slice()))
-        })
+    /// The policy of an index id with its bindings, or `None` when it has none: a policy
+    /// without a binding applies to nothing.
+    pub fn bound(&self, id: u32) -> Option<(&P, &[Binding])> {
+        let policy = self.policies.get(id as usize)?;
+        let bindings = self.bindings.get(id as usize)?;
+        (!bindings.is_empty()).then_some((policy, bindings.as_slice()))
     }
 }
 

@@ -15,33 +15,11 @@
 //! error ([`ConfigurationError`]) is handed to its evaluation step, which records it through
 //! the policy's failurePolicy.
 
-use celer_cel::Json;
-
-use crate::attributes::Attributes;
-use crate::engine::RequestContext;
 use crate::error::{ConfigurationError, EngineError};
 use crate::index::Candidates;
-use crate::kyverno::validate::Mode;
 use crate::response::Outcome;
 
-/// One request as a family's steps see it.
-pub(crate) struct FamilyRequest<'a> {
-    pub ctx: &'a RequestContext<'a>,
-    /// The request's attributes, `object` being the object as mutation left it.
-    pub attributes: Attributes<'a>,
-    pub object: Option<&'a Json>,
-    pub mode: Mode,
-}
-
-/// What matching one candidate decided.
-pub(crate) enum Selection<M> {
-    /// The candidate applies (how it matched): evaluate it.
-    Run(M),
-    /// It does not apply to this request.
-    Skip,
-    /// It cannot be matched (a configuration error): its evaluation step records why.
-    Misconfigured(ConfigurationError),
-}
+use super::{FamilyRequest, Selection};
 
 /// A validating policy family: its steps, as [`run`] calls them.
 pub(crate) trait ValidatingFamily {
@@ -105,15 +83,6 @@ pub(crate) trait ValidatingFamily {
     );
 }
 
-/// Candidates gathered from several probes, sorted and unique.
-pub(crate) fn merged(mut ids: Vec<u32>) -> Candidates<'static> {
-    if ids.len() > 1 {
-        ids.sort_unstable();
-        ids.dedup();
-    }
-    Candidates::Merged(ids)
-}
-
 /// Runs a validating family on a request: the one driver every family goes through.
 pub(crate) fn run<'a, F: ValidatingFamily>(
     family: &'a F,
@@ -158,11 +127,10 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
 mod tests {
     use std::cell::RefCell;
 
+    use super::super::merged;
+    use super::super::tests::with_request;
     use super::*;
-    use crate::attributes::Operation;
-    use crate::engine::EvalOptions;
-    use crate::lookup::{LookupError, NoLookup};
-    use crate::request::{AdmissionReview, RequestUser, review_for};
+    use crate::lookup::LookupError;
     use crate::response::Status;
 
     /// A family of named policies whose steps say what they were asked, in order.
@@ -239,30 +207,6 @@ mod tests {
                 .borrow_mut()
                 .push(format!("finish {}", state.join(",")));
         }
-    }
-
-    fn with_request(f: impl FnOnce(&FamilyRequest<'_>)) {
-        let pod: Json = sonic_rs::from_str(
-            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns"}}"#,
-        )
-        .unwrap();
-        let body = review_for(
-            Some(&pod),
-            None,
-            Operation::Create,
-            &RequestUser::default(),
-            "u",
-        )
-        .unwrap();
-        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
-        let request = review.request().unwrap();
-        let ctx = RequestContext::new(&request, &NoLookup, &EvalOptions::default());
-        f(&FamilyRequest {
-            ctx: &ctx,
-            attributes: request.attributes,
-            object: request.attributes.object,
-            mode: Mode::default(),
-        });
     }
 
     fn toy(names: &[&'static str], candidates: &[u32], unbound: &[u32]) -> Toy {
