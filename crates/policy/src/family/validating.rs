@@ -5,9 +5,9 @@
 //! candidate is evaluated and recorded; [`run`] does the rest, the same way for each:
 //!
 //! ```text
-//! start (what the family reads once per request) -> index lookup -> per candidate, in load
-//! order: constraints -> evaluate (params, match conditions, expressions) -> record
-//! -> finish (the family's denial, if any)
+//! index lookup -> start (what the family reads once, only when there are candidates)
+//! -> per candidate, in load order: constraints -> evaluate (params, match conditions,
+//! expressions) -> record -> finish (the family's denial, if any)
 //! ```
 //!
 //! An engine failure ([`EngineError`]) stops the family and denies the request with an
@@ -44,16 +44,13 @@ pub(crate) trait ValidatingFamily {
     /// The policy of an id from the index; `None` when it applies to nothing.
     fn policy(&self, id: u32) -> Option<Self::Policy<'_>>;
 
+    /// The ids of the policies that can match the request, sorted and unique: the index
+    /// lookup, before anything is read for the request.
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a>;
+
     /// What the family reads once for a request that has candidates. `Err`: the engine
     /// failed; the request is denied.
     fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<Self::State<'a>, EngineError>;
-
-    /// The ids of the policies that can match the request, sorted and unique.
-    fn candidates<'a>(
-        &'a self,
-        state: &Self::State<'a>,
-        request: &FamilyRequest<'a>,
-    ) -> Candidates<'a>;
 
     /// Whether a candidate applies to the request (its constraints).
     fn matches<'a>(
@@ -92,6 +89,10 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
     if family.is_empty() {
         return;
     }
+    let candidates = family.candidates(request);
+    if candidates.is_empty() {
+        return;
+    }
     let mut state = match family.start(request) {
         Ok(state) => state,
         Err(e) => {
@@ -99,10 +100,6 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
             return;
         }
     };
-    let candidates = family.candidates(&state, request);
-    if candidates.is_empty() {
-        return;
-    }
     outcome.results.reserve(candidates.len());
     for policy in candidates
         .as_slice()
@@ -163,11 +160,7 @@ mod tests {
             Ok(Vec::new())
         }
 
-        fn candidates<'a>(
-            &'a self,
-            _: &Vec<&'static str>,
-            _: &FamilyRequest<'a>,
-        ) -> Candidates<'a> {
+        fn candidates<'a>(&'a self, _: &FamilyRequest<'a>) -> Candidates<'a> {
             merged(self.candidates.clone())
         }
 
@@ -252,7 +245,7 @@ mod tests {
             run(&none, request, &mut outcome);
         });
         assert!(empty.calls.into_inner().is_empty());
-        assert_eq!(none.calls.into_inner(), ["start"]);
+        assert!(none.calls.into_inner().is_empty());
     }
 
     #[test]

@@ -133,16 +133,17 @@ impl ValidatingFamily for Constraints<'_> {
 
     /// The Constraints the objects' kinds can match; every one without an object to match,
     /// each then reporting the error, as Gatekeeper's matcher.
-    fn candidates<'a>(
-        &'a self,
-        state: &ConstraintsState<'a>,
-        _request: &FamilyRequest<'a>,
-    ) -> Candidates<'a> {
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         let mut out = Vec::new();
-        if state.subjects.is_empty() {
+        let mut objects = [request.object, request.attributes.old_object]
+            .into_iter()
+            .flatten()
+            .peekable();
+        if objects.peek().is_none() {
             out.extend(0..self.0.constraints.len() as u32);
         }
-        for s in &state.subjects {
+        for object in objects {
+            let s = Subject::of(object);
             self.0.index.candidates(s.group, s.kind, &mut out);
         }
         family::merged(out)

@@ -567,11 +567,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
     }
 
     /// The rules whose kinds can match the request's.
-    fn candidates<'a>(
-        &'a self,
-        _state: &RulesState<'a>,
-        request: &FamilyRequest<'a>,
-    ) -> Candidates<'a> {
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         let kind = request.attributes.kind;
         let mut out = Vec::new();
         self.0

@@ -402,11 +402,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         })
     }
 
-    fn candidates<'a>(
-        &'a self,
-        _state: &PoliciesState,
-        request: &FamilyRequest<'a>,
-    ) -> Candidates<'a> {
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         self.0
             .kyverno
             .validating_index
