@@ -29,6 +29,7 @@ pub mod model;
 pub mod mutating;
 pub mod mutation;
 pub mod name;
+mod native_load;
 pub mod policy_set;
 pub mod request;
 pub mod response;

@@ -1,7 +1,7 @@
 //! What every policy family shares: the request as its steps see it, how a candidate's
-//! match is told, how Kyverno's policies run; and the two drivers, one for validating
-//! families ([`validating`]), one for mutating families on the request's patch tree
-//! ([`mutating`]).
+//! match is told, how Kyverno's policies run; the one way families are loaded ([`load`]);
+//! and the two drivers, one for validating families ([`validating`]), one for mutating
+//! families on the request's patch tree ([`mutating`]).
 
 use crate::attributes::Attributes;
 use crate::engine::RequestContext;
@@ -10,6 +10,7 @@ use crate::index::Candidates;
 
 use celer_cel::Json;
 
+pub(crate) mod load;
 pub(crate) mod mutating;
 pub(crate) mod validating;
 
