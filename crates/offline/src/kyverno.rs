@@ -218,7 +218,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
             let request = review.request().map_err(|e| e.to_string())?;
             let options = EvalOptions {
                 selector_params_as_list: true,
-                kyverno: celer_policy::kyverno::validate::Mode { offline: true },
+                kyverno: celer_policy::family::Mode { offline: true },
                 kyverno_context: Some(kyverno_context.clone()),
                 ..EvalOptions::default()
             };

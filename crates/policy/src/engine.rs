@@ -36,7 +36,7 @@ pub struct EvalOptions {
     /// running Kyverno's test suites; off, each param is evaluated on its own as upstream.
     pub selector_params_as_list: bool,
     /// How Kyverno's policies run (offline, they ignore `evaluation.admission.enabled`).
-    pub kyverno: crate::kyverno::validate::Mode,
+    pub kyverno: crate::family::Mode,
     /// What Kyverno's context-backed functions (`resource.*`, `http.*`, `globalContext.*`,
     /// `image.GetMetadata`, `time.now()`) read; without one they fail with an error naming
     /// the function, which the policy's failurePolicy then handles.
@@ -182,15 +182,11 @@ pub fn evaluate(
     let ctx = RequestContext::new(request, lookup, options);
 
     // Mutating admission first; validation sees its result.
-    let mutation = if set.mutating.policies.is_empty() {
-        None
-    } else {
-        match mutating::run(set, &ctx, &mut outcome) {
-            Ok(state) => state,
-            Err(status) => {
-                outcome.deny(status);
-                return outcome;
-            }
+    let mutation = match mutating::run(set, &ctx, &mut outcome) {
+        Ok(state) => state,
+        Err(status) => {
+            outcome.deny(status);
+            return outcome;
         }
     };
     let mutation =

@@ -1,6 +1,6 @@
 //! Reading policy manifests: YAML or JSON files, many documents each, sorted by kind into
-//! policies, bindings and other objects (Namespaces, params). Errors name the file, the
-//! document, the object and the field.
+//! policies, bindings and other objects (Namespaces, params); each family reads its own kinds
+//! (`family::load`). Errors name the file, the document, the object and the field.
 
 use std::fmt;
 
@@ -37,13 +37,6 @@ pub struct LoadError {
     pub what: String,
     pub message: String,
 }
-
-/// The admission API versions celer reads.
-const ADMISSION_VERSIONS: [&str; 3] = [
-    "admissionregistration.k8s.io/v1",
-    "admissionregistration.k8s.io/v1beta1",
-    "admissionregistration.k8s.io/v1alpha1",
-];
 
 /// A document sorted by kind.
 #[derive(Debug, Clone)]
@@ -108,7 +101,7 @@ impl Manifests {
             }
             return;
         }
-        if let Some(parsed) = crate::gatekeeper::read_manifest(api_version, kind, &doc) {
+        if let Some(parsed) = crate::family::load::read_manifest(api_version, kind, &doc) {
             let name = doc
                 .get("metadata")
                 .and_then(|m| m.get("name"))
@@ -124,60 +117,15 @@ impl Manifests {
             }
             return;
         }
-        if let Some(result) = crate::kyverno::load::read_manifest(api_version, kind, &doc) {
-            match result {
-                Ok(m) => self.items.push((source, Manifest::Kyverno(m))),
-                Err((what, message)) => self.errors.push(LoadError {
-                    location: source,
-                    what,
-                    message,
-                }),
-            }
-            return;
-        }
-        if !ADMISSION_VERSIONS.contains(&api_version) {
-            if !doc.is_object() {
-                self.errors.push(LoadError {
-                    location: source,
-                    what: "document".to_string(),
-                    message: "not a Kubernetes object (expected a YAML or JSON mapping)"
-                        .to_string(),
-                });
-                return;
-            }
-            self.items.push((source, Manifest::Object(doc)));
-            return;
-        }
-        let name = doc
-            .get("metadata")
-            .and_then(|m| m.get("name"))
-            .and_then(|n| n.as_str())
-            .unwrap_or_default()
-            .to_string();
-        let what = format!("{kind} {name:?}");
-        let parsed = match kind {
-            "ValidatingAdmissionPolicy" => {
-                read(&doc).map(|p| Manifest::ValidatingPolicy(Box::new(p)))
-            }
-            "ValidatingAdmissionPolicyBinding" => {
-                read(&doc).map(|p| Manifest::ValidatingBinding(Box::new(p)))
-            }
-            "MutatingAdmissionPolicy" => read(&doc).map(|p| Manifest::MutatingPolicy(Box::new(p))),
-            "MutatingAdmissionPolicyBinding" => {
-                read(&doc).map(|p| Manifest::MutatingBinding(Box::new(p)))
-            }
-            // Webhook configurations and other admissionregistration kinds are not policies.
-            _ => Ok(Manifest::Object(doc)),
-        }
-        .map_err(|e| e.to_string());
-        match parsed {
-            Ok(m) => self.items.push((source, m)),
-            Err(message) => self.errors.push(LoadError {
+        if !doc.is_object() {
+            self.errors.push(LoadError {
                 location: source,
-                what,
-                message,
-            }),
+                what: "document".to_string(),
+                message: "not a Kubernetes object (expected a YAML or JSON mapping)".to_string(),
+            });
+            return;
         }
+        self.items.push((source, Manifest::Object(doc)));
     }
 }
 

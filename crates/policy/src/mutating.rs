@@ -1,6 +1,7 @@
-//! MutatingAdmissionPolicy dispatch, as `policy/generic/policy_dispatcher.go Dispatch` and
-//! `policy/mutating/dispatcher.go dispatchInvocations` run it, with the admission chain's one
-//! reinvocation (`admission/reinvocation.go`):
+//! MutatingAdmissionPolicy dispatch as a mutating family, as
+//! `policy/generic/policy_dispatcher.go Dispatch` and `policy/mutating/dispatcher.go
+//! dispatchInvocations` run it, with the admission chain's one reinvocation
+//! (`admission/reinvocation.go`):
 //!
 //! - the policies and bindings that match give invocations (policy, binding, param); errors on
 //!   the way (matching, params) are configuration errors without a reason;
@@ -8,20 +9,29 @@
 //!   object; a failing mutation is an error (reason Invalid) and the next mutation still runs;
 //! - errors are filtered by failurePolicy; any left deny the request with code 403, the first
 //!   one's message and reason (`Forbidden` when it has none), and every one as a cause;
-//! - if any mutation succeeded, the chain runs a second time: every invocation's
-//!   matchConditions again, and the mutations of the `IfNeeded` invocations that the first round
-//!   marked: those followed by an invocation that changed the object, and, as any successful
-//!   mutation marks the object dirty, those after the last change too.
+//! - if no error was kept and any mutation succeeded, the chain runs a second time: every
+//!   invocation's matchConditions again, and the mutations of the `IfNeeded` invocations that
+//!   the first round marked: those followed by an invocation that changed the object, and,
+//!   as any successful mutation marks the object dirty, those after the last change too. As
+//!   the second round runs only once something succeeded, that is every `IfNeeded`
+//!   invocation whose mutations ran in the first round.
+//!
+//! This module also holds the object as mutation leaves it ([`MutationState`]) and the one
+//! way a mutation is applied ([`apply_mutation`]), which Kyverno's MutatingPolicies share.
 
-use celer_cel_kubernetes::cost::Budget;
 use std::mem::take;
+use std::sync::Arc;
 
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
+use celer_cel_kubernetes::cost::Budget;
 
-use crate::attributes::{GroupVersionKind, GroupVersionResource};
-use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType};
+use crate::attributes::GroupVersionKind;
+use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType, PolicyCommon};
 use crate::engine::{self, MatchStep, RequestContext};
 use crate::error::{EngineError, MutationError};
+use crate::family::mutating::{Invoked, MutatingFamily, Round, Step};
+use crate::family::{self, FamilyRequest, Mode};
+use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutation::json_patch;
@@ -30,7 +40,6 @@ use crate::mutation::{apply_configuration, diff};
 use crate::policy_set::PolicySet;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Evaluated, OutOfBudget};
-use std::sync::Arc;
 
 /// The object as mutation left it.
 pub struct MutationState<'r> {
@@ -73,12 +82,14 @@ impl<'r> MutationState<'r> {
     }
 }
 
+/// One run of a policy: with a binding and one of its params.
 struct Invocation<'s> {
     policy: &'s MutatingPolicy,
     binding: &'s Binding,
     param: Option<Arc<Json>>,
-    /// The kind and resource the policy matched, when an equivalent resource's.
-    matched: Option<(GroupVersionKind<'s>, GroupVersionResource<'s>)>,
+    /// The CEL `request` of the invocation, and of its matchConditions (the matched kind with
+    /// the request's own resource), when it matched through an equivalent resource.
+    requests: Option<(Json, Json)>,
 }
 
 /// A `generic.PolicyError` that failurePolicy kept: its text and reason (`""`: none).
@@ -87,12 +98,14 @@ struct PolicyError {
     reason: &'static str,
 }
 
-/// Errors of a dispatch, with the results they are reported as.
-struct Errors {
+/// What a dispatch gathers: the errors failurePolicy kept, and whether any mutation
+/// succeeded (the object is dirty: the chain runs a second round).
+struct Dispatch {
     kept: Vec<PolicyError>,
+    dirty: bool,
 }
 
-impl Errors {
+impl Dispatch {
     /// Records an error of `policy` (and `binding`): as a result, and, under failurePolicy
     /// Fail, as a denial.
     fn add(
@@ -129,214 +142,246 @@ impl Errors {
     }
 }
 
-/// Runs the mutating policies that match the request. `Err` is the request's denial.
+/// Runs the mutating policies that match the request through the mutating driver. `Err` is
+/// the request's denial.
 pub fn run<'r>(
     set: &PolicySet,
-    ctx: &RequestContext<'r>,
+    ctx: &'r RequestContext<'r>,
     outcome: &mut Outcome,
 ) -> Result<Option<MutationState<'r>>, Status> {
-    let attributes = ctx.request.attributes;
-    let Some(original) = attributes.object else {
-        return Ok(None);
-    };
-    let family = &set.mutating;
-    let ids = family.index.for_request(&attributes);
-    if ids.is_empty() {
-        return Ok(None);
-    }
-    let mut errors = Errors { kept: Vec::new() };
+    let request = FamilyRequest::admitted(ctx, Mode::default());
+    family::mutating::run(&MutatingPolicies(set), &request, None, outcome)
+}
 
-    let mut invocations: Vec<Invocation<'_>> = Vec::new();
-    for (policy, bindings) in family.bound(ids.as_slice()) {
+/// MutatingAdmissionPolicies with their bindings.
+struct MutatingPolicies<'s>(&'s PolicySet);
+
+impl MutatingFamily for MutatingPolicies<'_> {
+    type Policy<'a>
+        = (&'a MutatingPolicy, &'a [Binding])
+    where
+        Self: 'a;
+    type Invocation<'a>
+        = Invocation<'a>
+    where
+        Self: 'a;
+    type State = Dispatch;
+
+    fn is_empty(&self) -> bool {
+        self.0.mutating.policies.is_empty()
+    }
+
+    fn policy(&self, id: u32) -> Option<(&MutatingPolicy, &[Binding])> {
+        self.0.mutating.bound(id)
+    }
+
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
+        self.0.mutating.index.for_request(&request.attributes)
+    }
+
+    fn start(&self) -> Dispatch {
+        Dispatch {
+            kept: Vec::new(),
+            dirty: false,
+        }
+    }
+
+    /// The policy's constraints and paramKind, then each binding's constraints and params:
+    /// errors on the way are configuration errors without a reason.
+    fn invocations<'a>(
+        &'a self,
+        (policy, bindings): (&'a MutatingPolicy, &'a [Binding]),
+        state: &mut Dispatch,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+        out: &mut Vec<Invocation<'a>>,
+    ) {
+        let (ctx, attributes) = (request.ctx, &request.attributes);
+        let equivalents = &self.0.equivalents;
         let matched = match engine::match_constraints(
             &policy.common.constraints,
-            &set.equivalents,
-            &attributes,
+            equivalents,
+            attributes,
             ctx,
         ) {
             MatchStep::Matched(m) => m,
-            MatchStep::NotMatched => continue,
+            MatchStep::NotMatched => return,
             MatchStep::Error(e) => {
                 let e = format!("failed to configure policy: {e}");
-                errors.add(outcome, policy, None, &e, "");
-                continue;
+                state.add(outcome, policy, None, &e, "");
+                return;
             }
         };
         if let Some(e) = engine::unknown_param_kind(&policy.common, ctx.lookup()) {
             let e = format!("failed to configure policy: {e}");
-            errors.add(outcome, policy, None, &e, "");
-            continue;
+            state.add(outcome, policy, None, &e, "");
+            return;
         }
-        let matched = (matched.kind != attributes.kind || matched.resource != attributes.resource)
-            .then_some((matched.kind, matched.resource));
+        let requests = || {
+            (matched.kind != attributes.kind || matched.resource != attributes.resource).then(
+                || {
+                    (
+                        ctx.request.cel_request(matched.kind, matched.resource),
+                        ctx.request.cel_request(matched.kind, attributes.resource),
+                    )
+                },
+            )
+        };
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
-                match engine::match_constraints(c, &set.equivalents, &attributes, ctx) {
+                match engine::match_constraints(c, equivalents, attributes, ctx) {
                     MatchStep::Matched(_) => {}
                     MatchStep::NotMatched => continue,
                     MatchStep::Error(e) => {
                         let e = format!("failed to configure binding: {e}");
-                        errors.add(outcome, policy, Some(binding), &e, "");
+                        state.add(outcome, policy, Some(binding), &e, "");
                         continue;
                     }
                 }
             }
             match engine::collect_params(&policy.common, binding, ctx) {
-                Ok(params) => {
-                    for param in params {
-                        invocations.push(Invocation {
-                            policy,
-                            binding,
-                            param,
-                            matched,
-                        });
-                    }
-                }
+                Ok(params) => out.extend(params.into_iter().map(|param| Invocation {
+                    policy,
+                    binding,
+                    param,
+                    requests: requests(),
+                })),
                 Err(e) => {
                     let e = format!("failed to configure binding: {e}");
-                    errors.add(outcome, policy, Some(binding), &e, "");
+                    state.add(outcome, policy, Some(binding), &e, "");
                 }
             }
         }
     }
-    if invocations.is_empty() {
-        return finish(original, None, errors, &attributes);
-    }
 
-    let namespace = ctx.namespace().map_err(EngineError::from)?;
-    // The CEL `request` of each invocation, and of its matchConditions (the matched kind with
-    // the request's own resource), for those matched through an equivalent resource.
-    let requests: Vec<Option<(Json, Json)>> = invocations
-        .iter()
-        .map(|inv| {
-            inv.matched.map(|(kind, resource)| {
-                (
-                    ctx.request.cel_request(kind, resource),
-                    ctx.request.cel_request(kind, attributes.resource),
-                )
-            })
-        })
-        .collect();
-    // The object as the mutations leave it, kept as a patch tree (`Patched::version` counts
-    // the times a mutation changed it: `current` is `Some` once it is not 0).
-    let mut doc = Patched::new(original);
-    let mut buffers = ActivationBuffers::default();
-    let mut reinvoke = vec![false; invocations.len()];
-    // `IfNeeded` invocations run since the object last changed
-    // (`previouslyInvokedReinvocablePolicies`).
-    let mut invoked_if_needed: Vec<usize> = Vec::new();
-    let mut dirty = false;
-    for round in 0..2 {
-        for (i, inv) in invocations.iter().enumerate() {
-            let (request, condition_request) = match requests.get(i).and_then(Option::as_ref) {
-                Some((r, c)) => (r, c),
-                None => (ctx.default_cel_request(), ctx.default_cel_request()),
-            };
-            // Conditions read the object; without conditions it need not be written out.
-            let object = match inv.policy.common.match_conditions.is_empty() {
-                true => None,
-                false => Some(object_json(&mut doc)?),
-            };
-            let conditions = engine::match_conditions(
-                &inv.policy.common,
-                &Inputs {
-                    object,
-                    old_object: attributes.old_object,
-                    request: condition_request,
-                    namespace_object: namespace.as_deref(),
-                    params: inv.param.as_deref(),
-                    authorizer: ctx.authorizer_for(&inv.policy.common),
-                },
-                &mut buffers,
-            );
-            match conditions {
-                Ok(true) => {}
-                Ok(false) => {
-                    if round == 0 {
-                        outcome.results.push(PolicyResult::named(
-                            PolicyKind::Mutating,
-                            &inv.policy.common.name,
-                            Some(&inv.binding.name),
-                            ResultKind::Skip,
-                            None,
-                        ));
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    let e = e.to_string();
-                    errors.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
-                    continue;
-                }
-            }
-            if round == 1 && !reinvoke.get(i).copied().unwrap_or(false) {
-                continue;
-            }
-            // Whether the invocation changed the object (`current != before`): no change when
-            // no mutation changed it, a change when one did (it differed from the object
-            // before); only two or more changes can undo each other, so only an invocation
-            // of several mutations keeps the object before it, to compare.
-            let version = doc.version();
-            let before = match (round, version, inv.policy.mutations.len()) {
-                (0, 1.., 2..) => Some(object_json(&mut doc)?.clone()),
-                _ => None,
-            };
-            let mut failed = false;
-            for mutation in &inv.policy.mutations {
-                let inputs = Inputs {
-                    object: None,
-                    old_object: attributes.old_object,
-                    request,
-                    namespace_object: namespace.as_deref(),
-                    params: inv.param.as_deref(),
-                    authorizer: ctx.authorizer_for(&inv.policy.common),
-                };
-                match mutate(
-                    mutation,
-                    inv,
-                    &inputs,
-                    &mut doc,
-                    attributes.kind,
-                    &mut buffers,
-                ) {
-                    Ok(()) => dirty = true,
-                    Err(e) => {
-                        failed = true;
-                        let e = e.to_string();
-                        errors.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
-                    }
-                }
-            }
-            if round == 0 {
-                if !failed {
+    /// The invocation's matchConditions (in both rounds), then its mutations in order on the
+    /// latest object (in round two only when round one marked it); a failing mutation is an
+    /// error (reason Invalid) and the next mutation still runs.
+    fn invoke<'a>(
+        &'a self,
+        inv: &Invocation<'a>,
+        round: Round,
+        state: &mut Dispatch,
+        step: &mut Step<'_, 'a>,
+        outcome: &mut Outcome,
+    ) -> Result<Invoked, Status> {
+        let ctx = step.request.ctx;
+        let attributes = &step.request.attributes;
+        let (request, condition_request) = match &inv.requests {
+            Some((r, c)) => (r, c),
+            None => (ctx.default_cel_request(), ctx.default_cel_request()),
+        };
+        let common = &inv.policy.common;
+        // Conditions read the object; without conditions it need not be written out.
+        let object = match common.match_conditions.is_empty() {
+            true => None,
+            false => Some(object_json(step.doc)?),
+        };
+        let conditions = engine::match_conditions(
+            common,
+            &Inputs {
+                object,
+                old_object: attributes.old_object,
+                request: condition_request,
+                namespace_object: step.namespace,
+                params: inv.param.as_deref(),
+                authorizer: ctx.authorizer_for(common),
+            },
+            step.buffers,
+        );
+        match conditions {
+            Ok(true) => {}
+            Ok(false) => {
+                if round == Round::First {
                     outcome.results.push(PolicyResult::named(
                         PolicyKind::Mutating,
-                        &inv.policy.common.name,
+                        &common.name,
                         Some(&inv.binding.name),
-                        ResultKind::Pass,
+                        ResultKind::Skip,
                         None,
                     ));
                 }
-                let changed = match (doc.version() - version, before) {
-                    (0, _) => false,
-                    (1, _) | (_, None) => true,
-                    (_, Some(before)) => before != *object_json(&mut doc)?,
-                };
-                if changed {
-                    mark(&mut reinvoke, &mut invoked_if_needed);
-                }
-                if inv.policy.reinvocation == ReinvocationPolicy::IfNeeded {
-                    invoked_if_needed.push(i);
+                return Ok(Invoked::Done);
+            }
+            Err(e) => {
+                let e = e.to_string();
+                state.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
+                return Ok(Invoked::Done);
+            }
+        }
+        if let Round::Again { marked: false, .. } = round {
+            return Ok(Invoked::Done);
+        }
+        let mut failed = false;
+        for mutation in &inv.policy.mutations {
+            let inputs = Inputs {
+                object: None,
+                old_object: attributes.old_object,
+                request,
+                namespace_object: step.namespace,
+                params: inv.param.as_deref(),
+                authorizer: ctx.authorizer_for(common),
+            };
+            match apply_mutation(
+                mutation,
+                common,
+                &inputs,
+                None,
+                step.doc,
+                attributes.kind,
+                step.buffers,
+            ) {
+                Ok(()) => state.dirty = true,
+                Err(e) => {
+                    failed = true;
+                    let e = e.to_string();
+                    state.add(outcome, inv.policy, Some(inv.binding), &e, "Invalid");
                 }
             }
         }
-        // The chain stops at a denial, and runs again only if some mutation succeeded.
-        if round == 0 && (!errors.kept.is_empty() || !dirty) {
-            break;
+        if round != Round::First {
+            return Ok(Invoked::Done);
         }
-        mark(&mut reinvoke, &mut invoked_if_needed);
+        if !failed {
+            outcome.results.push(PolicyResult::named(
+                PolicyKind::Mutating,
+                &common.name,
+                Some(&inv.binding.name),
+                ResultKind::Pass,
+                None,
+            ));
+        }
+        Ok(match inv.policy.reinvocation {
+            ReinvocationPolicy::IfNeeded => Invoked::Reinvocable,
+            ReinvocationPolicy::Never => Invoked::Done,
+        })
     }
-    finish(original, Some(doc), errors, &attributes)
+
+    /// The chain stops at a denial, and runs again only if some mutation succeeded.
+    fn reinvokes(&self, state: &Dispatch) -> bool {
+        state.kept.is_empty() && state.dirty
+    }
+
+    /// Errors left by failurePolicy deny the request with code 403, the first one's message
+    /// and reason (`Forbidden`, `admission.NewForbidden`'s, when it has none), and every one
+    /// as a cause.
+    fn finish(&self, state: Dispatch, request: &FamilyRequest<'_>) -> Result<(), Status> {
+        let Some(first) = state.kept.first() else {
+            return Ok(());
+        };
+        let reason = match first.reason {
+            "" => "Forbidden",
+            reason => reason,
+        };
+        let messages = state.kept.into_iter().map(|e| e.message).collect();
+        let attributes = &request.attributes;
+        Err(Status::policy_errors(
+            attributes,
+            attributes.object,
+            messages,
+            reason,
+        ))
+    }
 }
 
 /// The mutated object as JSON; writing it out cannot fail in practice (the tree holds JSON
@@ -345,70 +390,12 @@ pub(crate) fn object_json(doc: &mut Patched) -> Result<&Json, Status> {
     doc.json().map_err(|e| EngineError::from(e).into())
 }
 
-/// `RequireReinvokingPreviouslyInvokedPlugins`.
-fn mark(reinvoke: &mut [bool], invoked_if_needed: &mut Vec<usize>) {
-    for j in invoked_if_needed.drain(..) {
-        if let Some(flag) = reinvoke.get_mut(j) {
-            *flag = true;
-        }
-    }
-}
-
-fn finish<'r>(
-    original: &'r Json,
-    doc: Option<Patched>,
-    errors: Errors,
-    attributes: &crate::attributes::Attributes<'_>,
-) -> Result<Option<MutationState<'r>>, Status> {
-    if let Some(first) = errors.kept.first() {
-        // `admission.NewForbidden`'s reason unless the first error has one.
-        let reason = if first.reason.is_empty() {
-            "Forbidden"
-        } else {
-            first.reason
-        };
-        let messages = errors.kept.into_iter().map(|e| e.message).collect();
-        return Err(Status::policy_errors(
-            attributes,
-            attributes.object,
-            messages,
-            reason,
-        ));
-    }
-    // `Some` once a mutation changed the object.
-    let current = match doc.filter(|d| d.version() > 0) {
-        Some(mut doc) => Some((object_json(&mut doc)?.clone(), doc)),
-        None => None,
-    };
-    Ok(Some(MutationState { original, current }))
-}
-
 /// Runs one mutation on the object (`inputs.object` is ignored: the object comes from `doc`),
-/// changing `doc` when the result differs from it. A JSON Patch whose `test` failed is a
-/// successful no-op.
-fn mutate(
-    mutation: &CompiledMutation,
-    inv: &Invocation<'_>,
-    inputs: &Inputs<'_>,
-    doc: &mut Patched,
-    kind: GroupVersionKind<'_>,
-    buffers: &mut ActivationBuffers,
-) -> Result<(), MutationError> {
-    apply_mutation(
-        mutation,
-        &inv.policy.common,
-        inputs,
-        None,
-        doc,
-        kind,
-        buffers,
-    )
-}
-
-/// [`mutate`] for any policy's mutation; `extra` binds Kyverno's variables.
+/// changing `doc` when the result differs from it; `extra` binds Kyverno's variables. A JSON
+/// Patch whose `test` failed is a successful no-op.
 pub(crate) fn apply_mutation(
     mutation: &CompiledMutation,
-    common: &crate::compiled::PolicyCommon,
+    common: &PolicyCommon,
     inputs: &Inputs<'_>,
     extra: Option<crate::kyverno::Extra<'_>>,
     doc: &mut Patched,

@@ -11,10 +11,9 @@ use crate::engine::{
     unknown_param_kind,
 };
 use crate::error::{ConfigurationError, EngineError};
-use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
 use crate::index::Candidates;
 use crate::invocation::Inputs;
-use crate::kyverno::validate::Mode;
 use crate::matching::Matched;
 use crate::model::{FailurePolicy, ValidationAction};
 use crate::name::Name;
@@ -121,10 +120,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
 
     /// A policy without a binding applies to nothing.
     fn policy(&self, id: u32) -> Option<(&ValidatingPolicy, &[Binding])> {
-        let family = &self.0.validating;
-        let policy = family.policies.get(id as usize)?;
-        let bindings = family.bindings.get(id as usize)?;
-        (!bindings.is_empty()).then_some((policy, bindings.as_slice()))
+        self.0.validating.bound(id)
     }
 
     fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
@@ -136,11 +132,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         })
     }
 
-    fn candidates<'a>(
-        &'a self,
-        _state: &PoliciesState,
-        request: &FamilyRequest<'a>,
-    ) -> Candidates<'a> {
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         self.0.validating.index.for_request(&request.attributes)
     }
 

@@ -16,10 +16,9 @@ use super::lower::{CompiledConstraint, CompiledTemplate};
 use crate::compiled::ValidatingPolicy;
 use crate::engine::{RequestContext, match_conditions};
 use crate::error::{ConfigurationError, EngineError};
-use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
 use crate::index::Candidates;
 use crate::invocation::Inputs;
-use crate::kyverno::validate::Mode;
 use crate::lookup::LookupError;
 use crate::model::ValidationAction;
 use crate::policy_set::PolicySet;
@@ -134,16 +133,17 @@ impl ValidatingFamily for Constraints<'_> {
 
     /// The Constraints the objects' kinds can match; every one without an object to match,
     /// each then reporting the error, as Gatekeeper's matcher.
-    fn candidates<'a>(
-        &'a self,
-        state: &ConstraintsState<'a>,
-        _request: &FamilyRequest<'a>,
-    ) -> Candidates<'a> {
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         let mut out = Vec::new();
-        if state.subjects.is_empty() {
+        let mut objects = [request.object, request.attributes.old_object]
+            .into_iter()
+            .flatten()
+            .peekable();
+        if objects.peek().is_none() {
             out.extend(0..self.0.constraints.len() as u32);
         }
-        for s in &state.subjects {
+        for object in objects {
+            let s = Subject::of(object);
             self.0.index.candidates(s.group, s.kind, &mut out);
         }
         family::merged(out)

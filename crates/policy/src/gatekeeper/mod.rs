@@ -54,6 +54,24 @@ impl GatekeeperSet {
     }
 }
 
+/// ConstraintTemplates and Constraints as a loading family.
+pub(crate) struct Gatekeeper;
+
+impl crate::family::load::LoadingFamily for Gatekeeper {
+    fn read_manifest(
+        &self,
+        api_version: &str,
+        kind: &str,
+        doc: &Json,
+    ) -> Option<Result<Manifest, ReadError>> {
+        read_manifest(api_version, kind, doc)
+    }
+
+    fn lower(&self, items: &[(Source, Manifest)], set: &mut crate::policy_set::PolicySet) {
+        set.gatekeeper = build(items, &mut set.errors);
+    }
+}
+
 /// Reads a document if it is a Gatekeeper kind: `None` when it is not one.
 pub fn read_manifest(
     api_version: &str,

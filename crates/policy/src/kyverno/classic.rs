@@ -18,7 +18,7 @@ use crate::attributes::Attributes;
 use crate::compiled::{PolicyCommon, ValidatingPolicy};
 use crate::engine::RequestContext;
 use crate::error::{ConfigurationError, EngineError};
-use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
 use crate::index::Candidates;
 use crate::invocation::Inputs;
 use crate::kind_index::KindKey;
@@ -31,7 +31,6 @@ use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind};
 use crate::validating::{self, Decision};
 
 use super::classic_model::{ClusterPolicy, Filter, MatchBlock, Subject};
-use super::validate::Mode;
 
 /// One part of a `kinds` entry: `Kind`, `version/Kind` or `group/version/Kind`, each part a
 /// glob; `Kind/subresource` names a subresource.
@@ -568,11 +567,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
     }
 
     /// The rules whose kinds can match the request's.
-    fn candidates<'a>(
-        &'a self,
-        _state: &RulesState<'a>,
-        request: &FamilyRequest<'a>,
-    ) -> Candidates<'a> {
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         let kind = request.attributes.kind;
         let mut out = Vec::new();
         self.0

@@ -179,3 +179,66 @@ fn globs() {
     assert!(glob("*a*b", "xxaxxb"));
     assert!(!glob("*a*b", "xxaxxbc"));
 }
+
+/// A lookup whose every Namespace read fails, to show when one is made.
+struct NamespacesDown;
+
+impl crate::lookup::Lookup for NamespacesDown {
+    fn namespace(&self, _: &str) -> Result<Option<Arc<Json>>, crate::lookup::LookupError> {
+        Err(crate::lookup::LookupError("namespaces down".into()))
+    }
+
+    fn param_scope(&self, _: &crate::model::ParamKind) -> Option<crate::lookup::ParamScope> {
+        None
+    }
+
+    fn param(
+        &self,
+        _: &crate::model::ParamKind,
+        _: Option<&str>,
+        _: &str,
+    ) -> Result<Option<Arc<Json>>, crate::lookup::LookupError> {
+        Ok(None)
+    }
+
+    fn params(
+        &self,
+        _: &crate::model::ParamKind,
+        _: Option<&str>,
+    ) -> Result<Vec<Arc<Json>>, crate::lookup::LookupError> {
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn rules_for_other_kinds_read_no_namespace() {
+    let evaluate_with_namespaces_down = |policy: &str| {
+        let mut m = Manifests::default();
+        m.add_text("p.yaml", policy);
+        let set = PolicySet::build(&m);
+        assert!(set.errors.is_empty(), "{:?}", set.errors);
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec: {containers: [{name: c, image: 'nginx:1'}]}\n";
+        let object = crate::document::parse_document(pod, crate::document::Syntax::Yaml).unwrap();
+        let body = review_for(
+            Some(&object),
+            None,
+            Operation::Create,
+            &RequestUser::default(),
+            "u",
+        )
+        .unwrap();
+        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+        let request = review.request().unwrap();
+        evaluate(&set, &request, &NamespacesDown, &EvalOptions::default())
+    };
+    // No rule is a candidate for a Pod: the Namespace is not read, nothing fails.
+    let o = evaluate_with_namespaces_down(&POLICY.replace("kinds: [Pod]", "kinds: [ConfigMap]"));
+    assert!(o.allowed && o.results.is_empty() && o.status.is_none());
+    // A candidate reads it once, and the failed read is the engine's error.
+    let o = evaluate_with_namespaces_down(POLICY);
+    let status = o.status.unwrap();
+    assert_eq!(
+        (status.code, status.message.as_str()),
+        (500, "Internal error occurred: namespaces down")
+    );
+}

@@ -7,7 +7,7 @@ use crate::compiled::{
 use crate::environment::ExpressionKind;
 use crate::index::PolicyIndex;
 use crate::kind_index::KindIndex;
-use crate::load::{LoadError, Manifest, Manifests, Source};
+use crate::load::{LoadError, Manifest, Source};
 use crate::matching::{EquivalentResources, MatchConstraints, Owner};
 use crate::model::{
     self, MatchResources, ReinvocationPolicy, ValidatingAdmissionPolicySpec, ValidationAction,
@@ -115,16 +115,15 @@ fn has_selector(m: Option<&MatchResources>) -> bool {
     })
 }
 
-/// Compiles the Kyverno manifests of `manifests`. Invalid ones are reported and left out;
+/// Compiles the Kyverno manifests among `items`. Invalid ones are reported and left out;
 /// expressions that do not compile are reported and error when they run.
 pub fn build(
-    manifests: &Manifests,
+    items: &[(Source, Manifest)],
     equivalents: &EquivalentResources,
     errors: &mut Vec<LoadError>,
 ) -> KyvernoPolicies {
     let mut out = KyvernoPolicies::default();
-    let exceptions: Vec<(&Source, &PolicyException)> = manifests
-        .items
+    let exceptions: Vec<(&Source, &PolicyException)> = items
         .iter()
         .filter_map(|(source, item)| match item {
             Manifest::Kyverno(KyvernoManifest::Exception(e)) => Some((source, &**e)),
@@ -162,7 +161,7 @@ pub fn build(
             }
         }
     }
-    for (source, item) in &manifests.items {
+    for (source, item) in items {
         if let Manifest::Kyverno(KyvernoManifest::ClusterPolicy(namespaced, p)) = item {
             out.classic
                 .extend(super::classic::compile(p, *namespaced, source, errors));
@@ -172,7 +171,7 @@ pub fn build(
         out.classic_index.insert(id as u32, &rule.kind_keys());
     }
     let mut names: Vec<(PolicyKind, String)> = Vec::new();
-    for (source, item) in &manifests.items {
+    for (source, item) in items {
         let Manifest::Kyverno(KyvernoManifest::Policy(kind, p)) = item else {
             continue;
         };

@@ -1,17 +1,38 @@
-//! Recognising and reading Kyverno documents among policy manifests.
+//! Kyverno's kinds as a loading family: recognising and reading its documents among policy
+//! manifests; lowering is `compile::build`.
 
 use celer_cel::Json;
-use sonic_rs::JsonValueTrait;
 
 use super::model::{GROUP, KyvernoManifest, PolicyKind, VERSIONS};
+use crate::family::load::LoadingFamily;
+use crate::load::{Manifest, ReadError, Source};
+use crate::policy_set::PolicySet;
+
+/// Kyverno's CEL policies, PolicyExceptions, and ClusterPolicies with `validate.cel` rules.
+pub(crate) struct Kyverno;
+
+impl LoadingFamily for Kyverno {
+    fn read_manifest(
+        &self,
+        api_version: &str,
+        kind: &str,
+        doc: &Json,
+    ) -> Option<Result<Manifest, ReadError>> {
+        read_manifest(api_version, kind, doc).map(|read| read.map(Manifest::Kyverno))
+    }
+
+    fn lower(&self, items: &[(Source, Manifest)], set: &mut PolicySet) {
+        set.kyverno = super::compile::build(items, &set.equivalents, &mut set.errors);
+    }
+}
 
 /// `None` when the document is not one of Kyverno's CEL kinds (it is then some other object);
-/// otherwise the manifest, or `(what, message)` naming the object and the problem.
+/// otherwise the manifest, or why it does not read.
 pub fn read_manifest(
     api_version: &str,
     kind: &str,
     doc: &Json,
-) -> Option<Result<KyvernoManifest, (String, String)>> {
+) -> Option<Result<KyvernoManifest, ReadError>> {
     let (group, version) = crate::kinds::split_api_version(api_version);
     if group == super::classic_model::GROUP
         && super::classic_model::VERSIONS.contains(&version)
@@ -31,25 +52,11 @@ pub fn read_manifest(
     if group != GROUP || !VERSIONS.contains(&version) {
         return None;
     }
-    let name = doc
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(|n| n.as_str())
-        .unwrap_or_default();
-    let what = format!("{kind} {name:?}");
     if kind == "PolicyException" {
-        return Some(
-            crate::load::read(doc)
-                .map(|e| KyvernoManifest::Exception(Box::new(e)))
-                .map_err(|e| (what, e.to_string())),
-        );
+        return Some(crate::load::read(doc).map(|e| KyvernoManifest::Exception(Box::new(e))));
     }
     // GeneratingPolicy, DeletingPolicy, ImageValidatingPolicy...: not run by celer; they
     // stay plain objects.
     let kind = PolicyKind::parse(kind)?;
-    Some(
-        crate::load::read(doc)
-            .map(|p| KyvernoManifest::Policy(kind, Box::new(p)))
-            .map_err(|e| (what, e.to_string())),
-    )
+    Some(crate::load::read(doc).map(|p| KyvernoManifest::Policy(kind, Box::new(p))))
 }

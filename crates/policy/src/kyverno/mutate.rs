@@ -1,13 +1,15 @@
-//! Evaluating Kyverno MutatingPolicies against one request, after the native
-//! MutatingAdmissionPolicies and on their result: exceptions, matchConditions, then each
-//! mutation (ApplyConfiguration or JSONPatch, with the native machinery) on the latest
-//! object. Policies with `reinvocationPolicy: IfNeeded` run once more when a later policy
-//! changed the object.
+//! Kyverno MutatingPolicies as a mutating family, after the native MutatingAdmissionPolicies
+//! and on their result: exceptions, matchConditions, then each mutation (ApplyConfiguration
+//! or JSONPatch, with the native machinery) on the latest object. Policies with
+//! `reinvocationPolicy: IfNeeded` that passed run once more when the object changed after
+//! they began (by them or by a later policy).
 
 use celer_cel::{Activation, ActivationBuffers, Json};
 
 use crate::engine::{MatchStep, RequestContext, match_constraints};
-use crate::error::EngineError;
+use crate::family::mutating::{Invoked, MutatingFamily, Round, Step};
+use crate::family::{self, FamilyRequest, Mode};
+use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutating::{self, MutationState};
@@ -16,42 +18,77 @@ use crate::policy_set::PolicySet;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 
 use super::compile::KyvernoMutating;
-use super::validate::{Exempt, Mode, Verdict, applies, conditions_hold, exceptions};
+use super::validate::{Exempt, Verdict, applies, conditions_hold, exceptions};
 
-/// Runs the Kyverno MutatingPolicies that match the request, continuing `state` (the native
-/// policies' result). `Err` is an engine failure that denies the request.
+/// Runs the Kyverno MutatingPolicies that match the request through the mutating driver,
+/// continuing `state` (the native policies' result). `Err` denies the request.
 pub fn run<'r>(
     set: &PolicySet,
-    ctx: &RequestContext<'r>,
+    ctx: &'r RequestContext<'r>,
     state: Option<MutationState<'r>>,
     outcome: &mut Outcome,
     mode: Mode,
 ) -> Result<Option<MutationState<'r>>, Status> {
-    let policies = &set.kyverno.mutating;
-    let attributes = ctx.request.attributes;
-    let Some(original) = attributes.object else {
-        return Ok(state);
-    };
-    if policies.is_empty() {
-        return Ok(state);
+    let request = FamilyRequest::admitted(ctx, mode);
+    family::mutating::run(&MutatingPolicies(set), &request, state, outcome)
+}
+
+/// Kyverno's MutatingPolicies.
+struct MutatingPolicies<'s>(&'s PolicySet);
+
+impl MutatingFamily for MutatingPolicies<'_> {
+    type Policy<'a>
+        = &'a KyvernoMutating
+    where
+        Self: 'a;
+    type Invocation<'a>
+        = &'a KyvernoMutating
+    where
+        Self: 'a;
+    /// The errors of policies under failurePolicy Fail, for the denial.
+    type State = Vec<String>;
+
+    fn is_empty(&self) -> bool {
+        self.0.kyverno.mutating.is_empty()
     }
-    let ids = set.kyverno.mutating_index.for_request(&attributes);
-    let mut matched: Vec<&KyvernoMutating> = Vec::new();
-    for &id in ids.as_slice() {
-        let Some(k) = policies.get(id as usize) else {
-            continue;
-        };
-        if !applies(&k.extras, &attributes, mode) {
-            continue;
+
+    fn policy(&self, id: u32) -> Option<&KyvernoMutating> {
+        self.0.kyverno.mutating.get(id as usize)
+    }
+
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
+        self.0
+            .kyverno
+            .mutating_index
+            .for_request(&request.attributes)
+    }
+
+    fn start(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A policy that applies (its namespace, its admission switch) and whose constraints
+    /// match is one invocation; one whose constraints cannot be matched is an error result.
+    fn invocations<'a>(
+        &'a self,
+        k: &'a KyvernoMutating,
+        _errors: &mut Vec<String>,
+        request: &FamilyRequest<'a>,
+        outcome: &mut Outcome,
+        out: &mut Vec<&'a KyvernoMutating>,
+    ) {
+        let attributes = &request.attributes;
+        if !applies(&k.extras, attributes, request.mode) {
+            return;
         }
         match match_constraints(
             &k.policy.common.constraints,
-            &set.equivalents,
-            &attributes,
-            ctx,
+            &self.0.equivalents,
+            attributes,
+            request.ctx,
         ) {
             MatchStep::NotMatched => {}
-            MatchStep::Matched(_) => matched.push(k),
+            MatchStep::Matched(_) => out.push(k),
             MatchStep::Error(e) => outcome.results.push(PolicyResult::named(
                 PolicyKind::KyvernoMutating,
                 &k.policy.common.name,
@@ -61,28 +98,37 @@ pub fn run<'r>(
             )),
         }
     }
-    if matched.is_empty() {
-        return Ok(state);
-    }
-    let base = state
-        .as_ref()
-        .and_then(MutationState::patched)
-        .unwrap_or(original)
-        .clone();
-    let mut doc = Patched::new(&base);
-    let namespace = ctx.namespace().map_err(EngineError::from)?;
-    let mut buffers = ActivationBuffers::default();
-    let mut ran_if_needed: Vec<(usize, u64)> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    for (i, k) in matched.iter().enumerate() {
-        let before = doc.version();
-        let verdict = mutate_policy(k, ctx, &mut doc, namespace.as_deref(), &mut buffers)?;
+
+    /// Exceptions, matchConditions, then the mutations, recorded in round one. Round two
+    /// runs an `IfNeeded` policy that passed once more, when the object changed since it
+    /// began; what it decides then is not recorded.
+    fn invoke<'a>(
+        &'a self,
+        k: &&'a KyvernoMutating,
+        round: Round,
+        errors: &mut Vec<String>,
+        step: &mut Step<'_, 'a>,
+        outcome: &mut Outcome,
+    ) -> Result<Invoked, Status> {
+        let ctx = step.request.ctx;
+        if let Round::Again {
+            marked,
+            changed_since,
+        } = round
+        {
+            if marked && changed_since {
+                mutate_policy(k, ctx, step.doc, step.namespace, step.buffers)?;
+            }
+            return Ok(Invoked::Done);
+        }
+        let verdict = mutate_policy(k, ctx, step.doc, step.namespace, step.buffers)?;
+        let attributes = &step.request.attributes;
         if let Some(e) = &verdict.condition_error
-            && !mode.offline
+            && !step.request.mode.offline
         {
             // The API server's own refusal: see `Verdict::condition_error`.
             return Err(Status::forbidden(
-                &attributes,
+                attributes,
                 attributes.object,
                 &e.to_string(),
                 "Forbidden",
@@ -96,11 +142,10 @@ pub fn run<'r>(
                 k.policy.common.name, verdict.message
             ));
         }
-        if k.policy.reinvocation == ReinvocationPolicy::IfNeeded
-            && verdict.result == ResultKind::Pass
-        {
-            ran_if_needed.push((i, before));
-        }
+        let invoked = match (k.policy.reinvocation, verdict.result) {
+            (ReinvocationPolicy::IfNeeded, ResultKind::Pass) => Invoked::Reinvocable,
+            _ => Invoked::Done,
+        };
         outcome.results.push(PolicyResult::named(
             PolicyKind::KyvernoMutating,
             &k.policy.common.name,
@@ -108,31 +153,27 @@ pub fn run<'r>(
             verdict.result,
             verdict.into_message(),
         ));
+        Ok(invoked)
     }
-    // Reinvocation: an IfNeeded policy runs again when the object changed after it ran.
-    let last = doc.version();
-    for (i, version_after) in ran_if_needed {
-        if let Some(k) = matched.get(i)
-            && last > version_after
-        {
-            mutate_policy(k, ctx, &mut doc, namespace.as_deref(), &mut buffers)?;
+
+    fn reinvokes(&self, _errors: &Vec<String>) -> bool {
+        true
+    }
+
+    /// The webhook's refusal (`mpol` handler `admissionResponse`): Go's `%v` of the list.
+    fn finish(&self, errors: Vec<String>, request: &FamilyRequest<'_>) -> Result<(), Status> {
+        if errors.is_empty() {
+            return Ok(());
         }
-    }
-    if !errors.is_empty() {
-        // The webhook's refusal (`mpol` handler `admissionResponse`): Go's `%v` of the list.
-        return Err(super::validate::denial(format!(
+        let attributes = &request.attributes;
+        Err(super::validate::denial(format!(
             "Resource: {}/{}, Kind: {}, Errors: [{}]",
             attributes.namespace,
             attributes.name,
             attributes.kind.kind,
             errors.join(" ")
-        )));
+        )))
     }
-    if doc.version() == 0 {
-        return Ok(state);
-    }
-    let original = state.as_ref().map_or(original, MutationState::original);
-    MutationState::from_tree(original, doc).map(Some)
 }
 
 fn mutate_policy(

@@ -12,7 +12,7 @@ use crate::policy_set::PolicySet;
 use crate::request::{AdmissionReview, RequestUser, review_for};
 use crate::response::{Outcome, PolicyKind, ResultKind};
 
-use super::validate::Mode;
+use crate::family::Mode;
 
 fn set(yaml: &str) -> PolicySet {
     let mut m = Manifests::default();

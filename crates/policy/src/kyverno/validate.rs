@@ -12,7 +12,7 @@ use crate::attributes::Attributes;
 use crate::compiled::{NamedExpression, PolicyCommon};
 use crate::engine::{MatchStep, RequestContext, match_constraints};
 use crate::error::{AuditAnnotationError, ConfigurationError, EngineError, KyvernoConditionError};
-use crate::family::{self, FamilyRequest, Selection, ValidatingFamily};
+use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
 use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ValidationAction};
@@ -21,14 +21,6 @@ use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Evaluated, OutOfBudget};
 
 use super::compile::{CompiledException, KyvernoExtras, KyvernoValidating};
-
-/// How a request is evaluated.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Mode {
-    /// Offline (Kyverno's CLI): `evaluation.admission.enabled: false` does not keep a policy
-    /// from running.
-    pub offline: bool,
-}
 
 /// What one policy decided: Kyverno's rule status and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -410,11 +402,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         })
     }
 
-    fn candidates<'a>(
-        &'a self,
-        _state: &PoliciesState,
-        request: &FamilyRequest<'a>,
-    ) -> Candidates<'a> {
+    fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         self.0
             .kyverno
             .validating_index

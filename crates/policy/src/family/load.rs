@@ -1,0 +1,108 @@
+//! Loading, the same way for every family: each supplies how it recognises and reads its
+//! documents and how it validates and lowers what was read; [`FAMILIES`] is the one list of
+//! them, which `load::Manifests` reads documents through and `PolicySet::build` lowers
+//! through, in order.
+
+use celer_cel::Json;
+
+use crate::load::{Manifest, ReadError, Source};
+use crate::policy_set::PolicySet;
+
+/// A policy family as loading sees it.
+pub(crate) trait LoadingFamily: Sync {
+    /// Reads a document if it is one of the family's kinds: `None` when it is not (it is
+    /// then another family's, or a plain object: a Namespace, a param).
+    fn read_manifest(
+        &self,
+        api_version: &str,
+        kind: &str,
+        doc: &Json,
+    ) -> Option<Result<Manifest, ReadError>>;
+
+    /// Validates the family's manifests among `items` and lowers them into `set`, indexed.
+    /// What the API server would refuse is left out with a `LoadError` in `set.errors`;
+    /// expressions that do not compile are reported there and fail when they run.
+    fn lower(&self, items: &[(Source, Manifest)], set: &mut PolicySet);
+}
+
+/// Every family, in the order their load errors are reported. Their kinds do not overlap, so
+/// the order does not change which reads a document.
+pub(crate) const FAMILIES: [&dyn LoadingFamily; 3] = [
+    &crate::kyverno::load::Kyverno,
+    &crate::native_load::NativeKinds,
+    &crate::gatekeeper::Gatekeeper,
+];
+
+/// Reads a document through the family whose kind it is; `None` when it is no family's.
+pub(crate) fn read_manifest(
+    api_version: &str,
+    kind: &str,
+    doc: &Json,
+) -> Option<Result<Manifest, ReadError>> {
+    FAMILIES
+        .iter()
+        .find_map(|family| family.read_manifest(api_version, kind, doc))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use sonic_rs::JsonValueTrait;
+
+    use super::*;
+
+    /// How many families read a document (whether or not it reads well).
+    fn readers(doc: &str) -> usize {
+        let doc: Json =
+            crate::document::parse_document(doc, crate::document::Syntax::Yaml).unwrap();
+        let api_version = doc
+            .get("apiVersion")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        let kind = doc.get("kind").and_then(|v| v.as_str()).unwrap_or_default();
+        FAMILIES
+            .iter()
+            .filter(|f| f.read_manifest(api_version, kind, &doc).is_some())
+            .count()
+    }
+
+    #[test]
+    fn each_policy_kind_is_one_familys_and_other_objects_none() {
+        for (api_version, kind) in [
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingAdmissionPolicy",
+            ),
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingAdmissionPolicyBinding",
+            ),
+            (
+                "admissionregistration.k8s.io/v1beta1",
+                "MutatingAdmissionPolicy",
+            ),
+            (
+                "admissionregistration.k8s.io/v1alpha1",
+                "MutatingAdmissionPolicyBinding",
+            ),
+            ("policies.kyverno.io/v1", "ValidatingPolicy"),
+            ("policies.kyverno.io/v1alpha1", "MutatingPolicy"),
+            ("policies.kyverno.io/v1", "PolicyException"),
+            ("templates.gatekeeper.sh/v1", "ConstraintTemplate"),
+            ("constraints.gatekeeper.sh/v1beta1", "K8sRequiredLabels"),
+        ] {
+            let doc = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
+            assert_eq!(readers(&doc), 1, "{api_version} {kind}");
+        }
+        let cel_rule = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: x}\nspec:\n  rules:\n  - name: r\n    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate: {cel: {expressions: [{expression: 'true'}]}}\n";
+        assert_eq!(readers(cel_rule), 1);
+        for doc in [
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n",
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: x}\n",
+            // A ClusterPolicy without `validate.cel` rules is not celer's to run.
+            "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: x}\nspec: {rules: []}\n",
+        ] {
+            assert_eq!(readers(doc), 0, "{doc}");
+        }
+    }
+}

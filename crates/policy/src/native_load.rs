@@ -1,0 +1,343 @@
+//! Kubernetes' own policy kinds as a loading family: ValidatingAdmissionPolicies,
+//! MutatingAdmissionPolicies and their bindings, read from `admissionregistration.k8s.io`
+//! documents, validated as the API server does (`validation`), lowered into the compiled
+//! model and indexed; each binding is kept with its policy.
+
+use celer_cel::Json;
+use hashbrown::HashMap;
+
+use crate::compiled::{Binding, MutatingPolicy, ValidatingPolicy};
+use crate::family::load::LoadingFamily;
+use crate::load::{LoadError, Manifest, ReadError, Source, read};
+use crate::matching::{EquivalentResources, MatchConstraints, Owner};
+use crate::model::MatchResources;
+use crate::name::Name;
+use crate::policy_set::{Family, PolicySet};
+use crate::validation;
+
+/// The admission API versions celer reads.
+const ADMISSION_VERSIONS: [&str; 3] = [
+    "admissionregistration.k8s.io/v1",
+    "admissionregistration.k8s.io/v1beta1",
+    "admissionregistration.k8s.io/v1alpha1",
+];
+
+/// ValidatingAdmissionPolicies and MutatingAdmissionPolicies with their bindings.
+pub(crate) struct NativeKinds;
+
+impl LoadingFamily for NativeKinds {
+    fn read_manifest(
+        &self,
+        api_version: &str,
+        kind: &str,
+        doc: &Json,
+    ) -> Option<Result<Manifest, ReadError>> {
+        if !ADMISSION_VERSIONS.contains(&api_version) {
+            return None;
+        }
+        Some(match kind {
+            "ValidatingAdmissionPolicy" => {
+                read(doc).map(|p| Manifest::ValidatingPolicy(Box::new(p)))
+            }
+            "ValidatingAdmissionPolicyBinding" => {
+                read(doc).map(|p| Manifest::ValidatingBinding(Box::new(p)))
+            }
+            "MutatingAdmissionPolicy" => read(doc).map(|p| Manifest::MutatingPolicy(Box::new(p))),
+            "MutatingAdmissionPolicyBinding" => {
+                read(doc).map(|p| Manifest::MutatingBinding(Box::new(p)))
+            }
+            // Webhook configurations and other admissionregistration kinds are not policies:
+            // plain objects.
+            _ => return None,
+        })
+    }
+
+    /// The policies first, then the bindings, which name them.
+    fn lower(&self, items: &[(Source, Manifest)], set: &mut PolicySet) {
+        let mut v_by_name: HashMap<String, usize> = HashMap::new();
+        let mut m_by_name: HashMap<String, usize> = HashMap::new();
+
+        for (source, item) in items {
+            let mut load = PolicyLoad {
+                source,
+                errors: &mut set.errors,
+                equivalents: &set.equivalents,
+            };
+            match item {
+                Manifest::ValidatingPolicy(p) => load.add(
+                    &mut set.validating,
+                    &mut v_by_name,
+                    format!("ValidatingAdmissionPolicy {:?}", p.metadata.name),
+                    &p.metadata.name,
+                    validation::validating_policy(p),
+                    constraints(
+                        p.spec.match_constraints.as_ref(),
+                        Owner::ValidatingPolicy,
+                        "spec.matchConstraints",
+                    ),
+                    |c| ValidatingPolicy::compile(p, c),
+                    compile_errors_validating,
+                ),
+                Manifest::MutatingPolicy(p) => load.add(
+                    &mut set.mutating,
+                    &mut m_by_name,
+                    format!("MutatingAdmissionPolicy {:?}", p.metadata.name),
+                    &p.metadata.name,
+                    validation::mutating_policy(p),
+                    constraints(
+                        p.spec.match_constraints.as_ref(),
+                        Owner::MutatingPolicy,
+                        "spec.matchConstraints",
+                    ),
+                    |c| MutatingPolicy::compile(p, c),
+                    compile_errors_mutating,
+                ),
+                _ => {}
+            }
+        }
+
+        let mut v_binding_names: HashMap<String, ()> = HashMap::new();
+        let mut m_binding_names: HashMap<String, ()> = HashMap::new();
+        for (source, item) in items {
+            // (kind, name, field errors, the model's parts, where bindings of its kind go)
+            let (kind, meta, mut errors, spec_parts, owner, family_bindings, by_name, names) =
+                match item {
+                    Manifest::ValidatingBinding(b) => (
+                        "ValidatingAdmissionPolicyBinding",
+                        &b.metadata,
+                        validation::validating_binding(b),
+                        (
+                            &b.spec.policy_name,
+                            &b.spec.param_ref,
+                            &b.spec.match_resources,
+                            b.spec.validation_actions.clone(),
+                        ),
+                        Owner::ValidatingBinding,
+                        &mut set.validating.bindings,
+                        &v_by_name,
+                        &mut v_binding_names,
+                    ),
+                    Manifest::MutatingBinding(b) => (
+                        "MutatingAdmissionPolicyBinding",
+                        &b.metadata,
+                        validation::mutating_binding(b),
+                        (
+                            &b.spec.policy_name,
+                            &b.spec.param_ref,
+                            &b.spec.match_resources,
+                            Vec::new(),
+                        ),
+                        Owner::MutatingBinding,
+                        &mut set.mutating.bindings,
+                        &m_by_name,
+                        &mut m_binding_names,
+                    ),
+                    _ => continue,
+                };
+            let what = format!("{kind} {:?}", meta.name);
+            let (policy_name, param_ref, match_resources, validation_actions) = spec_parts;
+            let match_resources = match match_resources {
+                None => None,
+                Some(m) => match constraints(Some(m), owner, "spec.matchResources") {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        extend_unique(&mut errors, e);
+                        None
+                    }
+                },
+            };
+            let binding = Binding {
+                name: Name::from(&meta.name),
+                policy_name: policy_name.clone(),
+                param_ref: param_ref.clone(),
+                param_selector: Binding::param_selector_of(param_ref.as_ref()),
+                match_resources,
+                validation_actions,
+            };
+            if !errors.is_empty() {
+                set.errors.push(load_error(source, what, errors.join("; ")));
+                continue;
+            }
+            // Names are unique per kind, as in a cluster.
+            if names.insert(meta.name.clone(), ()).is_some() {
+                set.errors.push(load_error(
+                    source,
+                    what,
+                    "a binding of this name is already loaded; this one is ignored".to_string(),
+                ));
+                continue;
+            }
+            // A binding whose policy is missing is ignored, as upstream; say so.
+            match by_name.get(&binding.policy_name) {
+                Some(&id) => {
+                    if let Some(list) = family_bindings.get_mut(id) {
+                        list.push(binding);
+                    }
+                }
+                None => set.errors.push(load_error(
+                    source,
+                    what,
+                    format!(
+                        "spec.policyName: policy {:?} is not loaded; the binding is ignored",
+                        binding.policy_name
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+fn load_error(source: &Source, what: String, message: String) -> LoadError {
+    LoadError {
+        location: source.clone(),
+        what,
+        message,
+    }
+}
+
+/// Adds errors not already listed: the API server's validation and the compilation of match
+/// constraints check some of the same fields.
+fn extend_unique(errors: &mut Vec<String>, more: Vec<String>) {
+    for e in more {
+        if !errors.contains(&e) {
+            errors.push(e);
+        }
+    }
+}
+
+fn constraints(
+    m: Option<&MatchResources>,
+    owner: Owner,
+    path: &str,
+) -> Result<MatchConstraints, Vec<String>> {
+    MatchConstraints::compile(m, owner, path).map_err(|e| vec![e.to_string()])
+}
+
+/// Adding one policy to its family: validation errors leave it out; compile errors are
+/// reported and it stays.
+struct PolicyLoad<'a> {
+    source: &'a Source,
+    errors: &'a mut Vec<LoadError>,
+    equivalents: &'a EquivalentResources,
+}
+
+impl PolicyLoad<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn add<P>(
+        &mut self,
+        family: &mut Family<P>,
+        by_name: &mut HashMap<String, usize>,
+        what: String,
+        name: &str,
+        mut field_errors: Vec<String>,
+        constraints: Result<MatchConstraints, Vec<String>>,
+        compile: impl FnOnce(MatchConstraints) -> P,
+        compile_errors: impl Fn(&P) -> Vec<String>,
+    ) {
+        let constraints = constraints.unwrap_or_else(|e| {
+            extend_unique(&mut field_errors, e);
+            MatchConstraints::everything()
+        });
+        if !field_errors.is_empty() {
+            self.errors
+                .push(load_error(self.source, what, field_errors.join("; ")));
+            return;
+        }
+        if by_name.contains_key(name) {
+            self.errors.push(load_error(
+                self.source,
+                what,
+                "a policy of this name is already loaded; this one is ignored".to_string(),
+            ));
+            return;
+        }
+        let id = family.policies.len();
+        family
+            .index
+            .insert(id as u32, &constraints.index_keys(self.equivalents));
+        let compiled = compile(constraints);
+        for e in compile_errors(&compiled) {
+            self.errors.push(load_error(self.source, what.clone(), e));
+        }
+        by_name.insert(name.to_string(), id);
+        family.policies.push(compiled);
+        family.bindings.push(Vec::new());
+    }
+}
+
+fn compile_error(field: String, source: &str, error: &str) -> String {
+    format!("{field}: Invalid value: {source:?}: {error}")
+}
+
+fn compile_errors_common(common: &crate::compiled::PolicyCommon, out: &mut Vec<String>) {
+    for (i, c) in common.match_conditions.iter().enumerate() {
+        if let Err(e) = &c.expression.program {
+            out.push(compile_error(
+                format!("spec.matchConditions[{i}].expression"),
+                &c.expression.source,
+                e,
+            ));
+        }
+    }
+    for (i, v) in common.variables.iter().enumerate() {
+        if let Err(e) = &v.expression.program {
+            out.push(compile_error(
+                format!("spec.variables[{i}].expression"),
+                &v.expression.source,
+                e,
+            ));
+        }
+    }
+}
+
+fn compile_errors_validating(p: &ValidatingPolicy) -> Vec<String> {
+    let mut out = Vec::new();
+    compile_errors_common(&p.common, &mut out);
+    for (i, v) in p.validations.iter().enumerate() {
+        if let Err(e) = &v.expression.program {
+            out.push(compile_error(
+                format!("spec.validations[{i}].expression"),
+                &v.expression.source,
+                e,
+            ));
+        }
+        if let Some(m) = &v.message_expression
+            && let Err(e) = &m.program
+        {
+            out.push(compile_error(
+                format!("spec.validations[{i}].messageExpression"),
+                &m.source,
+                e,
+            ));
+        }
+    }
+    for (i, a) in p.audit_annotations.iter().enumerate() {
+        if let Err(e) = &a.value.program {
+            out.push(compile_error(
+                format!("spec.auditAnnotations[{i}].valueExpression"),
+                &a.value.source,
+                e,
+            ));
+        }
+    }
+    out
+}
+
+fn compile_errors_mutating(p: &MutatingPolicy) -> Vec<String> {
+    let mut out = Vec::new();
+    compile_errors_common(&p.common, &mut out);
+    for (i, m) in p.mutations.iter().enumerate() {
+        if let Err(e) = &m.expression.program {
+            let field = match m.patch_type {
+                crate::compiled::PatchType::ApplyConfiguration => "applyConfiguration",
+                crate::compiled::PatchType::JsonPatch => "jsonPatch",
+            };
+            out.push(compile_error(
+                format!("spec.mutations[{i}].{field}.expression"),
+                &m.expression.source,
+                e,
+            ));
+        }
+    }
+    out
+}
