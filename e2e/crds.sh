@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # celer's CRDs on a real kube-apiserver (e2e/control-plane.sh): `celer crds` installed, each
 # CRD Established, then every policy manifest of the corpus's Kyverno CEL folders (`*-vpol`,
-# `*-mpol`, `*-cel`) and every gatekeeper-library template server-side applied with strict
-# field validation (e2e/crds-apply.py). Each refusal is printed with the API server's reason;
+# `*-mpol`, `*-cel`), every gatekeeper-library template and the policies of Kyverno's CLI test
+# suites (`kyverno/test/cli`) server-side applied with strict field validation (e2e/crds-apply.py). Each refusal is printed with the API server's reason;
 # the summary line is `crds: N accepted, M refused`. The run fails when the accepted count
 # falls below e2e/crds.ratchet, and says so when it rises above it. No webhook is involved.
 #
@@ -108,6 +108,9 @@ done
 while IFS= read -r template; do
   args+=("gatekeeper=$template")
 done < <(find "$corpus/gatekeeper-library/library" -name template.yaml | sort)
+# Kyverno's CLI suites: the kinds the library folders lack (PolicyException, Policy, v1beta1
+# manifests) and classic ClusterPolicies beyond validate.cel.
+args+=("kyverno-cli=$corpus/kyverno/test/cli")
 "$here/crds-apply.py" "$work/crds.json" "${args[@]}" | tee "$work/apply.log"
 summary="$(grep '^crds: ' "$work/apply.log")"
 accepted="$(sed -E 's/^crds: ([0-9]+) accepted.*/\1/' <<<"$summary")"
