@@ -126,6 +126,26 @@ if [ "$accepted" -gt "$ratchet" ]; then
 fi
 echo "PASS ratchet: $accepted accepted (e2e/crds.ratchet: $ratchet)"
 
+# What `kubectl get` shows: short names in discovery, the printer columns in a Table.
+api GET /apis/policies.kyverno.io/v1
+if jq -e '.resources[] | select(.name == "validatingpolicies") | .shortNames | index("vpol")' \
+    "$work/body.json" >/dev/null; then
+  echo "PASS short name vpol"
+else
+  echo "FAIL short name vpol: not in discovery: $(head -c 300 "$work/body.json")"
+  exit 1
+fi
+columns="$(curl -sS --cacert "$CELER_E2E_CA" -H "Authorization: Bearer $CELER_E2E_TOKEN" \
+  -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' \
+  "$CELER_E2E_SERVER/apis/kyverno.io/v1/clusterpolicies?limit=1" | jq -r '[.columnDefinitions[].name] | join(",")')"
+want="Name,ADMISSION,BACKGROUND,READY,AGE,FAILURE POLICY,VALIDATE,MUTATE,GENERATE,VERIFY IMAGES,MESSAGE"
+if [ "$columns" = "$want" ]; then
+  echo "PASS ClusterPolicy columns"
+else
+  echo "FAIL ClusterPolicy columns: want $want, got $columns"
+  exit 1
+fi
+
 # Every served version reads what was stored (the shapes are the same: no conversion).
 for version in v1alpha1 v1beta1 v1; do
   api GET "/apis/policies.kyverno.io/$version/validatingpolicies"

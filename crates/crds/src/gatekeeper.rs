@@ -77,7 +77,19 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<Vec<Code>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operations: Option<Vec<String>>,
+    pub operations: Option<Vec<Operation>>,
+}
+
+/// An admission operation a target applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Operation {
+    #[serde(rename = "*")]
+    All,
+    Create,
+    Update,
+    Delete,
+    Connect,
 }
 
 /// A `code` block: an engine's name and its source, whose shape is the engine's.
