@@ -32,6 +32,8 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Open-loop load generator for admission webhooks and the Kubernetes API.
     Bench(commands::bench::BenchArgs),
+    /// Print the CustomResourceDefinitions of the Kyverno and Gatekeeper kinds celer serves.
+    Crds(commands::crds::CrdsArgs),
 }
 
 /// Stack for the thread that does the work. sonic-rs parses recursively and, in debug builds,
@@ -73,5 +75,6 @@ fn run() -> ExitCode {
         Command::Test(args) => commands::test::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Crds(args) => commands::crds::run(args),
     }
 }

@@ -3,5 +3,6 @@
 pub mod apply;
 pub mod bench;
 pub mod cel;
+pub mod crds;
 pub mod serve;
 pub mod test;

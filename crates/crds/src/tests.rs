@@ -1,0 +1,210 @@
+use super::*;
+
+fn find(kind: &str) -> CustomResourceDefinition {
+    let crds = all();
+    let found = crds.into_iter().find(|crd| crd.spec.names.kind == kind);
+    assert!(found.is_some(), "no CRD for {kind}");
+    found.unwrap_or_else(|| unreachable!())
+}
+
+fn versions(crd: &CustomResourceDefinition) -> Vec<(&str, bool)> {
+    crd.spec
+        .versions
+        .iter()
+        .map(|v| (v.name.as_str(), v.storage))
+        .collect()
+}
+
+/// (kind, group, plural, scope, short names, versions with the stored one marked)
+type Expected = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, bool)],
+);
+
+#[test]
+fn each_kind_has_its_group_names_scope_and_versions() {
+    let expected: [Expected; 8] = [
+        (
+            "ValidatingPolicy",
+            "policies.kyverno.io",
+            "validatingpolicies",
+            "Cluster",
+            &["vpol"],
+            &[("v1alpha1", false), ("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "NamespacedValidatingPolicy",
+            "policies.kyverno.io",
+            "namespacedvalidatingpolicies",
+            "Namespaced",
+            &["nvpol"],
+            &[("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "MutatingPolicy",
+            "policies.kyverno.io",
+            "mutatingpolicies",
+            "Cluster",
+            &["mpol"],
+            &[("v1alpha1", false), ("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "NamespacedMutatingPolicy",
+            "policies.kyverno.io",
+            "namespacedmutatingpolicies",
+            "Namespaced",
+            &["nmpol"],
+            &[("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "PolicyException",
+            "policies.kyverno.io",
+            "policyexceptions",
+            "Namespaced",
+            &[],
+            &[("v1alpha1", false), ("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "ClusterPolicy",
+            "kyverno.io",
+            "clusterpolicies",
+            "Cluster",
+            &["cpol"],
+            &[("v1", true), ("v2beta1", false)],
+        ),
+        (
+            "Policy",
+            "kyverno.io",
+            "policies",
+            "Namespaced",
+            &["pol"],
+            &[("v1", true), ("v2beta1", false)],
+        ),
+        (
+            "ConstraintTemplate",
+            "templates.gatekeeper.sh",
+            "constrainttemplates",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+    ];
+    assert_eq!(all().len(), expected.len());
+    for (kind, group, plural, scope, short, served) in expected {
+        let crd = find(kind);
+        assert_eq!(crd.spec.group, group, "{kind}");
+        assert_eq!(crd.spec.names.plural, plural, "{kind}");
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some(format!("{plural}.{group}").as_str()),
+            "{kind}"
+        );
+        assert_eq!(crd.spec.scope, scope, "{kind}");
+        let short_names = crd.spec.names.short_names.clone().unwrap_or_default();
+        assert_eq!(short_names, short, "{kind}");
+        assert_eq!(versions(&crd), served, "{kind}");
+        assert_eq!(
+            crd.spec.versions.iter().filter(|v| v.storage).count(),
+            1,
+            "{kind}: one storage version"
+        );
+    }
+}
+
+#[test]
+fn status_subresource_and_columns_as_upstream_has_them() {
+    for kind in [
+        "ValidatingPolicy",
+        "NamespacedValidatingPolicy",
+        "MutatingPolicy",
+        "NamespacedMutatingPolicy",
+        "ClusterPolicy",
+        "Policy",
+        "ConstraintTemplate",
+    ] {
+        for version in find(kind).spec.versions {
+            let status = version.subresources.and_then(|s| s.status);
+            assert!(
+                status.is_some(),
+                "{kind} {}: status subresource",
+                version.name
+            );
+        }
+    }
+    let exception = find("PolicyException");
+    assert!(
+        exception
+            .spec
+            .versions
+            .iter()
+            .all(|v| v.subresources.is_none())
+    );
+    let vpol = find("ValidatingPolicy");
+    let columns: Vec<_> = vpol.spec.versions[0]
+        .additional_printer_columns
+        .iter()
+        .flatten()
+        .map(|c| (c.name.as_str(), c.json_path.as_str()))
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            ("AGE", ".metadata.creationTimestamp"),
+            ("READY", ".status.conditionStatus.ready")
+        ]
+    );
+    let cpol = find("ClusterPolicy");
+    let names: Vec<_> = cpol.spec.versions[0]
+        .additional_printer_columns
+        .iter()
+        .flatten()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "ADMISSION",
+            "BACKGROUND",
+            "READY",
+            "AGE",
+            "FAILURE POLICY",
+            "VALIDATE",
+            "MUTATE",
+            "GENERATE",
+            "VERIFY IMAGES",
+            "MESSAGE"
+        ]
+    );
+}
+
+#[test]
+fn deprecated_versions_are_marked() {
+    let vpol = find("ValidatingPolicy");
+    let marked: Vec<_> = vpol
+        .spec
+        .versions
+        .iter()
+        .filter(|v| v.deprecated == Some(true))
+        .map(|v| v.name.as_str())
+        .collect();
+    assert_eq!(marked, ["v1alpha1"]);
+}
+
+#[test]
+fn groups_filter() {
+    let Ok(gatekeeper) = for_group(Some("templates.gatekeeper.sh")) else {
+        unreachable!("a known group")
+    };
+    assert_eq!(gatekeeper.len(), 1);
+    let Ok(kyverno) = for_group(Some("kyverno.io")) else {
+        unreachable!("a known group")
+    };
+    assert_eq!(kyverno.len(), 2);
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(8));
+    let err = for_group(Some("example.com")).err();
+    assert!(err.is_some_and(|e| e.to_string().contains("example.com")));
+}
