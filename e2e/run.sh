@@ -27,7 +27,9 @@
 #      ConfigMap is, a broken one left out and logged while the others serve;
 #   F. two replicas on the same policies: both serve, and they register the same webhook
 #      configuration without fighting over it;
-#   G. the time from a policy's apply and delete to its enforcement and its end (printed).
+#   G. the time from a policy's apply and delete to its enforcement and its end (printed);
+#   H. Kyverno's ValidatingPolicy as a cluster object (celer's own CRDs): enforced, its
+#      status written as Kyverno writes it, a broken one not ready and saying why, removal.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -398,34 +400,126 @@ echo "--- G. time from a policy's apply (and delete) to its enforcement (and its
 # until admitted. The check asserts every one took effect within 10 s; the latencies are
 # printed (targets are a benchmark's business, not a test's).
 applies="${CELER_E2E_APPLIES:-20}"
+# any_denied NAME TEXT: a Pod NAME in e2e-fed is denied (any 4xx) with TEXT in the message.
+any_denied() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted)"; [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qF -- "$2"; }
+# percentile FILE P: the P-th percentile (nearest rank) of the numbers in FILE.
+percentile() { sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END { i = int((NR * p + 99) / 100); if (i < 1) i = 1; print v[i] }'; }
+# latencies CREATE DELETE: CREATE I and DELETE I make and remove the policy denying lat-I;
+# each is timed until it takes effect. Prints the figures; sets $lost.
+latencies() {
+  : > "$work/apply-ms"; : > "$work/delete-ms"; lost=0
+  local i
+  for i in $(seq 1 "$applies"); do
+    "$1" "$i"
+    wait_for denied "lat-$i" >> "$work/apply-ms" || lost=$((lost + 1))
+    "$2" "$i"
+    wait_for admitted "lat-$i" >> "$work/delete-ms" || lost=$((lost + 1))
+  done
+  echo "latency ($3): $applies applies: p50 $(percentile "$work/apply-ms" 50) ms, p99 $(percentile "$work/apply-ms" 99) ms, max $(percentile "$work/apply-ms" 100) ms; deletes: p50 $(percentile "$work/delete-ms" 50) ms, p99 $(percentile "$work/delete-ms" 99) ms, max $(percentile "$work/delete-ms" 100) ms (webhook call included, 20 ms polling)"
+}
 # wait_for STATE NAME: polls until a Pod NAME is denied/admitted; prints the milliseconds.
 wait_for() {
   local start deadline
   start=$(date +%s%N); deadline=$(( $(date +%s) + 10 ))
   while :; do
-    if [ "$1" = denied ]; then fed_denied "$2" "latency $2" && break; else fed_admitted "$2" && break; fi
+    if [ "$1" = denied ]; then any_denied "$2" "latency $2" && break; else fed_admitted "$2" && break; fi
     [ "$(date +%s)" -ge "$deadline" ] && { echo timeout; return 1; }
     sleep 0.02
   done
   ms_since "$start"
 }
 if start_celer latency "${webhook_user[@]}" --register-webhooks --policy-configmaps celer.dev/policies=true; then
-  : > "$work/apply-ms"; : > "$work/delete-ms"; lost=0
-  for i in $(seq 1 "$applies"); do
-    api POST /api/v1/namespaces/celer-e2e/configmaps "$(fed_cm "lat-$i" "latency lat-$i")"
-    wait_for denied "lat-$i" >> "$work/apply-ms" || lost=$((lost + 1))
-    api DELETE "/api/v1/namespaces/celer-e2e/configmaps/fed-lat-$i"
-    wait_for admitted "lat-$i" >> "$work/delete-ms" || lost=$((lost + 1))
-  done
-  # percentile FILE P: the P-th percentile (nearest rank) of the numbers in FILE.
-  percentile() { sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END { i = int((NR * p + 99) / 100); if (i < 1) i = 1; print v[i] }'; }
-  echo "latency: $applies applies: p50 $(percentile "$work/apply-ms" 50) ms, p99 $(percentile "$work/apply-ms" 99) ms, max $(percentile "$work/apply-ms" 100) ms; deletes: p50 $(percentile "$work/delete-ms" 50) ms, p99 $(percentile "$work/delete-ms" 99) ms, max $(percentile "$work/delete-ms" 100) ms (webhook call included, 20 ms polling)"
+  cm_create() { api POST /api/v1/namespaces/celer-e2e/configmaps "$(fed_cm "lat-$1" "latency lat-$1")"; }
+  cm_delete() { api DELETE "/api/v1/namespaces/celer-e2e/configmaps/fed-lat-$1"; }
+  latencies cm_create cm_delete "policy ConfigMaps"
   check "G1 each of $applies policies applied one at a time is enforced, and stops when deleted, within 10 s" \
     "$lost of $((applies * 2)) changes not seen within 10 s" test "$lost" = 0
   stop_celer TERM
 else
   bad "G1 each of $applies policies applied one at a time is enforced, and stops when deleted, within 10 s" "see $celer_log"
 fi
+
+# ---------------------------------------------------------------------------------------
+echo "--- H. Kyverno's policy kinds as cluster objects (celer's CRDs), with their status"
+crd_path=/apis/apiextensions.k8s.io/v1/customresourcedefinitions
+crds_ok=true
+"$CELER_BIN" crds --group policies.kyverno.io --output json > "$work/crds.json" || crds_ok=false
+while IFS= read -r crd; do
+  api POST "$crd_path" "$crd"
+  [ "$status" = 201 ] || crds_ok=false
+done < <(jq -c '.items[]' "$work/crds.json")
+vpol_established() {
+  api GET "$crd_path/validatingpolicies.policies.kyverno.io"
+  jq -e '.status.conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
+}
+if $crds_ok && eventually 30 vpol_established; then
+  ok "H0 celer's CRDs for policies.kyverno.io are installed and Established"
+else
+  bad "H0 celer's CRDs for policies.kyverno.io are installed and Established" "$(last)"
+fi
+# vpol NAME EXPRESSION MESSAGE: a ValidatingPolicy on Pods of e2e-fed.
+vpol() {
+  jq -cn --arg name "$1" --arg expression "$2" --arg message "$3" '
+    {apiVersion: "policies.kyverno.io/v1", kind: "ValidatingPolicy", metadata: {name: $name},
+     spec: {validationActions: ["Deny"],
+            matchConstraints: {
+              namespaceSelector: {matchLabels: {"kubernetes.io/metadata.name": "e2e-fed"}},
+              resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]},
+            validations: [{expression: $expression, message: $message}]}}'
+}
+vpols=/apis/policies.kyverno.io/v1/validatingpolicies
+kyverno_denied() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted)"; [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qF -- "$2"; }
+if start_celer kyverno "${webhook_user[@]}" --register-webhooks --policies-from-cluster; then
+  ok "H1 celer serves the cluster's Kyverno policies"
+else
+  bad "H1 celer serves the cluster's Kyverno policies" "see $celer_log"
+fi
+t0=$(date +%s%N)
+api POST "$vpols" "$(vpol kyv-names "object.metadata.name != 'kyv-denied'" 'no pod named kyv-denied')"
+if eventually 10 kyverno_denied kyv-denied "no pod named kyv-denied"; then
+  ok "H2 a ValidatingPolicy applied to the API server is enforced (after $(ms_since "$t0") ms): $(message | head -c 160)"
+else
+  bad "H2 a ValidatingPolicy applied to the API server is enforced" "$(last)"
+fi
+vpol_status() {
+  api GET "$vpols/$1"
+  jq -e "$2" "$work/body.json" >/dev/null
+}
+if eventually 10 vpol_status kyv-names '.status.conditionStatus.ready == true
+    and ([.status.conditionStatus.conditions[] | select(.type == "WebhookConfigured")][0]
+         | .status == "True" and .reason == "Succeeded" and .message == "Webhook configured.")'; then
+  ok "H3 its status says ready, WebhookConfigured, as Kyverno writes it"
+else
+  bad "H3 its status says ready, WebhookConfigured, as Kyverno writes it" "status: $(jq -c '.status' "$work/body.json")"
+fi
+# e2e/manifests/rbac.yaml grants celer no read of Pods: a background scan could not run.
+if vpol_status kyv-names '[.status.conditionStatus.conditions[] | select(.type == "RBACPermissionsGranted")][0]
+    | .status == "False" and (.message | contains("Resource=pods"))'; then
+  ok "H4 RBACPermissionsGranted is False and names the Pods celer may not list (checked, not assumed)"
+else
+  bad "H4 RBACPermissionsGranted is False and names the Pods celer may not list" "status: $(jq -c '.status' "$work/body.json")"
+fi
+api POST "$vpols" "$(vpol kyv-broken "object.metadata.name !=== (" 'never')"
+if eventually 10 vpol_status kyv-broken '.status.conditionStatus.ready == false
+    and ([.status.conditionStatus.conditions[] | select(.type == "WebhookConfigured")][0] | .status == "False")' \
+   && kyverno_denied kyv-denied "no pod named kyv-denied"; then
+  ok "H5 a ValidatingPolicy that does not compile is not ready, says why on its status, and the others keep serving"
+else
+  bad "H5 a ValidatingPolicy that does not compile is not ready, says why on its status" "status: $(jq -c '.status' "$work/body.json")"
+fi
+t0=$(date +%s%N)
+api DELETE "$vpols/kyv-names"
+if eventually 10 fed_admitted kyv-denied; then
+  ok "H6 a deleted ValidatingPolicy stops being enforced (after $(ms_since "$t0") ms)"
+else
+  bad "H6 a deleted ValidatingPolicy stops being enforced" "$(last)"
+fi
+vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
+vpol_delete() { api DELETE "$vpols/lat-$1"; }
+latencies vpol_create vpol_delete "ValidatingPolicy objects"
+check "H7 each of $applies ValidatingPolicies applied one at a time is enforced, and stops when deleted, within 10 s" \
+  "$lost of $((applies * 2)) changes not seen within 10 s" test "$lost" = 0
+stop_celer TERM
 
 floor="$(awk -F'\t' '$1 == "passing" { print $2 }' "$here/run.ratchet")"
 if [ "$pass" -lt "${floor:-0}" ]; then

@@ -127,12 +127,17 @@ fn family_keys<P>(
         .collect()
 }
 
-/// The rules of the validating webhook: the validating policies' and, for Gatekeeper
-/// Constraints (which match kinds, not resources), every resource on CREATE, UPDATE and
-/// DELETE.
+/// The rules of the validating webhook: the validating policies' (bound ones, and Kyverno's
+/// CEL kinds) and, for Gatekeeper Constraints and Kyverno ClusterPolicy rules (which match
+/// kinds, not resources), every resource on CREATE, UPDATE and DELETE.
 pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
     let mut keys = family_keys(&set.validating, |p| &p.common.constraints);
-    if !set.gatekeeper.constraints.is_empty() {
+    // Kyverno's CEL policies need no binding: each matches by its own matchConstraints.
+    keys.extend(
+        (set.kyverno.validating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
+    );
+    // ClusterPolicy rules, like Constraints, match kinds.
+    if !set.gatekeeper.constraints.is_empty() || !set.kyverno.classic.is_empty() {
         use celer_policy::attributes::Operation;
         for op in [Operation::Create, Operation::Update, Operation::Delete] {
             keys.push(RuleKey {
@@ -146,19 +151,27 @@ pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
     rules_from_keys(keys)
 }
 
-/// The rules of the mutating webhook.
+/// The rules of the mutating webhook: bound MutatingAdmissionPolicies' and Kyverno's
+/// MutatingPolicies'.
 pub fn mutating_rules(set: &PolicySet) -> Vec<WebhookRule> {
-    rules_from_keys(family_keys(&set.mutating, |p| &p.common.constraints))
+    let mut keys = family_keys(&set.mutating, |p| &p.common.constraints);
+    keys.extend(
+        (set.kyverno.mutating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
+    );
+    rules_from_keys(keys)
 }
 
-/// `IfNeeded` when some bound mutating policy asks to be reinvoked, else `Never`.
+/// `IfNeeded` when some bound MutatingAdmissionPolicy or some Kyverno MutatingPolicy asks to
+/// be reinvoked, else `Never`.
 pub fn reinvocation(set: &PolicySet) -> &'static str {
     let needed = set
         .mutating
         .policies
         .iter()
         .zip(&set.mutating.bindings)
-        .any(|(p, b)| !b.is_empty() && p.reinvocation == ReinvocationPolicy::IfNeeded);
+        .any(|(p, b)| !b.is_empty() && p.reinvocation == ReinvocationPolicy::IfNeeded)
+        || (set.kyverno.mutating.iter())
+            .any(|k| k.policy.reinvocation == ReinvocationPolicy::IfNeeded);
     if needed { "IfNeeded" } else { "Never" }
 }
 
@@ -462,6 +475,66 @@ spec:
                 rule("apps", &["*"], &["*", "deployments/*"]),
                 rule("apps", &["DELETE"], &["deployments/scale"]),
             ]
+        );
+    }
+
+    #[test]
+    fn kyverno_policies_register_what_they_match() {
+        let validating = set("
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: v}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations: [{expression: 'true'}]
+");
+        let rule = |g: &str, ops: &[&str], res: &[&str]| WebhookRule {
+            api_group: g.into(),
+            operations: ops.iter().map(|s| s.to_string()).collect(),
+            resources: res.iter().map(|s| s.to_string()).collect(),
+        };
+        // Autogen's variants add nothing here: Deployments are no Pod.
+        assert_eq!(
+            validating_rules(&validating),
+            vec![rule("apps", &["CREATE"], &["deployments"])]
+        );
+        let mutating = set("
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: m}
+spec:
+  reinvocationPolicy: IfNeeded
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration: {expression: 'Object{}'}
+");
+        assert_eq!(
+            mutating_rules(&mutating),
+            vec![rule("", &["CREATE", "UPDATE"], &["configmaps"])]
+        );
+        assert_eq!(reinvocation(&mutating), "IfNeeded");
+        // ClusterPolicy rules match kinds: every resource, as for Constraints.
+        let classic = set("
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: c}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    validate: {cel: {expressions: [{expression: 'true'}]}}
+");
+        let rules = validating_rules(&classic);
+        assert!(
+            rules
+                .iter()
+                .any(|r| r.api_group == "*" && r.resources == ["*"]),
+            "{rules:?}"
         );
     }
 
