@@ -29,7 +29,9 @@
 #      configuration without fighting over it;
 #   G. the time from a policy's apply and delete to its enforcement and its end (printed);
 #   H. Kyverno's ValidatingPolicy as a cluster object (celer's own CRDs): enforced, its
-#      status written as Kyverno writes it, a broken one not ready and saying why, removal.
+#      status written as Kyverno writes it, a broken one not ready and saying why, removal;
+#   I. Gatekeeper's ConstraintTemplate as a cluster object: its Constraint kind made (and
+#      removed with it), a Constraint enforced, both statuses written.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -129,6 +131,8 @@ fi
 contract="$repo/policies/bench-contract"
 [ -d "$contract" ] || contract="$here/policies/bench-contract.yaml"
 webhook_user=(--kubeconfig "$CELER_E2E_WEBHOOK_KUBECONFIG")
+# Third-party fixtures (section I reads a gatekeeper-library template) come from here.
+corpus="${CELER_CORPUS:-$repo/../shared/corpus}"
 
 # ---------------------------------------------------------------------------------------
 echo "--- A. the Pod Security default"
@@ -519,6 +523,65 @@ vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"
 check "H7 each of $applies ValidatingPolicies applied one at a time is enforced, and stops when deleted, within 10 s" \
   "$lost of $((applies * 2)) changes not seen within 10 s" test "$lost" = 0
+stop_celer TERM
+
+# ---------------------------------------------------------------------------------------
+echo "--- I. Gatekeeper as cluster objects: a template makes its Constraint kind, a Constraint is enforced"
+crds_ok=true
+"$CELER_BIN" crds --group templates.gatekeeper.sh --output json > "$work/gk-crds.json" || crds_ok=false
+while IFS= read -r crd; do
+  api POST "$crd_path" "$crd"
+  [ "$status" = 201 ] || crds_ok=false
+done < <(jq -c '.items[]' "$work/gk-crds.json")
+crd_established() {
+  api GET "$crd_path/$1"
+  jq -e '.status.conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
+}
+$crds_ok && eventually 30 crd_established constrainttemplates.templates.gatekeeper.sh || bad "I0 ConstraintTemplate CRD" "$(last)"
+to_json() { python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' "$1"; }
+template="$corpus/gatekeeper-library/library/general/requiredlabels/template.yaml"
+if start_celer gatekeeper "${webhook_user[@]}" --register-webhooks --policies-from-cluster; then
+  ok "I0 celer serves the cluster's Gatekeeper policies"
+else
+  bad "I0 celer serves the cluster's Gatekeeper policies" "see $celer_log"
+fi
+templates=/apis/templates.gatekeeper.sh/v1/constrainttemplates
+api POST "$templates" "$(to_json "$template")"
+if [ "$status" = 201 ] && eventually 15 crd_established k8srequiredlabels.constraints.gatekeeper.sh; then
+  ok "I1 a ConstraintTemplate (gatekeeper-library requiredlabels) makes its Constraint kind, Established"
+else
+  bad "I1 a ConstraintTemplate (gatekeeper-library requiredlabels) makes its Constraint kind" "$(last)"
+fi
+constraint='{"apiVersion":"constraints.gatekeeper.sh/v1beta1","kind":"K8sRequiredLabels","metadata":{"name":"pods-need-owner"},"spec":{"match":{"kinds":[{"apiGroups":[""],"kinds":["Pod"]}],"namespaces":["e2e-fed"]},"parameters":{"labels":[{"key":"owner"}]}}}'
+constraint_made() { api POST /apis/constraints.gatekeeper.sh/v1beta1/k8srequiredlabels "$constraint"; [ "$status" = 201 ] || [ "$status" = 409 ]; }
+eventually 10 constraint_made
+if eventually 10 any_denied unowned "missing required label, requires all of: owner"; then
+  ok "I2 a Constraint of that kind is enforced, with Gatekeeper's message: $(message | head -c 160)"
+else
+  bad "I2 a Constraint of that kind is enforced, with Gatekeeper's message" "$(last)"
+fi
+api POST "$(pods e2e-fed)?dryRun=All" "$(pod owned restricted '{"owner":"me"}')"
+expect "I3 a Pod with the label is admitted" 201
+template_status() {
+  api GET "$templates/k8srequiredlabels"
+  jq -e '.status.created == true and (.status.byPod | length) == 1 and (.status.byPod[0].errors | not)' "$work/body.json" >/dev/null
+}
+constraint_status() {
+  api GET /apis/constraints.gatekeeper.sh/v1beta1/k8srequiredlabels/pods-need-owner
+  jq -e '.status.byPod[0].enforced == true' "$work/body.json" >/dev/null
+}
+if eventually 10 template_status && eventually 10 constraint_status; then
+  ok "I4 the template's status says created (byPod), the Constraint's says enforced"
+else
+  bad "I4 the template's status says created (byPod), the Constraint's says enforced" "$(jq -c '.status' "$work/body.json")"
+fi
+api DELETE "$templates/k8srequiredlabels"
+crd_gone() { api GET "$crd_path/k8srequiredlabels.constraints.gatekeeper.sh"; [ "$status" = 404 ]; }
+if eventually 15 crd_gone && eventually 10 fed_admitted unowned; then
+  ok "I5 deleting the template removes its Constraint kind, and nothing is enforced any more"
+else
+  bad "I5 deleting the template removes its Constraint kind, and nothing is enforced any more" "$(last)"
+fi
 stop_celer TERM
 
 floor="$(awk -F'\t' '$1 == "passing" { print $2 }' "$here/run.ratchet")"

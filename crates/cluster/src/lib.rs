@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod constraint_crds;
 mod lookup;
 pub mod register;
 pub mod sources;

@@ -124,6 +124,8 @@ pub struct PolicyObjects {
     changes: watch::Sender<u64>,
     /// Whether the first discovery finished (every kind then served is watched).
     discovered: watch::Sender<bool>,
+    /// Wakes discovery before its next round (a Constraint kind was just made).
+    rediscover: Arc<tokio::sync::Notify>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -169,6 +171,7 @@ impl PolicyObjects {
             configmaps: configmaps.clone(),
             changes: watch::Sender::new(0),
             discovered: watch::Sender::new(!cluster_objects),
+            rediscover: Arc::new(tokio::sync::Notify::new()),
             tasks: Mutex::new(Vec::new()),
         });
         if let Some(cache) = configmaps {
@@ -183,13 +186,24 @@ impl PolicyObjects {
                     };
                     objects.discover().await;
                     objects.discovered.send_replace(true);
+                    // Not holding the objects while waiting: dropping them ends the loop. A
+                    // wake-up sent meanwhile is kept by the Notify.
+                    let wake = Arc::clone(&objects.rediscover);
                     drop(objects);
-                    tokio::time::sleep(REDISCOVER).await;
+                    tokio::select! {
+                        () = tokio::time::sleep(REDISCOVER) => {}
+                        () = wake.notified() => {}
+                    }
                 }
             });
             objects.tasks.lock().push(task);
         }
         objects
+    }
+
+    /// Looks for new kinds now rather than at the next round.
+    pub fn rediscover_now(&self) {
+        self.rediscover.notify_one();
     }
 
     /// A receiver that sees every change of any watched object (the value is a counter).

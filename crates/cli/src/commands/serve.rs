@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use celer_cluster::Cluster;
+use celer_cluster::constraint_crds::ConstraintCrds;
 use celer_cluster::register::{Configurations, Endpoint, Registrar, WebhookSettings};
 use celer_cluster::sources::{Document, PolicyObjects};
 use celer_cluster::status::{Desired, Health, StatusSettings, StatusWriter};
@@ -467,8 +468,9 @@ impl ServeArgs {
 struct ClusterAdapter {
     cluster: Cluster,
     registration: parking_lot::Mutex<Option<(WebhookSettings, Registrar)>>,
-    /// With `--policies-from-cluster`: the policy objects and the writer of their status.
-    status: Option<(Arc<PolicyObjects>, StatusWriter)>,
+    /// With `--policies-from-cluster`: the policy objects, the writer of their status, and
+    /// the maker of Gatekeeper's Constraint CRDs.
+    status: Option<(Arc<PolicyObjects>, StatusWriter, ConstraintCrds)>,
 }
 
 impl ClusterHooks for ClusterAdapter {
@@ -482,8 +484,8 @@ impl ClusterHooks for ClusterAdapter {
                 &policies.validating,
                 &policies.mutating,
             ]));
-        if let Some((objects, writer)) = &self.status {
-            let served = (objects.served_objects().into_iter())
+        if let Some((objects, writer, crds)) = &self.status {
+            let served: Vec<_> = (objects.served_objects().into_iter())
                 .filter_map(|(origin, object)| {
                     let health = match policies.rejected.get(&origin) {
                         Some(reasons) => Health::LeftOut(reasons.clone()),
@@ -494,6 +496,12 @@ impl ClusterHooks for ClusterAdapter {
                     Some((object, health))
                 })
                 .collect();
+            // Templates that loaded get their Constraint kind; the others' are removed.
+            let templates = (served.iter())
+                .filter(|(o, h)| o.resource.kind == "ConstraintTemplate" && *h == Health::Served)
+                .map(|(o, _)| (o.name.clone(), Arc::clone(&o.object)))
+                .collect();
+            crds.desire(templates);
             writer.desire(Desired {
                 objects: served,
                 constraint_kinds: objects.constraint_kinds(),
@@ -590,7 +598,13 @@ pub fn run(args: ServeArgs) -> ExitCode {
                                 registers_webhooks: args.cluster.register_webhooks,
                             },
                         );
-                        (objects, writer)
+                        let weak = Arc::downgrade(&objects);
+                        let crds = ConstraintCrds::spawn(client.clone(), move || {
+                            if let Some(objects) = weak.upgrade() {
+                                objects.rediscover_now();
+                            }
+                        });
+                        (objects, writer, crds)
                     });
                     Some(Arc::new(ClusterAdapter {
                         cluster: Cluster::start(client, args.cluster.lookup_timeout),
