@@ -518,6 +518,30 @@ if eventually 10 fed_admitted kyv-denied; then
 else
   bad "H6 a deleted ValidatingPolicy stops being enforced" "$(last)"
 fi
+# A sample of the corpus: kyverno-policies' disallow-latest-tag, as its own chainsaw test runs
+# it (applied, patched to Deny), and the Pods of that test: the good one admitted, each bad
+# one denied.
+sample="$corpus/kyverno-policies/best-practices-vpol/disallow-latest-tag"
+docs_json() { python3 -c 'import json, sys, yaml; [print(json.dumps(d)) for d in yaml.safe_load_all(open(sys.argv[1])) if d]' "$1"; }
+api POST /apis/policies.kyverno.io/v1alpha1/validatingpolicies "$(docs_json "$sample/disallow-latest-tag.yaml")"
+api PATCH /apis/policies.kyverno.io/v1alpha1/validatingpolicies/disallow-latest-tag '{"spec":{"validationActions":["Deny"]}}'
+sample_denied() { api POST "$(pods default)?dryRun=All" "$1"; [ "$status" -ge 400 ] && [ "$status" -lt 500 ]; }
+sample_wrong=0; sample_pods=0
+bad_first="$(docs_json "$sample/.chainsaw-test/bad-pod-no-tag.yaml" | head -1)"
+if eventually 10 sample_denied "$bad_first"; then
+  while IFS= read -r p; do
+    sample_pods=$((sample_pods + 1)); sample_denied "$p" || sample_wrong=$((sample_wrong + 1))
+  done < <(for f in "$sample"/.chainsaw-test/bad-pod-*.yaml; do docs_json "$f"; done)
+  while IFS= read -r p; do
+    sample_pods=$((sample_pods + 1))
+    api POST "$(pods default)?dryRun=All" "$p"; [ "$status" = 201 ] || sample_wrong=$((sample_wrong + 1))
+  done < <(docs_json "$sample/.chainsaw-test/good-pod.yaml")
+else
+  sample_wrong=-1
+fi
+check "H8 kyverno-policies' disallow-latest-tag (v1alpha1, patched to Deny as its chainsaw test does): its $sample_pods test Pods decided as expected through the API server" \
+  "$sample_wrong wrong ($(last))" test "$sample_wrong" = 0
+api DELETE /apis/policies.kyverno.io/v1alpha1/validatingpolicies/disallow-latest-tag
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"
