@@ -76,3 +76,31 @@ stop_celer() {
   fi
   celer_pid=""
 }
+
+# Objects. pod NAME KIND [LABELS] [ANNOTATIONS], KIND: restricted (passes every Pod Security
+# check), plain (baseline only: no securityContext), privileged (fails baseline).
+pod() {
+  jq -cn --arg name "$1" --arg kind "$2" --argjson labels "${3:-{\}}" --argjson annotations "${4:-{\}}" '
+    {apiVersion: "v1", kind: "Pod",
+     metadata: {name: $name, labels: $labels, annotations: $annotations},
+     spec: (if $kind == "restricted" then
+              {securityContext: {runAsNonRoot: true, seccompProfile: {type: "RuntimeDefault"}},
+               containers: [{name: "app", image: "busybox:1.36",
+                 securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: ["ALL"]}}}]}
+            elif $kind == "privileged" then
+              {containers: [{name: "app", image: "busybox:1.36", securityContext: {privileged: true}}]}
+            else {containers: [{name: "app", image: "busybox:1.36"}]} end)}'
+}
+
+# deployment NAME REPLICAS [privileged]
+deployment() {
+  local template
+  template="$(pod x "${3:-restricted}" '{"app":"'"$1"'"}' | jq -c '{metadata: {labels: .metadata.labels}, spec}')"
+  jq -cn --arg name "$1" --argjson replicas "$2" --argjson template "$template" '
+    {apiVersion: "apps/v1", kind: "Deployment", metadata: {name: $name},
+     spec: {replicas: $replicas, selector: {matchLabels: {app: $name}}, template: $template}}'
+}
+
+pods() { echo "/api/v1/namespaces/$1/pods${2:+/$2}"; }
+deployments() { echo "/apis/apps/v1/namespaces/$1/deployments${2:+/$2}"; }
+webhooks() { echo "/apis/admissionregistration.k8s.io/v1/$1webhookconfigurations/celer"; }
