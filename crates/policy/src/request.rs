@@ -5,6 +5,7 @@ use celer_cel::Json;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use crate::attributes::{Attributes, GroupVersionKind, GroupVersionResource, Operation};
+use crate::depth::Scan;
 
 /// Deeper bodies are refused before the (recursive) parser sees them.
 pub const MAX_DEPTH: usize = 128;
@@ -59,14 +60,19 @@ pub struct AdmissionReview {
 impl AdmissionReview {
     /// Parses an AdmissionReview body.
     pub fn parse(body: &[u8]) -> Result<AdmissionReview, ReviewError> {
-        if crate::depth::exceeds(body, MAX_DEPTH) {
+        // One byte scan bounds the nesting and says whether any object may have a key twice;
+        // only then does the tree walk look for it (and name it) after the parse.
+        let scan = crate::depth::scan(body, MAX_DEPTH);
+        if scan == Scan::TooDeep {
             return Err(ReviewError::TooDeep);
         }
         let root: Json = sonic_rs::from_slice(body).map_err(|e| {
             let text = e.to_string();
             ReviewError::Json(text.lines().next().unwrap_or_default().trim().to_string())
         })?;
-        if let Some(path) = crate::duplicates::find(&root) {
+        if scan == Scan::MaybeDuplicate
+            && let Some(path) = crate::duplicates::find(&root)
+        {
             return Err(ReviewError::DuplicateKey(path));
         }
         AdmissionReview::from_json(root)
