@@ -33,7 +33,8 @@
 //!
 //! `-- --loop WHAT N` runs one request N times and exits, for profilers (`perf record`,
 //! `valgrind --tool=callgrind`). WHAT is `psa`, `floor`, `true1`, `true64`, `none0`,
-//! `none1024`, `cpol1000`, `mutate64`, `mutate64-guarded`, `mutate1`, or `psa-small`.
+//! `none1024`, `cpol1000`, `mutate64`, `mutate64-guarded`, `mutate1`, `psa-small`, or `scan`
+//! (the byte scan of `AdmissionReview::parse` alone, on the large-Pod body).
 
 #[path = "../../cel/benches/support/mod.rs"]
 mod support;
@@ -499,6 +500,16 @@ fn run_loop(m: &Material, what: &str, n: u64) -> Result<(), String> {
         "mutate64" => (Some(&m.annotate_64), large),
         "mutate1" => (Some(&m.annotate_1), large),
         "mutate64-guarded" => (Some(&m.annotate_guarded_64), large),
+        "scan" => {
+            // The byte scan of the parse alone (nesting and duplicate keys).
+            for _ in 0..n {
+                black_box(celer_policy::depth::scan(
+                    black_box(large),
+                    celer_policy::request::MAX_DEPTH,
+                ));
+            }
+            return Ok(());
+        }
         other => return Err(format!("unknown --loop target '{other}'")),
     };
     for _ in 0..n {

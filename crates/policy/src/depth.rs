@@ -19,8 +19,9 @@
 //! **Duplicate keys** (see [`crate::duplicates`] for why they are refused). In valid JSON the
 //! key of a member is the last string closed before its `:`, so the scan keeps the positions
 //! of the last opening and closing quotes and, at each colon outside strings, records the raw
-//! bytes between them on a stack of the open containers' keys (one entry per container, one
-//! per key; nothing is copied). When a container closes, its keys are compared: pairwise up to
+//! bytes between them on a stack of the open objects' keys (16 bytes per object and per key:
+//! a fingerprint and an offset; nothing is copied). When an object closes, its keys are
+//! compared: pairwise up to
 //! [`PAIRWISE`] keys (most Kubernetes objects have fewer), by a sort of their fingerprints
 //! beyond. Keys are compared as raw bytes, which is exact for keys without a backslash; a key
 //! with one is decoded first (`"a"` and `"\u0061"` are the same key), and a key the decoder
@@ -90,7 +91,7 @@ impl<'t> Scanner<'t> {
             close_quote: 0,
             // Most bodies have no backslash at all: one vectorised pass says so.
             any_backslash: text.iter().fold(0u8, |acc, &b| acc | u8::from(b == b'\\')) != 0,
-            keys: Keys::default(),
+            keys: Keys::new(text),
         }
     }
 
@@ -139,9 +140,9 @@ impl<'t> Scanner<'t> {
                     let close = last(close_quotes & before, at).unwrap_or(self.close_quote);
                     self.colon(open, close);
                 }
-                // `{` and `[` have bit 1 set, `}` and `]` do not.
-                b if b & 0x02 != 0 => self.open()?,
-                _ => self.close(),
+                b'{' => self.open(true)?,
+                b'[' => self.open(false)?,
+                b => self.close(b == b'}'),
             }
             events ^= bit;
         }
@@ -173,8 +174,8 @@ impl<'t> Scanner<'t> {
                     self.in_string = true;
                     self.open_quote = at + i;
                 }
-                b'[' | b'{' => self.open()?,
-                b']' | b'}' => self.close(),
+                b'[' | b'{' => self.open(b == b'{')?,
+                b']' | b'}' => self.close(b == b'}'),
                 b':' => self.colon(self.open_quote, self.close_quote),
                 _ => {}
             }
@@ -182,20 +183,26 @@ impl<'t> Scanner<'t> {
         Ok(())
     }
 
+    /// `[` or `{`; only objects have keys, so only `{` opens a frame of the key stack.
     #[inline(always)]
-    fn open(&mut self) -> Result<(), TooDeep> {
+    fn open(&mut self, object: bool) -> Result<(), TooDeep> {
         self.depth += 1;
         if self.depth > self.limit {
             return Err(TooDeep);
         }
-        self.keys.open();
+        if object {
+            self.keys.open();
+        }
         Ok(())
     }
 
+    /// `]` or `}`.
     #[inline(always)]
-    fn close(&mut self) {
+    fn close(&mut self, object: bool) {
         self.depth = self.depth.saturating_sub(1);
-        self.keys.close(self.text);
+        if object {
+            self.keys.close(self.text);
+        }
     }
 
     /// A colon outside strings: the key is the string between the quotes at `open` and
@@ -220,60 +227,53 @@ fn last(bits: u64, at: usize) -> Option<usize> {
     }
 }
 
-/// What an entry of the key stack is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Source {
-    /// A container; `start` is the index of the enclosing container's entry.
-    Container,
-    /// A key, `text[start..start + len]`.
-    Text,
-    /// A key with escapes, decoded: `decoded[start..start + len]`.
-    Decoded,
-}
-
+/// One entry of the key stack (16 bytes): an object, or one of its keys.
 #[derive(Clone, Copy)]
 struct Entry {
-    source: Source,
-    start: usize,
-    len: usize,
     fingerprint: u64,
+    /// For an object, the index of the enclosing object's entry (or `NONE`); for a key, where
+    /// its bytes start: in the text, or in `decoded` when `len` has [`DECODED`] set.
+    start: u32,
+    /// [`OBJECT`] for an object; a key's length, with [`DECODED`] for a decoded key.
+    len: u32,
 }
 
-/// The keys of the open containers, innermost last.
+const OBJECT: u32 = u32::MAX;
+const DECODED: u32 = 1 << 31;
+const NONE: u32 = u32::MAX;
+
+/// The keys of the open objects, innermost last.
 struct Keys {
     stack: Vec<Entry>,
-    /// The index of the innermost open container's entry, or `NONE`.
-    top: usize,
+    /// The index of the innermost open object's entry, or `NONE`.
+    top: u32,
     decoded: Vec<u8>,
     maybe_duplicate: bool,
 }
 
-const NONE: usize = usize::MAX;
-
-impl Default for Keys {
-    fn default() -> Keys {
+impl Keys {
+    fn new(text: &[u8]) -> Keys {
         Keys {
-            // Enough for the open containers' keys of most Kubernetes objects: one allocation.
+            // Enough for the open objects' keys of most Kubernetes objects: one allocation.
             stack: Vec::with_capacity(128),
             top: NONE,
             decoded: Vec::new(),
-            maybe_duplicate: false,
+            // Offsets are kept as 31 bits; a longer text (far beyond any body limit) is left
+            // to the tree walk.
+            maybe_duplicate: text.len() >= DECODED as usize,
         }
     }
-}
 
-impl Keys {
     #[inline(always)]
     fn open(&mut self) {
         if self.maybe_duplicate {
             return;
         }
-        let index = self.stack.len();
+        let index = self.stack.len() as u32;
         self.stack.push(Entry {
-            source: Source::Container,
-            start: self.top,
-            len: 0,
             fingerprint: 0,
+            start: self.top,
+            len: OBJECT,
         });
         self.top = index;
     }
@@ -285,56 +285,55 @@ impl Keys {
         }
         if any_backslash && raw.contains(&b'\\') {
             let from = self.decoded.len();
-            if decode(raw, &mut self.decoded).is_none() {
+            if decode(raw, &mut self.decoded).is_none() || self.decoded.len() >= DECODED as usize {
                 self.maybe_duplicate = true;
                 return;
             }
             let decoded = self.decoded.get(from..).unwrap_or_default();
             self.stack.push(Entry {
-                source: Source::Decoded,
-                start: from,
-                len: decoded.len(),
                 fingerprint: fingerprint(decoded),
+                start: from as u32,
+                len: decoded.len() as u32 | DECODED,
             });
             return;
         }
         self.stack.push(Entry {
-            source: Source::Text,
-            start,
-            len: raw.len(),
             fingerprint: fingerprint(raw),
+            start: start as u32,
+            len: raw.len() as u32,
         });
     }
 
-    /// The innermost container closes: are any of its keys equal?
+    /// The innermost object closes: are any of its keys equal?
     #[inline(always)]
     fn close(&mut self, text: &[u8]) {
         if self.maybe_duplicate || self.top == NONE {
             return;
         }
-        let top = self.top;
+        let top = self.top as usize;
         let enclosing = self.stack.get(top).map_or(NONE, |e| e.start);
         let decoded = &self.decoded;
         let bytes = |e: &Entry| {
-            let from = match e.source {
-                Source::Decoded => decoded.as_slice(),
-                _ => text,
+            let (from, len) = if e.len & DECODED != 0 {
+                (decoded.as_slice(), (e.len & !DECODED) as usize)
+            } else {
+                (text, e.len as usize)
             };
-            from.get(e.start..e.start + e.len).unwrap_or_default()
+            let start = e.start as usize;
+            from.get(start..start + len).unwrap_or_default()
         };
         let keys = self.stack.get_mut(top + 1..).unwrap_or_default();
-        let same = |a: &Entry, b: &Entry| a.fingerprint == b.fingerprint && bytes(a) == bytes(b);
         let duplicate = if keys.len() <= PAIRWISE {
             keys.iter().enumerate().any(|(i, a)| {
                 keys.get(i + 1..)
                     .unwrap_or_default()
                     .iter()
-                    .any(|b| same(a, b))
+                    .any(|b| a.fingerprint == b.fingerprint && bytes(a) == bytes(b))
             })
         } else {
             keys.sort_unstable_by_key(|e| e.fingerprint);
-            // Equal keys have equal fingerprints, so they end up in one run; runs longer than
-            // one are compared pairwise (different keys rarely share a fingerprint).
+            // Equal keys have equal fingerprints, so they end up next to each other; keys with
+            // the same fingerprint are compared pairwise (different keys rarely share one).
             let mut duplicate = false;
             let mut run = 0;
             while run < keys.len() && !duplicate {
