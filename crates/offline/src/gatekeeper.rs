@@ -276,10 +276,10 @@ fn violations(dir: &Path, set: &PolicySet, case: &Json) -> Result<Vec<String>, S
         }
         match r.result {
             ResultKind::Fail | ResultKind::Warn | ResultKind::Audit => {
-                messages.push(r.message.clone().unwrap_or_default());
+                messages.push(r.message.as_deref().unwrap_or_default().to_string());
             }
             // A match that could not be decided fails the review, as in gator.
-            ResultKind::Error => return Err(r.message.clone().unwrap_or_default()),
+            ResultKind::Error => return Err(r.message.as_deref().unwrap_or_default().to_string()),
             ResultKind::Pass | ResultKind::Skip => {}
         }
     }

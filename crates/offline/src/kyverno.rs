@@ -600,7 +600,10 @@ fn kyverno_validating_result(
         results_of(policy, PolicyKind::KyvernoValidating, outcome).max_by_key(|r| r.result.rank());
     match worst {
         None => unmatched(set, policy),
-        Some(r) => (r.result.as_str().to_string(), r.message.clone()),
+        Some(r) => (
+            r.result.as_str().to_string(),
+            r.message.as_deref().map(str::to_string),
+        ),
     }
 }
 
@@ -619,7 +622,10 @@ fn classic_result(policy: &str, rule: &str, outcome: &Outcome) -> (String, Optio
         .max_by_key(|r| r.result.rank());
     match worst {
         None => (EXCLUDED.to_string(), None),
-        Some(r) => (r.result.as_str().to_string(), r.message.clone()),
+        Some(r) => (
+            r.result.as_str().to_string(),
+            r.message.as_deref().map(str::to_string),
+        ),
     }
 }
 
@@ -760,7 +766,7 @@ fn validating_result(policy: &str, outcome: &Outcome) -> (String, Option<String>
                 ResultKind::Audit => "pass".to_string(),
                 other => other.as_str().to_string(),
             },
-            r.message.clone(),
+            r.message.as_deref().map(str::to_string),
         ),
     }
 }
@@ -778,7 +784,10 @@ fn mutating_result(
         return unmatched(set, policy);
     }
     if let Some(e) = results.iter().find(|r| r.result == ResultKind::Error) {
-        return ("error".to_string(), e.message.clone());
+        return (
+            "error".to_string(),
+            e.message.as_deref().map(str::to_string),
+        );
     }
     if !results.iter().any(|r| r.result == ResultKind::Pass) {
         return ("skip".to_string(), None);

@@ -33,7 +33,8 @@
 //!
 //! `-- --loop WHAT N` runs one request N times and exits, for profilers (`perf record`,
 //! `valgrind --tool=callgrind`). WHAT is `psa`, `floor`, `true1`, `true64`, `none0`,
-//! `none1024`, `cpol1000`, `mutate64`, `mutate64-guarded`, `mutate1`, or `psa-small`.
+//! `none1024`, `cpol1000`, `mutate64`, `mutate64-guarded`, `mutate1`, `psa-small`, or `scan`
+//! (the byte scan of `AdmissionReview::parse` alone, on the large-Pod body).
 
 #[path = "../../cel/benches/support/mod.rs"]
 mod support;
@@ -243,17 +244,24 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
         us(alone(opts, parse)),
         allocation_cell(allocations(parse))
     );
-    // The duplicate-key check (issue 14, item 6) is part of the parse above; alone:
-    let root: celer_cel::Json = sonic_rs::from_slice(body).map_err(|e| e.to_string())?;
-    let duplicates = || celer_policy::duplicates::find(black_box(&root));
+    // The byte scan (nesting and duplicate keys, issue 14 item 6) is part of the parse above;
+    // alone, and the tree walk that names a duplicate (run only when the scan finds one):
+    let scan = || celer_policy::depth::scan(black_box(body), celer_policy::request::MAX_DEPTH);
     println!(
-        "| of which the duplicate-key check | {} | {} |",
-        us(alone(opts, duplicates)),
-        allocation_cell(allocations(duplicates))
+        "| of which the byte scan (nesting and duplicate keys) | {} | {} |",
+        us(alone(opts, scan)),
+        allocation_cell(allocations(scan))
+    );
+    let root: celer_cel::Json = sonic_rs::from_slice(body).map_err(|e| e.to_string())?;
+    let walk = || celer_policy::duplicates::find(black_box(&root));
+    println!(
+        "| (not run on this body) the duplicate-key tree walk | {} | {} |",
+        us(alone(opts, walk)),
+        allocation_cell(allocations(walk))
     );
     let check = interleaved(
         opts,
-        || celer_policy::duplicates::find(black_box(&root)),
+        || celer_policy::depth::scan(black_box(body), celer_policy::request::MAX_DEPTH),
         || sonic_rs::from_slice::<celer_cel::Json>(black_box(body)),
     );
     let review = AdmissionReview::parse(body).map_err(|e| e.to_string())?;
@@ -287,7 +295,7 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
         allocation_cell(allocations(hand))
     );
     println!(
-        "\nThe duplicate-key check costs {} of a sonic-rs parse of the same body (same rounds).",
+        "\nThe byte scan (nesting and duplicate keys) costs {} of a sonic-rs parse of the same body (same rounds).",
         ratio_cell(&check)
     );
 
@@ -492,6 +500,16 @@ fn run_loop(m: &Material, what: &str, n: u64) -> Result<(), String> {
         "mutate64" => (Some(&m.annotate_64), large),
         "mutate1" => (Some(&m.annotate_1), large),
         "mutate64-guarded" => (Some(&m.annotate_guarded_64), large),
+        "scan" => {
+            // The byte scan of the parse alone (nesting and duplicate keys).
+            for _ in 0..n {
+                black_box(celer_policy::depth::scan(
+                    black_box(large),
+                    celer_policy::request::MAX_DEPTH,
+                ));
+            }
+            return Ok(());
+        }
         other => return Err(format!("unknown --loop target '{other}'")),
     };
     for _ in 0..n {

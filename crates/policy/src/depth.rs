@@ -1,40 +1,163 @@
-//! The nesting check that runs on every request body before sonic-rs (which parses
-//! recursively) sees it, 64 bytes at a time.
+//! The byte scan that runs on every request body before sonic-rs (which parses recursively)
+//! sees it, 64 bytes at a time: it bounds nesting and finds keys that appear twice in one
+//! object.
 //!
-//! [`exceeds`] answers exactly what `document::json_depth_bytes(text) > limit` answers: the
-//! same string and escape rules, the same saturating count of closing brackets. The byte loop
-//! of `json_depth_bytes` costs about as much as parsing the body; here a 64-byte block without
-//! backslashes is done with bit masks:
-//! - one bit per byte for `"`, `[`/`{` and `]`/`}` (compares the compiler vectorises, bits
+//! **Nesting.** [`scan`] answers [`Scan::TooDeep`] exactly when
+//! `document::json_depth_bytes(text) > limit`: the same string and escape rules, the same
+//! saturating count of closing brackets. The byte loop of `json_depth_bytes` costs about as
+//! much as parsing the body; here a 64-byte block without backslashes is done with bit masks:
+//! - one bit per byte for `"`, `[`/`{`, `]`/`}` and `:` (compares the compiler vectorises, bits
 //!   gathered by multiplication);
 //! - the bytes inside strings are the prefix XOR of the quote bits (a quote toggles the state),
 //!   continued from the previous block;
-//! - brackets outside strings then move the depth by their counts. Only when a block could
-//!   pass the limit, or close more brackets than are open (the count saturates at zero), are its
-//!   brackets walked one by one.
+//! - brackets and colons outside strings are then visited in order, lowest bit first.
 //!
 //! A block with a backslash, or one that starts right after a backslash inside a string, is
 //! run through the byte loop instead: escapes are rare in Kubernetes objects, and one pass
 //! over the body first says whether it has any backslash at all.
 //!
-//! On the 51 KB Pod of the admission bench this takes about 9 µs where the byte loop takes
-//! about 26 µs (sonic-rs parses the same body in about 20 µs).
+//! **Duplicate keys** (see [`crate::duplicates`] for why they are refused). In valid JSON the
+//! key of a member is the last string closed before its `:`, so the scan keeps the positions
+//! of the last opening and closing quotes and, at each colon outside strings, records the raw
+//! bytes between them on a stack of the open objects' keys (16 bytes per object and per key:
+//! a fingerprint and an offset; nothing is copied). When an object closes, its keys are
+//! compared: pairwise up to
+//! [`PAIRWISE`] keys (most Kubernetes objects have fewer), by a sort of their fingerprints
+//! beyond. Keys are compared as raw bytes, which is exact for keys without a backslash; a key
+//! with one is decoded first (`"a"` and `"\u0061"` are the same key), and a key the decoder
+//! does not take (a lone surrogate, which sonic-rs may read its own way) makes the answer
+//! [`Scan::MaybeDuplicate`]. That answer sends the caller to [`crate::duplicates::find`], the
+//! tree walk over the parse, which names the duplicate exactly as before: the scan only says
+//! whether the walk is needed, and for texts sonic-rs accepts it says so exactly when the walk
+//! finds a duplicate (`tests/duplicate_scan.rs` checks it against the walk on random JSON).
+//! For text that is not JSON the key answer means nothing, and the parse refuses it anyway.
 
 const BLOCK: usize = 64;
 
-/// Where the scan is between blocks.
-#[derive(Clone, Copy, Default)]
-struct State {
+/// Objects with at most this many keys are checked pairwise when they close; larger ones by
+/// sorting their keys' fingerprints.
+const PAIRWISE: usize = 16;
+
+/// What [`scan`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// `[` and `{` outside strings nest deeper than the limit.
+    TooDeep,
+    /// Within the limit, and (if the text is JSON) no object has a key twice.
+    Clean,
+    /// Within the limit, and some object has a key twice, or may have (a key the scan does not
+    /// decode): [`crate::duplicates::find`] on the parsed text names it.
+    MaybeDuplicate,
+}
+
+/// Scans `text` once: whether it nests deeper than `limit` (exactly
+/// `json_depth_bytes(text) > limit`) and, if not, whether some object has a key twice.
+pub fn scan(text: &[u8], limit: usize) -> Scan {
+    let mut scanner = Scanner::new(text, limit);
+    match scanner.run() {
+        Err(TooDeep) => Scan::TooDeep,
+        Ok(()) if scanner.keys.maybe_duplicate => Scan::MaybeDuplicate,
+        Ok(()) => Scan::Clean,
+    }
+}
+
+/// The nesting passed the limit.
+struct TooDeep;
+
+struct Scanner<'t> {
+    text: &'t [u8],
+    limit: usize,
     depth: usize,
     in_string: bool,
     /// Inside a string, the previous byte was an unescaped backslash.
     escaped: bool,
+    /// Where the last string opened and closed (the quotes' offsets); a key is the last string
+    /// closed before its colon.
+    open_quote: usize,
+    close_quote: usize,
+    any_backslash: bool,
+    keys: Keys,
 }
 
-impl State {
-    /// The byte loop of `json_depth_bytes`; `true` as soon as the depth passes `limit`.
-    fn bytes(&mut self, text: &[u8], limit: usize) -> bool {
-        for &b in text {
+impl<'t> Scanner<'t> {
+    fn new(text: &'t [u8], limit: usize) -> Scanner<'t> {
+        Scanner {
+            text,
+            limit,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            open_quote: 0,
+            close_quote: 0,
+            // Most bodies have no backslash at all: one vectorised pass says so.
+            any_backslash: text.iter().fold(0u8, |acc, &b| acc | u8::from(b == b'\\')) != 0,
+            keys: Keys::new(text),
+        }
+    }
+
+    fn run(&mut self) -> Result<(), TooDeep> {
+        let text = self.text;
+        let mut blocks = text.chunks_exact(BLOCK);
+        let mut at = 0;
+        for block in blocks.by_ref() {
+            let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
+                continue;
+            };
+            if self.any_backslash && (self.escaped || block.contains(&b'\\')) {
+                self.bytes(block, at)?;
+            } else {
+                self.block(block, at)?;
+            }
+            at += BLOCK;
+        }
+        self.bytes(blocks.remainder(), at)
+    }
+
+    /// One block without backslashes, starting at offset `at`, by bit masks.
+    #[inline(always)]
+    fn block(&mut self, block: &[u8; BLOCK], at: usize) -> Result<(), TooDeep> {
+        let quotes = mask(block, |b| b == b'"');
+        // `[` and `{` differ only in bit 5, as do `]` and `}`; no other byte maps onto them.
+        // One mask for the brackets and colons: the byte itself then says which it is.
+        let structural = mask(block, |b| {
+            let folded = b | 0x20;
+            folded == b'{' || folded == b'}' || b == b':'
+        });
+        let carry = if self.in_string { u64::MAX } else { 0 };
+        let inside = prefix_xor(quotes) ^ carry;
+        // A quote that opens a string is inside it; one that closes it is not.
+        let open_quotes = quotes & inside;
+        let close_quotes = quotes & !inside;
+        let mut events = structural & !inside;
+        self.in_string = inside >> 63 == 1;
+        while events != 0 {
+            let bit = events & events.wrapping_neg();
+            let offset = bit.trailing_zeros() as usize;
+            match block.get(offset).copied().unwrap_or_default() {
+                b':' => {
+                    let before = bit - 1;
+                    let open = last(open_quotes & before, at).unwrap_or(self.open_quote);
+                    let close = last(close_quotes & before, at).unwrap_or(self.close_quote);
+                    self.colon(open, close);
+                }
+                b'{' => self.open(true)?,
+                b'[' => self.open(false)?,
+                b => self.close(b == b'}'),
+            }
+            events ^= bit;
+        }
+        if let Some(q) = last(open_quotes, at) {
+            self.open_quote = q;
+        }
+        if let Some(q) = last(close_quotes, at) {
+            self.close_quote = q;
+        }
+        Ok(())
+    }
+
+    /// The byte loop of `json_depth_bytes`, plus the colons; `text` starts at offset `at`.
+    fn bytes(&mut self, text: &[u8], at: usize) -> Result<(), TooDeep> {
+        for (i, &b) in text.iter().enumerate() {
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
@@ -42,23 +165,280 @@ impl State {
                     self.escaped = true;
                 } else if b == b'"' {
                     self.in_string = false;
+                    self.close_quote = at + i;
                 }
                 continue;
             }
             match b {
-                b'"' => self.in_string = true,
-                b'[' | b'{' => {
-                    self.depth += 1;
-                    if self.depth > limit {
-                        return true;
-                    }
+                b'"' => {
+                    self.in_string = true;
+                    self.open_quote = at + i;
                 }
-                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                b'[' | b'{' => self.open(b == b'{')?,
+                b']' | b'}' => self.close(b == b'}'),
+                b':' => self.colon(self.open_quote, self.close_quote),
                 _ => {}
             }
         }
-        false
+        Ok(())
     }
+
+    /// `[` or `{`; only objects have keys, so only `{` opens a frame of the key stack.
+    #[inline(always)]
+    fn open(&mut self, object: bool) -> Result<(), TooDeep> {
+        self.depth += 1;
+        if self.depth > self.limit {
+            return Err(TooDeep);
+        }
+        if object {
+            self.keys.open();
+        }
+        Ok(())
+    }
+
+    /// `]` or `}`.
+    #[inline(always)]
+    fn close(&mut self, object: bool) {
+        self.depth = self.depth.saturating_sub(1);
+        if object {
+            self.keys.close(self.text);
+        }
+    }
+
+    /// A colon outside strings: the key is the string between the quotes at `open` and
+    /// `close` (in valid JSON; otherwise whatever it is, or nothing).
+    #[inline(always)]
+    fn colon(&mut self, open: usize, close: usize) {
+        if open < close
+            && let Some(key) = self.text.get(open + 1..close)
+        {
+            self.keys.key(key, open + 1, self.any_backslash);
+        }
+    }
+}
+
+/// The offset of the highest set bit of `bits` in the block at `at`.
+#[inline(always)]
+fn last(bits: u64, at: usize) -> Option<usize> {
+    if bits == 0 {
+        None
+    } else {
+        Some(at + 63 - bits.leading_zeros() as usize)
+    }
+}
+
+/// One entry of the key stack (16 bytes): an object, or one of its keys.
+#[derive(Clone, Copy)]
+struct Entry {
+    fingerprint: u64,
+    /// For an object, the index of the enclosing object's entry (or `NONE`); for a key, where
+    /// its bytes start: in the text, or in `decoded` when `len` has [`DECODED`] set.
+    start: u32,
+    /// [`OBJECT`] for an object; a key's length, with [`DECODED`] for a decoded key.
+    len: u32,
+}
+
+const OBJECT: u32 = u32::MAX;
+const DECODED: u32 = 1 << 31;
+const NONE: u32 = u32::MAX;
+
+/// The keys of the open objects, innermost last.
+struct Keys {
+    stack: Vec<Entry>,
+    /// The index of the innermost open object's entry, or `NONE`.
+    top: u32,
+    decoded: Vec<u8>,
+    maybe_duplicate: bool,
+}
+
+impl Keys {
+    fn new(text: &[u8]) -> Keys {
+        Keys {
+            // Enough for the open objects' keys of most Kubernetes objects: one allocation.
+            stack: Vec::with_capacity(128),
+            top: NONE,
+            decoded: Vec::new(),
+            // Offsets are kept as 31 bits; a longer text (far beyond any body limit) is left
+            // to the tree walk.
+            maybe_duplicate: text.len() >= DECODED as usize,
+        }
+    }
+
+    #[inline(always)]
+    fn open(&mut self) {
+        if self.maybe_duplicate {
+            return;
+        }
+        let index = self.stack.len() as u32;
+        self.stack.push(Entry {
+            fingerprint: 0,
+            start: self.top,
+            len: OBJECT,
+        });
+        self.top = index;
+    }
+
+    #[inline(always)]
+    fn key(&mut self, raw: &[u8], start: usize, any_backslash: bool) {
+        if self.maybe_duplicate || self.top == NONE {
+            return;
+        }
+        if any_backslash && raw.contains(&b'\\') {
+            let from = self.decoded.len();
+            if decode(raw, &mut self.decoded).is_none() || self.decoded.len() >= DECODED as usize {
+                self.maybe_duplicate = true;
+                return;
+            }
+            let decoded = self.decoded.get(from..).unwrap_or_default();
+            self.stack.push(Entry {
+                fingerprint: fingerprint(decoded),
+                start: from as u32,
+                len: decoded.len() as u32 | DECODED,
+            });
+            return;
+        }
+        self.stack.push(Entry {
+            fingerprint: fingerprint(raw),
+            start: start as u32,
+            len: raw.len() as u32,
+        });
+    }
+
+    /// The innermost object closes: are any of its keys equal?
+    #[inline(always)]
+    fn close(&mut self, text: &[u8]) {
+        if self.maybe_duplicate || self.top == NONE {
+            return;
+        }
+        let top = self.top as usize;
+        let enclosing = self.stack.get(top).map_or(NONE, |e| e.start);
+        let decoded = &self.decoded;
+        let bytes = |e: &Entry| {
+            let (from, len) = if e.len & DECODED != 0 {
+                (decoded.as_slice(), (e.len & !DECODED) as usize)
+            } else {
+                (text, e.len as usize)
+            };
+            let start = e.start as usize;
+            from.get(start..start + len).unwrap_or_default()
+        };
+        let keys = self.stack.get_mut(top + 1..).unwrap_or_default();
+        let duplicate = if keys.len() <= PAIRWISE {
+            keys.iter().enumerate().any(|(i, a)| {
+                keys.get(i + 1..)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|b| a.fingerprint == b.fingerprint && bytes(a) == bytes(b))
+            })
+        } else {
+            keys.sort_unstable_by_key(|e| e.fingerprint);
+            // Equal keys have equal fingerprints, so they end up next to each other; keys with
+            // the same fingerprint are compared pairwise (different keys rarely share one).
+            let mut duplicate = false;
+            let mut run = 0;
+            while run < keys.len() && !duplicate {
+                let fp = keys.get(run).map_or(0, |e| e.fingerprint);
+                let end = keys
+                    .get(run..)
+                    .unwrap_or_default()
+                    .iter()
+                    .position(|e| e.fingerprint != fp)
+                    .map_or(keys.len(), |n| run + n);
+                let group = keys.get(run..end).unwrap_or_default();
+                duplicate = group.iter().enumerate().any(|(i, a)| {
+                    group
+                        .get(i + 1..)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|b| bytes(a) == bytes(b))
+                });
+                run = end;
+            }
+            duplicate
+        };
+        if duplicate {
+            self.maybe_duplicate = true;
+            return;
+        }
+        self.stack.truncate(top);
+        self.top = enclosing;
+    }
+}
+
+/// A cheap fingerprint of a key: its length and its first and last bytes, read as words
+/// (overlapping for short keys; copying a key into a buffer first would cost a
+/// store-forwarding stall per key).
+#[inline(always)]
+fn fingerprint(key: &[u8]) -> u64 {
+    let n = key.len();
+    let word = if let (Some(head), Some(tail)) = (key.first_chunk::<8>(), key.last_chunk::<8>()) {
+        u64::from_le_bytes(*head) ^ u64::from_le_bytes(*tail).rotate_left(29)
+    } else if let (Some(head), Some(tail)) = (key.first_chunk::<4>(), key.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*head)) | (u64::from(u32::from_le_bytes(*tail)) << 32)
+    } else {
+        let byte = |i: usize| u64::from(key.get(i).copied().unwrap_or_default());
+        byte(0) | (byte(n / 2) << 8) | (byte(n.saturating_sub(1)) << 16)
+    };
+    (word ^ (n as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Appends the JSON string body `raw` (between its quotes) decoded to `out`; `None` for an
+/// escape this does not take (invalid ones, lone surrogates).
+fn decode(raw: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    let mut i = 0;
+    while let Some(&b) = raw.get(i) {
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let simple = match raw.get(i + 1)? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => 0,
+            _ => return None,
+        };
+        if raw.get(i + 1) != Some(&b'u') {
+            out.push(simple);
+            i += 2;
+            continue;
+        }
+        let high = hex4(raw.get(i + 2..i + 6)?)?;
+        i += 6;
+        let code = match high {
+            0xD800..=0xDBFF => {
+                if raw.get(i..i + 2) != Some(b"\\u") {
+                    return None;
+                }
+                let low = hex4(raw.get(i + 2..i + 6)?)?;
+                if !(0xDC00..=0xDFFF).contains(&low) {
+                    return None;
+                }
+                i += 6;
+                0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return None,
+            c => c,
+        };
+        let c = char::from_u32(code)?;
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+    Some(())
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    let mut v = 0u32;
+    for &d in digits {
+        v = v * 16 + char::from(d).to_digit(16)?;
+    }
+    Some(v)
 }
 
 /// One bit per byte of the block where `pick` holds. The compares run as vector compares into
@@ -92,60 +472,15 @@ fn prefix_xor(mut x: u64) -> u64 {
     x
 }
 
-/// Whether `text` nests `[` and `{` outside strings deeper than `limit`: exactly
-/// `json_depth_bytes(text) > limit`.
-pub(crate) fn exceeds(text: &[u8], limit: usize) -> bool {
-    // Most bodies have no backslash at all: one vectorised pass says so.
-    let any_backslash = text.iter().fold(0u8, |acc, &b| acc | u8::from(b == b'\\')) != 0;
-    let mut state = State::default();
-    let mut blocks = text.chunks_exact(BLOCK);
-    for block in blocks.by_ref() {
-        let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
-            continue;
-        };
-        if any_backslash && (state.escaped || block.contains(&b'\\')) {
-            if state.bytes(block, limit) {
-                return true;
-            }
-            continue;
-        }
-        let quotes = mask(block, |b| b == b'"');
-        // `[` and `{` differ only in bit 5, as do `]` and `}`; no other byte maps onto them.
-        let opens = mask(block, |b| b | 0x20 == b'{');
-        let closes = mask(block, |b| b | 0x20 == b'}');
-        let carry = if state.in_string { u64::MAX } else { 0 };
-        let inside = prefix_xor(quotes) ^ carry;
-        let opens = opens & !inside;
-        let closes = closes & !inside;
-        state.in_string = inside >> 63 == 1;
-        let (n_open, n_close) = (opens.count_ones() as usize, closes.count_ones() as usize);
-        if state.depth >= n_close && state.depth + n_open <= limit {
-            state.depth = state.depth + n_open - n_close;
-            continue;
-        }
-        // In order, bracket by bracket.
-        let mut brackets = opens | closes;
-        while brackets != 0 {
-            let bit = brackets & brackets.wrapping_neg();
-            if opens & bit != 0 {
-                state.depth += 1;
-                if state.depth > limit {
-                    return true;
-                }
-            } else {
-                state.depth = state.depth.saturating_sub(1);
-            }
-            brackets ^= bit;
-        }
-    }
-    state.bytes(blocks.remainder(), limit)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::document::json_depth_bytes;
+
+    fn exceeds(text: &[u8], limit: usize) -> bool {
+        scan(text, limit) == Scan::TooDeep
+    }
 
     fn agree(text: &[u8]) {
         let depth = json_depth_bytes(text);
@@ -189,7 +524,12 @@ mod tests {
             seed ^= seed >> 27;
             seed.wrapping_mul(0x2545_F491_4F6C_DD1D)
         };
-        let alphabets: [&[u8]; 3] = [b"[]{}\"\\a ", b"[[{{]}\"a,:1", b"[{\"\"\"aaaaaaaa]}"];
+        let alphabets: [&[u8]; 4] = [
+            b"[]{}\"\\a ",
+            b"[[{{]}\"a,:1",
+            b"[{\"\"\"aaaaaaaa]}",
+            b"{\"a\":\\u0061,}",
+        ];
         for round in 0..3000 {
             let alphabet = alphabets[round % alphabets.len()];
             let len = (next() % 400) as usize;
@@ -198,5 +538,31 @@ mod tests {
                 .collect();
             agree(&text);
         }
+    }
+
+    #[test]
+    fn finds_duplicate_keys() {
+        let check = |text: &str| scan(text.as_bytes(), 128);
+        assert_eq!(
+            check(r#"{"a":1,"b":{"c":[{"d":1},{"d":1,"d":2}]}}"#),
+            Scan::MaybeDuplicate
+        );
+        assert_eq!(check(r#"{"a":1,"a":2}"#), Scan::MaybeDuplicate);
+        assert_eq!(check(r#"{"a":1,"\u0061":2}"#), Scan::MaybeDuplicate);
+        assert_eq!(check(r#"{"a":1,"b":2,"c":[1,2,{"x":{}}]}"#), Scan::Clean);
+        assert_eq!(check("[]"), Scan::Clean);
+        let many: Vec<String> = (0..400).map(|i| format!("\"k{i}\":{i}")).collect();
+        assert_eq!(check(&format!("{{{}}}", many.join(","))), Scan::Clean);
+        let dup = format!("{{{},\"k7\":0}}", many.join(","));
+        assert_eq!(check(&dup), Scan::MaybeDuplicate);
+        // A lone surrogate is not decoded: the tree walk decides.
+        assert_eq!(check(r#"{"\ud800":1}"#), Scan::MaybeDuplicate);
+        // Too deep wins over a duplicate found before the limit is passed.
+        let deep = format!(
+            "{{\"a\":1,\"a\":2,\"b\":{}{}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(check(&deep), Scan::TooDeep);
     }
 }

@@ -68,7 +68,10 @@ enum JsonError {
 }
 
 fn parse_json(text: &str) -> Result<Json, JsonError> {
-    if json_depth(text) > MAX_DEPTH {
+    // The byte scan: exactly `json_depth(text) > MAX_DEPTH`, and whether an object may have
+    // a key twice (then the tree walk below names it).
+    let scan = crate::depth::scan(text.as_bytes(), MAX_DEPTH);
+    if scan == crate::depth::Scan::TooDeep {
         return Err(JsonError::TooDeep);
     }
     let json: Json = sonic_rs::from_str(text).map_err(|e| {
@@ -83,14 +86,17 @@ fn parse_json(text: &str) -> Result<Json, JsonError> {
                 .to_string(),
         )
     })?;
-    match crate::duplicates::find(&json) {
-        Some(path) => Err(JsonError::Duplicate(path)),
-        None => Ok(json),
+    if scan == crate::depth::Scan::MaybeDuplicate
+        && let Some(path) = crate::duplicates::find(&json)
+    {
+        return Err(JsonError::Duplicate(path));
     }
+    Ok(json)
 }
 
 /// The deepest nesting of `[` and `{` outside strings. Exact for valid JSON; for invalid text
 /// it is only a bound used to refuse input before the recursive parser sees it.
+#[cfg(test)]
 fn json_depth(text: &str) -> usize {
     json_depth_bytes(text.as_bytes())
 }

@@ -9,7 +9,7 @@
 
 pub mod attributes;
 pub mod compiled;
-mod depth;
+pub mod depth;
 pub mod document;
 pub mod duplicates;
 pub mod engine;

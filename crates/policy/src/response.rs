@@ -1,5 +1,6 @@
 //! The result of evaluating a request, and the AdmissionReview response it becomes.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use celer_cel::Json;
@@ -190,14 +191,15 @@ impl ResultKind {
 }
 
 /// The policy and binding names are shared with the policy set ([`Name`] reads and compares
-/// like a string), so a result costs no allocation unless it carries a message.
+/// like a string), and the fixed messages of skipped bindings are static texts, so a result
+/// costs no allocation unless it carries a message made for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyResult {
     pub kind: PolicyKind,
     pub policy: Name,
     pub binding: Option<Name>,
     pub result: ResultKind,
-    pub message: Option<String>,
+    pub message: Option<Cow<'static, str>>,
 }
 
 impl PolicyResult {
@@ -213,7 +215,7 @@ impl PolicyResult {
             policy: Name::from(policy),
             binding: binding.map(Name::from),
             result,
-            message,
+            message: message.map(Cow::Owned),
         }
     }
 
@@ -230,7 +232,25 @@ impl PolicyResult {
             policy: policy.clone(),
             binding: binding.cloned(),
             result,
-            message,
+            message: message.map(Cow::Owned),
+        }
+    }
+
+    /// A result with a fixed text for names the policy set already holds (a skipped binding's
+    /// `"matchConditions not met"`): no allocation.
+    pub fn fixed(
+        kind: PolicyKind,
+        policy: &Name,
+        binding: Option<&Name>,
+        result: ResultKind,
+        message: &'static str,
+    ) -> PolicyResult {
+        PolicyResult {
+            kind,
+            policy: policy.clone(),
+            binding: binding.cloned(),
+            result,
+            message: Some(Cow::Borrowed(message)),
         }
     }
 }

@@ -195,12 +195,12 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
                 }
             };
             if params.is_empty() {
-                outcome.results.push(PolicyResult::named(
+                outcome.results.push(PolicyResult::fixed(
                     PolicyKind::Validating,
                     &common.name,
                     Some(&binding.name),
                     ResultKind::Skip,
-                    Some("no params found; parameterNotFoundAction is Allow".to_string()),
+                    "no params found; parameterNotFoundAction is Allow",
                 ));
                 continue;
             }
@@ -237,12 +237,12 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
                 let result = &mut state.result;
                 match match_conditions(common, for_conditions, &mut state.buffers) {
                     Ok(false) => {
-                        outcome.results.push(PolicyResult::named(
+                        outcome.results.push(PolicyResult::fixed(
                             PolicyKind::Validating,
                             &common.name,
                             Some(&binding.name),
                             ResultKind::Skip,
-                            Some("matchConditions not met".to_string()),
+                            "matchConditions not met",
                         ));
                         continue;
                     }

@@ -227,11 +227,13 @@ impl ValidatingFamily for Constraints<'_> {
         violations.clear();
         match match_conditions(&policy.common, &inputs, &mut state.buffers) {
             Ok(false) => {
-                record(
-                    outcome,
+                outcome.results.push(PolicyResult::fixed(
+                    PolicyKind::GatekeeperConstraint,
+                    &template.name,
+                    Some(&binding.name),
                     ResultKind::Skip,
-                    Some("matchConditions not met".to_string()),
-                );
+                    "matchConditions not met",
+                ));
                 return Ok(());
             }
             // A matchCondition error under failurePolicy Fail is a violation.

@@ -54,7 +54,12 @@ fn result(o: &Outcome, policy: &str) -> Option<(ResultKind, String)> {
                     PolicyKind::KyvernoValidating | PolicyKind::KyvernoMutating
                 )
         })
-        .map(|r| (r.result, r.message.clone().unwrap_or_default()))
+        .map(|r| {
+            (
+                r.result,
+                r.message.as_deref().unwrap_or_default().to_string(),
+            )
+        })
 }
 
 const POD_POLICY: &str = "apiVersion: policies.kyverno.io/v1beta1
