@@ -16,9 +16,9 @@ use celer_policy::model::ParamKind;
 use celer_policy::request::{RequestUser, review_for};
 use celer_webhook::lookup::ClusterHooks;
 use celer_webhook::policies::{Policies, PolicySource};
-use celer_webhook::server::{self, ServeOptions};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use celer_webhook::server::ServeOptions;
+
+mod support;
 
 #[derive(Debug)]
 struct FakeCluster {
@@ -89,18 +89,6 @@ kind: Namespace
 metadata: {name: team-a, labels: {env: dev}}
 ";
 
-async fn post(addr: SocketAddr, body: &str) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).await.unwrap();
-    raw
-}
-
 #[test]
 fn namespaces_come_from_the_cluster_and_it_hears_of_every_load() {
     let dir = std::env::temp_dir().join(format!("celer-webhook-cluster-{}", std::process::id()));
@@ -116,21 +104,14 @@ fn namespaces_come_from_the_cluster_and_it_hears_of_every_load() {
         validating: AtomicUsize::new(0),
     });
     celer_webhook::runtime().unwrap().block_on(async {
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let running = server::start(
-            ServeOptions {
-                listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-                policies: PolicySource::Paths(vec![dir.clone()]),
-                reload_interval: Duration::from_millis(50),
-                cluster: Some(Arc::clone(&cluster) as Arc<dyn ClusterHooks>),
-                ..ServeOptions::default()
-            },
-            async {
-                let _ = stopped.await;
-            },
-        )
-        .await
-        .unwrap();
+        let (running, stop) = support::start(ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            policies: PolicySource::Paths(vec![dir.clone()]),
+            reload_interval: Duration::from_millis(50),
+            cluster: Some(Arc::clone(&cluster) as Arc<dyn ClusterHooks>),
+            ..ServeOptions::default()
+        })
+        .await;
         assert_eq!(cluster.loads.load(Ordering::SeqCst), 1);
         assert_eq!(cluster.validating.load(Ordering::SeqCst), 1);
 
@@ -139,14 +120,14 @@ fn namespaces_come_from_the_cluster_and_it_hears_of_every_load() {
         )
         .unwrap();
         let review = review_for(Some(&pod), None, Operation::Create, &RequestUser::default(), "u1").unwrap();
-        let answer = post(running.addr, &review).await;
+        let answer = support::post_validate(running.addr, &review).await;
         assert!(answer.contains(r#""allowed":false"#), "{answer}");
         assert!(answer.contains("no Pods in prod namespaces"), "{answer}");
 
         // A namespace the cluster does not know is not made up from its name, as it is
         // without a cluster: the policy's namespaceSelector cannot be matched.
         let elsewhere = review.replace("team-a", "team-b");
-        let answer = post(running.addr, &elsewhere).await;
+        let answer = support::post_validate(running.addr, &elsewhere).await;
         assert!(answer.contains(r#""allowed":false"#), "{answer}");
         assert!(answer.contains("team-b"), "{answer}");
 

@@ -18,10 +18,10 @@ use celer_policy::attributes::Operation;
 use celer_policy::request::{RequestUser, review_for};
 use celer_webhook::feed::{FeedDocument, PolicyFeed};
 use celer_webhook::policies::PolicySource;
-use celer_webhook::server::{self, ServeOptions};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use celer_webhook::server::ServeOptions;
 use tokio::sync::watch;
+
+mod support;
 
 #[derive(Debug)]
 struct FakeFeed {
@@ -76,15 +76,7 @@ async fn decide(addr: SocketAddr, pod: &str) -> String {
         "u1",
     )
     .unwrap();
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).await.unwrap();
-    raw
+    support::post_validate(addr, &body).await
 }
 
 /// Waits until a Pod named `pod` is denied (`true`) or admitted (`false`), at most 10 s.
@@ -123,23 +115,16 @@ fn fed_policies_are_served_changed_and_removed_and_a_broken_one_disturbs_nothing
                 feed.synced.store(true, Ordering::SeqCst);
             })
         };
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let started = tokio::time::Instant::now();
-        let running = server::start(
-            ServeOptions {
-                listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-                policies: PolicySource::Paths(vec![dir.clone()]),
-                // Files are checked rarely: fed changes must not wait for that.
-                reload_interval: Duration::from_secs(30),
-                feed: Some(Arc::clone(&feed) as Arc<dyn PolicyFeed>),
-                ..ServeOptions::default()
-            },
-            async {
-                let _ = stopped.await;
-            },
-        )
-        .await
-        .unwrap();
+        let (running, stop) = support::start(ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            policies: PolicySource::Paths(vec![dir.clone()]),
+            // Files are checked rarely: fed changes must not wait for that.
+            reload_interval: Duration::from_secs(30),
+            feed: Some(Arc::clone(&feed) as Arc<dyn PolicyFeed>),
+            ..ServeOptions::default()
+        })
+        .await;
         syncing.await.unwrap();
         assert!(started.elapsed() >= Duration::from_millis(300));
         let addr = running.addr;

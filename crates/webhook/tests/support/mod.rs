@@ -45,3 +45,18 @@ pub async fn start(options: ServeOptions) -> (Running, oneshot::Sender<()>) {
     .unwrap();
     (running, tx)
 }
+
+/// POSTs an AdmissionReview to `/validate` over plain HTTP/1.1; the raw answer, headers and
+/// body.
+pub async fn post_validate(addr: SocketAddr, body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    raw
+}
