@@ -207,7 +207,9 @@ def report(plan_file, report_file):
         rep = {"tests": []}
         print(f"note: no chainsaw report ({e})")
     for t in rep.get("tests") or []:
-        rel = os.path.relpath(os.path.realpath(t.get("basePath", "")), os.path.realpath(scratch))
+        # basePath is relative to where chainsaw ran (the scratch directory) unless absolute.
+        base = os.path.join(scratch, t.get("basePath", ""))
+        rel = os.path.relpath(os.path.realpath(base), os.path.realpath(scratch))
         errors = [
             (s.get("name", ""), o.get("name") or o.get("type", ""), o["failure"]["error"])
             for s in t.get("steps") or [] for o in s.get("operations") or [] if o.get("failure")
