@@ -110,8 +110,24 @@ impl StatusWriter {
     }
 }
 
-/// `(group, namespace, name)` of an object.
-type ObjectKey = (String, String, String, String);
+/// `(group, kind, namespace, name, uid)` of an object. The uid counts: a policy deleted and
+/// created again under its name (Kyverno's chainsaw tests reuse names) is a new object whose
+/// status must be written, even when it equals the one written for its predecessor.
+type ObjectKey = (String, String, String, String, String);
+
+fn object_key(object: &PolicyObject) -> ObjectKey {
+    let uid = (object.object.get("metadata"))
+        .and_then(|m| m.get("uid"))
+        .and_then(|u| u.as_str())
+        .unwrap_or_default();
+    (
+        object.resource.group.clone(),
+        object.resource.kind.clone(),
+        object.namespace.clone(),
+        object.name.clone(),
+        uid.to_string(),
+    )
+}
 
 struct Writer {
     client: Client,
@@ -125,16 +141,15 @@ struct Writer {
 impl Writer {
     async fn write_all(&mut self, desired: &Desired) {
         let pace = Duration::from_secs(1) / WRITES_PER_SECOND;
+        // Objects gone (deleted, or replaced under their name) are forgotten.
+        let present: std::collections::HashSet<ObjectKey> =
+            desired.objects.iter().map(|(o, _)| object_key(o)).collect();
+        self.written.retain(|key, _| present.contains(key));
         for (object, health) in &desired.objects {
             let Some(status) = self.status_of(object, health, desired).await else {
                 continue;
             };
-            let key = (
-                object.resource.group.clone(),
-                object.resource.kind.clone(),
-                object.namespace.clone(),
-                object.name.clone(),
-            );
+            let key = object_key(object);
             let timeless = without_times(&status);
             let previous = self.written.get(&key);
             if previous.is_some_and(|(t, _)| *t == timeless) {
@@ -452,6 +467,24 @@ fn keep_times(mut status: Value, previous: Option<&Value>) -> Value {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_policy_created_again_under_its_name_is_a_new_object() {
+        let object = |uid: &str| PolicyObject {
+            resource: ApiResource {
+                group: "policies.kyverno.io".into(),
+                version: "v1".into(),
+                api_version: "policies.kyverno.io/v1".into(),
+                kind: "ValidatingPolicy".into(),
+                plural: "validatingpolicies".into(),
+            },
+            namespace: String::new(),
+            name: "check-labels".into(),
+            object: Arc::new(sonic_rs::json!({"metadata": {"name": "check-labels", "uid": uid}})),
+        };
+        assert_eq!(object_key(&object("a")), object_key(&object("a")));
+        assert_ne!(object_key(&object("a")), object_key(&object("b")));
+    }
 
     #[test]
     fn the_resources_a_policy_matches_are_read_from_its_rules() {
