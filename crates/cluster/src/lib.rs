@@ -241,12 +241,14 @@ pub fn param_kinds<'s>(
     let mut kinds: Vec<ParamKind> = Vec::new();
     for set in sets {
         let named = set
+            .native()
             .validating
             .policies
             .iter()
             .filter_map(|p| p.common.param_kind.clone())
             .chain(
-                set.mutating
+                set.native()
+                    .mutating
                     .policies
                     .iter()
                     .filter_map(|p| p.common.param_kind.clone()),

@@ -131,13 +131,13 @@ fn family_keys<P>(
 /// CEL kinds) and, for Gatekeeper Constraints and Kyverno ClusterPolicy rules (which match
 /// kinds, not resources), every resource on CREATE, UPDATE and DELETE.
 pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
-    let mut keys = family_keys(&set.validating, |p| &p.common.constraints);
+    let mut keys = family_keys(&set.native().validating, |p| &p.common.constraints);
     // Kyverno's CEL policies need no binding: each matches by its own matchConstraints.
     keys.extend(
-        (set.kyverno.validating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
+        (set.kyverno().validating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
     );
     // ClusterPolicy rules, like Constraints, match kinds.
-    if !set.gatekeeper.constraints.is_empty() || !set.kyverno.classic.is_empty() {
+    if !set.gatekeeper().constraints.is_empty() || !set.kyverno().classic.is_empty() {
         use celer_policy::attributes::Operation;
         for op in [Operation::Create, Operation::Update, Operation::Delete] {
             keys.push(RuleKey {
@@ -154,9 +154,9 @@ pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
 /// The rules of the mutating webhook: bound MutatingAdmissionPolicies' and Kyverno's
 /// MutatingPolicies'.
 pub fn mutating_rules(set: &PolicySet) -> Vec<WebhookRule> {
-    let mut keys = family_keys(&set.mutating, |p| &p.common.constraints);
+    let mut keys = family_keys(&set.native().mutating, |p| &p.common.constraints);
     keys.extend(
-        (set.kyverno.mutating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
+        (set.kyverno().mutating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
     );
     rules_from_keys(keys)
 }
@@ -165,12 +165,13 @@ pub fn mutating_rules(set: &PolicySet) -> Vec<WebhookRule> {
 /// be reinvoked, else `Never`.
 pub fn reinvocation(set: &PolicySet) -> &'static str {
     let needed = set
+        .native()
         .mutating
         .policies
         .iter()
-        .zip(&set.mutating.bindings)
+        .zip(&set.native().mutating.bindings)
         .any(|(p, b)| !b.is_empty() && p.reinvocation == ReinvocationPolicy::IfNeeded)
-        || (set.kyverno.mutating.iter())
+        || (set.kyverno().mutating.iter())
             .any(|k| k.policy.reinvocation == ReinvocationPolicy::IfNeeded);
     if needed { "IfNeeded" } else { "Never" }
 }

@@ -14,7 +14,7 @@ use celer_cel_kyverno::MemoryContext;
 use celer_policy::attributes::Operation;
 use celer_policy::engine::{self, EvalOptions};
 use celer_policy::kyverno::model::KyvernoManifest;
-use celer_policy::load::{Manifest, Manifests};
+use celer_policy::load::Manifests;
 use celer_policy::lookup::ObjectLookup;
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, RequestUser, review_for};
@@ -161,11 +161,9 @@ impl State {
         crate::files::read_into(&mut self.manifests, &self.dir.join(file));
         // Namespaced kinds created without a namespace land in the test's namespace.
         for (_, item) in self.manifests.items.iter_mut().skip(items) {
-            let meta = match item {
-                Manifest::Kyverno(KyvernoManifest::Policy(kind, p)) if kind.is_namespaced() => {
-                    &mut p.metadata
-                }
-                Manifest::Kyverno(KyvernoManifest::Exception(e)) => &mut e.metadata,
+            let meta = match item.downcast_mut() {
+                Some(KyvernoManifest::Policy(kind, p)) if kind.is_namespaced() => &mut p.metadata,
+                Some(KyvernoManifest::Exception(e)) => &mut e.metadata,
                 _ => continue,
             };
             if meta.namespace.as_deref().is_none_or(str::is_empty) {

@@ -183,7 +183,7 @@ fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
     }
     let set = PolicySet::build(&manifests);
     let invalid = bool_of(test, "invalid");
-    if let Some(t) = set.gatekeeper.templates.first()
+    if let Some(t) = set.gatekeeper().templates.first()
         && let TemplateEngine::Unsupported(why) = &t.engine
     {
         let why = format!("template {:?}: {why}", t.name.as_str());
@@ -215,7 +215,7 @@ fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
             .extend(set.errors.iter().map(|e| format!("{name}: {e}")));
         return;
     }
-    if set.gatekeeper.constraints.is_empty() {
+    if set.gatekeeper().constraints.is_empty() {
         outcome
             .errors
             .push(format!("{name}: no constraint was loaded"));

@@ -16,10 +16,11 @@ use std::sync::Arc;
 use celer_cel_kyverno::{KyvernoContext, MemoryContext, MockError};
 
 use celer_cel::Json;
+use celer_policy::NativeManifest;
 use celer_policy::attributes::Operation;
 use celer_policy::document::parse_documents;
 use celer_policy::engine::{self, EvalOptions};
-use celer_policy::load::{Manifest, Manifests};
+use celer_policy::load::{Manifest, Manifests, PolicyManifest};
 use celer_policy::lookup::ObjectLookup;
 use celer_policy::model::{
     MutatingAdmissionPolicyBinding, MutatingAdmissionPolicyBindingSpec, ObjectMeta,
@@ -553,7 +554,7 @@ fn tidy(v: &Json) -> Option<Json> {
 
 /// The kind of the loaded policy called `name`, if one is.
 fn kind_of_policy(set: &PolicySet, name: &str) -> Option<PolicyKind> {
-    let k = &set.kyverno;
+    let k = set.kyverno();
     if k.classic.iter().any(|r| r.policy == name) {
         Some(PolicyKind::KyvernoClusterPolicy)
     } else if k.validating.iter().any(|p| p.policy.common.name == name) {
@@ -561,13 +562,20 @@ fn kind_of_policy(set: &PolicySet, name: &str) -> Option<PolicyKind> {
     } else if k.mutating.iter().any(|p| p.policy.common.name == name) {
         Some(PolicyKind::KyvernoMutating)
     } else if set
+        .native()
         .validating
         .policies
         .iter()
         .any(|p| p.common.name == name)
     {
         Some(PolicyKind::Validating)
-    } else if set.mutating.policies.iter().any(|p| p.common.name == name) {
+    } else if set
+        .native()
+        .mutating
+        .policies
+        .iter()
+        .any(|p| p.common.name == name)
+    {
         Some(PolicyKind::Mutating)
     } else {
         None
@@ -633,7 +641,7 @@ fn classic_result(policy: &str, rule: &str, outcome: &Outcome) -> (String, Optio
 /// (`excluded`), unless the policy has a namespace or object selector, whose empty response
 /// it drops, and the row then fails as not found.
 fn unmatched(set: &PolicySet, policy: &str) -> (String, Option<String>) {
-    let k = &set.kyverno;
+    let k = set.kyverno();
     let selector = k
         .validating
         .iter()
@@ -670,9 +678,12 @@ pub fn apply_cli_defaults(manifests: &mut Manifests) {
     let mut bound_v = Vec::new();
     let mut bound_m = Vec::new();
     for (_, item) in &mut manifests.items {
+        let Some(item) = item.downcast_mut::<NativeManifest>() else {
+            continue;
+        };
         let constraints = match item {
-            Manifest::ValidatingPolicy(p) => p.spec.match_constraints.as_mut(),
-            Manifest::MutatingPolicy(p) => p.spec.match_constraints.as_mut(),
+            NativeManifest::ValidatingPolicy(p) => p.spec.match_constraints.as_mut(),
+            NativeManifest::MutatingPolicy(p) => p.spec.match_constraints.as_mut(),
             _ => None,
         };
         for rule in constraints
@@ -684,7 +695,7 @@ pub fn apply_cli_defaults(manifests: &mut Manifests) {
             }
         }
         match item {
-            Manifest::ValidatingBinding(b) => {
+            NativeManifest::ValidatingBinding(b) => {
                 if b.spec.validation_actions.is_empty() {
                     b.spec.validation_actions = vec![ValidationAction::Deny];
                 }
@@ -695,7 +706,7 @@ pub fn apply_cli_defaults(manifests: &mut Manifests) {
                 }
                 bound_v.push(b.spec.policy_name.clone());
             }
-            Manifest::MutatingBinding(b) => {
+            NativeManifest::MutatingBinding(b) => {
                 if let Some(p) = &mut b.spec.param_ref
                     && p.parameter_not_found_action.is_none()
                 {
@@ -708,36 +719,40 @@ pub fn apply_cli_defaults(manifests: &mut Manifests) {
     }
     let mut extra = Vec::new();
     for (source, item) in &manifests.items {
-        match item {
-            Manifest::ValidatingPolicy(p) if !bound_v.contains(&p.metadata.name) => {
+        match item.downcast::<NativeManifest>() {
+            Some(NativeManifest::ValidatingPolicy(p)) if !bound_v.contains(&p.metadata.name) => {
                 extra.push((
                     source.clone(),
-                    Manifest::ValidatingBinding(Box::new(ValidatingAdmissionPolicyBinding {
-                        metadata: ObjectMeta {
-                            name: format!("{}-binding", p.metadata.name),
-                            ..ObjectMeta::default()
+                    Manifest::Policy(PolicyManifest::new(NativeManifest::ValidatingBinding(
+                        ValidatingAdmissionPolicyBinding {
+                            metadata: ObjectMeta {
+                                name: format!("{}-binding", p.metadata.name),
+                                ..ObjectMeta::default()
+                            },
+                            spec: ValidatingAdmissionPolicyBindingSpec {
+                                policy_name: p.metadata.name.clone(),
+                                validation_actions: vec![ValidationAction::Deny],
+                                ..Default::default()
+                            },
                         },
-                        spec: ValidatingAdmissionPolicyBindingSpec {
-                            policy_name: p.metadata.name.clone(),
-                            validation_actions: vec![ValidationAction::Deny],
-                            ..Default::default()
-                        },
-                    })),
+                    ))),
                 ));
             }
-            Manifest::MutatingPolicy(p) if !bound_m.contains(&p.metadata.name) => {
+            Some(NativeManifest::MutatingPolicy(p)) if !bound_m.contains(&p.metadata.name) => {
                 extra.push((
                     source.clone(),
-                    Manifest::MutatingBinding(Box::new(MutatingAdmissionPolicyBinding {
-                        metadata: ObjectMeta {
-                            name: format!("{}-binding", p.metadata.name),
-                            ..ObjectMeta::default()
+                    Manifest::Policy(PolicyManifest::new(NativeManifest::MutatingBinding(
+                        MutatingAdmissionPolicyBinding {
+                            metadata: ObjectMeta {
+                                name: format!("{}-binding", p.metadata.name),
+                                ..ObjectMeta::default()
+                            },
+                            spec: MutatingAdmissionPolicyBindingSpec {
+                                policy_name: p.metadata.name.clone(),
+                                ..Default::default()
+                            },
                         },
-                        spec: MutatingAdmissionPolicyBindingSpec {
-                            policy_name: p.metadata.name.clone(),
-                            ..Default::default()
-                        },
-                    })),
+                    ))),
                 ));
             }
             _ => {}

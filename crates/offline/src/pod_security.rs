@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use celer_cel::Json;
+use celer_policy::NativeManifest;
 use celer_policy::attributes::Operation;
 use celer_policy::engine::{self, EvalOptions};
-use celer_policy::load::{Manifest, Manifests};
+use celer_policy::load::Manifests;
 use celer_policy::lookup::Lookup;
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, RequestUser, review_for};
@@ -42,7 +43,7 @@ impl PodSecurityPolicies {
         let mut errors: Vec<String> = manifests.errors.iter().map(ToString::to_string).collect();
         let mut checks = BTreeMap::new();
         for (source, item) in &manifests.items {
-            let Manifest::ValidatingPolicy(p) = item else {
+            let Some(NativeManifest::ValidatingPolicy(p)) = item.downcast() else {
                 continue;
             };
             let labels = &p.metadata.labels;

@@ -18,7 +18,7 @@ use crate::invocation::Inputs;
 use crate::lookup::{Lookup, LookupError, ParamScope};
 use crate::matching::{self, EquivalentResources, MatchConstraints, Matched};
 use crate::model::{FailurePolicy, ParameterNotFoundAction};
-use crate::mutating::{self, MutationState};
+use crate::mutating::MutationState;
 use crate::policy_set::PolicySet;
 use crate::request::Request;
 use crate::response::Outcome;
@@ -181,30 +181,24 @@ pub fn evaluate(
     }
     let ctx = RequestContext::new(request, lookup, options);
 
-    // Mutating admission first; validation sees its result.
-    let mutation = match mutating::run(set, &ctx, &mut outcome) {
-        Ok(state) => state,
-        Err(status) => {
-            outcome.deny(status);
-            return outcome;
-        }
-    };
-    let mutation =
-        match crate::kyverno::mutate::run(set, &ctx, mutation, &mut outcome, options.kyverno) {
+    // Mutating admission first, family by family; validation sees its result.
+    let mut mutation = None;
+    for family in set.families() {
+        mutation = match family.mutate(set, &ctx, mutation, &mut outcome, options.kyverno) {
             Ok(state) => state,
             Err(status) => {
                 outcome.deny(status);
                 return outcome;
             }
         };
+    }
     let object = mutation
         .as_ref()
         .and_then(MutationState::patched)
         .or(request.attributes.object);
-    crate::validating_policies::validate(set, &ctx, object, &mut outcome, options.kyverno);
-    crate::gatekeeper::validate(set, &ctx, object, &mut outcome, options.kyverno);
-    crate::kyverno::validate::run(set, &ctx, object, &mut outcome, options.kyverno);
-    crate::kyverno::classic::run(set, &ctx, object, &mut outcome, options.kyverno);
+    for family in set.families() {
+        family.validate(set, &ctx, object, &mut outcome, options.kyverno);
+    }
     if let Some(state) = mutation {
         outcome.set_patch(state);
     }

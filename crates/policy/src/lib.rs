@@ -30,6 +30,7 @@ pub mod mutating;
 pub mod mutation;
 pub mod name;
 mod native_load;
+pub use native_load::{NativeManifest, NativePolicies};
 pub mod policy_set;
 pub mod request;
 pub mod response;

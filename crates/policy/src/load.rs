@@ -9,10 +9,6 @@ use serde::de::DeserializeOwned;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use crate::document::parse_documents;
-use crate::model::{
-    MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
-};
 
 /// Where a document came from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -38,21 +34,116 @@ pub struct LoadError {
     pub message: String,
 }
 
-/// A document sorted by kind.
+/// A document sorted by kind: a policy family's, or any other object.
 #[derive(Debug, Clone)]
 pub enum Manifest {
-    ValidatingPolicy(Box<ValidatingAdmissionPolicy>),
-    ValidatingBinding(Box<ValidatingAdmissionPolicyBinding>),
-    MutatingPolicy(Box<MutatingAdmissionPolicy>),
-    MutatingBinding(Box<MutatingAdmissionPolicyBinding>),
-    /// A Kyverno CEL policy or PolicyException (`policies.kyverno.io`).
-    Kyverno(crate::kyverno::model::KyvernoManifest),
+    /// A document of a policy family's kinds, as that family read it.
+    Policy(PolicyManifest),
     /// Any other object: a Namespace, a param, a resource.
     Object(Json),
-    /// A Gatekeeper ConstraintTemplate.
-    GatekeeperTemplate(Box<crate::gatekeeper::ConstraintTemplate>),
-    /// A Gatekeeper Constraint (`constraints.gatekeeper.sh`, any kind).
-    GatekeeperConstraint(Box<crate::gatekeeper::Constraint>),
+}
+
+impl Manifest {
+    /// The family document, when it is one.
+    pub fn policy(&self) -> Option<&PolicyManifest> {
+        match self {
+            Manifest::Policy(p) => Some(p),
+            Manifest::Object(_) => None,
+        }
+    }
+
+    /// `Kind "name"` of a policy document; `None` for other objects.
+    pub fn describe(&self) -> Option<String> {
+        self.policy().map(PolicyManifest::describe)
+    }
+
+    /// The family's own type of document, when this is one of those.
+    pub fn downcast<T: FamilyManifest>(&self) -> Option<&T> {
+        self.policy()?.downcast()
+    }
+
+    /// The family's own document to change (copied first if another set shares it).
+    pub fn downcast_mut<T: FamilyManifest + Clone>(&mut self) -> Option<&mut T> {
+        match self {
+            Manifest::Policy(p) => p.downcast_mut(),
+            Manifest::Object(_) => None,
+        }
+    }
+}
+
+/// Which admission phases a policy document takes part in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phases {
+    Validating,
+    Mutating,
+    /// Both (Kyverno's PolicyExceptions exempt validating and mutating policies alike).
+    Both,
+}
+
+impl Phases {
+    pub fn validating(self) -> bool {
+        matches!(self, Phases::Validating | Phases::Both)
+    }
+    pub fn mutating(self) -> bool {
+        matches!(self, Phases::Mutating | Phases::Both)
+    }
+}
+
+/// What a family's reading of one document tells the rest of celer: it is the family's own
+/// type otherwise, which only the family looks into (through [`PolicyManifest::downcast`]).
+/// This is what keeps a new family out of every other file: loading, sorting and messages
+/// go through these methods.
+pub trait FamilyManifest: std::any::Any + Send + Sync + fmt::Debug {
+    /// The document's kind as written (`ValidatingAdmissionPolicy`, `K8sRequiredLabels`).
+    fn kind(&self) -> &str;
+    /// `metadata.name`.
+    fn name(&self) -> &str;
+    /// Which phases' policy sets it belongs to.
+    fn phases(&self) -> Phases;
+}
+
+/// A family's document, shared: policy sets are rebuilt from the same documents on every
+/// reload, and a clone is a reference count.
+#[derive(Debug, Clone)]
+pub struct PolicyManifest(std::sync::Arc<dyn FamilyManifest>);
+
+impl PolicyManifest {
+    pub fn new(manifest: impl FamilyManifest) -> Self {
+        PolicyManifest(std::sync::Arc::new(manifest))
+    }
+
+    pub fn kind(&self) -> &str {
+        self.0.kind()
+    }
+
+    pub fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    pub fn phases(&self) -> Phases {
+        self.0.phases()
+    }
+
+    /// `Kind "name"`, as load errors and logs name a policy.
+    pub fn describe(&self) -> String {
+        format!("{} {:?}", self.kind(), self.name())
+    }
+
+    /// The family's own type of document, when this is one of those.
+    pub fn downcast<T: FamilyManifest>(&self) -> Option<&T> {
+        let any: &dyn std::any::Any = &*self.0;
+        any.downcast_ref()
+    }
+
+    /// The family's own document to change (copied first if another set shares it).
+    pub fn downcast_mut<T: FamilyManifest + Clone>(&mut self) -> Option<&mut T> {
+        if std::sync::Arc::get_mut(&mut self.0).is_none() {
+            let copy = self.downcast::<T>()?.clone();
+            self.0 = std::sync::Arc::new(copy);
+        }
+        let any: &mut dyn std::any::Any = std::sync::Arc::get_mut(&mut self.0)?;
+        any.downcast_mut()
+    }
 }
 
 /// Everything read from a set of files, with the errors met on the way.
@@ -86,6 +177,29 @@ impl Manifests {
         }
     }
 
+    /// Splits the documents by phase: the validating set's, the mutating set's (a document
+    /// of both phases is in each), and the other objects.
+    pub fn by_phase(self) -> ByPhase {
+        let mut out = ByPhase::default();
+        for (source, item) in self.items {
+            match item {
+                Manifest::Policy(p) => {
+                    let phases = p.phases();
+                    if phases.validating() {
+                        out.validating
+                            .items
+                            .push((source.clone(), Manifest::Policy(p.clone())));
+                    }
+                    if phases.mutating() {
+                        out.mutating.items.push((source, Manifest::Policy(p)));
+                    }
+                }
+                Manifest::Object(json) => out.objects.push(json),
+            }
+        }
+        out
+    }
+
     /// Sorts one parsed document. A `List` (kind `...List` with `items`) is unpacked.
     pub fn add_json(&mut self, source: Source, doc: Json) {
         let kind = doc.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
@@ -108,7 +222,7 @@ impl Manifests {
                 .and_then(|n| n.as_str())
                 .unwrap_or_default();
             match parsed {
-                Ok(m) => self.items.push((source, m)),
+                Ok(m) => self.items.push((source, Manifest::Policy(m))),
                 Err(e) => self.errors.push(LoadError {
                     location: source,
                     what: format!("{kind} {name:?}"),
@@ -127,6 +241,14 @@ impl Manifests {
         }
         self.items.push((source, Manifest::Object(doc)));
     }
+}
+
+/// Documents split by phase ([`Manifests::by_phase`]).
+#[derive(Debug, Default)]
+pub struct ByPhase {
+    pub validating: Manifests,
+    pub mutating: Manifests,
+    pub objects: Vec<Json>,
 }
 
 /// A document that is not a valid object of its kind: the field the problem is at (as the
@@ -171,9 +293,15 @@ mod tests {
         );
         assert!(m.errors.is_empty(), "{:?}", m.errors);
         assert_eq!(m.items.len(), 3);
-        assert!(matches!(m.items[0].1, Manifest::ValidatingPolicy(_)));
-        assert!(matches!(m.items[1].1, Manifest::Object(_)));
-        assert!(matches!(m.items[2].1, Manifest::ValidatingBinding(_)));
+        let described: Vec<_> = m.items.iter().map(|(_, i)| i.describe()).collect();
+        assert_eq!(
+            described,
+            [
+                Some("ValidatingAdmissionPolicy \"a\"".to_string()),
+                None,
+                Some("ValidatingAdmissionPolicyBinding \"b\"".to_string())
+            ]
+        );
         assert_eq!(m.items[2].0.document, 2);
     }
 

@@ -33,11 +33,13 @@ use crate::family::mutating::{Invoked, MutatingFamily, Round, Step};
 use crate::family::{self, FamilyRequest, Mode};
 use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
+use crate::matching::EquivalentResources;
 use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutation::json_patch;
 use crate::mutation::patched::{self, Operations, Patched};
 use crate::mutation::{apply_configuration, diff};
-use crate::policy_set::PolicySet;
+use crate::native_load::NativePolicies;
+use crate::policy_set::Family;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Evaluated, OutOfBudget};
 
@@ -144,17 +146,24 @@ impl Dispatch {
 
 /// Runs the mutating policies that match the request through the mutating driver. `Err` is
 /// the request's denial.
-pub fn run<'r>(
-    set: &PolicySet,
+pub(crate) fn run<'r>(
+    set: &NativePolicies,
+    equivalents: &EquivalentResources,
     ctx: &'r RequestContext<'r>,
+    state: Option<MutationState<'r>>,
     outcome: &mut Outcome,
 ) -> Result<Option<MutationState<'r>>, Status> {
     let request = FamilyRequest::admitted(ctx, Mode::default());
-    family::mutating::run(&MutatingPolicies(set), &request, None, outcome)
+    family::mutating::run(
+        &MutatingPolicies(&set.mutating, equivalents),
+        &request,
+        state,
+        outcome,
+    )
 }
 
 /// MutatingAdmissionPolicies with their bindings.
-struct MutatingPolicies<'s>(&'s PolicySet);
+struct MutatingPolicies<'s>(&'s Family<MutatingPolicy>, &'s EquivalentResources);
 
 impl MutatingFamily for MutatingPolicies<'_> {
     type Policy<'a>
@@ -168,15 +177,15 @@ impl MutatingFamily for MutatingPolicies<'_> {
     type State = Dispatch;
 
     fn is_empty(&self) -> bool {
-        self.0.mutating.policies.is_empty()
+        self.0.policies.is_empty()
     }
 
     fn policy(&self, id: u32) -> Option<(&MutatingPolicy, &[Binding])> {
-        self.0.mutating.bound(id)
+        self.0.bound(id)
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
-        self.0.mutating.index.for_request(&request.attributes)
+        self.0.index.for_request(&request.attributes)
     }
 
     fn start(&self) -> Dispatch {
@@ -197,7 +206,7 @@ impl MutatingFamily for MutatingPolicies<'_> {
         out: &mut Vec<Invocation<'a>>,
     ) {
         let (ctx, attributes) = (request.ctx, &request.attributes);
-        let equivalents = &self.0.equivalents;
+        let equivalents = self.1;
         let matched = match engine::match_constraints(
             &policy.common.constraints,
             equivalents,

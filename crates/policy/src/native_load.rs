@@ -6,13 +6,24 @@
 use celer_cel::Json;
 use hashbrown::HashMap;
 
+use std::sync::LazyLock;
+
 use crate::compiled::{Binding, MutatingPolicy, ValidatingPolicy};
-use crate::family::load::LoadingFamily;
-use crate::load::{LoadError, Manifest, ReadError, Source, read};
+use crate::engine::RequestContext;
+use crate::family::Mode;
+use crate::family::load::{CompiledFamily, LoadingFamily, Lowering};
+use crate::load::{
+    FamilyManifest, LoadError, Manifest, Phases, PolicyManifest, ReadError, Source, read,
+};
 use crate::matching::{EquivalentResources, MatchConstraints, Owner};
-use crate::model::MatchResources;
+use crate::model::{
+    MatchResources, MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding,
+    ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+};
+use crate::mutating::MutationState;
 use crate::name::Name;
 use crate::policy_set::{Family, PolicySet};
+use crate::response::{Outcome, Status};
 use crate::validation;
 
 /// The admission API versions celer reads.
@@ -25,46 +36,133 @@ const ADMISSION_VERSIONS: [&str; 3] = [
 /// ValidatingAdmissionPolicies and MutatingAdmissionPolicies with their bindings.
 pub(crate) struct NativeKinds;
 
+/// A document of the native kinds.
+#[derive(Debug, Clone)]
+pub enum NativeManifest {
+    ValidatingPolicy(ValidatingAdmissionPolicy),
+    ValidatingBinding(ValidatingAdmissionPolicyBinding),
+    MutatingPolicy(MutatingAdmissionPolicy),
+    MutatingBinding(MutatingAdmissionPolicyBinding),
+}
+
+impl FamilyManifest for NativeManifest {
+    fn kind(&self) -> &str {
+        match self {
+            NativeManifest::ValidatingPolicy(_) => "ValidatingAdmissionPolicy",
+            NativeManifest::ValidatingBinding(_) => "ValidatingAdmissionPolicyBinding",
+            NativeManifest::MutatingPolicy(_) => "MutatingAdmissionPolicy",
+            NativeManifest::MutatingBinding(_) => "MutatingAdmissionPolicyBinding",
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            NativeManifest::ValidatingPolicy(p) => &p.metadata.name,
+            NativeManifest::ValidatingBinding(b) => &b.metadata.name,
+            NativeManifest::MutatingPolicy(p) => &p.metadata.name,
+            NativeManifest::MutatingBinding(b) => &b.metadata.name,
+        }
+    }
+
+    fn phases(&self) -> Phases {
+        match self {
+            NativeManifest::ValidatingPolicy(_) | NativeManifest::ValidatingBinding(_) => {
+                Phases::Validating
+            }
+            NativeManifest::MutatingPolicy(_) | NativeManifest::MutatingBinding(_) => {
+                Phases::Mutating
+            }
+        }
+    }
+}
+
+/// The native kinds' compiled set.
+#[derive(Debug, Default)]
+pub struct NativePolicies {
+    pub validating: Family<ValidatingPolicy>,
+    pub mutating: Family<MutatingPolicy>,
+}
+
+impl CompiledFamily for NativePolicies {
+    fn is_empty(&self) -> bool {
+        self.validating.policies.is_empty() && self.mutating.policies.is_empty()
+    }
+
+    fn mutate<'r>(
+        &self,
+        set: &PolicySet,
+        ctx: &'r RequestContext<'r>,
+        state: Option<MutationState<'r>>,
+        outcome: &mut Outcome,
+        _mode: Mode,
+    ) -> Result<Option<MutationState<'r>>, Status> {
+        crate::mutating::run(self, &set.equivalents, ctx, state, outcome)
+    }
+
+    fn validate(
+        &self,
+        set: &PolicySet,
+        ctx: &RequestContext<'_>,
+        object: Option<&Json>,
+        outcome: &mut Outcome,
+        mode: Mode,
+    ) {
+        crate::validating_policies::validate(self, &set.equivalents, ctx, object, outcome, mode);
+    }
+}
+
+impl PolicySet {
+    /// The ValidatingAdmissionPolicies and MutatingAdmissionPolicies, with their bindings.
+    pub fn native(&self) -> &NativePolicies {
+        static NONE: LazyLock<NativePolicies> = LazyLock::new(NativePolicies::default);
+        self.family().unwrap_or(&NONE)
+    }
+}
+
 impl LoadingFamily for NativeKinds {
     fn read_manifest(
         &self,
         api_version: &str,
         kind: &str,
         doc: &Json,
-    ) -> Option<Result<Manifest, ReadError>> {
+    ) -> Option<Result<PolicyManifest, ReadError>> {
         if !ADMISSION_VERSIONS.contains(&api_version) {
             return None;
         }
-        Some(match kind {
-            "ValidatingAdmissionPolicy" => {
-                read(doc).map(|p| Manifest::ValidatingPolicy(Box::new(p)))
-            }
-            "ValidatingAdmissionPolicyBinding" => {
-                read(doc).map(|p| Manifest::ValidatingBinding(Box::new(p)))
-            }
-            "MutatingAdmissionPolicy" => read(doc).map(|p| Manifest::MutatingPolicy(Box::new(p))),
-            "MutatingAdmissionPolicyBinding" => {
-                read(doc).map(|p| Manifest::MutatingBinding(Box::new(p)))
-            }
+        let read = match kind {
+            "ValidatingAdmissionPolicy" => read(doc).map(NativeManifest::ValidatingPolicy),
+            "ValidatingAdmissionPolicyBinding" => read(doc).map(NativeManifest::ValidatingBinding),
+            "MutatingAdmissionPolicy" => read(doc).map(NativeManifest::MutatingPolicy),
+            "MutatingAdmissionPolicyBinding" => read(doc).map(NativeManifest::MutatingBinding),
             // Webhook configurations and other admissionregistration kinds are not policies:
             // plain objects.
             _ => return None,
-        })
+        };
+        Some(read.map(PolicyManifest::new))
     }
 
     /// The policies first, then the bindings, which name them.
-    fn lower(&self, items: &[(Source, Manifest)], set: &mut PolicySet) {
+    fn lower(
+        &self,
+        items: &[(Source, Manifest)],
+        lowering: &mut Lowering<'_>,
+    ) -> Box<dyn CompiledFamily> {
+        let mut set = NativePolicies::default();
+        let items: Vec<(&Source, &NativeManifest)> = items
+            .iter()
+            .filter_map(|(source, item)| Some((source, item.downcast::<NativeManifest>()?)))
+            .collect();
         let mut v_by_name: HashMap<String, usize> = HashMap::new();
         let mut m_by_name: HashMap<String, usize> = HashMap::new();
 
-        for (source, item) in items {
+        for &(source, item) in &items {
             let mut load = PolicyLoad {
                 source,
-                errors: &mut set.errors,
-                equivalents: &set.equivalents,
+                errors: lowering.errors,
+                equivalents: lowering.equivalents,
             };
             match item {
-                Manifest::ValidatingPolicy(p) => load.add(
+                NativeManifest::ValidatingPolicy(p) => load.add(
                     &mut set.validating,
                     &mut v_by_name,
                     format!("ValidatingAdmissionPolicy {:?}", p.metadata.name),
@@ -78,7 +176,7 @@ impl LoadingFamily for NativeKinds {
                     |c| ValidatingPolicy::compile(p, c),
                     compile_errors_validating,
                 ),
-                Manifest::MutatingPolicy(p) => load.add(
+                NativeManifest::MutatingPolicy(p) => load.add(
                     &mut set.mutating,
                     &mut m_by_name,
                     format!("MutatingAdmissionPolicy {:?}", p.metadata.name),
@@ -98,11 +196,11 @@ impl LoadingFamily for NativeKinds {
 
         let mut v_binding_names: HashMap<String, ()> = HashMap::new();
         let mut m_binding_names: HashMap<String, ()> = HashMap::new();
-        for (source, item) in items {
+        for &(source, item) in &items {
             // (kind, name, field errors, the model's parts, where bindings of its kind go)
             let (kind, meta, mut errors, spec_parts, owner, family_bindings, by_name, names) =
                 match item {
-                    Manifest::ValidatingBinding(b) => (
+                    NativeManifest::ValidatingBinding(b) => (
                         "ValidatingAdmissionPolicyBinding",
                         &b.metadata,
                         validation::validating_binding(b),
@@ -117,7 +215,7 @@ impl LoadingFamily for NativeKinds {
                         &v_by_name,
                         &mut v_binding_names,
                     ),
-                    Manifest::MutatingBinding(b) => (
+                    NativeManifest::MutatingBinding(b) => (
                         "MutatingAdmissionPolicyBinding",
                         &b.metadata,
                         validation::mutating_binding(b),
@@ -155,12 +253,14 @@ impl LoadingFamily for NativeKinds {
                 validation_actions,
             };
             if !errors.is_empty() {
-                set.errors.push(load_error(source, what, errors.join("; ")));
+                lowering
+                    .errors
+                    .push(load_error(source, what, errors.join("; ")));
                 continue;
             }
             // Names are unique per kind, as in a cluster.
             if names.insert(meta.name.clone(), ()).is_some() {
-                set.errors.push(load_error(
+                lowering.errors.push(load_error(
                     source,
                     what,
                     "a binding of this name is already loaded; this one is ignored".to_string(),
@@ -174,7 +274,7 @@ impl LoadingFamily for NativeKinds {
                         list.push(binding);
                     }
                 }
-                None => set.errors.push(load_error(
+                None => lowering.errors.push(load_error(
                     source,
                     what,
                     format!(
@@ -184,6 +284,7 @@ impl LoadingFamily for NativeKinds {
                 )),
             }
         }
+        Box::new(set)
     }
 }
 

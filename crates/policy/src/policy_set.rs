@@ -1,8 +1,7 @@
 //! A loaded, compiled, indexed set of policies and bindings: what a request is evaluated
 //! against. Immutable once built, so a server can share it across threads and swap it whole.
 
-use crate::compiled::{Binding, MutatingPolicy, ValidatingPolicy};
-use crate::family::load::FAMILIES;
+use crate::family::load::{CompiledFamily, FAMILIES, Lowering};
 use crate::index::PolicyIndex;
 use crate::load::{LoadError, Manifests};
 use crate::matching::EquivalentResources;
@@ -15,6 +14,8 @@ pub struct Family<P> {
     pub bindings: Vec<Vec<Binding>>,
     pub index: PolicyIndex,
 }
+
+use crate::compiled::Binding;
 
 impl<P> Default for Family<P> {
     fn default() -> Self {
@@ -36,45 +37,56 @@ impl<P> Family<P> {
     }
 }
 
-/// A compiled policy set.
+/// A compiled policy set: each family's compiled set, in [`FAMILIES`] order. A family reads
+/// its own with [`PolicySet::family`] (the families add accessors of their own:
+/// `PolicySet::native`, `kyverno`, `gatekeeper`).
 #[derive(Debug)]
 pub struct PolicySet {
-    pub validating: Family<ValidatingPolicy>,
-    pub mutating: Family<MutatingPolicy>,
     /// Problems found while loading: unreadable documents, invalid policies (left out of the
     /// set), bindings without their policy, and expressions that do not compile (the policy
     /// stays, and reports them through failurePolicy when it runs).
     pub errors: Vec<LoadError>,
     /// Which built-in resources are the same objects under other groups and versions.
     pub equivalents: EquivalentResources,
-    /// Gatekeeper ConstraintTemplates and their Constraints.
-    pub gatekeeper: crate::gatekeeper::GatekeeperSet,
-    /// Kyverno's CEL policies (`policies.kyverno.io`).
-    pub kyverno: crate::kyverno::compile::KyvernoPolicies,
+    families: Vec<Box<dyn CompiledFamily>>,
 }
 
 impl PolicySet {
     /// Compiles everything read into a set, family by family ([`FAMILIES`]). Errors are
     /// collected, never fatal.
     pub fn build(manifests: &Manifests) -> PolicySet {
-        let mut set = PolicySet {
-            validating: Family::default(),
-            mutating: Family::default(),
-            errors: manifests.errors.clone(),
-            equivalents: EquivalentResources::builtin_latest(),
-            gatekeeper: crate::gatekeeper::GatekeeperSet::default(),
-            kyverno: Default::default(),
+        let mut errors = manifests.errors.clone();
+        let equivalents = EquivalentResources::builtin_latest();
+        let mut load = Lowering {
+            errors: &mut errors,
+            equivalents: &equivalents,
         };
-        for family in FAMILIES {
-            family.lower(&manifests.items, &mut set);
+        let families = FAMILIES
+            .iter()
+            .map(|family| family.lower(&manifests.items, &mut load))
+            .collect();
+        PolicySet {
+            errors,
+            equivalents,
+            families,
         }
-        set
     }
+
     /// Whether any policy can apply to anything.
     pub fn is_empty(&self) -> bool {
-        self.validating.policies.is_empty()
-            && self.mutating.policies.is_empty()
-            && self.gatekeeper.is_empty()
-            && self.kyverno.is_empty()
+        self.families.iter().all(|f| f.is_empty())
+    }
+
+    /// Every family's compiled set, in the order they run.
+    pub(crate) fn families(&self) -> impl Iterator<Item = &dyn CompiledFamily> {
+        self.families.iter().map(|f| &**f)
+    }
+
+    /// One family's compiled set; `None` only if that family is not in [`FAMILIES`].
+    pub(crate) fn family<T: CompiledFamily>(&self) -> Option<&T> {
+        self.families.iter().find_map(|f| {
+            let any: &dyn std::any::Any = &**f;
+            any.downcast_ref::<T>()
+        })
     }
 }

@@ -14,10 +14,11 @@ use crate::error::{ConfigurationError, EngineError};
 use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
 use crate::index::Candidates;
 use crate::invocation::Inputs;
-use crate::matching::Matched;
+use crate::matching::{EquivalentResources, Matched};
 use crate::model::{FailurePolicy, ValidationAction};
 use crate::name::Name;
-use crate::policy_set::PolicySet;
+use crate::native_load::NativePolicies;
+use crate::policy_set::Family;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, AuditAnnotationResult, Decision};
 
@@ -31,21 +32,19 @@ pub const VALIDATION_FAILURE_ANNOTATION: &str =
 /// Runs the ValidatingAdmissionPolicies that match the request on `object` (the object as
 /// mutation left it) through the family driver.
 pub(crate) fn validate(
-    set: &PolicySet,
+    set: &NativePolicies,
+    equivalents: &EquivalentResources,
     ctx: &RequestContext<'_>,
     object: Option<&Json>,
     outcome: &mut Outcome,
     mode: Mode,
 ) {
-    let mut attributes = ctx.request.attributes;
-    attributes.object = object;
-    let request = FamilyRequest {
-        ctx,
-        attributes,
-        object,
-        mode,
-    };
-    family::run(&ValidatingPolicies(set), &request, outcome);
+    let request = FamilyRequest::on_object(ctx, object, mode);
+    family::run(
+        &ValidatingPolicies(&set.validating, equivalents),
+        &request,
+        outcome,
+    );
 }
 
 /// A deny decision waiting to become the response (the first one does).
@@ -57,7 +56,7 @@ struct Denied {
 }
 
 /// ValidatingAdmissionPolicies with their bindings.
-struct ValidatingPolicies<'s>(&'s PolicySet);
+struct ValidatingPolicies<'s>(&'s Family<ValidatingPolicy>, &'s EquivalentResources);
 
 /// What the policies gather over one request; the activation memory and result vectors are
 /// reused by every invocation.
@@ -115,12 +114,12 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         Self: 'a;
 
     fn is_empty(&self) -> bool {
-        self.0.validating.policies.is_empty()
+        self.0.policies.is_empty()
     }
 
     /// A policy without a binding applies to nothing.
     fn policy(&self, id: u32) -> Option<(&ValidatingPolicy, &[Binding])> {
-        self.0.validating.bound(id)
+        self.0.bound(id)
     }
 
     fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
@@ -133,7 +132,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
-        self.0.validating.index.for_request(&request.attributes)
+        self.0.index.for_request(&request.attributes)
     }
 
     fn matches<'a>(
@@ -144,7 +143,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
     ) -> Selection<Matched<'a>> {
         match match_constraints(
             &policy.common.constraints,
-            &self.0.equivalents,
+            self.1,
             &request.attributes,
             request.ctx,
         ) {
@@ -178,7 +177,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
-                match match_constraints(c, &self.0.equivalents, attributes, ctx) {
+                match match_constraints(c, self.1, attributes, ctx) {
                     MatchStep::Matched(_) => {}
                     MatchStep::NotMatched => continue,
                     MatchStep::Error(e) => {

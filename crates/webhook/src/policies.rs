@@ -8,11 +8,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use celer_policy::kyverno::model::KyvernoManifest;
 use celer_policy::load::Source;
 use celer_policy::load::{Manifest, Manifests};
 use celer_policy::policy_set::PolicySet;
-use sonic_rs::JsonValueTrait;
 
 use crate::embedded;
 use crate::lookup::ServeLookup;
@@ -67,24 +65,24 @@ impl Policies {
     /// Constraint counts as a validating policy.
     pub fn counts(&self) -> (usize, usize) {
         // Kyverno's policies count once, without the variants autogen derives.
-        let kyverno_v = (self.validating.kyverno.validating.iter())
+        let kyverno_v = (self.validating.kyverno().validating.iter())
             .filter(|p| p.extras.autogen.is_none())
             .count();
         // ClusterPolicies count once, whatever their rules.
-        let mut classic: Vec<(&str, Option<&str>)> = (self.validating.kyverno.classic.iter())
+        let mut classic: Vec<(&str, Option<&str>)> = (self.validating.kyverno().classic.iter())
             .map(|r| (r.policy.as_str(), r.namespace.as_deref()))
             .collect();
         classic.sort_unstable();
         classic.dedup();
         let kyverno_v = kyverno_v + classic.len();
-        let kyverno_m = (self.mutating.kyverno.mutating.iter())
+        let kyverno_m = (self.mutating.kyverno().mutating.iter())
             .filter(|p| p.extras.autogen.is_none())
             .count();
         (
-            self.validating.validating.policies.len()
-                + self.validating.gatekeeper.constraints.len()
+            self.validating.native().validating.policies.len()
+                + self.validating.gatekeeper().constraints.len()
                 + kyverno_v,
-            self.mutating.mutating.policies.len() + kyverno_m,
+            self.mutating.native().mutating.policies.len() + kyverno_m,
         )
     }
 }
@@ -94,15 +92,25 @@ impl Policies {
     /// name belongs to a policy this set no longer has.
     pub fn result_names(&self) -> (HashSet<&str>, HashSet<&str>) {
         let v = &self.validating;
-        let validating = (v.validating.policies.iter().map(|p| p.common.name.as_str()))
-            .chain(v.gatekeeper.templates.iter().map(|t| t.name.as_str()))
-            .chain((v.kyverno.validating.iter()).map(|k| k.policy.common.name.as_str()))
-            .chain(v.kyverno.classic.iter().map(|r| r.policy.as_str()))
-            .collect();
+        let validating = (v
+            .native()
+            .validating
+            .policies
+            .iter()
+            .map(|p| p.common.name.as_str()))
+        .chain(v.gatekeeper().templates.iter().map(|t| t.name.as_str()))
+        .chain((v.kyverno().validating.iter()).map(|k| k.policy.common.name.as_str()))
+        .chain(v.kyverno().classic.iter().map(|r| r.policy.as_str()))
+        .collect();
         let m = &self.mutating;
-        let mutating = (m.mutating.policies.iter().map(|p| p.common.name.as_str()))
-            .chain((m.kyverno.mutating.iter()).map(|k| k.policy.common.name.as_str()))
-            .collect();
+        let mutating = (m
+            .native()
+            .mutating
+            .policies
+            .iter()
+            .map(|p| p.common.name.as_str()))
+        .chain((m.kyverno().mutating.iter()).map(|k| k.policy.common.name.as_str()))
+        .collect();
         (validating, mutating)
     }
 }
@@ -248,46 +256,21 @@ fn load_files_and(source: &PolicySource, fed: &Manifests) -> Result<Policies, Re
     let mut fed_what: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (source, item) in &fed.items {
         let entry = fed_what.entry(source.file.clone()).or_default();
-        if let Some(what) = describe(item) {
-            entry.push(what);
-        }
+        entry.extend(item.describe());
     }
-    let mut validating = Manifests::default();
-    let mut mutating = Manifests::default();
-    let mut objects = Vec::new();
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (source, item) in &manifests.items {
         let entry = files.entry(source.file.clone()).or_default();
-        if let Some(what) = describe(item) {
-            entry.push(what);
-        }
+        entry.extend(item.describe());
     }
-    for (source, item) in manifests.items.into_iter().chain(fed.items.iter().cloned()) {
-        match item {
-            // Gatekeeper templates and constraints are validating policies too.
-            Manifest::ValidatingPolicy(_)
-            | Manifest::ValidatingBinding(_)
-            | Manifest::GatekeeperTemplate(_)
-            | Manifest::GatekeeperConstraint(_) => {
-                validating.items.push((source, item));
-            }
-            Manifest::MutatingPolicy(_) | Manifest::MutatingBinding(_) => {
-                mutating.items.push((source, item));
-            }
-            // Kyverno's policies with their kind; PolicyExceptions serve both.
-            Manifest::Kyverno(KyvernoManifest::Exception(_)) => {
-                validating.items.push((source.clone(), item.clone()));
-                mutating.items.push((source, item));
-            }
-            Manifest::Kyverno(ref k) if k.is_validating() => validating.items.push((source, item)),
-            Manifest::Kyverno(_) => mutating.items.push((source, item)),
-            Manifest::Object(json) => objects.push(json),
-        }
-    }
+    manifests.items.extend(fed.items.iter().cloned());
+    let by_phase = manifests.by_phase();
+    let (validating, mutating, objects) =
+        (by_phase.validating, by_phase.mutating, by_phase.objects);
     let validating = PolicySet::build(&validating);
     let mutating = PolicySet::build(&mutating);
     // Templates celer cannot run (Rego) do not refuse the load: their constraints are skipped.
-    for d in &validating.gatekeeper.diagnostics {
+    for d in &validating.gatekeeper().diagnostics {
         tracing::warn!(diagnostic = %d, "gatekeeper policy not enforced");
     }
     let (fed_errors, file_errors): (Vec<_>, Vec<_>) = (validating.errors.iter())
@@ -358,45 +341,6 @@ pub fn shorten_quoted(text: &str, max: usize) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// `Kind "name"` of a policy document; `None` for other objects.
-fn describe(item: &Manifest) -> Option<String> {
-    let (kind, name) = match item {
-        Manifest::ValidatingPolicy(p) => ("ValidatingAdmissionPolicy", p.metadata.name.as_str()),
-        Manifest::ValidatingBinding(b) => {
-            ("ValidatingAdmissionPolicyBinding", b.metadata.name.as_str())
-        }
-        Manifest::MutatingPolicy(p) => ("MutatingAdmissionPolicy", p.metadata.name.as_str()),
-        Manifest::MutatingBinding(b) => {
-            ("MutatingAdmissionPolicyBinding", b.metadata.name.as_str())
-        }
-        Manifest::Kyverno(KyvernoManifest::Policy(kind, p)) => {
-            (kind.as_str(), p.metadata.name.as_str())
-        }
-        Manifest::Kyverno(KyvernoManifest::Exception(e)) => {
-            ("PolicyException", e.metadata.name.as_str())
-        }
-        Manifest::Kyverno(KyvernoManifest::ClusterPolicy(namespaced, p)) => (
-            if *namespaced {
-                "Policy"
-            } else {
-                "ClusterPolicy"
-            },
-            p.metadata.name.as_str(),
-        ),
-        Manifest::GatekeeperTemplate(t) => ("ConstraintTemplate", t.metadata.name.as_str()),
-        Manifest::GatekeeperConstraint(c) => (
-            c.kind.as_str(),
-            c.object
-                .get("metadata")
-                .and_then(|m| m.get("name"))
-                .and_then(|n| n.as_str())
-                .unwrap_or_default(),
-        ),
-        Manifest::Object(_) => return None,
-    };
-    Some(format!("{kind} {name:?}"))
 }
 
 /// What a reload changes that an operator must hear of, or why it is refused.
@@ -499,7 +443,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(p.counts(), (1, 1));
         // Autogen adds the pod controllers' variants.
-        assert_eq!(p.validating.kyverno.validating.len(), 3);
+        assert_eq!(p.validating.kyverno().validating.len(), 3);
         let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","userInfo":{"username":"a"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"nginx:latest"}]}}}}"#;
         let review = celer_policy::request::AdmissionReview::parse(body).unwrap();
         let request = review.request().unwrap();
@@ -552,7 +496,7 @@ mod tests {
         let p = load(&PolicySource::Paths(vec![dir.clone()])).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(p.counts(), (1, 0));
-        assert_eq!(p.validating.gatekeeper.diagnostics.len(), 1);
+        assert_eq!(p.validating.gatekeeper().diagnostics.len(), 1);
         let pod: celer_cel::Json = sonic_rs::from_str(
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"prod"},"spec":{"containers":[{"name":"a","image":"nginx:latest"}]}}"#,
         )

@@ -142,10 +142,10 @@ pub fn build_cluster_policies(yaml: &str, rules: usize) -> Result<PolicySet, Str
     if let Some(e) = set.errors.first() {
         return Err(format!("{} load errors, the first: {e}", set.errors.len()));
     }
-    if set.kyverno.classic.len() != rules {
+    if set.kyverno().classic.len() != rules {
         return Err(format!(
             "expected {rules} ClusterPolicy rules, got {}",
-            set.kyverno.classic.len()
+            set.kyverno().classic.len()
         ));
     }
     Ok(set)
@@ -208,16 +208,16 @@ pub fn build(yaml: &str, validating: usize, mutating: usize) -> Result<PolicySet
         return Err(format!("{} load errors, the first: {e}", set.errors.len()));
     }
     let bound = |bindings: &[Vec<_>]| bindings.iter().all(|b: &Vec<_>| b.len() == 1);
-    if set.validating.policies.len() != validating
-        || set.mutating.policies.len() != mutating
-        || !bound(&set.validating.bindings)
-        || !bound(&set.mutating.bindings)
+    if set.native().validating.policies.len() != validating
+        || set.native().mutating.policies.len() != mutating
+        || !bound(&set.native().validating.bindings)
+        || !bound(&set.native().mutating.bindings)
     {
         return Err(format!(
             "expected {validating} validating and {mutating} mutating policies with one \
              binding each, got {} and {}",
-            set.validating.policies.len(),
-            set.mutating.policies.len()
+            set.native().validating.policies.len(),
+            set.native().mutating.policies.len()
         ));
     }
     Ok(set)

@@ -1,12 +1,22 @@
-//! Loading, the same way for every family: each supplies how it recognises and reads its
-//! documents and how it validates and lowers what was read; [`FAMILIES`] is the one list of
-//! them, which `load::Manifests` reads documents through and `PolicySet::build` lowers
-//! through, in order.
+//! Loading and running, the same way for every family: each supplies how it recognises and
+//! reads its documents, how it validates and lowers what was read into its compiled set, and
+//! how that set takes part in a request; [`FAMILIES`] is the one list of them, which
+//! `load::Manifests` reads documents through, `PolicySet::build` lowers through and
+//! `engine::evaluate` runs, in order. Adding a family is a file that implements the three
+//! traits here and one line in [`FAMILIES`].
+
+use std::fmt;
 
 use celer_cel::Json;
 
-use crate::load::{Manifest, ReadError, Source};
+use crate::engine::RequestContext;
+use crate::load::{LoadError, Manifest, PolicyManifest, ReadError, Source};
+use crate::matching::EquivalentResources;
+use crate::mutating::MutationState;
 use crate::policy_set::PolicySet;
+use crate::response::{Outcome, Status};
+
+use super::Mode;
 
 /// A policy family as loading sees it.
 pub(crate) trait LoadingFamily: Sync {
@@ -17,20 +27,65 @@ pub(crate) trait LoadingFamily: Sync {
         api_version: &str,
         kind: &str,
         doc: &Json,
-    ) -> Option<Result<Manifest, ReadError>>;
+    ) -> Option<Result<PolicyManifest, ReadError>>;
 
-    /// Validates the family's manifests among `items` and lowers them into `set`, indexed.
-    /// What the API server would refuse is left out with a `LoadError` in `set.errors`;
-    /// expressions that do not compile are reported there and fail when they run.
-    fn lower(&self, items: &[(Source, Manifest)], set: &mut PolicySet);
+    /// Validates the family's manifests among `items` (found with `Manifest::downcast`)
+    /// and lowers them into the family's compiled set, indexed. What the API server would
+    /// refuse is left out with a `LoadError` in `load.errors`; expressions that do not
+    /// compile are reported there and fail when they run.
+    fn lower(
+        &self,
+        items: &[(Source, Manifest)],
+        load: &mut Lowering<'_>,
+    ) -> Box<dyn CompiledFamily>;
 }
 
-/// Every family, in the order their load errors are reported. Their kinds do not overlap, so
-/// the order does not change which reads a document.
+/// What lowering shares between families.
+pub(crate) struct Lowering<'a> {
+    pub errors: &'a mut Vec<LoadError>,
+    /// Which built-in resources are the same objects under other groups and versions.
+    pub equivalents: &'a EquivalentResources,
+}
+
+/// A family's compiled set as a request sees it: its part in mutation, then in validation,
+/// each through the family's driver (`family::mutating`, `family::validating`). `set` is the
+/// set the family is part of, for what families share (`equivalents`).
+pub(crate) trait CompiledFamily: std::any::Any + Send + Sync + fmt::Debug {
+    /// Whether no policy of the family can apply to anything.
+    fn is_empty(&self) -> bool;
+
+    /// Runs the family's mutating policies, continuing `state` (what the families before it
+    /// left). `Err` denies the request.
+    fn mutate<'r>(
+        &self,
+        _set: &PolicySet,
+        _ctx: &'r RequestContext<'r>,
+        state: Option<MutationState<'r>>,
+        _outcome: &mut Outcome,
+        _mode: Mode,
+    ) -> Result<Option<MutationState<'r>>, Status> {
+        Ok(state)
+    }
+
+    /// Runs the family's validating policies on `object` (the object as mutation left it).
+    fn validate(
+        &self,
+        _set: &PolicySet,
+        _ctx: &RequestContext<'_>,
+        _object: Option<&Json>,
+        _outcome: &mut Outcome,
+        _mode: Mode,
+    ) {
+    }
+}
+
+/// Every family, in the order they run (mutation, then validation, each family's policies in
+/// load order) and their load errors are reported. Their kinds do not overlap, so the order
+/// does not change which reads a document.
 pub(crate) const FAMILIES: [&dyn LoadingFamily; 3] = [
-    &crate::kyverno::load::Kyverno,
     &crate::native_load::NativeKinds,
     &crate::gatekeeper::Gatekeeper,
+    &crate::kyverno::load::Kyverno,
 ];
 
 /// Reads a document through the family whose kind it is; `None` when it is no family's.
@@ -38,7 +93,7 @@ pub(crate) fn read_manifest(
     api_version: &str,
     kind: &str,
     doc: &Json,
-) -> Option<Result<Manifest, ReadError>> {
+) -> Option<Result<PolicyManifest, ReadError>> {
     FAMILIES
         .iter()
         .find_map(|family| family.read_manifest(api_version, kind, doc))

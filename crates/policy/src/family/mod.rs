@@ -47,6 +47,25 @@ impl<'a> FamilyRequest<'a> {
     }
 }
 
+impl<'a> FamilyRequest<'a> {
+    /// The request as a validating family sees it: on `object`, the object as mutation left
+    /// it, in its attributes too.
+    pub(crate) fn on_object(
+        ctx: &'a RequestContext<'a>,
+        object: Option<&'a Json>,
+        mode: Mode,
+    ) -> Self {
+        let mut attributes = ctx.request.attributes;
+        attributes.object = object;
+        FamilyRequest {
+            ctx,
+            attributes,
+            object,
+            mode,
+        }
+    }
+}
+
 /// What matching one candidate decided.
 pub(crate) enum Selection<M> {
     /// The candidate applies (how it matched): evaluate it.

@@ -21,7 +21,6 @@ use crate::index::Candidates;
 use crate::invocation::Inputs;
 use crate::lookup::LookupError;
 use crate::model::ValidationAction;
-use crate::policy_set::PolicySet;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Decision};
 
@@ -43,7 +42,7 @@ fn violation_kind(actions: &[ValidationAction]) -> ResultKind {
 /// Constraint, warnings, and the denial (or, when a match could not be decided and nothing
 /// denies, the internal error Gatekeeper answers with).
 pub(crate) fn validate(
-    set: &PolicySet,
+    set: &GatekeeperSet,
     ctx: &RequestContext<'_>,
     object: Option<&Json>,
     outcome: &mut Outcome,
@@ -55,7 +54,7 @@ pub(crate) fn validate(
         object,
         mode,
     };
-    family::run(&Constraints(&set.gatekeeper), &request, outcome);
+    family::run(&Constraints(set), &request, outcome);
 }
 
 /// Gatekeeper's Constraints (each with its template) as a validating family.

@@ -32,7 +32,14 @@ pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
 pub use model::{Constraint, ConstraintTemplate};
 
 use crate::kind_index::KindKey;
-use crate::load::{LoadError, Manifest, ReadError, Source};
+use std::sync::LazyLock;
+
+use crate::engine::RequestContext;
+use crate::family::Mode;
+use crate::family::load::{CompiledFamily, Lowering};
+use crate::load::{FamilyManifest, LoadError, Manifest, Phases, PolicyManifest, ReadError, Source};
+use crate::policy_set::PolicySet;
+use crate::response::Outcome;
 
 /// The loaded templates and Constraints of a policy set.
 #[derive(Debug, Default)]
@@ -54,6 +61,59 @@ impl GatekeeperSet {
     }
 }
 
+impl CompiledFamily for GatekeeperSet {
+    fn is_empty(&self) -> bool {
+        GatekeeperSet::is_empty(self)
+    }
+
+    fn validate(
+        &self,
+        _set: &PolicySet,
+        ctx: &RequestContext<'_>,
+        object: Option<&Json>,
+        outcome: &mut Outcome,
+        mode: Mode,
+    ) {
+        validate(self, ctx, object, outcome, mode);
+    }
+}
+
+impl PolicySet {
+    /// Gatekeeper ConstraintTemplates and their Constraints.
+    pub fn gatekeeper(&self) -> &GatekeeperSet {
+        static NONE: LazyLock<GatekeeperSet> = LazyLock::new(GatekeeperSet::default);
+        self.family().unwrap_or(&NONE)
+    }
+}
+
+/// A Gatekeeper document.
+#[derive(Debug, Clone)]
+pub enum GatekeeperManifest {
+    Template(ConstraintTemplate),
+    /// A Constraint (`constraints.gatekeeper.sh`, any kind).
+    Constraint(Box<Constraint>),
+}
+
+impl FamilyManifest for GatekeeperManifest {
+    fn kind(&self) -> &str {
+        match self {
+            GatekeeperManifest::Template(_) => "ConstraintTemplate",
+            GatekeeperManifest::Constraint(c) => &c.kind,
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            GatekeeperManifest::Template(t) => &t.metadata.name,
+            GatekeeperManifest::Constraint(c) => &c.spec.metadata.name,
+        }
+    }
+
+    fn phases(&self) -> Phases {
+        Phases::Validating
+    }
+}
+
 /// ConstraintTemplates and Constraints as a loading family.
 pub(crate) struct Gatekeeper;
 
@@ -63,12 +123,16 @@ impl crate::family::load::LoadingFamily for Gatekeeper {
         api_version: &str,
         kind: &str,
         doc: &Json,
-    ) -> Option<Result<Manifest, ReadError>> {
-        read_manifest(api_version, kind, doc)
+    ) -> Option<Result<PolicyManifest, ReadError>> {
+        read_manifest(api_version, kind, doc).map(|read| read.map(PolicyManifest::new))
     }
 
-    fn lower(&self, items: &[(Source, Manifest)], set: &mut crate::policy_set::PolicySet) {
-        set.gatekeeper = build(items, &mut set.errors);
+    fn lower(
+        &self,
+        items: &[(Source, Manifest)],
+        load: &mut Lowering<'_>,
+    ) -> Box<dyn CompiledFamily> {
+        Box::new(build(items, load.errors))
     }
 }
 
@@ -77,7 +141,7 @@ pub fn read_manifest(
     api_version: &str,
     kind: &str,
     doc: &Json,
-) -> Option<Result<Manifest, ReadError>> {
+) -> Option<Result<GatekeeperManifest, ReadError>> {
     if model::TEMPLATE_VERSIONS.contains(&api_version) && kind == "ConstraintTemplate" {
         return Some(crate::load::read::<ConstraintTemplate>(doc).map(|mut t| {
             let targets = doc
@@ -97,13 +161,13 @@ pub fn read_manifest(
                         .cloned();
                 }
             }
-            Manifest::GatekeeperTemplate(Box::new(t))
+            GatekeeperManifest::Template(t)
         }));
     }
     let (group, _) = crate::kinds::split_api_version(api_version);
     if group == model::CONSTRAINT_GROUP && !kind.is_empty() {
         return Some(crate::load::read(doc).map(|spec| {
-            Manifest::GatekeeperConstraint(Box::new(Constraint {
+            GatekeeperManifest::Constraint(Box::new(Constraint {
                 kind: kind.to_string(),
                 spec,
                 object: doc.clone(),
@@ -130,7 +194,7 @@ pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> Gatek
     let mut by_kind: HashMap<String, usize> = HashMap::new();
     let mut by_name: HashMap<String, ()> = HashMap::new();
     for (source, item) in items {
-        let Manifest::GatekeeperTemplate(t) = item else {
+        let Some(GatekeeperManifest::Template(t)) = item.downcast() else {
             continue;
         };
         let what = format!("ConstraintTemplate {:?}", t.metadata.name);
@@ -162,7 +226,7 @@ pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> Gatek
     }
     let mut constraint_names: HashMap<(String, String), ()> = HashMap::new();
     for (source, item) in items {
-        let Manifest::GatekeeperConstraint(c) = item else {
+        let Some(GatekeeperManifest::Constraint(c)) = item.downcast() else {
             continue;
         };
         let name = &c.spec.metadata.name;

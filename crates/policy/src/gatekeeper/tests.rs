@@ -101,7 +101,7 @@ fn deny_answers_with_one_line_per_violation() {
     ));
     assert!(s.errors.is_empty(), "{:?}", s.errors);
     assert!(matches!(
-        s.gatekeeper.templates[0].engine,
+        s.gatekeeper().templates[0].engine,
         TemplateEngine::Cel(_)
     ));
     let o = run(
@@ -211,7 +211,7 @@ fn rego_only_templates_are_a_diagnostic_that_disturbs_nothing() {
     ));
     assert!(s.errors.is_empty(), "{:?}", s.errors);
     let notes: Vec<String> = s
-        .gatekeeper
+        .gatekeeper()
         .diagnostics
         .iter()
         .map(ToString::to_string)
@@ -222,7 +222,7 @@ fn rego_only_templates_are_a_diagnostic_that_disturbs_nothing() {
         notes[1].contains("K8sRegoOnly \"rego-constraint\": not enforced"),
         "{notes:?}"
     );
-    assert_eq!(s.gatekeeper.constraints.len(), 1);
+    assert_eq!(s.gatekeeper().constraints.len(), 1);
     let o = run(&s, Some(&pod("web", "prod", "")), None, Operation::Create);
     assert_eq!(
         o.status.unwrap().message,

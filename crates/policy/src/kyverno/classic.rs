@@ -14,6 +14,7 @@ use std::sync::Arc;
 use celer_cel::{ActivationBuffers, Json};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
+use super::compile::KyvernoPolicies;
 use crate::attributes::Attributes;
 use crate::compiled::{PolicyCommon, ValidatingPolicy};
 use crate::engine::RequestContext;
@@ -26,7 +27,6 @@ use crate::load::{LoadError, Source};
 use crate::matching::{MatchConstraints, Selector};
 use crate::model::{self, FailurePolicy};
 use crate::name::Name;
-use crate::policy_set::PolicySet;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind};
 use crate::validating::{self, Decision};
 
@@ -503,21 +503,14 @@ pub fn compile(
 /// rule (`binding` is the rule's name) and, for failures of `Enforce` rules, Kyverno's
 /// blocked-resource message.
 pub fn run(
-    set: &PolicySet,
+    set: &KyvernoPolicies,
     ctx: &RequestContext<'_>,
     object: Option<&Json>,
     outcome: &mut Outcome,
     mode: Mode,
 ) {
-    let mut attributes = ctx.request.attributes;
-    attributes.object = object;
-    let request = FamilyRequest {
-        ctx,
-        attributes,
-        object,
-        mode,
-    };
-    family::run(&ClusterPolicyRules(&set.kyverno), &request, outcome);
+    let request = FamilyRequest::on_object(ctx, object, mode);
+    family::run(&ClusterPolicyRules(set), &request, outcome);
 }
 
 /// ClusterPolicy and Policy `validate.cel` rules as a validating family.

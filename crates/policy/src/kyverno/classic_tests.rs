@@ -6,6 +6,7 @@ use crate::attributes::Operation;
 use crate::engine::{EvalOptions, evaluate};
 use crate::load::Manifests;
 use crate::lookup::ObjectLookup;
+use crate::policy_set::PolicySet;
 use crate::request::{AdmissionReview, RequestUser, review_for};
 
 const POLICY: &str = "apiVersion: kyverno.io/v1
@@ -163,7 +164,7 @@ fn rules_are_found_through_the_kind_index() {
     m.add_text("p.yaml", &policy);
     let set = PolicySet::build(&m);
     let mut candidates = Vec::new();
-    set.kyverno
+    set.kyverno()
         .classic_index
         .candidates("", "ConfigMap", &mut candidates);
     candidates.sort_unstable();

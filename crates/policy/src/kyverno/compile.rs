@@ -125,8 +125,8 @@ pub fn build(
     let mut out = KyvernoPolicies::default();
     let exceptions: Vec<(&Source, &PolicyException)> = items
         .iter()
-        .filter_map(|(source, item)| match item {
-            Manifest::Kyverno(KyvernoManifest::Exception(e)) => Some((source, &**e)),
+        .filter_map(|(source, item)| match item.downcast() {
+            Some(KyvernoManifest::Exception(e)) => Some((source, &**e)),
             _ => None,
         })
         .collect();
@@ -162,7 +162,7 @@ pub fn build(
         }
     }
     for (source, item) in items {
-        if let Manifest::Kyverno(KyvernoManifest::ClusterPolicy(namespaced, p)) = item {
+        if let Some(KyvernoManifest::ClusterPolicy(namespaced, p)) = item.downcast() {
             out.classic
                 .extend(super::classic::compile(p, *namespaced, source, errors));
         }
@@ -172,7 +172,7 @@ pub fn build(
     }
     let mut names: Vec<(PolicyKind, String)> = Vec::new();
     for (source, item) in items {
-        let Manifest::Kyverno(KyvernoManifest::Policy(kind, p)) = item else {
+        let Some(KyvernoManifest::Policy(kind, p)) = item.downcast() else {
             continue;
         };
         let what = format!("{} {:?}", kind.as_str(), p.metadata.name);

@@ -3,10 +3,17 @@
 
 use celer_cel::Json;
 
+use std::sync::LazyLock;
+
+use super::compile::KyvernoPolicies;
 use super::model::{GROUP, KyvernoManifest, PolicyKind, VERSIONS};
-use crate::family::load::LoadingFamily;
-use crate::load::{Manifest, ReadError, Source};
+use crate::engine::RequestContext;
+use crate::family::Mode;
+use crate::family::load::{CompiledFamily, LoadingFamily, Lowering};
+use crate::load::{FamilyManifest, Manifest, Phases, PolicyManifest, ReadError, Source};
+use crate::mutating::MutationState;
 use crate::policy_set::PolicySet;
+use crate::response::{Outcome, Status};
 
 /// Kyverno's CEL policies, PolicyExceptions, and ClusterPolicies with `validate.cel` rules.
 pub(crate) struct Kyverno;
@@ -17,12 +24,84 @@ impl LoadingFamily for Kyverno {
         api_version: &str,
         kind: &str,
         doc: &Json,
-    ) -> Option<Result<Manifest, ReadError>> {
-        read_manifest(api_version, kind, doc).map(|read| read.map(Manifest::Kyverno))
+    ) -> Option<Result<PolicyManifest, ReadError>> {
+        read_manifest(api_version, kind, doc).map(|read| read.map(PolicyManifest::new))
     }
 
-    fn lower(&self, items: &[(Source, Manifest)], set: &mut PolicySet) {
-        set.kyverno = super::compile::build(items, &set.equivalents, &mut set.errors);
+    fn lower(
+        &self,
+        items: &[(Source, Manifest)],
+        load: &mut Lowering<'_>,
+    ) -> Box<dyn CompiledFamily> {
+        Box::new(super::compile::build(items, load.equivalents, load.errors))
+    }
+}
+
+impl FamilyManifest for KyvernoManifest {
+    fn kind(&self) -> &str {
+        match self {
+            KyvernoManifest::Policy(kind, _) => kind.as_str(),
+            KyvernoManifest::Exception(_) => "PolicyException",
+            KyvernoManifest::ClusterPolicy(true, _) => "Policy",
+            KyvernoManifest::ClusterPolicy(false, _) => "ClusterPolicy",
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            KyvernoManifest::Policy(_, p) => &p.metadata.name,
+            KyvernoManifest::Exception(e) => &e.metadata.name,
+            KyvernoManifest::ClusterPolicy(_, p) => &p.metadata.name,
+        }
+    }
+
+    /// Policies by their kind; PolicyExceptions serve both phases.
+    fn phases(&self) -> Phases {
+        match self {
+            KyvernoManifest::Exception(_) => Phases::Both,
+            KyvernoManifest::ClusterPolicy(..) => Phases::Validating,
+            KyvernoManifest::Policy(kind, _) if kind.is_validating() => Phases::Validating,
+            KyvernoManifest::Policy(..) => Phases::Mutating,
+        }
+    }
+}
+
+/// MutatingPolicies run after the native kinds' mutations; in validation the
+/// ValidatingPolicies, then ClusterPolicy rules.
+impl CompiledFamily for KyvernoPolicies {
+    fn is_empty(&self) -> bool {
+        KyvernoPolicies::is_empty(self)
+    }
+
+    fn mutate<'r>(
+        &self,
+        set: &PolicySet,
+        ctx: &'r RequestContext<'r>,
+        state: Option<MutationState<'r>>,
+        outcome: &mut Outcome,
+        mode: Mode,
+    ) -> Result<Option<MutationState<'r>>, Status> {
+        super::mutate::run(self, &set.equivalents, ctx, state, outcome, mode)
+    }
+
+    fn validate(
+        &self,
+        set: &PolicySet,
+        ctx: &RequestContext<'_>,
+        object: Option<&Json>,
+        outcome: &mut Outcome,
+        mode: Mode,
+    ) {
+        super::validate::run(self, &set.equivalents, ctx, object, outcome, mode);
+        super::classic::run(self, ctx, object, outcome, mode);
+    }
+}
+
+impl PolicySet {
+    /// Kyverno's CEL policies (`policies.kyverno.io`) and ClusterPolicy `validate.cel` rules.
+    pub fn kyverno(&self) -> &KyvernoPolicies {
+        static NONE: LazyLock<KyvernoPolicies> = LazyLock::new(KyvernoPolicies::default);
+        self.family().unwrap_or(&NONE)
     }
 }
 

@@ -227,14 +227,3 @@ pub enum KyvernoManifest {
     /// A `kyverno.io` ClusterPolicy (`false`) or Policy (`true`) with `validate.cel` rules.
     ClusterPolicy(bool, Box<super::classic_model::ClusterPolicy>),
 }
-
-impl KyvernoManifest {
-    /// Whether it belongs with the validating policies (policies and exceptions) rather than
-    /// the mutating ones; exceptions go with both.
-    pub fn is_validating(&self) -> bool {
-        match self {
-            KyvernoManifest::Policy(kind, _) => kind.is_validating(),
-            KyvernoManifest::Exception(_) | KyvernoManifest::ClusterPolicy(..) => true,
-        }
-    }
-}

@@ -11,10 +11,12 @@ use crate::family::mutating::{Invoked, MutatingFamily, Round, Step};
 use crate::family::{self, FamilyRequest, Mode};
 use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
+use crate::matching::EquivalentResources;
 use crate::model::{FailurePolicy, ReinvocationPolicy};
 use crate::mutating::{self, MutationState};
 use crate::mutation::patched::Patched;
-use crate::policy_set::PolicySet;
+
+use super::compile::KyvernoPolicies;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 
 use super::compile::KyvernoMutating;
@@ -23,18 +25,24 @@ use super::validate::{Exempt, Verdict, applies, conditions_hold, exceptions};
 /// Runs the Kyverno MutatingPolicies that match the request through the mutating driver,
 /// continuing `state` (the native policies' result). `Err` denies the request.
 pub fn run<'r>(
-    set: &PolicySet,
+    set: &KyvernoPolicies,
+    equivalents: &EquivalentResources,
     ctx: &'r RequestContext<'r>,
     state: Option<MutationState<'r>>,
     outcome: &mut Outcome,
     mode: Mode,
 ) -> Result<Option<MutationState<'r>>, Status> {
     let request = FamilyRequest::admitted(ctx, mode);
-    family::mutating::run(&MutatingPolicies(set), &request, state, outcome)
+    family::mutating::run(
+        &MutatingPolicies(set, equivalents),
+        &request,
+        state,
+        outcome,
+    )
 }
 
 /// Kyverno's MutatingPolicies.
-struct MutatingPolicies<'s>(&'s PolicySet);
+struct MutatingPolicies<'s>(&'s KyvernoPolicies, &'s EquivalentResources);
 
 impl MutatingFamily for MutatingPolicies<'_> {
     type Policy<'a>
@@ -49,18 +57,15 @@ impl MutatingFamily for MutatingPolicies<'_> {
     type State = Vec<String>;
 
     fn is_empty(&self) -> bool {
-        self.0.kyverno.mutating.is_empty()
+        self.0.mutating.is_empty()
     }
 
     fn policy(&self, id: u32) -> Option<&KyvernoMutating> {
-        self.0.kyverno.mutating.get(id as usize)
+        self.0.mutating.get(id as usize)
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
-        self.0
-            .kyverno
-            .mutating_index
-            .for_request(&request.attributes)
+        self.0.mutating_index.for_request(&request.attributes)
     }
 
     fn start(&self) -> Vec<String> {
@@ -83,7 +88,7 @@ impl MutatingFamily for MutatingPolicies<'_> {
         }
         match match_constraints(
             &k.policy.common.constraints,
-            &self.0.equivalents,
+            self.1,
             attributes,
             request.ctx,
         ) {

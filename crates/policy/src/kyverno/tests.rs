@@ -484,7 +484,7 @@ fn unsupported_modes_and_invalid_policies_are_reported() {
         text[2].contains("spec.matchConstraints: Required value"),
         "{text:?}"
     );
-    assert!(set.kyverno.is_empty());
+    assert!(set.kyverno().is_empty());
 }
 
 fn run_with_context(

@@ -15,8 +15,10 @@ use crate::error::{AuditAnnotationError, ConfigurationError, EngineError, Kyvern
 use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
 use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
+use crate::matching::EquivalentResources;
 use crate::model::{FailurePolicy, ValidationAction};
-use crate::policy_set::PolicySet;
+
+use super::compile::KyvernoPolicies;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Evaluated, OutOfBudget};
 
@@ -343,25 +345,19 @@ fn audit_annotations(
 /// mutation left it) through the family driver, recording a result per policy, warnings, and
 /// the denial.
 pub fn run(
-    set: &PolicySet,
+    set: &KyvernoPolicies,
+    equivalents: &EquivalentResources,
     ctx: &RequestContext<'_>,
     object: Option<&Json>,
     outcome: &mut Outcome,
     mode: Mode,
 ) {
-    let mut attributes = ctx.request.attributes;
-    attributes.object = object;
-    let request = FamilyRequest {
-        ctx,
-        attributes,
-        object,
-        mode,
-    };
-    family::run(&ValidatingPolicies(set), &request, outcome);
+    let request = FamilyRequest::on_object(ctx, object, mode);
+    family::run(&ValidatingPolicies(set, equivalents), &request, outcome);
 }
 
 /// ValidatingPolicy and NamespacedValidatingPolicy as a validating family.
-struct ValidatingPolicies<'s>(&'s PolicySet);
+struct ValidatingPolicies<'s>(&'s KyvernoPolicies, &'s EquivalentResources);
 
 /// What the policies share over one request.
 struct PoliciesState {
@@ -387,11 +383,11 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         Self: 'a;
 
     fn is_empty(&self) -> bool {
-        self.0.kyverno.validating.is_empty()
+        self.0.validating.is_empty()
     }
 
     fn policy(&self, id: u32) -> Option<&KyvernoValidating> {
-        self.0.kyverno.validating.get(id as usize)
+        self.0.validating.get(id as usize)
     }
 
     fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
@@ -403,10 +399,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
-        self.0
-            .kyverno
-            .validating_index
-            .for_request(&request.attributes)
+        self.0.validating_index.for_request(&request.attributes)
     }
 
     fn matches<'a>(
@@ -419,12 +412,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
             return Selection::Skip;
         }
         let constraints = &k.policy.common.constraints;
-        match match_constraints(
-            constraints,
-            &self.0.equivalents,
-            &request.attributes,
-            request.ctx,
-        ) {
+        match match_constraints(constraints, self.1, &request.attributes, request.ctx) {
             MatchStep::NotMatched => Selection::Skip,
             MatchStep::Error(e) => Selection::Misconfigured(e),
             MatchStep::Matched(_) => Selection::Run(()),
