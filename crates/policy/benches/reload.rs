@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use celer_cel::Json;
+use celer_policy::compile_cache::CompileCache;
 use celer_policy::load::{Manifests, Source};
 use celer_policy::policy_set::PolicySet;
 
@@ -79,6 +80,47 @@ fn main() -> ExitCode {
         let m = read(&docs);
         drop(PolicySet::build(&m));
     });
+    // The same, as the webhook does it: unchanged documents keep their manifests (read once),
+    // the changed one is read again, and the compile cache keeps what the last build compiled.
+    let mut cache = CompileCache::default();
+    let mut manifests = read(&docs);
+    cache.begin();
+    drop(PolicySet::build_cached(&manifests, &mut cache));
+    cache.sweep();
+    let mut generation = 1;
+    let mut misses = 0;
+    let cached_time = best(runs, || {
+        generation += 1;
+        docs[changed] = policy(changed, generation);
+        let again = read(&docs[changed..=changed]);
+        if let (Some(slot), Some((_, item))) = (
+            manifests.items.get_mut(changed),
+            again.items.into_iter().next(),
+        ) {
+            slot.1 = item;
+        }
+        cache.begin();
+        drop(PolicySet::build_cached(&manifests, &mut cache));
+        cache.sweep();
+        misses = cache.stats().1;
+    });
+    if misses != 1 {
+        eprintln!("FAILED: a rebuild after one change compiled {misses} documents, not 1");
+        return ExitCode::FAILURE;
+    }
+    let changed_expr = format!("object.metadata.name != 'bulk-{changed}-{generation}'");
+    let set = PolicySet::build_cached(&manifests, &mut cache);
+    let name = format!("bulk-{changed}");
+    let Some(p) = (set.kyverno().validating.iter()).find(|p| p.policy.common.name == name) else {
+        eprintln!("FAILED: policy {changed} missing after the cached rebuild");
+        return ExitCode::FAILURE;
+    };
+    if p.policy.validations.first().map(|v| &*v.expression.source) != Some(changed_expr.as_str()) {
+        eprintln!("FAILED: the cached rebuild does not hold the changed expression");
+        return ExitCode::FAILURE;
+    }
+
+    docs[changed] = policy(changed, 1);
     let set = PolicySet::build(&read(&docs));
     let expected = format!("object.metadata.name != 'bulk-{changed}-1'");
     let name = format!("bulk-{changed}");
@@ -91,7 +133,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     println!(
-        "N = {n}: read {read_time:?}, build {build_time:?}, one change (read + build) {change_time:?}"
+        "N = {n}: read {read_time:?}, build {build_time:?}, one change (read + build) {change_time:?}, one change with the compile cache {cached_time:?}"
     );
     ExitCode::SUCCESS
 }

@@ -124,6 +124,11 @@ impl PolicyManifest {
         self.0.phases()
     }
 
+    /// The document's identity: the same for clones, different for a document read again.
+    pub(crate) fn address(&self) -> usize {
+        std::sync::Arc::as_ptr(&self.0).cast::<()>() as usize
+    }
+
     /// `Kind "name"`, as load errors and logs name a policy.
     pub fn describe(&self) -> String {
         format!("{} {:?}", self.kind(), self.name())

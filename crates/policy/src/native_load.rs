@@ -6,7 +6,9 @@
 use celer_cel::Json;
 use hashbrown::HashMap;
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
+
+use crate::compile_cache::CompileCache;
 
 use crate::compiled::{Binding, MutatingPolicy, ValidatingPolicy};
 use crate::engine::RequestContext;
@@ -148,18 +150,22 @@ impl LoadingFamily for NativeKinds {
         lowering: &mut Lowering<'_>,
     ) -> Box<dyn CompiledFamily> {
         let mut set = NativePolicies::default();
-        let items: Vec<(&Source, &NativeManifest)> = items
+        let items: Vec<(&Source, &NativeManifest, &PolicyManifest)> = items
             .iter()
-            .filter_map(|(source, item)| Some((source, item.downcast::<NativeManifest>()?)))
+            .filter_map(|(source, item)| {
+                Some((source, item.downcast::<NativeManifest>()?, item.policy()?))
+            })
             .collect();
         let mut v_by_name: HashMap<String, usize> = HashMap::new();
         let mut m_by_name: HashMap<String, usize> = HashMap::new();
 
-        for &(source, item) in &items {
+        for &(source, item, manifest) in &items {
             let mut load = PolicyLoad {
                 source,
+                manifest,
                 errors: lowering.errors,
                 equivalents: lowering.equivalents,
+                cache: lowering.cache,
             };
             match item {
                 NativeManifest::ValidatingPolicy(p) => load.add(
@@ -196,7 +202,7 @@ impl LoadingFamily for NativeKinds {
 
         let mut v_binding_names: HashMap<String, ()> = HashMap::new();
         let mut m_binding_names: HashMap<String, ()> = HashMap::new();
-        for &(source, item) in &items {
+        for &(source, item, _) in &items {
             // (kind, name, field errors, the model's parts, where bindings of its kind go)
             let (kind, meta, mut errors, spec_parts, owner, family_bindings, by_name, names) =
                 match item {
@@ -318,13 +324,15 @@ fn constraints(
 /// reported and it stays.
 struct PolicyLoad<'a> {
     source: &'a Source,
+    manifest: &'a PolicyManifest,
     errors: &'a mut Vec<LoadError>,
     equivalents: &'a EquivalentResources,
+    cache: &'a mut CompileCache,
 }
 
 impl PolicyLoad<'_> {
     #[allow(clippy::too_many_arguments)]
-    fn add<P>(
+    fn add<P: Send + Sync + 'static>(
         &mut self,
         family: &mut Family<P>,
         by_name: &mut HashMap<String, usize>,
@@ -356,12 +364,17 @@ impl PolicyLoad<'_> {
         family
             .index
             .insert(id as u32, &constraints.index_keys(self.equivalents));
-        let compiled = compile(constraints);
-        for e in compile_errors(&compiled) {
-            self.errors.push(load_error(self.source, what.clone(), e));
+        let compiled = self.cache.get_or_compile(&[self.manifest], || {
+            let compiled = compile(constraints);
+            let errors = compile_errors(&compiled);
+            (Arc::new(compiled), errors)
+        });
+        for e in &compiled.1 {
+            self.errors
+                .push(load_error(self.source, what.clone(), e.clone()));
         }
         by_name.insert(name.to_string(), id);
-        family.policies.push(compiled);
+        family.policies.push(Arc::clone(&compiled.0));
         family.bindings.push(Vec::new());
     }
 }

@@ -1,6 +1,7 @@
 //! A loaded, compiled, indexed set of policies and bindings: what a request is evaluated
 //! against. Immutable once built, so a server can share it across threads and swap it whole.
 
+use crate::compile_cache::CompileCache;
 use crate::family::load::{CompiledFamily, FAMILIES, Lowering};
 use crate::index::PolicyIndex;
 use crate::load::{LoadError, Manifests};
@@ -9,11 +10,14 @@ use crate::matching::EquivalentResources;
 /// Policies of one kind with their bindings and index.
 #[derive(Debug)]
 pub struct Family<P> {
-    pub policies: Vec<P>,
+    /// Shared with the compile cache and the sets built before (see `compile_cache`).
+    pub policies: Vec<Arc<P>>,
     /// Bindings of `policies[i]`, in load order.
     pub bindings: Vec<Vec<Binding>>,
     pub index: PolicyIndex,
 }
+
+use std::sync::Arc;
 
 use crate::compiled::Binding;
 
@@ -33,7 +37,7 @@ impl<P> Family<P> {
     pub fn bound(&self, id: u32) -> Option<(&P, &[Binding])> {
         let policy = self.policies.get(id as usize)?;
         let bindings = self.bindings.get(id as usize)?;
-        (!bindings.is_empty()).then_some((policy, bindings.as_slice()))
+        (!bindings.is_empty()).then_some((&**policy, bindings.as_slice()))
     }
 }
 
@@ -55,11 +59,21 @@ impl PolicySet {
     /// Compiles everything read into a set, family by family ([`FAMILIES`]). Errors are
     /// collected, never fatal.
     pub fn build(manifests: &Manifests) -> PolicySet {
+        let mut cache = CompileCache::default();
+        cache.begin();
+        PolicySet::build_cached(manifests, &mut cache)
+    }
+
+    /// [`PolicySet::build`], taking from `cache` what earlier builds compiled from the same
+    /// documents, and keeping there what this one compiles. The caller starts and ends the
+    /// cache's rounds (`CompileCache::begin`, `sweep`).
+    pub fn build_cached(manifests: &Manifests, cache: &mut CompileCache) -> PolicySet {
         let mut errors = manifests.errors.clone();
         let equivalents = EquivalentResources::builtin_latest();
         let mut load = Lowering {
             errors: &mut errors,
             equivalents: &equivalents,
+            cache,
         };
         let families = FAMILIES
             .iter()

@@ -9,6 +9,7 @@ use std::fmt;
 
 use celer_cel::Json;
 
+use crate::compile_cache::CompileCache;
 use crate::engine::RequestContext;
 use crate::load::{LoadError, Manifest, PolicyManifest, ReadError, Source};
 use crate::matching::EquivalentResources;
@@ -45,6 +46,9 @@ pub(crate) struct Lowering<'a> {
     pub errors: &'a mut Vec<LoadError>,
     /// Which built-in resources are the same objects under other groups and versions.
     pub equivalents: &'a EquivalentResources,
+    /// What earlier builds compiled, by document: a family takes what it compiles per
+    /// document from here (`CompileCache::get_or_compile`).
+    pub cache: &'a mut CompileCache,
 }
 
 /// A family's compiled set as a request sees it: its part in mutation, then in validation,

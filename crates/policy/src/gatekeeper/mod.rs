@@ -32,7 +32,9 @@ pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
 pub use model::{Constraint, ConstraintTemplate};
 
 use crate::kind_index::KindKey;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
+
+use crate::compile_cache::CompileCache;
 
 use crate::engine::RequestContext;
 use crate::family::Mode;
@@ -44,7 +46,7 @@ use crate::response::Outcome;
 /// The loaded templates and Constraints of a policy set.
 #[derive(Debug, Default)]
 pub struct GatekeeperSet {
-    pub templates: Vec<CompiledTemplate>,
+    pub templates: Vec<Arc<CompiledTemplate>>,
     /// In load order, each naming its template by index.
     pub constraints: Vec<CompiledConstraint>,
     /// Non-fatal notes: templates celer cannot run (Rego) and the Constraints left unenforced
@@ -132,7 +134,7 @@ impl crate::family::load::LoadingFamily for Gatekeeper {
         items: &[(Source, Manifest)],
         load: &mut Lowering<'_>,
     ) -> Box<dyn CompiledFamily> {
-        Box::new(build(items, load.errors))
+        Box::new(build(items, load.errors, load.cache))
     }
 }
 
@@ -188,17 +190,26 @@ fn load_error(source: &Source, what: String, message: String) -> LoadError {
 /// Compiles the templates and Constraints among `items`. Invalid ones are left out with an
 /// error in `errors`; expressions that do not compile are reported there too and run through
 /// failurePolicy; templates celer cannot run are noted in [`GatekeeperSet::diagnostics`].
-pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> GatekeeperSet {
+pub(crate) fn build(
+    items: &[(Source, Manifest)],
+    errors: &mut Vec<LoadError>,
+    cache: &mut CompileCache,
+) -> GatekeeperSet {
     let mut set = GatekeeperSet::default();
     // Constraint kind -> template index.
     let mut by_kind: HashMap<String, usize> = HashMap::new();
     let mut by_name: HashMap<String, ()> = HashMap::new();
     for (source, item) in items {
-        let Some(GatekeeperManifest::Template(t)) = item.downcast() else {
+        let (Some(GatekeeperManifest::Template(t)), Some(manifest)) =
+            (item.downcast(), item.policy())
+        else {
             continue;
         };
         let what = format!("ConstraintTemplate {:?}", t.metadata.name);
-        match lower::compile_template(t) {
+        let compiled = cache.get_or_compile(&[manifest], || {
+            lower::compile_template(t).map(|(template, errors)| (Arc::new(template), errors))
+        });
+        match &*compiled {
             Err(e) => errors.push(load_error(source, what, e.join("; "))),
             Ok((template, compile_errors)) => {
                 if by_name.insert(t.metadata.name.clone(), ()).is_some()
@@ -213,14 +224,14 @@ pub fn build(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>) -> Gatek
                     continue;
                 }
                 for e in compile_errors {
-                    errors.push(load_error(source, what.clone(), e));
+                    errors.push(load_error(source, what.clone(), e.clone()));
                 }
                 if let TemplateEngine::Unsupported(why) = &template.engine {
                     set.diagnostics
                         .push(load_error(source, what.clone(), why.clone()));
                 }
                 by_kind.insert(template.kind.clone(), set.templates.len());
-                set.templates.push(template);
+                set.templates.push(Arc::clone(template));
             }
         }
     }

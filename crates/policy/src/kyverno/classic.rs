@@ -546,7 +546,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
     }
 
     fn policy(&self, id: u32) -> Option<&ClassicRule> {
-        self.0.classic.get(id as usize)
+        self.0.classic.get(id as usize).map(|r| &**r)
     }
 
     fn start<'a>(&'a self, request: &FamilyRequest<'a>) -> Result<RulesState<'a>, EngineError> {

@@ -7,7 +7,10 @@ use crate::compiled::{
 use crate::environment::ExpressionKind;
 use crate::index::PolicyIndex;
 use crate::kind_index::KindIndex;
-use crate::load::{LoadError, Manifest, Source};
+use std::sync::Arc;
+
+use crate::compile_cache::CompileCache;
+use crate::load::{LoadError, Manifest, PolicyManifest, Source};
 use crate::matching::{EquivalentResources, MatchConstraints, Owner};
 use crate::model::{
     self, MatchResources, ReinvocationPolicy, ValidatingAdmissionPolicySpec, ValidationAction,
@@ -81,12 +84,12 @@ pub struct KyvernoMutating {
 #[derive(Debug, Default)]
 pub struct KyvernoPolicies {
     /// ClusterPolicy and Policy `validate.cel` rules, autogen's included.
-    pub classic: Vec<super::classic::ClassicRule>,
+    pub classic: Vec<Arc<super::classic::ClassicRule>>,
     /// `classic` by the kinds each rule's `match` names.
     pub classic_index: KindIndex,
-    pub validating: Vec<KyvernoValidating>,
+    pub validating: Vec<Arc<KyvernoValidating>>,
     pub validating_index: PolicyIndex,
-    pub mutating: Vec<KyvernoMutating>,
+    pub mutating: Vec<Arc<KyvernoMutating>>,
     pub mutating_index: PolicyIndex,
 }
 
@@ -117,20 +120,21 @@ fn has_selector(m: Option<&MatchResources>) -> bool {
 
 /// Compiles the Kyverno manifests among `items`. Invalid ones are reported and left out;
 /// expressions that do not compile are reported and error when they run.
-pub fn build(
+pub(crate) fn build(
     items: &[(Source, Manifest)],
     equivalents: &EquivalentResources,
     errors: &mut Vec<LoadError>,
+    cache: &mut CompileCache,
 ) -> KyvernoPolicies {
     let mut out = KyvernoPolicies::default();
-    let exceptions: Vec<(&Source, &PolicyException)> = items
+    let exceptions: Vec<(&Source, &PolicyException, &PolicyManifest)> = items
         .iter()
         .filter_map(|(source, item)| match item.downcast() {
-            Some(KyvernoManifest::Exception(e)) => Some((source, &**e)),
+            Some(KyvernoManifest::Exception(e)) => Some((source, &**e, item.policy()?)),
             _ => None,
         })
         .collect();
-    for (source, e) in &exceptions {
+    for (source, e, _) in &exceptions {
         let what = format!("PolicyException {:?}", e.metadata.name);
         if e.spec.policy_refs.is_empty() {
             errors.push(error(
@@ -162,15 +166,26 @@ pub fn build(
         }
     }
     for (source, item) in items {
-        if let Some(KyvernoManifest::ClusterPolicy(namespaced, p)) = item.downcast() {
-            out.classic
-                .extend(super::classic::compile(p, *namespaced, source, errors));
+        if let (Some(KyvernoManifest::ClusterPolicy(namespaced, p)), Some(manifest)) =
+            (item.downcast(), item.policy())
+        {
+            let compiled = cache.get_or_compile(&[manifest], || {
+                let mut errors = Vec::new();
+                let rules: Vec<Arc<super::classic::ClassicRule>> =
+                    super::classic::compile(p, *namespaced, source, &mut errors)
+                        .into_iter()
+                        .map(Arc::new)
+                        .collect();
+                (rules, errors)
+            });
+            out.classic.extend(compiled.0.iter().cloned());
+            errors.extend(compiled.1.iter().cloned());
         }
     }
     for (id, rule) in out.classic.iter().enumerate() {
         out.classic_index.insert(id as u32, &rule.kind_keys());
     }
-    let mut names: Vec<(PolicyKind, String)> = Vec::new();
+    let mut names: hashbrown::HashSet<(PolicyKind, String)> = hashbrown::HashSet::new();
     for (source, item) in items {
         let Some(KyvernoManifest::Policy(kind, p)) = item.downcast() else {
             continue;
@@ -239,83 +254,119 @@ pub fn build(
             ));
             continue;
         }
-        names.push(key);
-        let refs: Vec<&PolicyException> = exceptions
+        names.insert(key);
+        // The exceptions that name it, which its compiled form holds.
+        let refs: Vec<(&PolicyException, &PolicyManifest)> = exceptions
             .iter()
-            .map(|(_, e)| *e)
-            .filter(|e| {
+            .map(|(_, e, m)| (*e, *m))
+            .filter(|(e, _)| {
                 e.spec
                     .policy_refs
                     .iter()
                     .any(|r| r.name == p.metadata.name && r.kind == kind.as_str())
             })
             .collect();
-        let controllers = p
-            .spec
-            .autogen
-            .as_ref()
-            .and_then(|a| a.pod_controllers.as_ref())
-            .and_then(|c| c.controllers.as_deref());
-        let generated = autogen::generate(p.spec.match_constraints.as_ref(), controllers);
-        let mut variants: Vec<(Option<Template>, MatchConstraints, MatchResources)> = vec![(
-            None,
-            written,
-            p.spec.match_constraints.clone().unwrap_or_default(),
-        )];
-        for g in generated {
-            match MatchConstraints::compile(
-                Some(&g.match_constraints),
-                Owner::ValidatingPolicy,
-                "spec.matchConstraints",
-            ) {
-                Ok(c) => variants.push((Some(g.template), c, g.match_constraints)),
-                Err(e) => errors.push(error(
-                    source,
-                    what.clone(),
-                    format!("autogen {}: {e}", g.template.name()),
-                )),
-            }
+        let Some(manifest) = item.policy() else {
+            continue;
+        };
+        let inputs: Vec<&PolicyManifest> = std::iter::once(manifest)
+            .chain(refs.iter().map(|(_, m)| *m))
+            .collect();
+        let compiled = cache.get_or_compile(&inputs, || {
+            let refs: Vec<&PolicyException> = refs.iter().map(|(e, _)| *e).collect();
+            compile_variants(p, *kind, written, source, &what, &refs)
+        });
+        for v in &compiled.validating {
+            let id = out.validating.len() as u32;
+            out.validating_index
+                .insert(id, &v.policy.common.constraints.index_keys(equivalents));
+            out.validating.push(Arc::clone(v));
         }
-        for (template, constraints, resources) in variants {
-            let mut compile_errors = Vec::new();
-            if kind.is_validating() {
-                let id = out.validating.len() as u32;
-                let compiled = compile_validating(
-                    p,
-                    *kind,
-                    template,
-                    constraints,
-                    &resources,
-                    &refs,
-                    &mut compile_errors,
-                );
-                out.validating_index.insert(
-                    id,
-                    &compiled.policy.common.constraints.index_keys(equivalents),
-                );
-                out.validating.push(compiled);
-            } else {
-                let id = out.mutating.len() as u32;
-                let compiled = compile_mutating(
-                    p,
-                    *kind,
-                    template,
-                    constraints,
-                    &resources,
-                    &refs,
-                    &mut compile_errors,
-                );
-                out.mutating_index.insert(
-                    id,
-                    &compiled.policy.common.constraints.index_keys(equivalents),
-                );
-                out.mutating.push(compiled);
-            }
-            // Errors of the autogen variants repeat the policy's own.
-            if template.is_none() {
-                for e in compile_errors {
-                    errors.push(error(source, what.clone(), e));
-                }
+        for m in &compiled.mutating {
+            let id = out.mutating.len() as u32;
+            out.mutating_index
+                .insert(id, &m.policy.common.constraints.index_keys(equivalents));
+            out.mutating.push(Arc::clone(m));
+        }
+        errors.extend(compiled.errors.iter().cloned());
+    }
+    out
+}
+
+/// One Kyverno policy compiled: the policy and its autogen variants, and the errors to report
+/// for it (autogen's, and expressions that do not compile).
+struct Variants {
+    validating: Vec<Arc<KyvernoValidating>>,
+    mutating: Vec<Arc<KyvernoMutating>>,
+    errors: Vec<LoadError>,
+}
+
+fn compile_variants(
+    p: &Policy,
+    kind: PolicyKind,
+    written: MatchConstraints,
+    source: &Source,
+    what: &str,
+    refs: &[&PolicyException],
+) -> Variants {
+    let mut out = Variants {
+        validating: Vec::new(),
+        mutating: Vec::new(),
+        errors: Vec::new(),
+    };
+    let controllers = p
+        .spec
+        .autogen
+        .as_ref()
+        .and_then(|a| a.pod_controllers.as_ref())
+        .and_then(|c| c.controllers.as_deref());
+    let generated = autogen::generate(p.spec.match_constraints.as_ref(), controllers);
+    let mut variants: Vec<(Option<Template>, MatchConstraints, MatchResources)> = vec![(
+        None,
+        written,
+        p.spec.match_constraints.clone().unwrap_or_default(),
+    )];
+    for g in generated {
+        match MatchConstraints::compile(
+            Some(&g.match_constraints),
+            Owner::ValidatingPolicy,
+            "spec.matchConstraints",
+        ) {
+            Ok(c) => variants.push((Some(g.template), c, g.match_constraints)),
+            Err(e) => out.errors.push(error(
+                source,
+                what.to_string(),
+                format!("autogen {}: {e}", g.template.name()),
+            )),
+        }
+    }
+    for (template, constraints, resources) in variants {
+        let mut compile_errors = Vec::new();
+        if kind.is_validating() {
+            out.validating.push(Arc::new(compile_validating(
+                p,
+                kind,
+                template,
+                constraints,
+                &resources,
+                refs,
+                &mut compile_errors,
+            )));
+        } else {
+            out.mutating.push(Arc::new(compile_mutating(
+                p,
+                kind,
+                template,
+                constraints,
+                &resources,
+                refs,
+                &mut compile_errors,
+            )));
+        }
+        // Errors of the autogen variants repeat the policy's own.
+        if template.is_none() {
+            for e in compile_errors {
+                out.errors.push(error(source, what.to_string(), e));
             }
         }
     }

@@ -33,7 +33,12 @@ impl LoadingFamily for Kyverno {
         items: &[(Source, Manifest)],
         load: &mut Lowering<'_>,
     ) -> Box<dyn CompiledFamily> {
-        Box::new(super::compile::build(items, load.equivalents, load.errors))
+        Box::new(super::compile::build(
+            items,
+            load.equivalents,
+            load.errors,
+            load.cache,
+        ))
     }
 }
 

@@ -61,7 +61,7 @@ impl MutatingFamily for MutatingPolicies<'_> {
     }
 
     fn policy(&self, id: u32) -> Option<&KyvernoMutating> {
-        self.0.mutating.get(id as usize)
+        self.0.mutating.get(id as usize).map(|p| &**p)
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {

@@ -387,7 +387,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
     }
 
     fn policy(&self, id: u32) -> Option<&KyvernoValidating> {
-        self.0.validating.get(id as usize)
+        self.0.validating.get(id as usize).map(|p| &**p)
     }
 
     fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {

@@ -349,14 +349,14 @@ impl MatchConstraints {
     pub fn index_keys<'a>(&'a self, equivalents: &'a EquivalentResources) -> Vec<RuleKey<'a>> {
         let mut keys = self.rule_keys();
         if self.equivalent {
-            let classes: Vec<Vec<(&str, &str)>> = equivalents.classes().collect();
+            let classes = equivalents.classes();
             for rule in self.resource_rules.iter() {
                 let own = rule.keys();
-                for class in &classes {
+                for class in classes {
                     if !class.iter().any(|(g, r)| rule.names_group_resource(g, r)) {
                         continue;
                     }
-                    for &(group, resource) in class {
+                    for (group, resource) in class {
                         for k in &own {
                             keys.push(RuleKey {
                                 group: Pattern::Exact(group),

@@ -63,6 +63,9 @@ impl Class {
     }
 }
 
+/// One class's (group, resource) pairs.
+pub(crate) type ClassPairs = Vec<(Box<str>, Box<str>)>;
+
 /// A registry of equivalent resources. [`equivalents_for`](Self::equivalents_for) and
 /// [`kind_for`](Self::kind_for), used while matching, do not allocate.
 #[derive(Debug, Clone, Default)]
@@ -72,6 +75,8 @@ pub struct EquivalentResources {
     /// resource -> [(group, class)]. Keyed by resource, whose names are never empty, with the
     /// few groups of a name compared by `str_eq`: the core group is `""` (see `text`).
     by_resource: HashMap<Box<str>, Vec<(Box<str>, usize)>>,
+    /// [`Self::classes`], made once on first use (every policy's index keys read it).
+    pairs: std::sync::OnceLock<Vec<ClassPairs>>,
 }
 
 impl EquivalentResources {
@@ -144,6 +149,7 @@ impl EquivalentResources {
             // No resource is called "".
             return;
         }
+        self.pairs = std::sync::OnceLock::new();
         let class = match self.by_group_resource_index(resource.group, resource.resource) {
             Some(class) => class,
             None => {
@@ -244,10 +250,16 @@ impl EquivalentResources {
     }
 
     /// Every class's (group, resource) pairs, for expanding wildcard rules in an index.
-    pub(crate) fn classes(&self) -> impl Iterator<Item = Vec<(&str, &str)>> {
-        self.classes
-            .iter()
-            .map(|c| class_group_resources(Some(c)).collect())
+    pub(crate) fn classes(&self) -> &[ClassPairs] {
+        self.pairs.get_or_init(|| {
+            (self.classes.iter())
+                .map(|c| {
+                    class_group_resources(Some(c))
+                        .map(|(g, r)| (Box::from(g), Box::from(r)))
+                        .collect()
+                })
+                .collect()
+        })
     }
 }
 
