@@ -283,8 +283,9 @@ pub fn standard() -> Registry {
     r
 }
 
-/// cel-go's extension libraries (strings, lists, sets, math, encoders, ...), as one
-/// [`Library`].
+/// cel-go's extension libraries strings, lists and sets, as one [`Library`]. The math and
+/// encoders extensions are libraries of their own ([`Math`], [`Encoders`]): an environment
+/// adds those it includes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extensions;
 
@@ -295,5 +296,34 @@ impl Library for Extensions {
 
     fn register(&self, registry: &mut Registry) {
         ext::register(registry);
+    }
+}
+
+/// cel-go's `math` extension (`ext.Math()`), as one [`Library`]: see [`ext::math`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Math;
+
+impl Library for Math {
+    fn name(&self) -> &'static str {
+        "cel-go math extension"
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        ext::math::register(registry);
+    }
+}
+
+/// cel-go's `encoders` extension (`ext.Encoders()`), as one [`Library`]: see
+/// [`ext::encoders`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Encoders;
+
+impl Library for Encoders {
+    fn name(&self) -> &'static str {
+        "cel-go encoders extension"
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        ext::encoders::register(registry);
     }
 }

@@ -5,12 +5,15 @@
 use super::Registry;
 
 pub mod comprehensions;
+pub mod encoders;
 pub mod lists;
+pub mod math;
 pub mod sets;
 pub mod string_format;
 pub mod strings;
 
-/// Registers every extension library.
+/// Registers the extensions of [`Extensions`](super::Extensions): strings, lists, sets
+/// ([`math`] and [`encoders`] are libraries of their own).
 pub fn register(r: &mut Registry) {
     strings::register(r);
     lists::register(r);
