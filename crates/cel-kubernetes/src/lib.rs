@@ -1,6 +1,7 @@
 //! The Kubernetes CEL libraries (`k8s.io/apiserver/pkg/cel/library`) and environment for
 //! `celer-cel`, as kube-apiserver's base environment configures them: quantity, IP and
-//! CIDR, URL, semver, the authorizer, lists, format, regex, the cost budgets of admission,
+//! CIDR, URL, semver, the authorizer, lists, format, regex, the costs Kubernetes charges
+//! for cel-go's strings extension ([`string_costs`]), the cost budgets of admission,
 //! and the `Object{...}`/`JSONPatch{...}` types of MutatingAdmissionPolicy ([`mutation`]).
 //!
 //! The core knows none of it: [`Kubernetes`] and [`MutationTypes`] are
@@ -57,6 +58,7 @@ pub mod quantity;
 pub mod regex;
 pub mod semver;
 pub mod shared;
+pub mod string_costs;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod test_support;
@@ -73,6 +75,7 @@ pub fn register(r: &mut Registry) {
     quantity::register(r);
     regex::register(r);
     semver::register(r);
+    string_costs::register(r);
     urls::register(r);
 }
 
