@@ -109,6 +109,10 @@ impl Library for MutationTypes {
     }
 }
 
+/// The type of `variables`, the object of a policy's variables (composition), as
+/// Kubernetes names it.
+pub const VARIABLES_TYPE: &str = "kubernetes.variables";
+
 /// Kubernetes' environments on [`Env`], so that hosts write `Env::kubernetes()` as they
 /// would read it in kube-apiserver.
 pub trait KubernetesEnv {
@@ -134,6 +138,7 @@ impl KubernetesEnv for Env {
         options.homogeneous_aggregate_literals = true;
         options.validate_literals = true;
         env.set_presence_test_has_cost(false);
+        env.set_lazy_variables_type(VARIABLES_TYPE);
         env
     }
 

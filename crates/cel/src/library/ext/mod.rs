@@ -1,4 +1,4 @@
-//! cel-go's extension libraries that Kubernetes includes: strings, lists, sets, and the
+//! cel-go's extension libraries: strings, lists, sets, math, encoders, and the
 //! two-variable comprehensions (whose macros the parser expands; their runtime helper,
 //! [`comprehensions`], is part of the standard library since the parser always expands them).
 
