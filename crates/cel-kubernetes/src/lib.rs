@@ -118,8 +118,8 @@ pub const VARIABLES_TYPE: &str = "kubernetes.variables";
 pub trait KubernetesEnv {
     /// The environment of Kubernetes admission policies: the standard library plus the
     /// extensions and Kubernetes libraries, homogeneous aggregate literals, literal
-    /// validation (durations, timestamps, regexes), and free presence tests, as
-    /// kube-apiserver's base environment configures them.
+    /// validation (durations, timestamps, regexes), free presence tests, and `variables`
+    /// typed [`VARIABLES_TYPE`], as kube-apiserver's base environment configures them.
     fn kubernetes() -> Env;
 
     /// Makes `Object`, `Object.<field>...` and `JSONPatch` types that expressions construct
