@@ -363,3 +363,33 @@ fn greatest(args: Vec<Value<'_>>) -> EvalResult<'_> {
 fn least(args: Vec<Value<'_>>) -> EvalResult<'_> {
     extremum("math.least", args, Ordering::Less)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use crate::library::{Encoders, Extensions, Math};
+    use crate::{Activation, Env, Value};
+
+    #[test]
+    fn math_and_encoders_are_libraries_of_their_own() {
+        let mut env = Env::standard();
+        env.add_library(&Extensions);
+        assert!(env.check("math.greatest(1, 2)").is_err());
+        assert!(env.check("base64.encode(b'a')").is_err());
+        env.add_library(&Math);
+        env.add_library(&Encoders);
+        for expr in [
+            "math.greatest(1, 2.5, 3u) == 3u",
+            "math.round(2.5) == 3.0 && math.round(-2.5) == -3.0",
+            "base64.decode(base64.encode(b'hi')) == b'hi'",
+            "base64.decode('aGk') == b'hi'",
+        ] {
+            let program = env.compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+            let got = program.eval(&Activation::empty());
+            assert!(matches!(got, Ok(Value::Bool(true))), "{expr}: {got:?}");
+        }
+        // Only the one-argument round is cel-go's.
+        assert!(env.check("math.round(1.25, 1)").is_err());
+    }
+}
