@@ -1,6 +1,7 @@
 //! The Kubernetes CEL libraries (`k8s.io/apiserver/pkg/cel/library`) and environment for
 //! `celer-cel`, as kube-apiserver's base environment configures them: quantity, IP and
-//! CIDR, URL, semver, the authorizer, lists, format, regex, the cost budgets of admission,
+//! CIDR, URL, semver, the authorizer, lists, format, regex, the costs Kubernetes charges
+//! for cel-go's strings extension ([`string_costs`]), the cost budgets of admission,
 //! and the `Object{...}`/`JSONPatch{...}` types of MutatingAdmissionPolicy ([`mutation`]).
 //!
 //! The core knows none of it: [`Kubernetes`] and [`MutationTypes`] are
@@ -57,6 +58,7 @@ pub mod quantity;
 pub mod regex;
 pub mod semver;
 pub mod shared;
+pub mod string_costs;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod test_support;
@@ -73,6 +75,7 @@ pub fn register(r: &mut Registry) {
     quantity::register(r);
     regex::register(r);
     semver::register(r);
+    string_costs::register(r);
     urls::register(r);
 }
 
@@ -106,13 +109,17 @@ impl Library for MutationTypes {
     }
 }
 
+/// The type of `variables`, the object of a policy's variables (composition), as
+/// Kubernetes names it.
+pub const VARIABLES_TYPE: &str = "kubernetes.variables";
+
 /// Kubernetes' environments on [`Env`], so that hosts write `Env::kubernetes()` as they
 /// would read it in kube-apiserver.
 pub trait KubernetesEnv {
     /// The environment of Kubernetes admission policies: the standard library plus the
     /// extensions and Kubernetes libraries, homogeneous aggregate literals, literal
-    /// validation (durations, timestamps, regexes), and free presence tests, as
-    /// kube-apiserver's base environment configures them.
+    /// validation (durations, timestamps, regexes), free presence tests, and `variables`
+    /// typed [`VARIABLES_TYPE`], as kube-apiserver's base environment configures them.
     fn kubernetes() -> Env;
 
     /// Makes `Object`, `Object.<field>...` and `JSONPatch` types that expressions construct
@@ -131,6 +138,7 @@ impl KubernetesEnv for Env {
         options.homogeneous_aggregate_literals = true;
         options.validate_literals = true;
         env.set_presence_test_has_cost(false);
+        env.set_lazy_variables_type(VARIABLES_TYPE);
         env
     }
 

@@ -1,16 +1,15 @@
 //! Kyverno's `gzip` library (`kyverno/sdk` `libs/gzip`): `gzip.compress(string) -> bytes`
 //! (modification time zero, so the output depends only on the input) and
-//! `gzip.decompress(bytes) -> string`; and cel-go's `base64` encoders, which Kyverno's
-//! environment includes (`ext.Encoders`): `base64.encode(bytes)`, `base64.decode(string)`.
+//! `gzip.decompress(bytes) -> string`. Kyverno's environment also includes cel-go's
+//! `base64` encoders (`ext.Encoders`: `base64.encode(bytes)`, `base64.decode(string)`),
+//! which the core provides ([`celer_cel::library::Encoders`]); [`register`] adds them, at
+//! the same cost as these functions.
 //!
 //! Decompression stops at [`MAX_DECOMPRESSED`] bytes, an error beyond: a small input must
 //! not expand without bound. The compressed bytes are a valid gzip stream but not the same
 //! bytes Go's encoder writes.
 
 use std::io::{Read as _, Write as _};
-
-use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 
 use celer_cel::error::EvalError;
 use celer_cel::library::{Impl, Registry, global};
@@ -39,24 +38,7 @@ pub fn register(r: &mut Registry) {
         )],
         Impl::Unary(decompress),
     );
-    r.add(
-        "base64.encode",
-        vec![global(
-            "base64_encode_bytes",
-            vec![Type::Bytes],
-            Type::String,
-        )],
-        Impl::Unary(base64_encode),
-    );
-    r.add(
-        "base64.decode",
-        vec![global(
-            "base64_decode_string",
-            vec![Type::String],
-            Type::Bytes,
-        )],
-        Impl::Unary(base64_decode),
-    );
+    r.add_library(&celer_cel::library::Encoders);
     for name in [
         "gzip.compress",
         "gzip.decompress",
@@ -98,25 +80,4 @@ fn decompress(v: Value<'_>) -> EvalResult<'_> {
         )));
     }
     Ok(Value::string(String::from_utf8_lossy(&out).into_owned()))
-}
-
-fn base64_encode(v: Value<'_>) -> EvalResult<'_> {
-    let Value::Bytes(b) = &v else {
-        return Err(overload("base64.encode", &[&v]));
-    };
-    Ok(Value::string(STANDARD.encode(b)))
-}
-
-/// Padded standard base64, or else unpadded, as cel-go decodes.
-fn base64_decode(v: Value<'_>) -> EvalResult<'_> {
-    let Some(s) = v.as_str() else {
-        return Err(overload("base64.decode", &[&v]));
-    };
-    match STANDARD.decode(s) {
-        Ok(b) => Ok(Value::bytes(b)),
-        Err(e) => match STANDARD_NO_PAD.decode(s) {
-            Ok(b) => Ok(Value::bytes(b)),
-            Err(_) => Err(EvalError::new(format!("illegal base64 data: {e}"))),
-        },
-    }
 }

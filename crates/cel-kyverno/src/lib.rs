@@ -9,11 +9,11 @@
 //! | [`json`] | `json.unmarshal(s)`, `json.marshal(v)`, `yaml.parse(s)` |
 //! | [`x509`] | `x509.decode(pem)` |
 //! | [`hash`] | `sha1`, `sha256`, `md5` and `hash.sha1`, `hash.sha256`, `hash.md5` |
-//! | [`math`] | `math.round(double, int)`; and cel-go's math extension (in Kyverno's environment): `math.greatest`, `math.least`, `ceil`, `floor`, `round`, `trunc`, `abs`, `sign`, `sqrt`, `isInf`, `isNaN`, `isFinite`, `bitAnd`, `bitOr`, `bitXor`, `bitNot`, `bitShiftLeft`, `bitShiftRight` |
+//! | [`math`] | `math.round(double, int)`; and it adds the core's [`Math`](celer_cel::library::Math), cel-go's math extension, which Kyverno's environment includes: `math.greatest`, `math.least`, `ceil`, `floor`, `round`, `trunc`, `abs`, `sign`, `sqrt`, `isInf`, `isNaN`, `isFinite`, `bitAnd`, `bitOr`, `bitXor`, `bitNot`, `bitShiftLeft`, `bitShiftRight` |
 //! | [`random`] | `random()`, `random(pattern)`, `random.random(...)` |
 //! | [`time`] | `time.now()`, `time.toCron(ts)`, `time.truncate(ts, d)` |
 //! | [`transform`] | `listObjToMap(keys, values, keyField, valueField)`, `transform.listObjToMap` |
-//! | [`gzip`] | `gzip.compress(s)`, `gzip.decompress(b)`, and cel-go's `base64.encode`, `base64.decode` (Kyverno's environment includes them) |
+//! | [`gzip`] | `gzip.compress(s)`, `gzip.decompress(b)`; and it adds the core's [`Encoders`](celer_cel::library::Encoders), cel-go's `base64.encode`, `base64.decode`, which Kyverno's environment includes |
 //! | `orValue` | on a value that is not an optional, returns it (Kyverno's compatibility with cel-go 0.27) |
 //! | [`regex`] | cel-go's `regex.replace`, `regex.extract`, `regex.extractAll` (in Kyverno's environment) |
 //! | [`context`] | `resource.Get/List/Post/ToGVR`, `http.Get/Post/Client`, `globalContext.Get`, `image.GetMetadata`, each also camelCase |

@@ -257,7 +257,7 @@ impl<'e> Compiler<'e> {
         }
         fields.reverse();
         let base = match resolution {
-            Resolution::Variable { ty, .. } if is_lazy_namespace(&ty) => {
+            Resolution::Variable { ty, .. } if self.env.is_lazy_namespace(&ty) => {
                 return Some(match fields.split_first() {
                     Some((first, rest)) => {
                         let base = self.lazy(first, LazyRead::Value);
@@ -756,11 +756,6 @@ impl<'e> Compiler<'e> {
         }
         Step::Generic(self.lower(step))
     }
-}
-
-/// Whether a variable of this type is `variables`, whose fields are the lazy variables.
-fn is_lazy_namespace(ty: &Type) -> bool {
-    matches!(ty, Type::Message(m) if &**m == crate::env::VARIABLES_TYPE)
 }
 
 /// The range of a one-variable fold as a dotted name, when it is a plain path whose root is

@@ -2,17 +2,18 @@
 //!
 //! # Lazily evaluated variables (`variables.<name>`)
 //!
-//! Kubernetes admission policies declare `spec.variables`, which their expressions read as
-//! `variables.<name>` (apiserver `pkg/admission/plugin/cel/composition.go`). celer models
+//! Policies may declare variables that their expressions read as `variables.<name>`
+//! (composition, as in apiserver's `pkg/admission/plugin/cel/composition.go`). celer models
 //! them as *lazy variables*:
 //!
 //! - [`Env::declare_lazy`] declares `variables.<name>` with a type and returns its *lazy
 //!   slot*. It also declares the ordinary variable `variables` (as
 //!   [`Env::enable_lazy_variables`] does, which a policy environment calls before its first
-//!   variable), of the object type [`VARIABLES_TYPE`] whose fields are the lazy variables:
+//!   variable), of an object type ([`Env::set_lazy_variables_type`]) whose fields are the
+//!   lazy variables:
 //!   `variables.x` has the declared type, `has(variables.x)` and `variables.?x` check, and
 //!   `variables.y` for an undeclared `y` is the compile error `undefined field 'y'`, as in
-//!   Kubernetes. `variables` on its own is a map of every variable, each evaluated.
+//!   composition. `variables` on its own is a map of every variable, each evaluated.
 //! - [`Activation::set_lazy`](crate::Activation::set_lazy) binds a lazy slot to a compiled
 //!   [`Program`](crate::Program). The program is evaluated, under the same activation, the
 //!   first time an evaluation reads the variable;
@@ -20,7 +21,7 @@
 //!   evaluation or another one using the same activation, costs nothing more.
 //! - The variable's cost is reported by the evaluation that first reads it, in
 //!   [`Evaluation::cost`](crate::Evaluation::cost) and, separately,
-//!   [`Evaluation::variables_cost`](crate::Evaluation::variables_cost). As in Kubernetes it
+//!   [`Evaluation::variables_cost`](crate::Evaluation::variables_cost). As in composition it
 //!   is its own CEL evaluation: the per-call limit given to
 //!   [`Program::evaluate`](crate::Program::evaluate) applies to the variable's cost and the
 //!   reader's cost separately, and a variable that exceeds it becomes an error value.
@@ -46,19 +47,19 @@ use crate::value::Value;
 /// Checker options, cel-go's environment options of the same names.
 #[derive(Debug, Clone)]
 pub struct CheckOptions {
-    /// Offer the ordering overloads across numeric kinds (`1 < 2.0`). On by default, as in
-    /// Kubernetes (from 1.28) and the cel-spec conformance suite; cel-go's own default is off.
+    /// Offer the ordering overloads across numeric kinds (`1 < 2.0`). On by default, as the
+    /// cel-spec conformance suite expects; cel-go's own default is off.
     pub cross_type_numeric_comparisons: bool,
     /// Reject list and map literals whose elements (keys, values) do not all have exactly the
     /// same type once checked, as cel-go's `HomogeneousAggregateLiterals` validator does
-    /// (Kubernetes sets it). Without it mixed elements give `dyn`, cel-go's default. Either
+    /// Without it mixed elements give `dyn`, cel-go's default. Either
     /// way `dyn` is not the same type as `int`: `[1, dyn(2)]` is rejected.
     pub homogeneous_aggregate_literals: bool,
     /// Calls whose arguments, at any depth, are exempt from the homogeneity check (cel-go's
     /// string extension exempts `format`, the block extension `cel.@block`).
     pub homogeneous_exempt_functions: Vec<String>,
     /// Reject literal arguments of `duration`, `timestamp` and `matches` that can never work,
-    /// as cel-go's literal validators do (Kubernetes enables them).
+    /// as cel-go's literal validators do.
     pub validate_literals: bool,
 }
 
@@ -76,8 +77,9 @@ impl Default for CheckOptions {
 /// The name under which lazy variables are read: `variables.<name>`.
 pub const VARIABLES: &str = "variables";
 
-/// The type of the `variables` object, as Kubernetes names it.
-pub const VARIABLES_TYPE: &str = "kubernetes.variables";
+/// The type of the `variables` object unless the environment names it otherwise
+/// ([`Env::set_lazy_variables_type`]).
+pub const DEFAULT_VARIABLES_TYPE: &str = "celer.variables";
 
 /// Declared variables; a variable's slot is its index here. Lazy variables
 /// (`variables.<name>`) have slots of their own, indices into a second table.
@@ -138,7 +140,7 @@ impl Variables {
     }
 }
 
-/// The type under which a variable's output type is declared, as Kubernetes converts it
+/// The type under which a variable's output type is declared, as composition converts it
 /// (`convertCelTypeToDeclType` in composition.go): scalar types, lists and maps keep their
 /// types (element types converted the same way), anything else (messages, optionals, type
 /// values, extension types) becomes `dyn`.
@@ -178,13 +180,15 @@ pub struct Env {
     pub(crate) container: String,
     pub(crate) parse_options: ParseOptions,
     pub(crate) check_options: CheckOptions,
-    /// Whether `has()` costs 1 (cel-go's default) or 0 (as Kubernetes configures it).
+    /// Whether `has()` costs 1 (cel-go's default) or 0.
     pub(crate) presence_test_has_cost: bool,
+    /// The type name of the `variables` object ([`Env::set_lazy_variables_type`]).
+    pub(crate) lazy_variables_type: &'static str,
 }
 
 /// The function registries environments are built from, one per sequence of libraries added
 /// to the standard library, built once per process and shared: a registry is large (every
-/// overload of the standard and Kubernetes libraries, thousands of allocations) and each
+/// overload of the standard library and the libraries added, thousands of allocations) and each
 /// compiled policy keeps its environment, so a private copy per policy cost about 180 KiB,
 /// and a reload as much again. [`Env::registry_mut`] still copies on write.
 ///
@@ -220,6 +224,7 @@ impl Env {
             parse_options: ParseOptions::default(),
             check_options: CheckOptions::default(),
             presence_test_has_cost: true,
+            lazy_variables_type: DEFAULT_VARIABLES_TYPE,
         }
     }
 
@@ -240,8 +245,8 @@ impl Env {
 
     /// Declares a variable that every activation starts bound to `value` (a clone of it), so
     /// that an evaluation that binds nothing else still reads it; [`Activation::bind`](crate::Activation::bind)
-    /// replaces it for one activation. Libraries use it for their handle variables (Kyverno's
-    /// `json`, or `resource` with no context supplied). Returns the slot.
+    /// replaces it for one activation. Libraries use it for their handle variables (a JSON
+    /// codec, a context that was not supplied). Returns the slot.
     pub fn declare_with_default(&mut self, name: &str, ty: Type, value: Value<'static>) -> usize {
         let slot = self.declare(name, ty);
         let vars = Arc::make_mut(&mut self.variables);
@@ -251,12 +256,12 @@ impl Env {
     }
 
     /// Declares the variable `variables`, the object whose fields are the lazy variables,
-    /// with no fields yet: as in Kubernetes, where every expression of a policy with
-    /// composition sees `variables`, `variables.x` is then `undefined field 'x'` rather than
+    /// with no fields yet: as in composition, where every expression of a policy with
+    /// variables sees `variables`, `variables.x` is then `undefined field 'x'` rather than
     /// an undeclared reference. [`Env::declare_lazy`] calls it. Idempotent; it takes a
     /// variable slot like [`Env::declare`].
     pub fn enable_lazy_variables(&mut self) {
-        let ty = Type::Message(Arc::from(VARIABLES_TYPE));
+        let ty = Type::Message(Arc::from(self.lazy_variables_type));
         if self.variables.slot(VARIABLES).is_none()
             || self.variables.get_type(VARIABLES) != Some(&ty)
         {
@@ -264,9 +269,27 @@ impl Env {
         }
     }
 
+    /// Names the type of the `variables` object (what `type(variables)` is and what
+    /// messages call it) as the host's policies know it; [`DEFAULT_VARIABLES_TYPE`] unless
+    /// set. Call it before [`Env::enable_lazy_variables`] or [`Env::declare_lazy`].
+    pub fn set_lazy_variables_type(&mut self, name: &'static str) {
+        self.lazy_variables_type = name;
+    }
+
+    /// The type name of the `variables` object ([`Env::set_lazy_variables_type`]).
+    pub fn lazy_variables_type(&self) -> &'static str {
+        self.lazy_variables_type
+    }
+
+    /// Whether a variable of this type is `variables`, whose fields are the lazy variables.
+    pub(crate) fn is_lazy_namespace(&self, ty: &Type) -> bool {
+        matches!(ty, Type::Message(m) if &**m == self.lazy_variables_type)
+    }
+
     /// Declares the lazy variable `variables.<name>` (or redeclares it with a new type) and
-    /// returns its lazy slot, for [`Activation::set_lazy`](crate::Activation::set_lazy). The type is converted as
-    /// Kubernetes converts a variable's output type ([`lazy_variable_type`]). Also declares
+    /// returns its lazy slot, for [`Activation::set_lazy`](crate::Activation::set_lazy). The
+    /// type is converted as composition converts a variable's output type
+    /// ([`lazy_variable_type`]). Also declares
     /// `variables` itself ([`Env::enable_lazy_variables`]); see the
     /// [module documentation](self).
     pub fn declare_lazy(&mut self, name: &str, ty: Type) -> usize {
@@ -333,7 +356,7 @@ impl Env {
         &mut self.parse_options
     }
 
-    /// Whether `has()` adds to the runtime cost (cel-go: yes; Kubernetes: no).
+    /// Whether `has()` adds to the runtime cost (cel-go's default: yes).
     pub fn set_presence_test_has_cost(&mut self, has_cost: bool) {
         self.presence_test_has_cost = has_cost;
     }

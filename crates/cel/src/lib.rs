@@ -14,10 +14,11 @@
 //! # Layers
 //!
 //! This crate is the language alone: syntax, checker, compiler, evaluator, values, the
-//! standard library and cel-go's extensions ([`library::Extensions`]). Other libraries
-//! (Kubernetes' in `celer-cel-kubernetes`, Kyverno's in `celer-cel-kyverno`) plug in through
-//! the [`Library`](library::Library) trait with [`Env::add_library`]; message types such as
-//! Kubernetes' `Object{...}` through [`MessageTypes`](value::MessageTypes). Top-level modules
+//! standard library and cel-go's extensions ([`library::Extensions`], [`library::Math`],
+//! [`library::Encoders`]). Other libraries are not here (Kubernetes' are in
+//! `celer-cel-kubernetes`, Kyverno's in `celer-cel-kyverno`): they plug in through the
+//! [`Library`](library::Library) trait with [`Env::add_library`], and message types (such as
+//! those a mutation builds with `Object{...}`) through [`MessageTypes`](value::MessageTypes). Top-level modules
 //! depend on each other without cycles (`tests/module_graph.rs` checks it):
 //!
 //! ```text

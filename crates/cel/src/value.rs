@@ -261,7 +261,7 @@ impl<'a> Struct<'a> {
 
 /// An extension type's value. Libraries define these; the core only compares and names them.
 pub trait Opaque: fmt::Debug + Send + Sync + 'static {
-    /// The CEL type name, e.g. `net.IP` or `kubernetes.Quantity`.
+    /// The CEL type name, e.g. `net.IP`.
     fn type_name(&self) -> &'static str;
 
     /// CEL equality with another opaque value (false for values of other types).
@@ -499,8 +499,8 @@ impl fmt::Debug for OwnedMap<'_> {
 }
 
 impl<'a> Value<'a> {
-    /// Wraps a JSON node without copying it. JSON integers are CEL ints (as in Kubernetes);
-    /// integers outside int64 become doubles.
+    /// Wraps a JSON node without copying it. JSON integers are CEL ints; integers outside
+    /// int64 become doubles.
     #[inline]
     pub fn from_json(json: &'a Json) -> Value<'a> {
         match json.get_type() {

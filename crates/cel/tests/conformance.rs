@@ -108,8 +108,11 @@ const OUT_OF_SCOPE: &[(&str, &str)] = &[
 /// uses; tests of later versions are skipped in `skips.md`.
 const EXTENSIONS: &[(&str, &[Library])] = &[
     ("string_ext", &[celer_cel::library::ext::strings::register]),
-    ("math_ext", &[celer_cel_kyverno::math::register]),
-    ("encoders_ext", &[celer_cel_kyverno::gzip::register]),
+    ("math_ext", &[celer_cel::library::ext::math::register]),
+    (
+        "encoders_ext",
+        &[celer_cel::library::ext::encoders::register],
+    ),
 ];
 
 /// Registers an extension library's functions.

@@ -13,6 +13,8 @@ use celer_policy::request::{AdmissionReview, RequestUser, review_for_subresource
 use celer_policy::response::{Outcome, ResultKind};
 use sonic_rs::JsonValueTrait;
 
+use crate::OfflineError;
+
 /// What to evaluate.
 #[derive(Debug, Clone)]
 pub struct ApplyInput {
@@ -194,7 +196,7 @@ fn opt_json_string(s: Option<&str>) -> String {
 /// The stable JSON report (`docs/cli.md`):
 /// `{"resources":[{"resource":{...},"allowed":..,"status":..,"warnings":[..],
 /// "auditAnnotations":{..},"patch":[..]|null,"patched":{..}|null,"results":[..]}]}`.
-pub fn report_json(reports: &[ResourceReport]) -> Result<Json, String> {
+pub fn report_json(reports: &[ResourceReport]) -> Result<Json, OfflineError> {
     let mut out = String::from("{\"resources\":[");
     for (i, r) in reports.iter().enumerate() {
         if i > 0 {
@@ -231,16 +233,13 @@ pub fn report_json(reports: &[ResourceReport]) -> Result<Json, String> {
         ));
         match &o.patch {
             Some(p) => {
-                let text = celer_policy::mutation::diff::to_text(p).map_err(|e| e.to_string())?;
+                let text = celer_policy::mutation::diff::to_text(p)?;
                 out.push_str(&format!(",\"patch\":{text}"));
             }
             None => out.push_str(",\"patch\":null"),
         }
         match &o.patched {
-            Some(p) => out.push_str(&format!(
-                ",\"patched\":{}",
-                sonic_rs::to_string(p).map_err(|e| e.to_string())?
-            )),
+            Some(p) => out.push_str(&format!(",\"patched\":{}", sonic_rs::to_string(p)?)),
             None => out.push_str(",\"patched\":null"),
         }
         let results: Vec<String> = o
@@ -260,5 +259,5 @@ pub fn report_json(reports: &[ResourceReport]) -> Result<Json, String> {
         out.push_str(&format!(",\"results\":[{}]}}", results.join(",")));
     }
     out.push_str("]}");
-    sonic_rs::from_str(&out).map_err(|e| e.to_string())
+    Ok(sonic_rs::from_str(&out)?)
 }

@@ -33,6 +33,7 @@ use celer_policy::document::parse_documents;
 use celer_policy::request::RequestUser;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
+use crate::OfflineError;
 use crate::apply::{ApplyInput, ResourceReport, apply, result_word};
 use crate::files::read_text;
 use crate::suite::{Check, SuiteOutcome};
@@ -213,9 +214,13 @@ fn check_expectation(
     if let Some(file) = str_of(e, "patched") {
         let path = dir.join(file);
         match read_text(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))
-            .and_then(|t| parse_documents(&t).map_err(|(_, e)| format!("{}: {e}", path.display())))
-        {
+            .map_err(|e| OfflineError::read_file(&path, e))
+            .and_then(|t| {
+                parse_documents(&t).map_err(|(_, source)| OfflineError::Documents {
+                    path: path.clone(),
+                    source,
+                })
+            }) {
             Ok(docs) => {
                 let want = docs.into_iter().next().unwrap_or_default();
                 outcome.checks.push(Check {
@@ -228,7 +233,7 @@ fn check_expectation(
                     },
                 });
             }
-            Err(err) => outcome.errors.push(err),
+            Err(err) => outcome.errors.push(err.to_string()),
         }
     }
     if let Some(results) = e.get("results").and_then(|r| r.as_array()) {

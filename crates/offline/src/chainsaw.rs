@@ -20,6 +20,7 @@ use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, RequestUser, review_for};
 use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
 
+use crate::OfflineError;
 use crate::suite::{Check, SuiteOutcome};
 
 /// The namespace chainsaw creates for a test, where objects without one go.
@@ -29,10 +30,9 @@ fn str_of<'j>(v: &'j Json, key: &str) -> &'j str {
     v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
 }
 
-fn read(path: &Path) -> Result<Vec<Json>, String> {
-    let text = crate::files::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    celer_policy::document::parse_documents(&text)
-        .map_err(|(i, e)| format!("{} (document {}): {e}", path.display(), i + 1))
+fn read(path: &Path) -> Result<Vec<Json>, OfflineError> {
+    let text = crate::files::read_text(path).map_err(|e| OfflineError::read_file(path, e))?;
+    celer_policy::document::parse_documents(&text).map_err(|e| OfflineError::document(path, e))
 }
 
 /// What a create or apply expects.
@@ -42,17 +42,17 @@ enum Expect {
     Refused(Option<String>),
 }
 
-fn expectation(op: &Json) -> Result<Expect, String> {
+fn expectation(op: &Json) -> Result<Expect, OfflineError> {
     let Some(list) = op.get("expect").and_then(|e| e.as_array()) else {
         return Ok(Expect::Admitted);
     };
     let mut out = Expect::Admitted;
     for e in list.iter() {
         if e.get("match").is_some() {
-            return Err("an expectation with `match`".to_string());
+            return Err(OfflineError::ExpectationWithMatch);
         }
         let Some(check) = e.get("check").and_then(|c| c.as_object()) else {
-            return Err("an expectation without `check`".to_string());
+            return Err(OfflineError::ExpectationWithoutCheck);
         };
         for (key, value) in check.iter() {
             out = match (key.trim(), value.as_bool(), value.as_str()) {
@@ -63,7 +63,7 @@ fn expectation(op: &Json) -> Result<Expect, String> {
                     Expect::Admitted
                 }
                 ("($error)", _, Some(message)) => Expect::Refused(Some(message.trim().to_string())),
-                (other, _, _) => return Err(format!("the check {other:?}")),
+                (other, _, _) => return Err(OfflineError::UnreadCheck(other.to_string())),
             };
         }
     }
@@ -183,7 +183,7 @@ impl State {
     }
 
     /// A create or apply of `file`.
-    fn write(&mut self, step: &str, op: &Json, apply: bool) -> Result<(), String> {
+    fn write(&mut self, step: &str, op: &Json, apply: bool) -> Result<(), OfflineError> {
         let Some(file) = op.get("file").and_then(|f| f.as_str()) else {
             self.skip(step, "an operation without a file");
             return Ok(());
@@ -223,7 +223,7 @@ impl State {
         mut object: Json,
         expect: &Expect,
         apply: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), OfflineError> {
         let info =
             celer_policy::kinds::kind_info(str_of(&object, "apiVersion"), str_of(&object, "kind"));
         if info.namespaced
@@ -259,9 +259,13 @@ impl State {
             &self.user,
             "chainsaw",
         )
-        .map_err(|e| format!("{kind} {name}: {e}"))?;
-        let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
-        let request = review.request().map_err(|e| e.to_string())?;
+        .map_err(|source| OfflineError::Object {
+            kind: kind.clone(),
+            name: name.clone(),
+            source,
+        })?;
+        let review = AdmissionReview::parse(body.as_bytes())?;
+        let request = review.request()?;
         let lookup = ObjectLookup::new(
             self.objects
                 .iter()
@@ -335,7 +339,7 @@ impl State {
         Ok(())
     }
 
-    fn assert(&mut self, step: &str, op: &Json) -> Result<(), String> {
+    fn assert(&mut self, step: &str, op: &Json) -> Result<(), OfflineError> {
         let Some(file) = op.get("file").and_then(|f| f.as_str()) else {
             self.skip(step, "an assert without a file");
             return Ok(());
@@ -401,16 +405,18 @@ fn describe(e: &Expect, bare: bool) -> String {
 }
 
 /// Runs one `chainsaw-test.yaml`.
-pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
-    let doc = read(test_file)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| format!("{}: empty", test_file.display()))?;
+pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
+    let doc =
+        read(test_file)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| OfflineError::EmptyChainsawTest {
+                path: test_file.to_path_buf(),
+            })?;
     let dir = test_file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let namespace: Json = sonic_rs::from_str(&format!(
         "{{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{{\"name\":\"{TEST_NAMESPACE}\"}}}}"
-    ))
-    .map_err(|e| e.to_string())?;
+    ))?;
     let mut state = State {
         dir,
         manifests: Manifests::default(),
@@ -511,22 +517,30 @@ mod tests {
         celer_policy::document::parse_document(text, celer_policy::document::Syntax::Yaml).unwrap()
     }
 
+    /// The expectation an operation states, or the text of why it cannot be read.
+    fn read_expectation(op: &Json) -> Result<Expect, String> {
+        expectation(op).map_err(|e| e.to_string())
+    }
+
     #[test]
     fn expectations_read_chainsaws_checks() {
-        assert_eq!(expectation(&json("file: x.yaml")), Ok(Expect::Admitted));
         assert_eq!(
-            expectation(&json("expect: [{check: {($error != null): true}}]")),
+            read_expectation(&json("file: x.yaml")),
+            Ok(Expect::Admitted)
+        );
+        assert_eq!(
+            read_expectation(&json("expect: [{check: {($error != null): true}}]")),
             Ok(Expect::Refused(None))
         );
         assert_eq!(
-            expectation(&json(
+            read_expectation(&json(
                 "expect: [{check: {($error): ' webhook denied the request: no '}}]"
             )),
             Ok(Expect::Refused(Some(
                 "webhook denied the request: no".to_string()
             )))
         );
-        assert!(expectation(&json("expect: [{check: {(foo): 1}}]")).is_err());
+        assert!(read_expectation(&json("expect: [{check: {(foo): 1}}]")).is_err());
         assert_eq!(
             after_denied("admission webhook \"x\" denied the request: Policy p failed: m"),
             "Policy p failed: m"

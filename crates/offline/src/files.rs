@@ -5,25 +5,29 @@ use std::path::{Path, PathBuf};
 
 use celer_policy::load::{LoadError, Manifests, Source};
 
+use crate::OfflineError;
+
 /// Files larger than this are refused rather than read into memory.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The manifest files under `path` (itself, if it is a file), sorted.
-pub fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, OfflineError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| OfflineError::Io { path, source }
+    };
+    let meta = std::fs::metadata(path).map_err(io(path))?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut out = Vec::new();
     let mut stack = vec![path.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entries = std::fs::read_dir(&dir).map_err(io(&dir))?;
         for entry in entries {
-            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let entry = entry.map_err(io(&dir))?;
             let p = entry.path();
-            let file_type = entry
-                .file_type()
-                .map_err(|e| format!("{}: {e}", p.display()))?;
+            let file_type = entry.file_type().map_err(io(&p))?;
             if file_type.is_dir() {
                 stack.push(p);
             } else if p
@@ -43,8 +47,9 @@ pub fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, String> {
 pub fn read_into(manifests: &mut Manifests, path: &Path) {
     let files = match manifest_files(path) {
         Ok(f) => f,
-        Err(message) => {
+        Err(e) => {
             // The location already names the path.
+            let message = e.to_string();
             let prefix = format!("{}: ", path.display());
             let message = message
                 .strip_prefix(&prefix)

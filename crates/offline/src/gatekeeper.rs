@@ -29,6 +29,7 @@ use celer_policy::request::AdmissionReview;
 use celer_policy::response::{PolicyKind, ResultKind};
 use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
 
+use crate::OfflineError;
 use crate::files::read_text;
 use crate::suite::{Check, SuiteOutcome};
 
@@ -45,10 +46,9 @@ pub fn is_suite(doc: &Json) -> bool {
     str_of(doc, "kind") == "Suite" && str_of(doc, "apiVersion") == "test.gatekeeper.sh/v1alpha1"
 }
 
-fn read_objects(path: &Path) -> Result<Vec<Json>, String> {
-    let text = read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let docs = parse_documents(&text)
-        .map_err(|(i, e)| format!("{} (document {}): {e}", path.display(), i + 1))?;
+fn read_objects(path: &Path) -> Result<Vec<Json>, OfflineError> {
+    let text = read_text(path).map_err(|e| OfflineError::read_file(path, e))?;
+    let docs = parse_documents(&text).map_err(|e| OfflineError::document(path, e))?;
     // Empty documents (a trailing `---`) are not objects.
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
@@ -62,7 +62,7 @@ enum Want {
 }
 
 impl Want {
-    fn parse(v: Option<&Json>) -> Result<Want, String> {
+    fn parse(v: Option<&Json>) -> Result<Want, OfflineError> {
         let Some(v) = v.filter(|v| !v.is_null()) else {
             return Ok(Want::Yes);
         };
@@ -75,10 +75,9 @@ impl Want {
         match v.as_str() {
             Some("yes") => Ok(Want::Yes),
             Some("no") => Ok(Want::No),
-            _ => Err(format!(
-                "assertion.violations, if set, must be a nonnegative integer, \"yes\", or \"no\" (got {})",
-                sonic_rs::to_string(v).unwrap_or_default()
-            )),
+            _ => Err(OfflineError::Violations {
+                got: sonic_rs::to_string(v).unwrap_or_default(),
+            }),
         }
     }
 
@@ -100,12 +99,14 @@ impl Want {
 }
 
 /// Runs one suite file.
-pub fn run(path: &Path) -> Result<SuiteOutcome, String> {
+pub fn run(path: &Path) -> Result<SuiteOutcome, OfflineError> {
     let docs = read_objects(path)?;
     let suite = docs
         .first()
         .filter(|d| is_suite(d))
-        .ok_or_else(|| format!("{}: not a Gatekeeper Suite", path.display()))?;
+        .ok_or_else(|| OfflineError::NotASuite {
+            path: path.to_path_buf(),
+        })?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut outcome = SuiteOutcome::new(path);
     let tests = suite
@@ -241,18 +242,17 @@ fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
 }
 
 /// The violation messages of a case's object.
-fn violations(dir: &Path, set: &PolicySet, case: &Json) -> Result<Vec<String>, String> {
+fn violations(dir: &Path, set: &PolicySet, case: &Json) -> Result<Vec<String>, OfflineError> {
     let object_file = match str_of(case, "object") {
-        "" => return Err("must define object".to_string()),
+        "" => return Err(OfflineError::NoObject),
         f => dir.join(f),
     };
     let objects = read_objects(&object_file)?;
     let [object] = objects.as_slice() else {
-        return Err(format!(
-            "{} defines {} objects; exactly one is reviewed",
-            object_file.display(),
-            objects.len()
-        ));
+        return Err(OfflineError::ObjectCount {
+            count: objects.len(),
+            path: object_file,
+        });
     };
     let mut inventory = Vec::new();
     for file in case
@@ -265,8 +265,8 @@ fn violations(dir: &Path, set: &PolicySet, case: &Json) -> Result<Vec<String>, S
         inventory.extend(read_objects(&dir.join(file))?);
     }
     let review = admission_review(object)?;
-    let review = AdmissionReview::from_json(review).map_err(|e| e.to_string())?;
-    let request = review.request().map_err(|e| e.to_string())?;
+    let review = AdmissionReview::from_json(review)?;
+    let request = review.request()?;
     let lookup = ObjectLookup::new(inventory);
     let outcome = engine::evaluate(set, &request, &lookup, &EvalOptions::default());
     let mut messages = Vec::new();
@@ -279,7 +279,11 @@ fn violations(dir: &Path, set: &PolicySet, case: &Json) -> Result<Vec<String>, S
                 messages.push(r.message.as_deref().unwrap_or_default().to_string());
             }
             // A match that could not be decided fails the review, as in gator.
-            ResultKind::Error => return Err(r.message.as_deref().unwrap_or_default().to_string()),
+            ResultKind::Error => {
+                return Err(OfflineError::Undecided(
+                    r.message.as_deref().unwrap_or_default().to_string(),
+                ));
+            }
             ResultKind::Pass | ResultKind::Skip => {}
         }
     }
@@ -301,7 +305,7 @@ fn check_assertions(label: &str, case: &Json, messages: &[String], outcome: &mut
             Err(e) => {
                 outcome
                     .checks
-                    .push(Check::failed(label, &what, e, String::new()));
+                    .push(Check::failed(label, &what, e.to_string(), String::new()));
                 continue;
             }
         };
@@ -348,19 +352,16 @@ fn gvk_value(group: &str, version: &str, kind: &str) -> Json {
 /// its own name and namespace (none when it has none, as gator sends it); an AdmissionReview
 /// keeps its request, with `uid`, `kind`, `resource`, `name`, `namespace` and `operation`
 /// filled in from its object when absent.
-fn admission_review(object: &Json) -> Result<Json, String> {
+fn admission_review(object: &Json) -> Result<Json, OfflineError> {
     let is_review = str_of(object, "kind") == "AdmissionReview"
         && str_of(object, "apiVersion").starts_with("admission.k8s.io/");
     let mut request = if is_review {
         let Some(request) = object.get("request").filter(|r| r.is_object()) else {
-            return Err("the AdmissionReview has no request".to_string());
+            return Err(OfflineError::NoRequest);
         };
         let present = |k: &str| request.get(k).is_some_and(|v| !v.is_null());
         if !present("object") && !present("oldObject") {
-            return Err(
-                "the AdmissionRequest contains no \"object\" or \"oldObject\" to review"
-                    .to_string(),
-            );
+            return Err(OfflineError::NothingToReview);
         }
         request.clone()
     } else {
@@ -385,7 +386,7 @@ fn admission_review(object: &Json) -> Result<Json, String> {
         .to_string();
     let info = kind_info(&api_version, &kind);
     let Some(fields) = request.as_object_mut() else {
-        return Err("the AdmissionRequest is not an object".to_string());
+        return Err(OfflineError::RequestNotObject);
     };
     let mut fill = |key: &str, value: Json| {
         if fields.get(&key).is_none_or(|v| v.is_null()) {

@@ -32,6 +32,7 @@ use celer_policy::request::{AdmissionReview, RequestUser, review_for};
 use celer_policy::response::{Outcome, PolicyKind, ResultKind};
 use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
 
+use crate::OfflineError;
 use crate::files::read_text;
 use crate::suite::{Check, SuiteOutcome};
 
@@ -52,9 +53,9 @@ fn list_of(v: &Json, key: &str) -> Vec<String> {
     }
 }
 
-fn read_json(path: &Path) -> Result<Vec<Json>, String> {
-    let text = read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse_documents(&text).map_err(|(i, e)| format!("{} (document {}): {e}", path.display(), i + 1))
+fn read_json(path: &Path) -> Result<Vec<Json>, OfflineError> {
+    let text = read_text(path).map_err(|e| OfflineError::read_file(path, e))?;
+    parse_documents(&text).map_err(|e| OfflineError::document(path, e))
 }
 
 fn object_key(o: &Json) -> (String, String) {
@@ -66,12 +67,14 @@ fn object_key(o: &Json) -> (String, String) {
 }
 
 /// Runs one `kyverno-test.yaml`.
-pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
+pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
     let docs = read_json(test_file)?;
     let test = docs
         .into_iter()
         .next()
-        .ok_or_else(|| format!("{}: empty test file", test_file.display()))?;
+        .ok_or_else(|| OfflineError::EmptyTestFile {
+            path: test_file.to_path_buf(),
+        })?;
     let dir = test_file.parent().unwrap_or(Path::new("."));
     let mut outcome = SuiteOutcome::new(test_file);
 
@@ -197,7 +200,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
     let lookup = ObjectLookup::new(lookup_objects);
     let kyverno_context = context_of(&test, dir)?;
 
-    let evaluate_all = |operation: Operation| -> Result<Vec<Evaluated>, String> {
+    let evaluate_all = |operation: Operation| -> Result<Vec<Evaluated>, OfflineError> {
         let mut evaluated: Vec<Evaluated> = Vec::new();
         for (i, r) in resources.iter().enumerate() {
             // Kyverno's CLI shapes requests as the API server would: UPDATE sees the resource
@@ -208,15 +211,18 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
                 _ => (Some(r), None),
             };
             let mut body = review_for(object, old_object, operation, &user, &format!("celer-{i}"))
-                .map_err(|e| format!("resource {}: {e}", object_key(r).1))?;
+                .map_err(|source| OfflineError::Resource {
+                    name: object_key(r).1,
+                    source,
+                })?;
             if let Some((_, parent, subresource)) = subresources
                 .iter()
                 .find(|(k, _, _)| *k == str_of(r, "kind"))
             {
                 body = as_subresource(&body, parent, subresource)?;
             }
-            let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
-            let request = review.request().map_err(|e| e.to_string())?;
+            let review = AdmissionReview::parse(body.as_bytes())?;
+            let request = review.request()?;
             let options = EvalOptions {
                 selector_params_as_list: true,
                 kyverno: celer_policy::family::Mode { offline: true },
@@ -372,9 +378,12 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, String> {
 /// objects of the `context` file (`spec.resources`, `spec.images`) and of `clusterResources`
 /// for `resource.*`, `apiCallResponses` for `http.*`, `globalContextEntries` (with their
 /// `resourceFiles` read into `resources`) for `globalContext.*`.
-fn context_of(test: &Json, dir: &Path) -> Result<Arc<dyn KyvernoContext>, String> {
+fn context_of(test: &Json, dir: &Path) -> Result<Arc<dyn KyvernoContext>, OfflineError> {
     let mut ctx = MemoryContext::new();
-    let at = |what: &str, e: MockError| format!("{what}: {e}");
+    let at = |what: &str, source: MockError| OfflineError::Context {
+        what: what.to_string(),
+        source,
+    };
     if let Some(file) = test.get("context").and_then(|c| c.as_str()) {
         for doc in read_json(&dir.join(file))? {
             ctx.add_context_file(&doc).map_err(|e| at(file, e))?;
@@ -449,8 +458,8 @@ fn names_resource(entry: &str, resource: &Json) -> bool {
 }
 
 /// An AdmissionReview body rewritten for a kind admitted as `parent/subresource`.
-fn as_subresource(body: &str, parent: &str, subresource: &str) -> Result<String, String> {
-    let mut review: Json = sonic_rs::from_str(body).map_err(|e| e.to_string())?;
+fn as_subresource(body: &str, parent: &str, subresource: &str) -> Result<String, sonic_rs::Error> {
+    let mut review: Json = sonic_rs::from_str(body)?;
     if let Some(request) = review.get_mut("request").and_then(|r| r.as_object_mut()) {
         for key in ["resource", "requestResource"] {
             if let Some(r) = request.get_mut(&key).and_then(|r| r.as_object_mut()) {
@@ -460,7 +469,7 @@ fn as_subresource(body: &str, parent: &str, subresource: &str) -> Result<String,
         request.insert(&"subResource", Json::from(subresource));
         request.insert(&"requestSubResource", Json::from(subresource));
     }
-    sonic_rs::to_string(&review).map_err(|e| e.to_string())
+    sonic_rs::to_string(&review)
 }
 
 /// A resource as Kyverno's CLI loads it (`resource.YamlToUnstructured`): a namespaced kind
@@ -665,12 +674,12 @@ fn unmatched(set: &PolicySet, policy: &str) -> (String, Option<String>) {
 /// What a Kyverno row reports for a resource its policy does not match: the row is skipped.
 const EXCLUDED: &str = "excluded";
 
-fn namespace_object(name: &str, labels_json: &str) -> Result<Json, String> {
+fn namespace_object(name: &str, labels_json: &str) -> Result<Json, sonic_rs::Error> {
     let text = format!(
         "{{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{{\"name\":{},\"labels\":{labels_json}}}}}",
-        sonic_rs::to_string(name).map_err(|e| e.to_string())?
+        sonic_rs::to_string(name)?
     );
-    sonic_rs::from_str(&text).map_err(|e| e.to_string())
+    sonic_rs::from_str(&text)
 }
 
 /// Kyverno's CLI defaults for bindings and unbound policies (see the module documentation).

@@ -3,9 +3,12 @@
 //! Standards policies of `policies/pod-security`.
 #![forbid(unsafe_code)]
 
+pub use error::OfflineError;
+
 pub mod apply;
 pub mod celer_test;
 pub mod chainsaw;
+pub mod error;
 pub mod files;
 pub mod gatekeeper;
 pub mod kyverno;

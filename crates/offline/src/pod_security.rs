@@ -16,6 +16,8 @@ use celer_policy::request::{AdmissionReview, RequestUser, review_for};
 use celer_policy::response::Outcome;
 use sonic_rs::JsonValueMutTrait;
 
+use crate::OfflineError;
+
 /// The label naming a policy's Pod Security level (`baseline` or `restricted`).
 pub const LEVEL_LABEL: &str = "pod-security.celer/level";
 /// The label naming the PSA check a policy implements (`hostNamespaces`, ...).
@@ -99,7 +101,7 @@ impl PodSecurityPolicies {
         pod: &Json,
         old: Option<&Json>,
         sub_resource: Option<&str>,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, OfflineError> {
         let operation = if old.is_some() {
             Operation::Update
         } else {
@@ -111,17 +113,16 @@ impl PodSecurityPolicies {
             operation,
             &RequestUser::default(),
             "pod-security",
-        )
-        .map_err(|e| e.to_string())?;
-        let mut review: Json = sonic_rs::from_str(&body).map_err(|e| e.to_string())?;
+        )?;
+        let mut review: Json = sonic_rs::from_str(&body)?;
         if let Some(sub) = sub_resource
             && let Some(request) = review.get_mut("request").and_then(|r| r.as_object_mut())
         {
             request.insert("subResource", sub);
             request.insert("requestSubResource", sub);
         }
-        let review = AdmissionReview::from_json(review).map_err(|e| e.to_string())?;
-        let request = review.request().map_err(|e| e.to_string())?;
+        let review = AdmissionReview::from_json(review)?;
+        let request = review.request()?;
         Ok(engine::evaluate(
             &self.set,
             &request,
@@ -132,10 +133,9 @@ impl PodSecurityPolicies {
 }
 
 /// A Namespace object as the API server keeps it: labelled `kubernetes.io/metadata.name`.
-pub fn namespace_object(name: &str) -> Result<Json, String> {
-    let name = sonic_rs::to_string(name).map_err(|e| e.to_string())?;
+pub fn namespace_object(name: &str) -> Result<Json, sonic_rs::Error> {
+    let name = sonic_rs::to_string(name)?;
     sonic_rs::from_str(&format!(
         r#"{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":{name},"labels":{{"kubernetes.io/metadata.name":{name}}}}}}}"#
     ))
-    .map_err(|e| e.to_string())
 }

@@ -7,6 +7,7 @@ use celer_cel::Json;
 use celer_policy::document::parse_documents;
 use sonic_rs::JsonValueTrait;
 
+use crate::OfflineError;
 use crate::files::{manifest_files, read_text};
 
 /// One expectation checked.
@@ -99,16 +100,17 @@ fn format_of(doc: &Json) -> Option<Format> {
 
 /// The test files under `paths` (files are taken as given; directories are searched for YAML
 /// files whose first document is a test), in path order.
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format, Json)>, String> {
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format, Json)>, OfflineError> {
     let mut out = Vec::new();
     for p in paths {
         let explicit = p.is_file();
         for file in manifest_files(p)? {
-            let Ok(text) = read_text(&file) else {
-                if explicit {
-                    return Err(format!("{}: unreadable", file.display()));
+            let text = match read_text(&file) {
+                Ok(text) => text,
+                Err(source) if explicit => {
+                    return Err(OfflineError::Unreadable { path: file, source });
                 }
-                continue;
+                Err(_) => continue,
             };
             // Cheap filter before parsing every YAML file of a tree.
             if !explicit && !text.contains("Test") && !text.contains("Suite") {
@@ -116,19 +118,12 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format, Json)>, Strin
             }
             let doc = match parse_documents(&text) {
                 Ok(docs) => docs.into_iter().next(),
-                Err((i, e)) if explicit => {
-                    return Err(format!("{} (document {}): {e}", file.display(), i + 1));
-                }
+                Err(e) if explicit => return Err(OfflineError::document(&file, e)),
                 Err(_) => None,
             };
             match doc.as_ref().and_then(format_of) {
                 Some(format) => out.push((file, format, doc.unwrap_or_default())),
-                None if explicit => {
-                    return Err(format!(
-                        "{}: not a test (expected kind Test of celer.dev/v1alpha1 or Kyverno's cli.kyverno.io/v1alpha1, or Gatekeeper's Suite)",
-                        file.display()
-                    ));
-                }
+                None if explicit => return Err(OfflineError::NotATest { path: file }),
                 None => {}
             }
         }
@@ -146,13 +141,13 @@ pub fn run(path: &Path, format: Format, doc: &Json) -> SuiteOutcome {
             Ok(o) => o,
             Err(e) => {
                 let mut o = SuiteOutcome::new(path);
-                o.errors.push(e);
+                o.errors.push(e.to_string());
                 o
             }
         },
         Format::Gatekeeper => crate::gatekeeper::run(path).unwrap_or_else(|e| {
             let mut o = SuiteOutcome::new(path);
-            o.errors.push(e);
+            o.errors.push(e.to_string());
             o
         }),
     }

@@ -78,7 +78,7 @@ fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
         let outcome = match result {
             Ok(o) => o,
             Err(e) => {
-                row(format!("{short} (suite)"), Some(e));
+                row(format!("{short} (suite)"), Some(e.to_string()));
                 continue;
             }
         };

@@ -398,7 +398,7 @@ impl Fingerprint {
                         let stamp = stamp(&f);
                         (f, stamp)
                     })),
-                    Err(e) => out.push((path.clone(), Err(e))),
+                    Err(e) => out.push((path.clone(), Err(e.to_string()))),
                 }
             }
         }

@@ -1,5 +1,5 @@
 //! cel-go's literal validators (`ValidateDurationLiterals`, `ValidateTimestampLiterals`,
-//! `ValidateRegexLiterals`), which Kubernetes enables: a constant argument that could never
+//! `ValidateRegexLiterals`), on with [`CheckOptions::validate_literals`](crate::CheckOptions::validate_literals): a constant argument that could never
 //! work is a compile error, not an error at every evaluation.
 
 use crate::error::Diagnostic;
@@ -78,7 +78,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_literals_are_compile_errors_in_kubernetes() {
+    fn bad_literals_are_compile_errors_when_validated() {
         let e = error("duration('1x') > duration('1s')").expect("an error");
         assert!(
             e.contains("ERROR: <input>:1:10: invalid duration argument"),

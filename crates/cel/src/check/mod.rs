@@ -320,7 +320,7 @@ impl Checker<'_> {
     /// (`variables`, whose fields are the declared lazy variables) and the message types a
     /// library registered ([`MessageTypes::field_type`](crate::value::MessageTypes::field_type)).
     fn message_field_type(&self, message: &str, field: &str) -> Option<Type> {
-        if message == crate::env::VARIABLES_TYPE {
+        if message == self.env.lazy_variables_type() {
             let vars = self.env.variables();
             return vars
                 .lazy_slot(field)

@@ -25,14 +25,14 @@ fn fails(env: &Env, source: &str) -> String {
     }
 }
 
-fn k8s_env() -> Env {
+fn policy_env() -> Env {
     let mut env = Env::standard();
     env.declare("object", Type::Dyn);
     env.declare("oldObject", Type::Dyn);
     env.declare("params", Type::Dyn);
     env.declare(
         "request",
-        Type::map(Type::String, Type::Dyn), // stands in for kubernetes.AdmissionRequest
+        Type::map(Type::String, Type::Dyn), // stands in for a host's request message type
     );
     env
 }
@@ -198,8 +198,8 @@ fn macros_from_source() {
 }
 
 #[test]
-fn kubernetes_style_expressions() {
-    let env = k8s_env();
+fn admission_policy_style_expressions() {
+    let env = policy_env();
     for (source, expected) in [
         (
             "object.spec.containers.all(c, has(c.securityContext))",
@@ -230,7 +230,7 @@ fn kubernetes_style_expressions() {
 
 #[test]
 fn error_messages_from_source() {
-    let env = k8s_env();
+    let env = policy_env();
     assert_eq!(
         fails(&env, "1 + 'a'"),
         "ERROR: <input>:1:3: found no matching overload for '_+_' applied to '(int, string)'\n | 1 + 'a'\n | ..^"

@@ -1,5 +1,6 @@
 //! cel-go's compile-time check of `format` calls (`stringFormatValidator`, which the
-//! strings extension installs from version 1, so Kubernetes runs it on every expression).
+//! strings extension installs from version 1, so it runs on every expression of an environment
+//! with that extension).
 //!
 //! For each call `'<literal>'.format([<list literal>])` that resolved to the extension's
 //! `string_format` overload, the format string is parsed as at run time and each clause's

@@ -10,8 +10,8 @@ use crate::value::EvalResult;
 use crate::value::{Key, OwnedMap, Str, Value};
 
 /// The value of lazy slot `slot`, evaluating its program if no evaluation has yet. The
-/// program's cost goes to `ctx.lazy_cost`; its own limit is `ctx.limit`, as Kubernetes
-/// evaluates a variable as a program of its own with the per-call limit.
+/// program's cost goes to `ctx.lazy_cost`; its own limit is `ctx.limit`: a variable is
+/// evaluated as a program of its own, with the per-call limit.
 pub(super) fn force<'a>(ctx: &Ctx<'_, 'a>, slot: usize, name: &str) -> EvalResult<'a> {
     let Some(var) = ctx.activation.lazy(slot) else {
         return Err(unbound(name));

@@ -253,7 +253,7 @@ pub(crate) struct Ctx<'c, 'a> {
     pub cost: Cell<u64>,
     /// Evaluation stops with an error once `cost` exceeds this.
     pub limit: u64,
-    /// What `has()` costs: cel-go charges 1, Kubernetes configures 0.
+    /// What `has()` costs: cel-go charges 1 unless the environment makes it free.
     pub presence_cost: u64,
     /// The cost of the lazy variables this evaluation was first to read: separate
     /// evaluations, not counted against `limit`.

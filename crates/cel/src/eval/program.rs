@@ -23,7 +23,7 @@ pub struct Evaluation<'a> {
     /// pays for this evaluation.
     pub cost: u64,
     /// The part of `cost` spent on the lazy variables this evaluation was the first to read
-    /// (Kubernetes' composition cost). The limit applies to `cost - variables_cost` and to
+    /// (their composition cost). The limit applies to `cost - variables_cost` and to
     /// each variable's own evaluation, separately.
     pub variables_cost: u64,
 }

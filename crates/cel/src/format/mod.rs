@@ -23,8 +23,8 @@
 //! # CEL literals ([`to_cel`])
 //!
 //! The output is an expression that evaluates, in [`Env::standard`](crate::Env::standard), to
-//! an equal value (the Kubernetes environment rejects literals that mix element types, as JSON
-//! data often does): `1`, `1u`, `1.0`, `"a\n"`,
+//! an equal value (an environment with homogeneous aggregate literals rejects literals that mix
+//! element types, as JSON data often does): `1`, `1u`, `1.0`, `"a\n"`,
 //! `b"\x00"`, `[1, 2]`, `{"a": 1}` with map keys sorted (bools, then ints, then uints, then
 //! strings, each in ascending order), `timestamp("...")`, `duration("...")`,
 //! `optional.of(x)`, `optional.none()`, messages as `Name{field: value}`, and types by name. An extension type's value prints

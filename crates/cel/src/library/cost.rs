@@ -24,8 +24,8 @@ pub const LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceede
 #[inline]
 pub fn actual_size(v: &Value<'_>) -> u64 {
     let n = match v {
-        // Kubernetes data is mostly ASCII, where code points are bytes; checking is cheaper
-        // than counting.
+        // Policy data is mostly ASCII, where code points are bytes; checking is cheaper than
+        // counting.
         Value::String(s) if s.is_ascii() => s.len(),
         Value::String(s) => s.chars().count(),
         Value::Bytes(b) => b.len(),

@@ -19,9 +19,9 @@ pub mod time;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-/// The environment of the core's library tests: cel-go's extensions, with the checker
-/// options and presence-test cost that Kubernetes configures, as those tests were written
-/// for (the Kubernetes libraries themselves are tested in their crate).
+/// The environment of the core's library tests: cel-go's extensions, with homogeneous
+/// aggregate literals, literal validation and free presence tests, the options those tests
+/// were written for.
 #[cfg(test)]
 pub(crate) use test_env::test_env;
 
@@ -47,7 +47,7 @@ pub type Ternary = for<'a> fn(Value<'a>, Value<'a>, Value<'a>) -> EvalResult<'a>
 pub type Nary = for<'a> fn(Vec<Value<'a>>) -> EvalResult<'a>;
 
 /// The runtime cost of one call, from its arguments (receiver first) and its result, as
-/// Kubernetes' and cel-go's cost estimators compute it. Calls without one cost 1.
+/// cel-go's cost trackers (or a library's own) compute it. Calls without one cost 1.
 pub type CostFn = for<'a> fn(&[Value<'a>], &Value<'a>) -> u64;
 
 /// A runtime implementation; the receiver, when there is one, is the first argument.
@@ -104,8 +104,9 @@ pub struct Function {
 }
 
 /// A set of functions (overloads, implementations, costs), type names, message types and
-/// variables that extends an environment: how the Kubernetes and Kyverno libraries, or a
-/// host's own, plug into the core, which knows neither. A library registers once, when an
+/// variables that extends an environment: how libraries this crate does not hold (the
+/// Kubernetes and Kyverno ones live in crates of their own) or a host's own plug into the
+/// core, which knows none of them. A library registers once, when an
 /// environment is built ([`Env::add_library`](crate::Env::add_library)); compiled programs
 /// then call its implementations directly, as they call the standard library's.
 pub trait Library {
@@ -134,8 +135,8 @@ pub struct LibraryVariable {
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     functions: HashMap<String, Function>,
-    /// Names of extension types usable as type values (`net.IP`), as Kubernetes declares
-    /// them with `cel.Variable(name, type(name))`.
+    /// Names of extension types usable as type values (`net.IP`), as cel-go declares them
+    /// with `cel.Variable(name, type(name))`.
     types: std::collections::BTreeSet<String>,
     /// The message types `Name{...}` builds, when a library defines some.
     message_types: Option<&'static dyn MessageTypes>,
@@ -283,8 +284,9 @@ pub fn standard() -> Registry {
     r
 }
 
-/// cel-go's extension libraries (strings, lists, sets, math, encoders, ...), as one
-/// [`Library`].
+/// cel-go's extension libraries strings, lists and sets, as one [`Library`]. The math and
+/// encoders extensions are libraries of their own ([`Math`], [`Encoders`]): an environment
+/// adds those it includes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extensions;
 
@@ -295,5 +297,34 @@ impl Library for Extensions {
 
     fn register(&self, registry: &mut Registry) {
         ext::register(registry);
+    }
+}
+
+/// cel-go's `math` extension (`ext.Math()`), as one [`Library`]: see [`ext::math`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Math;
+
+impl Library for Math {
+    fn name(&self) -> &'static str {
+        "cel-go math extension"
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        ext::math::register(registry);
+    }
+}
+
+/// cel-go's `encoders` extension (`ext.Encoders()`), as one [`Library`]: see
+/// [`ext::encoders`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Encoders;
+
+impl Library for Encoders {
+    fn name(&self) -> &'static str {
+        "cel-go encoders extension"
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        ext::encoders::register(registry);
     }
 }

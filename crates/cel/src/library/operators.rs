@@ -352,7 +352,7 @@ fn declare_containers(r: &mut Registry) {
     );
 }
 
-/// cel-go's optional library (latest version, as Kubernetes enables it).
+/// cel-go's optional library (latest version).
 fn declare_optional(r: &mut Registry) {
     let k = Type::param("K");
     let v = Type::param("V");

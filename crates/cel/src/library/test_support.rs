@@ -1,7 +1,7 @@
 //! Helpers for library unit tests: evaluate an expression in the including module's
-//! `test_env()` (cel-go's extensions in the core, the Kubernetes environment in the
-//! library crates, which include this file with `#[path]`) with a JSON document bound to `input` (typed `dyn`, so lists are JSON views), and compare
-//! its result, error text and cost.
+//! `test_env()` (cel-go's extensions in the core; the library crates, which include this
+//! file with `#[path]`, their own environment) with a JSON document bound to `input` (typed
+//! `dyn`, so lists are JSON views), and compare its result, error text and cost.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Each including crate uses a subset.
 #![allow(dead_code)]

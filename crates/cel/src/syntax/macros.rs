@@ -19,7 +19,7 @@
 //! | `r.transformMap(i, v, [p,] f)`         | init `{}`, step `cel.@mapInsert(@result, i, f)` |
 //! | `r.transformMapEntry(i, v, [p,] e)`    | init `{}`, step `cel.@mapInsert(@result, e)` |
 //!
-//! `cel.bind(x, init, body)` (cel-go's `ext.Bindings`, part of the Kubernetes environment)
+//! `cel.bind(x, init, body)` (cel-go's `ext.Bindings`, expanded in every environment)
 //! becomes a "let": a comprehension over `[]` with iteration variable `#unused`, accumulator
 //! `x` initialized to `init`, loop condition `false`, step `x` and result `body`; only on the
 //! identifier `cel`, otherwise it stays a call.
@@ -299,7 +299,7 @@ fn macro_error(p: &mut Parser<'_>, span: Span, at: Span, msg: &str) -> PResult {
 /// The iteration variable cel-go gives its "let" comprehensions (`cel.bind`, `optMap`).
 const UNUSED_ITER_VAR: &str = "#unused";
 
-/// `cel.bind(x, init, body)` (cel-go's `ext.Bindings`, in the Kubernetes environment).
+/// `cel.bind(x, init, body)` (cel-go's `ext.Bindings`).
 fn bind(p: &mut Parser<'_>, span: Span, args: Vec<Node>) -> PResult {
     let mut args = args.into_iter();
     let (Some(var), Some(init), Some(body)) = (args.next(), args.next(), args.next()) else {

@@ -133,12 +133,15 @@ pub fn run(args: ApplyArgs) -> ExitCode {
     }
     let printed = match args.output {
         ApplyOutput::Table => Ok(table(&reports)),
-        ApplyOutput::Json => report_json(&reports).and_then(|j| {
-            sonic_rs::to_string_pretty(&j)
-                .map(|s| s + "\n")
-                .map_err(|e| e.to_string())
-        }),
+        ApplyOutput::Json => report_json(&reports)
+            .map_err(|e| e.to_string())
+            .and_then(|j| {
+                sonic_rs::to_string_pretty(&j)
+                    .map(|s| s + "\n")
+                    .map_err(|e| e.to_string())
+            }),
         ApplyOutput::Yaml => report_json(&reports)
+            .map_err(|e| e.to_string())
             .and_then(|j| serde_yaml_ng::to_string(&j).map_err(|e| e.to_string())),
     };
     match printed {

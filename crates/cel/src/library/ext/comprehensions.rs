@@ -9,8 +9,7 @@
 //! - `cel.@mapInsert(map, entries)`: `map` with every entry of the map `entries` added.
 //!
 //! Adding a key that is already present (under CEL's numeric key equivalence) is the error
-//! `insert failed: key K already exists`, as in cel-go. Kubernetes charges these calls the
-//! default cost of 1.
+//! `insert failed: key K already exists`, as in cel-go. These calls cost the default 1.
 //!
 //! Since the parser expands the macros in every environment, [`register`] is part of the
 //! standard library.

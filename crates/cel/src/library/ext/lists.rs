@@ -1,5 +1,4 @@
-//! cel-go's `lists` extension library (`ext/lists.go`) at version 3, as Kubernetes 1.34+
-//! enables it: `slice`, `flatten`, `sort`, `sortBy` (a macro over the internal
+//! cel-go's `lists` extension library (`ext/lists.go`) at version 3: `slice`, `flatten`, `sort`, `sortBy` (a macro over the internal
 //! `@sortByAssociatedKeys`), `lists.range`, `reverse` and `distinct`, with the version-3
 //! runtime cost trackers.
 //!

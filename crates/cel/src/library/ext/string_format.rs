@@ -1,5 +1,6 @@
 //! `<string>.format(<list>)` as cel-go's strings extension versions 1 to 3 implement it
-//! (`ext/formatting.go`), which is what Kubernetes runs (strings version 2).
+//! (`ext/formatting.go`), the formatter of the version [`super::strings::register`] installs
+//! (strings version 2).
 //!
 //! This is not the formatter cel-spec now describes (cel-go's version 4): its `%f` and
 //! `%e` go through `golang.org/x/text/message` with the fixed locale `en_US`, and `%s`

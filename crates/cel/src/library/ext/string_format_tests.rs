@@ -23,7 +23,7 @@ fn unchecked(expr: &str) -> Result<String, String> {
     }
 }
 
-/// cel-go's own table for the formatter Kubernetes runs (`ext/formatting_test.go`, run
+/// cel-go's own table for the formatter of strings versions 1 to 3 (`ext/formatting_test.go`, run
 /// with `StringsVersion(3)` and the locale `en_US`).
 #[test]
 fn cel_go_legacy_formatter_table() {

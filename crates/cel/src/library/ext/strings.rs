@@ -1,29 +1,28 @@
-//! cel-go's `strings` extension library (`ext.Strings`), as Kubernetes configures it.
+//! cel-go's `strings` extension library (`ext.Strings`).
 //!
-//! kube-apiserver's base environment enables `ext.Strings(ext.StringsVersion(2))` from
-//! Kubernetes 1.29 on, and still does in the latest base environment, so [`register`]
-//! installs version 2: `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`,
-//! `replace`, `split`, `substring`, `trim`, `join` (version 0), `format` and `strings.quote`
-//! (version 1), with `join` checking its elements at run time (version 2). `reverse`
-//! arrived in version 3 and is not part of Kubernetes; [`register_version`] adds it for
-//! version 3 and above. `format` always follows the formatter of versions 1 to 3 (see
-//! [`super::string_format`]); the spec-conformant rewrite of version 4 is not implemented.
+//! [`register`] installs version 2 ([`DEFAULT_VERSION`]): `charAt`, `indexOf`,
+//! `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`,
+//! `join` (version 0), `format` and `strings.quote` (version 1), with `join` checking its
+//! elements at run time (version 2). `reverse` arrived in version 3; [`register_version`]
+//! adds it for version 3 and above. Version 2 is the default because a string's
+//! `reverse()` shares its name and call style with the lists extension's `reverse()`, and a
+//! registry holds one implementation per (style, arity): [`Extensions`](super::super::Extensions),
+//! which registers both, would lose one of them. `format` always follows the formatter of
+//! versions 1 to 3 (see [`super::string_format`]); the spec-conformant rewrite of version 4
+//! is not implemented.
 //!
 //! Every index is a code point index, as cel-go's (it converts strings to `[]rune`). The
 //! behaviour and error texts are cel-go v0.28's; in particular an empty search string makes
 //! `indexOf(s, i)` and `lastIndexOf(s, i)` return `i` whatever its value, and an offset past
 //! the end makes the search return -1 rather than fail.
 //!
-//! Runtime costs are Kubernetes' (`library/cost.go`), which replaces cel-go's estimator for
-//! these functions: a traversal (`ceil(0.1 * size)`) for `lowerAscii`, `upperAscii`,
-//! `substring`, `trim`; two traversals for `replace` and `split`; two traversals of the
-//! result for `join`; `indexOf` and `lastIndexOf` cost Kubernetes' list-library traversal
-//! (`floor(0.1 * bytes)` of the receiver); `format` and `strings.quote` fall back to
-//! cel-go's own rule (a traversal of the first argument) and `charAt` to the default 1.
+//! Runtime costs: `format` and `strings.quote` cost cel-go's traversal of the first
+//! argument; every other function the default 1. A host library that charges them
+//! otherwise sets its own costs ([`Registry::set_cost`]), which replace these.
 //!
-//! `indexOf` and `lastIndexOf` share their names and arity with the Kubernetes lists
-//! library (`<list>.indexOf(x)`); a registry holds one implementation per (style, arity), so
-//! whichever library registers last must dispatch both receivers: it can pass string
+//! `indexOf` and `lastIndexOf` may share their names and arity with another library's list
+//! overloads (`<list>.indexOf(x)`); a registry holds one implementation per (style, arity),
+//! so whichever library registers last must dispatch both receivers: it can pass string
 //! receivers on to [`index_of`], [`index_of_from`], [`last_index_of`] and
 //! [`last_index_of_from`], registered here as `Binary` and `Ternary` implementations.
 
@@ -34,17 +33,17 @@ use crate::types::Type;
 use crate::value::EvalResult;
 use crate::value::{Str, Value};
 
-/// The strings extension version Kubernetes' base environment uses.
-pub const KUBERNETES_VERSION: u32 = 2;
+/// The version [`register`] installs (see the module documentation for why not 3).
+pub const DEFAULT_VERSION: u32 = 2;
 
 /// Results longer than this many bytes are refused: `replace` with an empty search string
 /// multiplies sizes, and one call must not be able to allocate gigabytes for a small cost.
 /// The same bound as every string an evaluation builds.
 pub const MAX_RESULT_BYTES: usize = crate::limits::MAX_STRING_BYTES;
 
-/// Registers the library at the version Kubernetes uses.
+/// Registers the library at [`DEFAULT_VERSION`].
 pub fn register(r: &mut Registry) {
-    register_version(r, KUBERNETES_VERSION);
+    register_version(r, DEFAULT_VERSION);
 }
 
 /// Registers the functions of `version` (cel-go's `StringsVersion`). Versions above 3 add
@@ -185,20 +184,6 @@ pub fn register_version(r: &mut Registry, version: u32) {
             Impl::Unary(reverse),
         );
     }
-    for arity in [2, 3] {
-        r.set_cost("indexOf", true, arity, kubernetes_list_traversal);
-        r.set_cost("lastIndexOf", true, arity, kubernetes_list_traversal);
-        r.set_cost("substring", true, arity, first_arg_traversal);
-        r.set_cost("split", true, arity, first_arg_double_traversal);
-    }
-    for arity in [3, 4] {
-        r.set_cost("replace", true, arity, first_arg_double_traversal);
-    }
-    for name in ["lowerAscii", "upperAscii", "trim"] {
-        r.set_cost(name, true, 1, first_arg_traversal);
-    }
-    r.set_cost("join", true, 1, result_double_traversal);
-    r.set_cost("join", true, 2, result_double_traversal);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -208,60 +193,6 @@ pub fn register_version(r: &mut Registry, version: u32) {
 fn first_arg_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
     args.first()
         .map_or(1, |s| cost::traversal(cost::actual_size(s)))
-}
-
-/// `ceil(0.2 * size(args[0]))`: Kubernetes' "traversal plus construction of the result".
-fn first_arg_double_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
-    args.first().map_or(1, |s| {
-        cost::scaled(
-            cost::actual_size(s).saturating_mul(2),
-            cost::STRING_TRAVERSAL_FACTOR,
-        )
-    })
-}
-
-/// `ceil(0.2 * size(result))`, for `join`.
-fn result_double_traversal(_: &[Value<'_>], result: &Value<'_>) -> u64 {
-    cost::scaled(
-        cost::actual_size(result).saturating_mul(2),
-        cost::STRING_TRAVERSAL_FACTOR,
-    )
-}
-
-/// Kubernetes' cost for `indexOf`/`lastIndexOf`, shared by strings and lists: the
-/// traversal cost of the receiver.
-fn kubernetes_list_traversal(args: &[Value<'_>], _: &Value<'_>) -> u64 {
-    args.first().map_or(0, traversal_cost)
-}
-
-/// Kubernetes' `traversalCost`: `floor(0.1 * bytes)` for strings and bytes (bytes, not
-/// code points, and truncated, not rounded up), the sum over elements for lists, over keys
-/// and values for maps, and 1 for anything else. Nested values are walked with an explicit
-/// stack, so their depth does not reach the call stack.
-pub fn traversal_cost(v: &Value<'_>) -> u64 {
-    let truncated = |n: usize| (n as f64 * cost::STRING_TRAVERSAL_FACTOR) as u64;
-    let mut total = 0u64;
-    let mut stack = vec![v.clone()];
-    while let Some(v) = stack.pop() {
-        let c = match &v {
-            Value::String(s) => truncated(s.len()),
-            Value::Bytes(b) => truncated(b.len()),
-            Value::List(l) => {
-                stack.extend(l.iter());
-                0
-            }
-            Value::Map(m) => {
-                for (k, e) in m.iter() {
-                    stack.push(k.into_value());
-                    stack.push(e);
-                }
-                0
-            }
-            _ => 1,
-        };
-        total = total.saturating_add(c);
-    }
-    total
 }
 
 // ---------------------------------------------------------------------------------------
