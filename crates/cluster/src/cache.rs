@@ -138,11 +138,17 @@ impl ObjectCache {
         let Some((key, json)) = self.convert(object) else {
             return;
         };
-        let old = self.objects.write().insert(key, Arc::clone(&json));
-        // A resync or a status-only write can bring the same object again: no change then.
-        if old.is_none_or(|old| *old != *json) {
-            self.changed();
+        // A resync or a status-only write can bring the same object again: no change then,
+        // and the object kept is the one held already, so that what was read and compiled
+        // from it is known by its identity (`celer_webhook::policies::LoadCache`).
+        {
+            let mut objects = self.objects.write();
+            if objects.get(&key).is_some_and(|old| **old == *json) {
+                return;
+            }
+            objects.insert(key, json);
         }
+        self.changed();
     }
 
     fn delete(&self, object: &DynamicObject) {
@@ -152,8 +158,19 @@ impl ObjectCache {
         }
     }
 
-    fn replace(&self, all: BTreeMap<Key, Arc<Json>>) {
-        *self.objects.write() = all;
+    fn replace(&self, mut all: BTreeMap<Key, Arc<Json>>) {
+        {
+            let mut objects = self.objects.write();
+            // A relist brings every object again: keep those that did not change (see `apply`).
+            for (key, json) in all.iter_mut() {
+                if let Some(old) = objects.get(key)
+                    && **old == **json
+                {
+                    *json = Arc::clone(old);
+                }
+            }
+            *objects = all;
+        }
         self.synced.send_replace(true);
         self.changed();
     }
@@ -288,5 +305,36 @@ mod tests {
         assert!(cache.get("a", "x").is_none());
         assert_eq!(cache.len(), 2);
         assert!(cache.list("c").is_empty());
+    }
+
+    /// An object brought again unchanged (a resync, a relist, a status-only write) keeps the
+    /// one held already, and is no change: what was read and compiled from it stays valid.
+    #[test]
+    fn an_unchanged_object_keeps_its_identity_and_is_no_change() {
+        let cache = ObjectCache::new(ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
+            "configmaps",
+        ));
+        let changes = cache.subscribe();
+        let mut listed = BTreeMap::new();
+        let (key, json) = cache.convert(&configmap(&cache, "a", "x", "1")).unwrap();
+        listed.insert(key, json);
+        cache.replace(listed);
+        let held = cache.get("a", "x").unwrap();
+        let seen = *changes.borrow();
+
+        cache.apply(&configmap(&cache, "a", "x", "1"));
+        assert!(Arc::ptr_eq(&held, &cache.get("a", "x").unwrap()));
+        assert_eq!(*changes.borrow(), seen, "an unchanged object is no change");
+
+        let mut relisted = BTreeMap::new();
+        let (key, json) = cache.convert(&configmap(&cache, "a", "x", "1")).unwrap();
+        relisted.insert(key, json);
+        cache.replace(relisted);
+        assert!(Arc::ptr_eq(&held, &cache.get("a", "x").unwrap()));
+
+        cache.apply(&configmap(&cache, "a", "x", "2"));
+        assert!(!Arc::ptr_eq(&held, &cache.get("a", "x").unwrap()));
+        assert_ne!(*changes.borrow(), seen);
     }
 }

@@ -4,10 +4,12 @@
 //! other objects read (Namespaces, params) through one lookup.
 
 use std::collections::BTreeMap;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
+use celer_policy::compile_cache::CompileCache;
 use celer_policy::load::Source;
 use celer_policy::load::{Manifest, Manifests};
 use celer_policy::policy_set::PolicySet;
@@ -138,21 +140,97 @@ pub fn load_with_feed(
     source: &PolicySource,
     feed: Option<&dyn crate::feed::PolicyFeed>,
 ) -> Result<Policies, LoadFailure> {
-    let mut fed = Manifests::default();
-    if let Some(feed) = feed {
-        for document in feed.documents() {
-            match document {
-                crate::feed::FeedDocument::Object { origin, json } => fed.add_json(
-                    Source {
-                        file: origin,
-                        document: 0,
-                    },
-                    celer_cel::Json::clone(&json),
-                ),
-                crate::feed::FeedDocument::File { origin, text } => fed.add_text(&origin, &text),
-            }
-        }
+    load_with_feed_cached(source, feed, &mut LoadCache::default())
+}
+
+/// What one load keeps for the next, so that when one fed object changes the next load reads
+/// and compiles that object only: the fed documents as read (by the identity of the feed's
+/// object, which the feed keeps while the object is unchanged, or by a file's text), and what
+/// was compiled from them ([`CompileCache`]). Entries the latest load did not use are dropped.
+#[derive(Debug, Default)]
+pub struct LoadCache {
+    objects: HashMap<usize, (Arc<celer_cel::Json>, Manifests)>,
+    files: HashMap<String, (String, Manifests)>,
+    compiled: CompileCache,
+}
+
+impl LoadCache {
+    /// How many compiled outputs the last load took from the cache and how many it compiled.
+    pub fn last_load(&self) -> (u64, u64) {
+        self.compiled.stats()
     }
+
+    /// The feed's documents, read (or taken as read before).
+    fn read(&mut self, feed: &dyn crate::feed::PolicyFeed) -> Manifests {
+        let mut fed = Manifests::default();
+        let mut objects = HashMap::new();
+        let mut files = HashMap::new();
+        for document in feed.documents() {
+            let read = match document {
+                crate::feed::FeedDocument::Object { origin, json } => {
+                    let key = Arc::as_ptr(&json) as usize;
+                    let read = match self.objects.remove(&key) {
+                        Some((_, read)) => read,
+                        None => {
+                            let mut read = Manifests::default();
+                            let source = Source {
+                                file: origin,
+                                document: 0,
+                            };
+                            read.add_json(source, celer_cel::Json::clone(&json));
+                            read
+                        }
+                    };
+                    objects.insert(key, (json, read.clone()));
+                    read
+                }
+                crate::feed::FeedDocument::File { origin, text } => {
+                    let read = match self.files.remove(&origin) {
+                        Some((before, read)) if before == text => read,
+                        _ => {
+                            let mut read = Manifests::default();
+                            read.add_text(&origin, &text);
+                            read
+                        }
+                    };
+                    files.insert(origin, (text, read.clone()));
+                    read
+                }
+            };
+            fed.items.extend(read.items);
+            fed.errors.extend(read.errors);
+        }
+        self.objects = objects;
+        self.files = files;
+        fed
+    }
+}
+
+/// [`load_with_feed`], reusing what earlier loads read and compiled (see [`LoadCache`]).
+pub fn load_with_feed_cached(
+    source: &PolicySource,
+    feed: Option<&dyn crate::feed::PolicyFeed>,
+    cache: &mut LoadCache,
+) -> Result<Policies, LoadFailure> {
+    let fed = match feed {
+        Some(feed) => cache.read(feed),
+        None => Manifests::default(),
+    };
+    cache.compiled.begin();
+    let loaded = load_rounds(source, fed, &mut cache.compiled);
+    if loaded.is_ok() {
+        let (reused, compiled) = cache.compiled.stats();
+        tracing::debug!(reused, compiled, "policies compiled");
+        cache.compiled.sweep();
+    }
+    loaded
+}
+
+fn load_rounds(
+    source: &PolicySource,
+    mut fed: Manifests,
+    compiled: &mut CompileCache,
+) -> Result<Policies, LoadFailure> {
     let mut rejected: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for error in std::mem::take(&mut fed.errors) {
         rejected
@@ -164,7 +242,7 @@ pub fn load_with_feed(
     loop {
         round += 1;
         fed.items.retain(|(s, _)| !rejected.contains_key(&s.file));
-        match load_files_and(source, &fed) {
+        match load_files_and(source, &fed, compiled) {
             Ok(mut policies) => {
                 policies.rejected = rejected;
                 return Ok(policies);
@@ -199,7 +277,11 @@ enum Refused {
 }
 
 /// The files' policies and `fed`'s, compiled into one set.
-fn load_files_and(source: &PolicySource, fed: &Manifests) -> Result<Policies, Refused> {
+fn load_files_and(
+    source: &PolicySource,
+    fed: &Manifests,
+    compiled: &mut CompileCache,
+) -> Result<Policies, Refused> {
     let mut manifests = Manifests::default();
     let mut per_path = Vec::new();
     let mut empty_files = Vec::new();
@@ -267,8 +349,8 @@ fn load_files_and(source: &PolicySource, fed: &Manifests) -> Result<Policies, Re
     let by_phase = manifests.by_phase();
     let (validating, mutating, objects) =
         (by_phase.validating, by_phase.mutating, by_phase.objects);
-    let validating = PolicySet::build(&validating);
-    let mutating = PolicySet::build(&mutating);
+    let validating = PolicySet::build_cached(&validating, compiled);
+    let mutating = PolicySet::build_cached(&mutating, compiled);
     // Templates celer cannot run (Rego) do not refuse the load: their constraints are skipped.
     for d in &validating.gatekeeper().diagnostics {
         tracing::warn!(diagnostic = %d, "gatekeeper policy not enforced");

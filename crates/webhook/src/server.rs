@@ -145,11 +145,13 @@ pub async fn start(
         wait_for_feed(feed.as_ref(), options.feed_sync_timeout).await;
     }
     let feed = options.feed.clone();
+    let cache = Arc::new(parking_lot::Mutex::new(policies::LoadCache::default()));
+    let load_cache = Arc::clone(&cache);
     let (fingerprint, loaded) = tokio::task::spawn_blocking(move || {
         let fingerprint = Fingerprint::of(&source);
         (
             fingerprint,
-            policies::load_with_feed(&source, feed.as_deref()),
+            policies::load_with_feed_cached(&source, feed.as_deref(), &mut load_cache.lock()),
         )
     })
     .await
@@ -226,6 +228,7 @@ pub async fn start(
             Sources {
                 files: options.policies.clone(),
                 feed: options.feed.clone(),
+                cache,
             },
             fingerprint,
             options.reload_interval,
@@ -573,6 +576,8 @@ async fn serve_connection<S>(
 struct Sources {
     files: PolicySource,
     feed: Option<Arc<dyn PolicyFeed>>,
+    /// What the last load read and compiled (only one load runs at a time: the watcher's).
+    cache: Arc<parking_lot::Mutex<policies::LoadCache>>,
 }
 
 /// How long fed changes are gathered before a reload: a GitOps sync applies many objects at
@@ -664,8 +669,9 @@ async fn watch_policies(
         }
         let to_load = sources.files.clone();
         let feed = sources.feed.clone();
+        let cache = Arc::clone(&sources.cache);
         let result = tokio::task::spawn_blocking(move || {
-            policies::load_with_feed(&to_load, feed.as_deref())
+            policies::load_with_feed_cached(&to_load, feed.as_deref(), &mut cache.lock())
         })
         .await;
         let serving = state.current();

@@ -206,3 +206,48 @@ fn fed_policies_are_served_changed_and_removed_and_a_broken_one_disturbs_nothing
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reload after one fed object changed reads and compiles that object only; the others are
+/// taken as the last load left them, and the set enforces the change.
+#[test]
+fn a_reload_compiles_only_the_changed_object() {
+    use celer_webhook::policies::{LoadCache, load_with_feed_cached};
+    let documents: Vec<FeedDocument> = (0..20)
+        .map(|i| deny_named(&format!("p{i}"), &format!("pod-{i}")))
+        .collect();
+    let feed = FakeFeed {
+        documents: Mutex::new(documents.clone()),
+        changes: watch::Sender::new(0),
+        synced: AtomicBool::new(true),
+    };
+    let mut cache = LoadCache::default();
+    let first =
+        load_with_feed_cached(&PolicySource::Paths(Vec::new()), Some(&feed), &mut cache).unwrap();
+    let (reused, compiled) = cache.last_load();
+    assert_eq!(reused, 0);
+    assert!(compiled >= 20, "{compiled}");
+    assert_eq!(first.counts(), (20, 0));
+
+    // Nothing changed: nothing compiled.
+    load_with_feed_cached(&PolicySource::Paths(Vec::new()), Some(&feed), &mut cache).unwrap();
+    assert_eq!(cache.last_load(), (compiled, 0));
+
+    // One object changed (the feed hands a new object for it): that one is compiled.
+    let mut changed = documents;
+    changed[7] = deny_named("p7", "pod-seven");
+    feed.set(changed);
+    let after =
+        load_with_feed_cached(&PolicySource::Paths(Vec::new()), Some(&feed), &mut cache).unwrap();
+    assert_eq!(cache.last_load(), (compiled - 1, 1));
+    let p7 = after
+        .validating
+        .kyverno()
+        .validating
+        .iter()
+        .find(|p| p.policy.common.name == "p7")
+        .unwrap();
+    assert_eq!(
+        &*p7.policy.validations[0].expression.source,
+        "object.metadata.name != 'pod-seven'"
+    );
+}
