@@ -5,6 +5,9 @@ use celer_cel::{Activation, Evaluation, Program};
 
 /// Kubernetes' per-expression cost limit (`PerCallLimit`).
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
+
+// The core refuses regex searches estimated above the same limit before they run.
+const _: () = assert!(PER_CALL_LIMIT == celer_cel::library::cost::MAX_SEARCH_COST);
 /// Kubernetes' budget per policy, binding and param (`RuntimeCELCostBudget`).
 pub const RUNTIME_BUDGET: u64 = 10_000_000;
 /// Kubernetes' budget shared by all match conditions of one evaluation.

@@ -15,7 +15,7 @@
 //! | [`transform`] | `listObjToMap(keys, values, keyField, valueField)`, `transform.listObjToMap` |
 //! | [`gzip`] | `gzip.compress(s)`, `gzip.decompress(b)`; and it adds the core's [`Encoders`](celer_cel::library::Encoders), cel-go's `base64.encode`, `base64.decode`, which Kyverno's environment includes |
 //! | `orValue` | on a value that is not an optional, returns it (Kyverno's compatibility with cel-go 0.27) |
-//! | [`regex`] | cel-go's `regex.replace`, `regex.extract`, `regex.extractAll` (in Kyverno's environment) |
+//! | the core's [`Regex`](celer_cel::library::Regex) | cel-go's `regex.replace`, `regex.extract`, `regex.extractAll` (Kyverno's environment includes them) |
 //! | [`context`] | `resource.Get/List/Post/ToGVR`, `http.Get/Post/Client`, `globalContext.Get`, `image.GetMetadata`, each also camelCase |
 //!
 //! The context-backed functions read a [`KyvernoContext`] that the host binds per
@@ -63,7 +63,6 @@ pub mod json;
 pub mod math;
 pub mod memory;
 pub mod random;
-pub mod regex;
 pub mod time;
 pub mod transform;
 pub mod user;
@@ -85,7 +84,7 @@ pub fn register(r: &mut Registry) {
     time::register(r);
     transform::register(r);
     gzip::register(r);
-    regex::register(r);
+    r.add_library(&celer_cel::library::Regex);
     context::register(r);
     // Kyverno compiles ValidatingPolicy and MutatingPolicy with its `orValue` compatibility
     // (`OrValueCompatEnvOptions`, for cel-go 0.28): `x.orValue(y)` on a value that is not an

@@ -19,6 +19,11 @@ pub const REGEX_LENGTH_FACTOR: f64 = 0.25;
 /// The error cel-go reports when an evaluation exceeds its cost limit.
 pub const LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 
+/// The most a regex search may be estimated to cost before it runs: a call's cost is charged
+/// after it returns, and a search of a long text with a long pattern could otherwise run for
+/// minutes. The per-call limit of the policy environments built on this core is the same.
+pub const MAX_SEARCH_COST: u64 = 1_000_000;
+
 /// cel-go's `actualSize`: code points of a string, length of bytes, lists and maps; 1 for
 /// anything else.
 #[inline]

@@ -314,6 +314,20 @@ impl Library for Math {
     }
 }
 
+/// cel-go's `regex` extension (`ext.Regex()`), as one [`Library`]: see [`ext::regex`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Regex;
+
+impl Library for Regex {
+    fn name(&self) -> &'static str {
+        "cel-go regex extension"
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        ext::regex::register(registry);
+    }
+}
+
 /// cel-go's `encoders` extension (`ext.Encoders()`), as one [`Library`]: see
 /// [`ext::encoders`].
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,19 +1,19 @@
-//! cel-go's `regex` extension (`ext/regex.go`, version 1), which Kyverno's environment
-//! includes (`ext.Regex`): `regex.replace(target, pattern, replacement[, count])`,
+//! cel-go's `regex` extension (`ext/regex.go`, version 1), as the library
+//! [`Regex`](super::super::Regex): `regex.replace(target, pattern, replacement[, count])`,
 //! `regex.extract(target, pattern) -> optional(string)`,
 //! `regex.extractAll(target, pattern) -> list(string)`.
 //!
-//! Patterns are RE2 ([`celer_cel::library::re2`]). In a replacement `\N` (one digit) is group
+//! Patterns are RE2 ([`crate::library::re2`]). In a replacement `\N` (one digit) is group
 //! N and `\\` a backslash; anything else after a backslash is an error, as in cel-go.
 
 use std::sync::Arc;
 
-use celer_cel::error::EvalError;
-use celer_cel::library::{Impl, Registry, cost, global};
-use celer_cel::ops::overload;
-use celer_cel::types::Type;
-use celer_cel::value::EvalResult;
-use celer_cel::value::Value;
+use crate::error::EvalError;
+use crate::library::{Impl, Registry, cost, global};
+use crate::ops::overload;
+use crate::types::Type;
+use crate::value::EvalResult;
+use crate::value::Value;
 
 pub fn register(r: &mut Registry) {
     let s = || Type::String;
@@ -74,19 +74,18 @@ fn search_cost(args: &[Value<'_>], result: &Value<'_>) -> u64 {
     }
 }
 
-/// Compiles `pattern` for a search of `target`, unless the search alone would cost more
-/// than Kubernetes' per-expression limit: the cost is charged after a call returns, and a
-/// search of a long text with a long pattern could otherwise run for minutes.
+/// Compiles `pattern` for a search of `target`, unless the search alone would cost more than
+/// [`cost::MAX_SEARCH_COST`].
 fn compile(target: &str, pattern: &str) -> Result<regex::Regex, EvalError> {
     let size = |s: &str| s.chars().count() as f64 + 1.0;
     let search =
         size(target) * cost::STRING_TRAVERSAL_FACTOR * size(pattern) * cost::REGEX_LENGTH_FACTOR;
-    if search > celer_cel_kubernetes::cost::PER_CALL_LIMIT as f64 {
+    if search > cost::MAX_SEARCH_COST as f64 {
         return Err(EvalError::new(cost::LIMIT_EXCEEDED));
     }
-    // Kyverno's patterns usually come from the policy or params: the same few on every
-    // request, so they share the core's bounded per-thread cache.
-    celer_cel::library::strings::cached_regex(pattern)
+    // Patterns usually come from the policy or its params: the same few on every request,
+    // so they share the bounded per-thread cache of `matches`.
+    crate::library::strings::cached_regex(pattern)
 }
 
 fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {
@@ -118,7 +117,7 @@ fn replace(args: Vec<Value<'_>>) -> EvalResult<'_> {
         out.push_str(target.get(last..whole.start()).unwrap_or(""));
         expand(replacement, groups, &caps, &mut out)?;
         last = whole.end();
-        celer_cel::limits::check_string_len(out.len())?;
+        crate::limits::check_string_len(out.len())?;
     }
     out.push_str(target.get(last..).unwrap_or(""));
     Ok(Value::string(out))
