@@ -210,9 +210,13 @@ impl Writer {
             object.resource.kind.as_str(),
         ) {
             ("policies.kyverno.io", "PolicyException") => None,
-            ("policies.kyverno.io", _) => {
+            ("policies.kyverno.io", kind) => {
                 let missing = self.missing_permissions(&object.object).await;
-                Some(kyverno_cel_status(&self.settings, health, &missing))
+                let mut status = kyverno_cel_status(&self.settings, health, &missing);
+                if matches!(kind, "ValidatingPolicy" | "NamespacedValidatingPolicy") {
+                    status["autogen"] = validating_autogen(&object.object);
+                }
+                Some(status)
             }
             ("kyverno.io", _) => Some(classic_status(health)),
             ("templates.gatekeeper.sh", _) => {
@@ -255,6 +259,18 @@ impl Writer {
             _ => None,
         }
     }
+}
+
+/// A ValidatingPolicy's `status.autogen`: the policies autogen derives from it, as Kyverno
+/// lists them (`celer_policy::kyverno::autogen::validating_status`).
+fn validating_autogen(object: &Json) -> Value {
+    let Some(spec) = object.get("spec") else {
+        return json!({});
+    };
+    let status = celer_policy::kyverno::autogen::validating_status(spec);
+    (sonic_rs::to_string(&status).ok())
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| json!({}))
 }
 
 /// Kyverno's CEL kinds: `conditionStatus` with `ready` and its two conditions.
@@ -503,6 +519,28 @@ mod tests {
                 ("".to_string(), "deployments".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn a_validating_policy_for_pods_lists_its_autogen_policies() {
+        let object: Json = sonic_rs::from_str(
+            r#"{"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["pods"]}]},"validations":[{"expression":"object.spec.hostPID != true"}]}}"#,
+        )
+        .unwrap();
+        let status = validating_autogen(&object);
+        assert_eq!(
+            status["configs"]["defaults"]["spec"]["validations"][0]["expression"],
+            "object.spec.template.spec.hostPID != true"
+        );
+        assert_eq!(
+            status["configs"]["cronjobs"]["spec"]["matchConstraints"]["resourceRules"][0]["resources"],
+            json!(["cronjobs"])
+        );
+        let deployments: Json = sonic_rs::from_str(
+            r#"{"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["deployments"]}]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(validating_autogen(&deployments), json!({}));
     }
 
     #[test]

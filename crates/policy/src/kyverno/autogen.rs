@@ -499,10 +499,135 @@ pub fn cluster_policy_rules(p: &ClusterPolicy) -> Vec<Rule> {
     out
 }
 
+/// What Kyverno writes in a ValidatingPolicy's `status.autogen` (`pkg/cel/policies/vpol/autogen`,
+/// as its chainsaw tests read it): `{"configs": {"<template>": {"spec": ...}}}`, each spec
+/// the policy's own with the generated matchConstraints and every string rewritten as the
+/// generated policy runs it; `{}` when nothing is generated. `spec` is the object's `spec`.
+pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
+    use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
+    let mut configs = sonic_rs::Object::new();
+    let constraints: Option<MatchResources> = spec
+        .get("matchConstraints")
+        .and_then(|m| crate::load::read(m).ok());
+    let controllers: Option<Vec<String>> = spec
+        .get("autogen")
+        .and_then(|a| a.get("podControllers"))
+        .and_then(|p| p.get("controllers"))
+        .and_then(|c| c.as_array())
+        .map(|c| {
+            c.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        });
+    for g in generate(constraints.as_ref(), controllers.as_deref()) {
+        let mut generated = rewritten(spec, g.template);
+        if let Some(object) = generated.as_object_mut() {
+            object.remove(&"autogen");
+            let mut constraints = spec
+                .get("matchConstraints")
+                .cloned()
+                .unwrap_or_else(|| celer_cel::Json::new_object());
+            if let Some(c) = constraints.as_object_mut() {
+                let rules: sonic_rs::Array = (g.match_constraints.resource_rules.iter())
+                    .map(rule_json)
+                    .collect();
+                c.insert(&"resourceRules", celer_cel::Json::from(rules));
+            }
+            object.insert(&"matchConstraints", constraints);
+        }
+        let mut config = sonic_rs::Object::new();
+        config.insert(&"spec", generated);
+        configs.insert(&g.template.name(), celer_cel::Json::from(config));
+    }
+    let mut status = sonic_rs::Object::new();
+    if !configs.is_empty() {
+        status.insert(&"configs", celer_cel::Json::from(configs));
+    }
+    celer_cel::Json::from(status)
+}
+
+/// `value` with every string rewritten for `template` ([`rewrite_validating`]).
+fn rewritten(value: &celer_cel::Json, template: Template) -> celer_cel::Json {
+    use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+    if let Some(s) = value.as_str() {
+        return celer_cel::Json::from(rewrite_validating(s, template).as_str());
+    }
+    if let Some(items) = value.as_array() {
+        let out: sonic_rs::Array = items.iter().map(|v| rewritten(v, template)).collect();
+        return celer_cel::Json::from(out);
+    }
+    if let Some(members) = value.as_object() {
+        let mut out = sonic_rs::Object::new();
+        for (k, v) in members.iter() {
+            out.insert(&k, rewritten(v, template));
+        }
+        return celer_cel::Json::from(out);
+    }
+    value.clone()
+}
+
+fn rule_json(rule: &NamedRuleWithOperations) -> celer_cel::Json {
+    let strings = |list: &[String]| -> celer_cel::Json {
+        let out: sonic_rs::Array = list
+            .iter()
+            .map(|s| celer_cel::Json::from(s.as_str()))
+            .collect();
+        celer_cel::Json::from(out)
+    };
+    let mut out = sonic_rs::Object::new();
+    out.insert(&"apiGroups", strings(&rule.api_groups));
+    out.insert(&"apiVersions", strings(&rule.api_versions));
+    out.insert(&"operations", strings(&rule.operations));
+    out.insert(&"resources", strings(&rule.resources));
+    celer_cel::Json::from(out)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_status_lists_each_generated_spec_rewritten() {
+        use sonic_rs::JsonValueTrait;
+        let spec: celer_cel::Json = crate::document::parse_document(
+            "matchConstraints:\n  namespaceSelector: {matchLabels: {team: a}}\n  resourceRules:\n  - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}\nmatchConditions:\n- {name: labelled, expression: has(object.metadata.labels)}\nvalidations:\n- {expression: 'object.spec.hostNetwork != true', message: no host network in object.spec}\nautogen: {podControllers: {controllers: [deployments, cronjobs]}}\n",
+            crate::document::Syntax::Yaml,
+        )
+        .unwrap();
+        let status = validating_status(&spec);
+        let text = sonic_rs::to_string(&status).unwrap();
+        let defaults = &status["configs"]["defaults"]["spec"];
+        assert_eq!(
+            sonic_rs::to_string(&defaults["matchConstraints"]).unwrap(),
+            r#"{"namespaceSelector":{"matchLabels":{"team":"a"}},"resourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["deployments"]}]}"#,
+            "{text}"
+        );
+        assert_eq!(
+            defaults["matchConditions"][0]["expression"].as_str(),
+            Some("has(object.spec.template.metadata.labels)")
+        );
+        assert_eq!(
+            defaults["validations"][0]["message"].as_str(),
+            Some("no host network in object.spec.template.spec")
+        );
+        assert!(defaults.get("autogen").is_none());
+        let cronjobs = &status["configs"]["cronjobs"]["spec"];
+        assert_eq!(
+            cronjobs["validations"][0]["expression"].as_str(),
+            Some("object.spec.jobTemplate.spec.template.spec.hostNetwork != true")
+        );
+        // Nothing to generate: an empty status, as Kyverno writes it.
+        let none: celer_cel::Json = crate::document::parse_document(
+            "matchConstraints:\n  resourceRules:\n  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}\nvalidations: [{expression: 'true'}]\n",
+            crate::document::Syntax::Yaml,
+        )
+        .unwrap();
+        assert_eq!(
+            sonic_rs::to_string(&validating_status(&none)).unwrap(),
+            "{}"
+        );
+    }
 
     fn pods() -> MatchResources {
         MatchResources {
