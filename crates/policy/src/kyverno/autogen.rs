@@ -526,7 +526,7 @@ pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
             let mut constraints = spec
                 .get("matchConstraints")
                 .cloned()
-                .unwrap_or_else(|| celer_cel::Json::new_object());
+                .unwrap_or_else(celer_cel::Json::new_object);
             if let Some(c) = constraints.as_object_mut() {
                 let rules: sonic_rs::Array = (g.match_constraints.resource_rules.iter())
                     .map(rule_json)
