@@ -68,7 +68,11 @@ pub fn constraint_crd(template: &Value, typed: bool) -> Option<Value> {
                     "parameters": parameters,
                 },
             },
-            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "status": {
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"byPod": celer_crds::schema::by_pod_schema()}
+            },
         },
     });
     let version = |name: &str, storage: bool| {

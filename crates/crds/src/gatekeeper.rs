@@ -108,6 +108,6 @@ pub struct ConstraintTemplateStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::schema::preserved_objects")]
+    #[schemars(schema_with = "crate::schema::by_pod")]
     pub by_pod: Option<Vec<serde_json::Value>>,
 }

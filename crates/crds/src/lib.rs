@@ -13,7 +13,7 @@ pub mod admission;
 pub mod gatekeeper;
 pub mod kyverno_cel;
 pub mod kyverno_classic;
-mod schema;
+pub mod schema;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;

@@ -23,6 +23,27 @@ pub(crate) fn preserved_objects(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// Gatekeeper's `status.byPod`: one entry per replica, keyed by `id` (the Pod's name), as a
+/// map-list, so that replicas applying their own entry with their own field managers merge
+/// instead of replacing each other's lists.
+pub fn by_pod_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["id"],
+        "items": {
+            "type": "object",
+            "required": ["id"],
+            "properties": {"id": {"type": "string"}},
+            "x-kubernetes-preserve-unknown-fields": true
+        }
+    })
+}
+
+pub(crate) fn by_pod(_: &mut SchemaGenerator) -> Schema {
+    Schema::try_from(by_pod_schema()).unwrap_or_default()
+}
+
 /// A map of strings (`properties`, `reportProperties`).
 pub(crate) fn string_map(generator: &mut SchemaGenerator) -> Schema {
     <std::collections::BTreeMap<String, String>>::json_schema(generator)
