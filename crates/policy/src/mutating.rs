@@ -34,9 +34,9 @@ use crate::family::{self, FamilyRequest, Mode};
 use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::model::{FailurePolicy, ReinvocationPolicy};
+use crate::mutation::diff;
 use crate::mutation::json_patch;
-use crate::mutation::patched::{self, Operations, Patched};
-use crate::mutation::{apply_configuration, diff};
+use crate::mutation::patched::{self, ApplyError, Operations, Patched};
 use crate::policy_set::PolicySet;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Evaluated, OutOfBudget};
@@ -451,12 +451,12 @@ pub(crate) fn apply_mutation(
     };
     match (mutation.patch_type, patch) {
         (PatchType::ApplyConfiguration, Produced::Json(patch)) => {
-            let base = doc.json().map_err(object_error)?;
-            let next =
-                apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))?;
-            if &next != base {
-                doc.set(next);
-            }
+            // Merged in place on the patch tree: only what the patch names is walked.
+            doc.apply_configuration(&patch, (kind.group, kind.version, kind.kind))
+                .map_err(|e| match e {
+                    ApplyError::Object(e) => object_error(e),
+                    ApplyError::Merge(e) => MutationError::ApplyConfiguration(e),
+                })?;
         }
         (_, Produced::Json(patch)) => {
             doc.apply_json(&patch).map_err(object_error)?;

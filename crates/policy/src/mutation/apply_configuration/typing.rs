@@ -13,7 +13,8 @@ use super::keys::{ItemKey, Step, item_key, render};
 use super::{ApplyConfigurationError, ValidationError, ValidationErrors};
 use crate::mutation::schema::{self, ListKind, ListType, MapType, TypeRef};
 
-pub(super) fn type_patch(patch: &Json, root: TypeRef) -> Result<(), ApplyConfigurationError> {
+/// Types the patch; whether some object in it repeats a key (Go's decoding keeps the last).
+pub(super) fn type_patch(patch: &Json, root: TypeRef) -> Result<bool, ApplyConfigurationError> {
     if !patch.is_object() {
         return Err(ApplyConfigurationError::InvalidPatch(not_a_map(patch)));
     }
@@ -25,7 +26,8 @@ pub(super) fn type_patch(patch: &Json, root: TypeRef) -> Result<(), ApplyConfigu
     })
 }
 
-pub(super) fn type_live(live: &Json, root: TypeRef) -> Result<(), ApplyConfigurationError> {
+/// Types the live object; whether some object in it repeats a key.
+pub(super) fn type_live(live: &Json, root: TypeRef) -> Result<bool, ApplyConfigurationError> {
     if !live.is_object() {
         return Err(ApplyConfigurationError::InvalidObject(not_a_map(live)));
     }
@@ -54,6 +56,8 @@ struct Typer<'a> {
     /// leniently instead: duplicates are allowed as upstream, and undeclared fields (which a
     /// served object only has if this table is older than the server) are typed as deduced.
     strict: bool,
+    /// Whether some object read repeats a key.
+    repeated: bool,
     path: Vec<Step<'a>>,
     errors: Vec<ValidationError>,
     too_deep: bool,
@@ -63,17 +67,18 @@ impl<'a> Typer<'a> {
     fn new(strict: bool) -> Self {
         Typer {
             strict,
+            repeated: false,
             path: Vec::new(),
             errors: Vec::new(),
             too_deep: false,
         }
     }
 
-    fn finish(self) -> Result<(), TypeError> {
+    fn finish(self) -> Result<bool, TypeError> {
         if self.too_deep {
             Err(TypeError::TooDeep)
         } else if self.errors.is_empty() {
-            Ok(())
+            Ok(self.repeated)
         } else {
             Err(TypeError::Invalid(ValidationErrors(self.errors)))
         }
@@ -151,7 +156,11 @@ impl<'a> Typer<'a> {
             self.error(format!("expected map, got {}", GoValue(v)));
             return;
         };
-        for (key, item) in Entries::of(object).list {
+        let entries = Entries::of(object);
+        if entries.list.len() != object.len() {
+            self.repeated = true;
+        }
+        for (key, item) in entries.list {
             let ty = match map.field(key).map(|f| f.ty).or(map.element) {
                 Some(ty) => ty,
                 None if self.strict => {
