@@ -4,7 +4,7 @@
 //! `reinvocationPolicy: IfNeeded` that passed run once more when the object changed after
 //! they began (by them or by a later policy).
 
-use celer_cel::{Activation, ActivationBuffers, Json};
+use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
 use crate::engine::{MatchStep, RequestContext, match_constraints};
 use crate::error::EngineError;
@@ -212,9 +212,15 @@ fn mutate_policy(
     let context = ctx.kyverno_values(k.extras.namespace.as_deref());
     let context = context.as_ref();
     let (exceptions_value, held) = {
-        let object = doc
-            .cel_object()
-            .map_err(|e| Status::from(EngineError::from(e)))?;
+        // Only exceptions and matchConditions (and the variables they use) read `object`
+        // here: without either, it is not read and not bound.
+        let reads_object = !common.match_conditions.is_empty() || !k.extras.exceptions.is_empty();
+        let object = match reads_object {
+            true => doc
+                .cel_object()
+                .map_err(|e| Status::from(EngineError::from(e)))?,
+            false => Value::Null,
+        };
         let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
         bind_inputs(&mut activation, common, &inputs, false);
         activation.set(common.env.slots.object, object.clone());

@@ -187,6 +187,35 @@ pub(super) fn item_key<'a>(list: &ListType, item: &'a Json) -> Result<ItemKey<'a
     }
 }
 
+/// Whether [`item_key`] finds a key for `item`, without building it (for a typing that only
+/// needs to know; [`item_key`] gives the reason when there is none).
+pub(super) fn has_item_key(list: &ListType, item: &Json) -> bool {
+    match list.kind {
+        ListKind::Atomic => false,
+        ListKind::Set => !matches!(
+            item.get_type(),
+            JsonType::Object | JsonType::Array | JsonType::Null
+        ),
+        ListKind::Map(keys) => {
+            let Some(object) = item.as_object() else {
+                return false;
+            };
+            let mut found = false;
+            for &name in keys {
+                if object.iter().any(|(k, _)| k == name) {
+                    found = true;
+                    continue;
+                }
+                let Some((element, _)) = list.element.resolve().map else {
+                    return false;
+                };
+                found |= element.field(name).and_then(|f| f.key_default).is_some();
+            }
+            keys.is_empty() || found
+        }
+    }
+}
+
 /// [`item_key`] of an item of the patch tree: a leaf as its JSON, an expanded object by its
 /// members (the typing has checked that key fields hold scalars, which stay leaves). `None`
 /// for an expanded item the typing would have refused (a list, or a key field that is a

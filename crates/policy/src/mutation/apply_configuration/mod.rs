@@ -281,6 +281,11 @@ pub(in crate::mutation) fn same_type(a: TypeRef, b: TypeRef) -> bool {
     }
 }
 
+/// A guess at the written size of an object's entries, from its strings' lengths (no walk).
+fn patch_len_hint(entries: &Entries<'_>) -> usize {
+    entries.list.iter().map(|(k, _)| k.len() + 16).sum()
+}
+
 /// Upstream sets the patch's `apiVersion` and `kind` to the object's. Returns the patch so
 /// changed, or `None` when it already carries them.
 fn stamp_kind(
@@ -322,9 +327,15 @@ fn stamp_kind(
     if entries.get("kind").is_none() {
         fields.push(("kind", Out::Value(&kind)));
     }
-    let mut text = Vec::new();
+    // Room for a typical patch without regrowing.
+    let mut text = Vec::with_capacity(256 + patch_len_hint(&entries));
     write_out(&mut text, &Out::Object(fields), 0)?;
     sonic_rs::from_slice(&text)
         .map(Some)
         .map_err(|e| ApplyConfigurationError::Output(e.to_string()))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "in_place_tests.rs"]
+mod in_place_tests;

@@ -9,7 +9,7 @@ use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 use super::atoms::{Handle, handle, invalid_atom, scalar_error, too_deep};
 use super::entries::Entries;
 use super::go_format::GoValue;
-use super::keys::{ItemKey, Step, item_key, render};
+use super::keys::{ItemKey, KeyValue, Step, has_item_key, item_key, render};
 use super::{ApplyConfigurationError, ValidationError, ValidationErrors};
 use crate::mutation::schema::{self, ListKind, ListType, MapType, TypeRef};
 
@@ -121,8 +121,14 @@ impl<'a> Typer<'a> {
             let step = if list.kind == ListKind::Atomic {
                 Step::Index(i)
             } else {
-                match item_key(list, item) {
-                    // The live object may repeat keys (`AllowDuplicates`).
+                // The live object may repeat keys (`AllowDuplicates`): only whether an item
+                // has a key matters.
+                let checked = match self.strict {
+                    true => item_key(list, item),
+                    false if has_item_key(list, item) => Ok(ItemKey::Value(KeyValue::Null)),
+                    false => item_key(list, item),
+                };
+                match checked {
                     Ok(key) if self.strict => {
                         if seen.contains(&key) {
                             self.error(format!("duplicate entries for key {key}"));
@@ -156,28 +162,61 @@ impl<'a> Typer<'a> {
             self.error(format!("expected map, got {}", GoValue(v)));
             return;
         };
-        let entries = Entries::of(object);
-        if entries.list.len() != object.len() {
+        if repeats_a_key(object) {
+            // As Go decodes it: the last value of a repeated key, at the key's first place.
             self.repeated = true;
-        }
-        for (key, item) in entries.list {
-            let ty = match map.field(key).map(|f| f.ty).or(map.element) {
-                Some(ty) => ty,
-                None if self.strict => {
-                    self.path.push(Step::Field(key));
-                    self.error("field not declared in schema".to_owned());
-                    self.path.pop();
-                    // SMD stops reading this map at the first undeclared field.
+            for (key, item) in Entries::of(object).list {
+                if !self.field(map, key, item, depth) {
                     return;
                 }
-                None => TypeRef::Named(&schema::DEDUCED),
-            };
-            self.path.push(Step::Field(key));
-            self.value(item, ty, depth + 1);
-            self.path.pop();
-            if self.too_deep {
-                return;
+            }
+        } else {
+            for (key, item) in object.iter() {
+                if !self.field(map, key, item, depth) {
+                    return;
+                }
             }
         }
     }
+
+    /// Types a map's entry; whether to go on with the map's other entries.
+    fn field(&mut self, map: &'static MapType, key: &'a str, item: &'a Json, depth: usize) -> bool {
+        let ty = match map.field(key).map(|f| f.ty).or(map.element) {
+            Some(ty) => ty,
+            None if self.strict => {
+                self.path.push(Step::Field(key));
+                self.error("field not declared in schema".to_owned());
+                self.path.pop();
+                // SMD stops reading this map at the first undeclared field.
+                return false;
+            }
+            None => TypeRef::Named(&schema::DEDUCED),
+        };
+        self.path.push(Step::Field(key));
+        self.value(item, ty, depth + 1);
+        self.path.pop();
+        !self.too_deep
+    }
+}
+
+/// Whether an object repeats a key; small objects are searched pairwise, without allocating.
+fn repeats_a_key(object: &sonic_rs::Object) -> bool {
+    const PAIRWISE: usize = 16;
+    let n = object.len();
+    if n <= 1 {
+        return false;
+    }
+    if n <= PAIRWISE {
+        let mut keys: [&str; PAIRWISE] = [""; PAIRWISE];
+        for (slot, (key, _)) in keys.iter_mut().zip(object.iter()) {
+            *slot = key;
+        }
+        let keys = keys.get(..n).unwrap_or_default();
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(i, a)| keys.get(i + 1..).unwrap_or_default().contains(a));
+    }
+    let mut seen: HashSet<&str> = HashSet::with_capacity(n);
+    object.iter().any(|(key, _)| !seen.insert(key))
 }
