@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use celer_cel_kubernetes::cost::Budget;
+use celer_cel_kubernetes::mutation::JsonPatch;
 
 use crate::attributes::GroupVersionKind;
 use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType, PolicyCommon};
@@ -434,7 +435,7 @@ pub(crate) fn apply_mutation(
                 PatchType::ApplyConfiguration => {
                     celer_cel_kubernetes::mutation::check_type_names(&v)
                         .map_err(MutationError::TypeMismatch)
-                        .and_then(|()| to_json(&v))
+                        .and_then(|()| apply_configuration_json(&v, kind))
                         .map(Produced::Json)
                 }
                 // Operations read straight from the value when they can be (the same ones as
@@ -481,6 +482,50 @@ fn to_json(v: &Value<'_>) -> Result<Json, MutationError> {
     }
     let mismatch = |e: &dyn std::fmt::Display| MutationError::TypeMismatch(e.to_string());
     let text = celer_cel::format::to_json(v).map_err(|e| mismatch(&e))?;
+    sonic_rs::from_str(&text).map_err(|e| mismatch(&e))
+}
+
+/// An ApplyConfiguration's value as JSON ([`to_json`]). Upstream gives the patch the object's
+/// `apiVersion` and `kind` before merging it (the merge does, `apply_configuration::merge`);
+/// an `Object{...}` that sets neither, as most do, gets them here, at the end of its text, as
+/// the merge would add them, which spares the merge a write and parse of the patch.
+fn apply_configuration_json(
+    v: &Value<'_>,
+    kind: GroupVersionKind<'_>,
+) -> Result<Json, MutationError> {
+    if contains_nan(v) {
+        return Err(MutationError::NaN);
+    }
+    let mismatch = |e: &dyn std::fmt::Display| MutationError::TypeMismatch(e.to_string());
+    let mut text = celer_cel::format::to_json(v).map_err(|e| mismatch(&e))?;
+    // Names as the API allows them need no escaping; any other goes the merge's way.
+    let plain = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+    };
+    if let Value::Struct(s) = v
+        && JsonPatch::of(v).is_none()
+        && s.field("apiVersion").is_none()
+        && s.field("kind").is_none()
+        && plain(kind.group)
+        && plain(kind.version)
+        && plain(kind.kind)
+        && text.ends_with('}')
+    {
+        text.pop();
+        if !text.ends_with('{') {
+            text.push(',');
+        }
+        text.push_str("\"apiVersion\":\"");
+        if !kind.group.is_empty() {
+            text.push_str(kind.group);
+            text.push('/');
+        }
+        text.push_str(kind.version);
+        text.push_str("\",\"kind\":\"");
+        text.push_str(kind.kind);
+        text.push_str("\"}");
+    }
     sonic_rs::from_str(&text).map_err(|e| mismatch(&e))
 }
 

@@ -55,7 +55,11 @@ impl Rng {
     }
 
     /// An object of some of `fields` (distinct, in a random order), each `value(name)`.
-    fn object(&mut self, fields: &[&str], value: &mut dyn FnMut(&mut Rng, &str) -> String) -> String {
+    fn object(
+        &mut self,
+        fields: &[&str],
+        value: &mut dyn FnMut(&mut Rng, &str) -> String,
+    ) -> String {
         let mut names: Vec<&str> = fields.to_vec();
         for i in (1..names.len()).rev() {
             names.swap(i, self.below(i + 1));
@@ -74,24 +78,39 @@ impl Rng {
     }
 
     fn string_map(&mut self, keys: &[&str]) -> String {
-        self.object(keys, &mut |r, _| format!(r#""{}""#, r.pick(&["x", "y", "z"])))
+        self.object(keys, &mut |r, _| {
+            format!(r#""{}""#, r.pick(&["x", "y", "z"]))
+        })
     }
 
     fn container(&mut self) -> String {
         self.object(
-            &["name", "image", "ports", "env", "args", "tty", "volumeMounts"],
+            &[
+                "name",
+                "image",
+                "ports",
+                "env",
+                "args",
+                "tty",
+                "volumeMounts",
+            ],
             &mut |r, field| match field {
                 "name" => format!(r#""{}""#, r.pick(&["a", "b", "c"])),
                 "image" => format!(r#""{}""#, r.pick(&["i1", "i2"])),
                 "tty" => r.pick(&["true", "false"]).into(),
-                "args" => r.or_odd(|r| r.list(2, &mut |r| format!(r#""{}""#, r.pick(&["-v", "-q"])))),
+                "args" => {
+                    r.or_odd(|r| r.list(2, &mut |r| format!(r#""{}""#, r.pick(&["-v", "-q"]))))
+                }
                 "ports" => r.or_odd(|r| {
                     r.list(3, &mut |r| {
-                        r.object(&["containerPort", "protocol", "name"], &mut |r, f| match f {
-                            "containerPort" => r.pick(&["80", "443", "80.0"]).into(),
-                            "protocol" => format!(r#""{}""#, r.pick(&["TCP", "UDP"])),
-                            _ => format!(r#""{}""#, r.pick(&["http", "https"])),
-                        })
+                        r.object(
+                            &["containerPort", "protocol", "name"],
+                            &mut |r, f| match f {
+                                "containerPort" => r.pick(&["80", "443", "80.0"]).into(),
+                                "protocol" => format!(r#""{}""#, r.pick(&["TCP", "UDP"])),
+                                _ => format!(r#""{}""#, r.pick(&["http", "https"])),
+                            },
+                        )
                     })
                 }),
                 "env" => r.or_odd(|r| {
@@ -116,7 +135,14 @@ impl Rng {
 
     fn pod_spec(&mut self) -> String {
         self.object(
-            &["containers", "nodeSelector", "tolerations", "hostname", "volumes", "priority"],
+            &[
+                "containers",
+                "nodeSelector",
+                "tolerations",
+                "hostname",
+                "volumes",
+                "priority",
+            ],
             &mut |r, field| match field {
                 "containers" => r.or_odd(|r| r.list(4, &mut |r| r.container())),
                 "nodeSelector" => r.or_odd(|r| r.string_map(&["zone", "disk"])),
@@ -149,7 +175,9 @@ impl Rng {
                 "name" => r#""n""#.into(),
                 "labels" => r.or_odd(|r| r.string_map(&["app", "tier", "k"])),
                 "annotations" => r.or_odd(|r| r.string_map(&["a", "b"])),
-                _ => r.or_odd(|r| r.list(3, &mut |r| format!(r#""{}""#, r.pick(&["f1", "f2", "f3"])))),
+                _ => r.or_odd(|r| {
+                    r.list(3, &mut |r| format!(r#""{}""#, r.pick(&["f1", "f2", "f3"])))
+                }),
             },
         )
     }
@@ -176,7 +204,12 @@ impl Rng {
     }
 
     /// A kind and a generator of its objects.
-    fn kind(&mut self) -> ((&'static str, &'static str, &'static str), fn(&mut Rng) -> String) {
+    fn kind(
+        &mut self,
+    ) -> (
+        (&'static str, &'static str, &'static str),
+        fn(&mut Rng) -> String,
+    ) {
         match self.below(3) {
             0 => (("", "v1", "Pod"), Rng::pod),
             1 => (("apps", "v1", "Deployment"), Rng::deployment),
@@ -207,20 +240,35 @@ fn one_merge_agrees_with_the_merge_on_json() {
         let (live, patch) = (json(&object(&mut rng)), json(&object(&mut rng)));
         let want = reference(&live, &patch, kind);
         let got = merge(&live, &patch, kind);
-        assert_eq!(outcome(&got), outcome(&want), "\n  live:  {}\n  patch: {}", text(&live), text(&patch));
+        assert_eq!(
+            outcome(&got),
+            outcome(&want),
+            "\n  live:  {}\n  patch: {}",
+            text(&live),
+            text(&patch)
+        );
         let root = kind_type(kind);
         let got = structured_merge(&live, &patch, root);
         let want = type_patch(&patch, root)
             .and_then(|_| type_live(&live, root))
             .and_then(|_| merge_typed(&live, &patch, root));
-        assert_eq!(outcome(&got), outcome(&want), "\n  live:  {}\n  patch: {}", text(&live), text(&patch));
+        assert_eq!(
+            outcome(&got),
+            outcome(&want),
+            "\n  live:  {}\n  patch: {}",
+            text(&live),
+            text(&patch)
+        );
         match want {
             Ok(_) => merged += 1,
             Err(_) => refused += 1,
         }
     }
     // Both paths are exercised.
-    assert!(merged > 1000 && refused > 200, "{merged} merged, {refused} refused");
+    assert!(
+        merged > 1000 && refused > 200,
+        "{merged} merged, {refused} refused"
+    );
 }
 
 #[test]
@@ -239,7 +287,13 @@ fn merges_in_turn_on_one_tree_agree_with_the_merge_on_json() {
             match (&want, got) {
                 (Ok(next), Ok(())) => {
                     let changed = *next != current;
-                    assert_eq!(doc.version() > version, changed, "step {step}: changed?\n  live:  {}\n  patch: {}", text(&current), text(&patch));
+                    assert_eq!(
+                        doc.version() > version,
+                        changed,
+                        "step {step}: changed?\n  live:  {}\n  patch: {}",
+                        text(&current),
+                        text(&patch)
+                    );
                     changes += usize::from(changed);
                     if changed {
                         current = next.clone();
@@ -249,10 +303,18 @@ fn merges_in_turn_on_one_tree_agree_with_the_merge_on_json() {
                     assert_eq!(w.to_string(), g.to_string());
                     assert_eq!(doc.version(), version);
                 }
-                (w, g) => panic!("step {step}: want {w:?}, got {g:?}\n  live:  {}\n  patch: {}", text(&current), text(&patch)),
+                (w, g) => panic!(
+                    "step {step}: want {w:?}, got {g:?}\n  live:  {}\n  patch: {}",
+                    text(&current),
+                    text(&patch)
+                ),
             }
             // The tree, as CEL reads it and written out, is that object.
-            assert_eq!(text(doc.json().unwrap()), text(&current), "after step {step}");
+            assert_eq!(
+                text(doc.json().unwrap()),
+                text(&current),
+                "after step {step}"
+            );
         }
     }
     assert!(changes > 1000, "{changes} changes");
@@ -263,7 +325,9 @@ fn objects_that_repeat_keys_are_merged_on_json() {
     let kind = ("", "v1", "Pod");
     // Repeated keys in the live object (not from a request, which refuses them): the merge
     // written out keeps the last of each, everywhere, as before.
-    let live = json(r#"{"metadata":{"labels":{"a":"1","a":"2"},"name":"n","name":"m"},"spec":{"hostname":"h"}}"#);
+    let live = json(
+        r#"{"metadata":{"labels":{"a":"1","a":"2"},"name":"n","name":"m"},"spec":{"hostname":"h"}}"#,
+    );
     let patch = json(r#"{"spec":{"hostname":"g"}}"#);
     let want = reference(&live, &patch, kind);
     assert_eq!(outcome(&merge(&live, &patch, kind)), outcome(&want));

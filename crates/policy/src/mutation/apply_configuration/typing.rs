@@ -68,7 +68,7 @@ impl<'a> Typer<'a> {
         Typer {
             strict,
             repeated: false,
-            path: Vec::new(),
+            path: Vec::with_capacity(16),
             errors: Vec::new(),
             too_deep: false,
         }
