@@ -47,9 +47,9 @@ fn container(out: &mut String, name: &str, env: usize, mounts: usize) {
             m % 2 == 0
         ));
     }
-    out.push_str(&format!(
-        r#"],"livenessProbe":{{"httpGet":{{"path":"/healthz","port":8080,"scheme":"HTTP"}},"initialDelaySeconds":10,"periodSeconds":10,"timeoutSeconds":2,"failureThreshold":3}},"readinessProbe":{{"httpGet":{{"path":"/ready","port":"http"}},"periodSeconds":5}},"securityContext":{{"allowPrivilegeEscalation":false,"readOnlyRootFilesystem":true,"runAsNonRoot":true,"runAsUser":10001,"capabilities":{{"drop":["ALL"]}},"seccompProfile":{{"type":"RuntimeDefault"}}}},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}}"#
-    ));
+    out.push_str(
+        r#"],"livenessProbe":{"httpGet":{"path":"/healthz","port":8080,"scheme":"HTTP"},"initialDelaySeconds":10,"periodSeconds":10,"timeoutSeconds":2,"failureThreshold":3},"readinessProbe":{"httpGet":{"path":"/ready","port":"http"},"periodSeconds":5},"securityContext":{"allowPrivilegeEscalation":false,"readOnlyRootFilesystem":true,"runAsNonRoot":true,"runAsUser":10001,"capabilities":{"drop":["ALL"]},"seccompProfile":{"type":"RuntimeDefault"}},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}"#,
+    );
 }
 
 /// A realistic Deployment of about 50 KB: labels and annotations, 10 containers and 2 init

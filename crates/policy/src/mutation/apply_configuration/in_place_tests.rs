@@ -24,6 +24,12 @@ fn reference(
     merge_typed(live, patch, root)
 }
 
+/// A kind, and a generator of its objects.
+type KindAndObjects = (
+    (&'static str, &'static str, &'static str),
+    fn(&mut Rng) -> String,
+);
+
 struct Rng(u64);
 
 impl Rng {
@@ -204,12 +210,7 @@ impl Rng {
     }
 
     /// A kind and a generator of its objects.
-    fn kind(
-        &mut self,
-    ) -> (
-        (&'static str, &'static str, &'static str),
-        fn(&mut Rng) -> String,
-    ) {
+    fn kind(&mut self) -> KindAndObjects {
         match self.below(3) {
             0 => (("", "v1", "Pod"), Rng::pod),
             1 => (("apps", "v1", "Deployment"), Rng::deployment),
