@@ -4,9 +4,10 @@
 
 use celer_cel::Json;
 use hashbrown::HashSet;
-use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+use sonic_rs::{JsonContainerTrait, JsonType, JsonValueTrait};
 
-use super::atoms::{Handle, handle, invalid_atom, scalar_error, too_deep};
+use super::MAX_DEPTH;
+use super::atoms::{Handle, handle_of, invalid_atom, scalar_error, scalar_fits};
 use super::entries::Entries;
 use super::go_format::GoValue;
 use super::keys::{ItemKey, KeyValue, Step, has_item_key, item_key, render};
@@ -92,13 +93,17 @@ impl<'a> Typer<'a> {
     }
 
     fn value(&mut self, v: &'a Json, ty: TypeRef, depth: usize) {
-        if too_deep(v, depth) {
+        // The value's type, read once (as `too_deep`, `handle` and `scalar_error` read it).
+        let t = v.get_type();
+        if depth >= MAX_DEPTH && matches!(t, JsonType::Object | JsonType::Array) {
             self.too_deep = true;
             return;
         }
-        match handle(ty.resolve(), v) {
+        match handle_of(ty.resolve(), t) {
             Handle::Scalar(scalar) => {
-                if let Some(message) = scalar_error(scalar, v) {
+                if !scalar_fits(scalar, t)
+                    && let Some(message) = scalar_error(scalar, v)
+                {
                     self.error(message);
                 }
             }
@@ -162,19 +167,42 @@ impl<'a> Typer<'a> {
             self.error(format!("expected map, got {}", GoValue(v)));
             return;
         };
-        if repeats_a_key(object) {
-            // As Go decodes it: the last value of a repeated key, at the key's first place.
-            self.repeated = true;
-            for (key, item) in Entries::of(object).list {
-                if !self.field(map, key, item, depth) {
-                    return;
-                }
+        if object.len() <= SMALL {
+            // Read once into place, searched for a repeated key there.
+            let mut entries: [Option<(&'a str, &'a Json)>; SMALL] = [None; SMALL];
+            for (slot, entry) in entries.iter_mut().zip(object.iter()) {
+                *slot = Some(entry);
             }
-        } else {
+            let entries = entries.get(..object.len()).unwrap_or_default();
+            let repeats = entries.iter().enumerate().any(|(i, a)| {
+                let key = a.map(|(k, _)| k);
+                entries
+                    .get(i + 1..)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|b| b.map(|(k, _)| k) == key)
+            });
+            if !repeats {
+                for &(key, item) in entries.iter().flatten() {
+                    if !self.field(map, key, item, depth) {
+                        return;
+                    }
+                }
+                return;
+            }
+        } else if !repeats_a_key(object) {
             for (key, item) in object.iter() {
                 if !self.field(map, key, item, depth) {
                     return;
                 }
+            }
+            return;
+        }
+        // As Go decodes it: the last value of a repeated key, at the key's first place.
+        self.repeated = true;
+        for (key, item) in Entries::of(object).list {
+            if !self.field(map, key, item, depth) {
+                return;
             }
         }
     }
@@ -199,24 +227,12 @@ impl<'a> Typer<'a> {
     }
 }
 
-/// Whether an object repeats a key; small objects are searched pairwise, without allocating.
+/// Objects up to this size are read into place and searched pairwise for a repeated key,
+/// without allocating.
+const SMALL: usize = 16;
+
+/// Whether an object larger than [`SMALL`] repeats a key.
 fn repeats_a_key(object: &sonic_rs::Object) -> bool {
-    const PAIRWISE: usize = 16;
-    let n = object.len();
-    if n <= 1 {
-        return false;
-    }
-    if n <= PAIRWISE {
-        let mut keys: [&str; PAIRWISE] = [""; PAIRWISE];
-        for (slot, (key, _)) in keys.iter_mut().zip(object.iter()) {
-            *slot = key;
-        }
-        let keys = keys.get(..n).unwrap_or_default();
-        return keys
-            .iter()
-            .enumerate()
-            .any(|(i, a)| keys.get(i + 1..).unwrap_or_default().contains(a));
-    }
-    let mut seen: HashSet<&str> = HashSet::with_capacity(n);
+    let mut seen: HashSet<&str> = HashSet::with_capacity(object.len());
     object.iter().any(|(key, _)| !seen.insert(key))
 }
