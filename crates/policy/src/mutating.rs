@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use celer_cel_kubernetes::cost::Budget;
+use celer_cel_kubernetes::mutation::JsonPatch;
 
 use crate::attributes::GroupVersionKind;
 use crate::compiled::{Binding, CompiledMutation, MutatingPolicy, PatchType, PolicyCommon};
@@ -35,9 +36,9 @@ use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::matching::EquivalentResources;
 use crate::model::{FailurePolicy, ReinvocationPolicy};
+use crate::mutation::diff;
 use crate::mutation::json_patch;
-use crate::mutation::patched::{self, Operations, Patched};
-use crate::mutation::{apply_configuration, diff};
+use crate::mutation::patched::{self, ApplyError, Operations, Patched};
 use crate::native_load::NativePolicies;
 use crate::policy_set::Family;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
@@ -443,7 +444,7 @@ pub(crate) fn apply_mutation(
                 PatchType::ApplyConfiguration => {
                     celer_cel_kubernetes::mutation::check_type_names(&v)
                         .map_err(MutationError::TypeMismatch)
-                        .and_then(|()| to_json(&v))
+                        .and_then(|()| apply_configuration_json(&v, kind))
                         .map(Produced::Json)
                 }
                 // Operations read straight from the value when they can be (the same ones as
@@ -460,12 +461,12 @@ pub(crate) fn apply_mutation(
     };
     match (mutation.patch_type, patch) {
         (PatchType::ApplyConfiguration, Produced::Json(patch)) => {
-            let base = doc.json().map_err(object_error)?;
-            let next =
-                apply_configuration::merge(base, &patch, (kind.group, kind.version, kind.kind))?;
-            if &next != base {
-                doc.set(next);
-            }
+            // Merged in place on the patch tree: only what the patch names is walked.
+            doc.apply_configuration(&patch, (kind.group, kind.version, kind.kind))
+                .map_err(|e| match e {
+                    ApplyError::Object(e) => object_error(e),
+                    ApplyError::Merge(e) => MutationError::ApplyConfiguration(e),
+                })?;
         }
         (_, Produced::Json(patch)) => {
             doc.apply_json(&patch).map_err(object_error)?;
@@ -490,6 +491,50 @@ fn to_json(v: &Value<'_>) -> Result<Json, MutationError> {
     }
     let mismatch = |e: &dyn std::fmt::Display| MutationError::TypeMismatch(e.to_string());
     let text = celer_cel::format::to_json(v).map_err(|e| mismatch(&e))?;
+    sonic_rs::from_str(&text).map_err(|e| mismatch(&e))
+}
+
+/// An ApplyConfiguration's value as JSON ([`to_json`]). Upstream gives the patch the object's
+/// `apiVersion` and `kind` before merging it (the merge does, `apply_configuration::merge`);
+/// an `Object{...}` that sets neither, as most do, gets them here, at the end of its text, as
+/// the merge would add them, which spares the merge a write and parse of the patch.
+fn apply_configuration_json(
+    v: &Value<'_>,
+    kind: GroupVersionKind<'_>,
+) -> Result<Json, MutationError> {
+    if contains_nan(v) {
+        return Err(MutationError::NaN);
+    }
+    let mismatch = |e: &dyn std::fmt::Display| MutationError::TypeMismatch(e.to_string());
+    let mut text = celer_cel::format::to_json(v).map_err(|e| mismatch(&e))?;
+    // Names as the API allows them need no escaping; any other goes the merge's way.
+    let plain = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+    };
+    if let Value::Struct(s) = v
+        && JsonPatch::of(v).is_none()
+        && s.field("apiVersion").is_none()
+        && s.field("kind").is_none()
+        && plain(kind.group)
+        && plain(kind.version)
+        && plain(kind.kind)
+        && text.ends_with('}')
+    {
+        text.pop();
+        if !text.ends_with('{') {
+            text.push(',');
+        }
+        text.push_str("\"apiVersion\":\"");
+        if !kind.group.is_empty() {
+            text.push_str(kind.group);
+            text.push('/');
+        }
+        text.push_str(kind.version);
+        text.push_str("\",\"kind\":\"");
+        text.push_str(kind.kind);
+        text.push_str("\"}");
+    }
     sonic_rs::from_str(&text).map_err(|e| mismatch(&e))
 }
 

@@ -4,9 +4,10 @@
 //! `reinvocationPolicy: IfNeeded` that passed run once more when the object changed after
 //! they began (by them or by a later policy).
 
-use celer_cel::{Activation, ActivationBuffers, Json};
+use celer_cel::{Activation, ActivationBuffers, Json, Value};
 
 use crate::engine::{MatchStep, RequestContext, match_constraints};
+use crate::error::EngineError;
 use crate::family::mutating::{Invoked, MutatingFamily, Round, Step};
 use crate::family::{self, FamilyRequest, Mode};
 use crate::index::Candidates;
@@ -190,7 +191,6 @@ fn mutate_policy(
 ) -> Result<Verdict, Status> {
     let common = &k.policy.common;
     let attributes = ctx.request.attributes;
-    let object = mutating::object_json(doc)?.clone();
     let with_objects;
     let request = match k.extras.reads_request_object {
         true => {
@@ -203,8 +203,10 @@ fn mutate_policy(
         }
         false => ctx.default_cel_request(),
     };
+    // `object` is bound from the patch tree (`Patched::cel_object`): read from its JSON when
+    // that is at hand, else from the tree itself, without writing the object out.
     let inputs = Inputs {
-        object: Some(&object),
+        object: None,
         old_object: attributes.old_object,
         request,
         namespace_object: namespace,
@@ -214,31 +216,50 @@ fn mutate_policy(
     let failure_policy = common.failure_policy;
     let context = ctx.kyverno_values(k.extras.namespace.as_deref());
     let context = context.as_ref();
-    let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
-    bind_inputs(&mut activation, common, &inputs, false);
-    super::bind_context(&mut activation, context);
-    let exempt = exceptions(&k.extras, &activation, failure_policy);
-    *buffers = activation.into_buffers();
-    let exceptions_value = match exempt {
-        Ok(Exempt::Full(v)) => return Ok(v),
-        Ok(Exempt::Partial(json)) => json,
-        Err(e) => {
-            return Ok(Verdict::new(
-                ResultKind::Error,
-                format!("failed to load context: {e}"),
-            ));
-        }
+    let (exceptions_value, held) = {
+        // Only exceptions and matchConditions (and the variables they use) read `object`
+        // here: without either, it is not read and not bound.
+        let reads_object = !common.match_conditions.is_empty() || !k.extras.exceptions.is_empty();
+        let object = match reads_object {
+            true => doc
+                .cel_object()
+                .map_err(|e| Status::from(EngineError::from(e)))?,
+            false => Value::Null,
+        };
+        let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
+        bind_inputs(&mut activation, common, &inputs, false);
+        activation.set(common.env.slots.object, object.clone());
+        super::bind_context(&mut activation, context);
+        let exempt = exceptions(&k.extras, &activation, failure_policy);
+        *buffers = activation.into_buffers();
+        let exceptions_value = match exempt {
+            Ok(Exempt::Full(v)) => return Ok(v),
+            Ok(Exempt::Partial(json)) => json,
+            Err(e) => {
+                return Ok(Verdict::new(
+                    ResultKind::Error,
+                    format!("failed to load context: {e}"),
+                ));
+            }
+        };
+        let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
+        bind_inputs(&mut activation, common, &inputs, false);
+        activation.set(common.env.slots.object, object);
+        let extra = super::Extra {
+            exceptions_slot: k.extras.exceptions_slot,
+            exceptions: &exceptions_value,
+            context,
+        };
+        extra.bind(&mut activation);
+        let held = conditions_hold(&common.match_conditions, &activation, failure_policy);
+        *buffers = activation.into_buffers();
+        (exceptions_value, held)
     };
-    let mut activation = Activation::with_buffers(&common.env.env, std::mem::take(buffers));
-    bind_inputs(&mut activation, common, &inputs, false);
     let extra = super::Extra {
         exceptions_slot: k.extras.exceptions_slot,
         exceptions: &exceptions_value,
         context,
     };
-    extra.bind(&mut activation);
-    let held = conditions_hold(&common.match_conditions, &activation, failure_policy);
-    *buffers = activation.into_buffers();
     match held {
         Ok(true) => {}
         Ok(false) => return Ok(Verdict::new(ResultKind::Skip, "skip")),
@@ -249,10 +270,6 @@ fn mutate_policy(
         }
     }
     let kind = attributes.kind;
-    let inputs = Inputs {
-        object: None,
-        ..inputs
-    };
     let mut failures = Vec::new();
     for m in &k.policy.mutations {
         if let Err(e) =

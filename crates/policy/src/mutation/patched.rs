@@ -26,10 +26,12 @@ use celer_cel::Value;
 use celer_cel::value::{Key, OwnedMap, Str, Struct};
 use celer_cel_kubernetes::mutation::JsonPatch;
 
+use super::apply_configuration::{self, ApplyConfigurationError};
 use super::json_patch::{
     COPY_SIZE_LIMIT, Container, Decoded, JsonPatchError, Node, PatchOp, Patching, Step,
     check_depth, decode, existing_index, insert, parent, write_node,
 };
+use super::schema::TypeRef;
 
 /// What a patch did to the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +49,21 @@ pub struct Patched {
     root: Node,
     /// The object as JSON while that is known; `None` after an in-place change until read.
     json: Option<Json>,
-    /// Counts the changes (patches that changed the object, and [`Patched::set`]).
+    /// Counts the changes (patches that changed the object, merges, and [`Patched::set`]).
     version: u64,
+    /// The version at which the object typed against this type without error and without a
+    /// repeated key, for [`Patched::apply_configuration`]: it need not be typed again until
+    /// something else changes it.
+    typed: Option<(u64, TypeRef)>,
+}
+
+/// Why [`Patched::apply_configuration`] failed.
+#[derive(Debug)]
+pub enum ApplyError {
+    /// The object could not be written out as JSON (not expected to happen).
+    Object(JsonPatchError),
+    /// The merge's own error, kube-apiserver's text.
+    Merge(ApplyConfigurationError),
 }
 
 /// The tree as JSON: written out and parsed, so that objects keep their member order.
@@ -96,6 +111,7 @@ impl Patched {
             root: Node::Leaf(object.clone()),
             json: Some(object.clone()),
             version: 0,
+            typed: None,
         }
     }
 
@@ -150,6 +166,63 @@ impl Patched {
         self.root = Node::Leaf(object.clone());
         self.json = Some(object);
         self.version += 1;
+    }
+
+    /// Merges an ApplyConfiguration `patch` (the object a mutation's expression returned) into
+    /// the object, an object of `kind` = (group, version, kind), as
+    /// [`apply_configuration::merge`] does (the same result, the same errors), in place: only
+    /// the parts of the tree the patch names are walked (see the module documentation of
+    /// [`apply_configuration`]). On an error the object is unchanged.
+    pub fn apply_configuration(
+        &mut self,
+        patch: &Json,
+        kind: (&str, &str, &str),
+    ) -> Result<(), ApplyError> {
+        self.apply_configuration_as(patch, kind, apply_configuration::kind_type(kind))
+    }
+
+    /// [`Patched::apply_configuration`] with the object's type given.
+    pub fn apply_configuration_as(
+        &mut self,
+        patch: &Json,
+        kind: (&str, &str, &str),
+        root: TypeRef,
+    ) -> Result<(), ApplyError> {
+        let (stamped, patch_repeats) =
+            apply_configuration::prepare(patch, kind, root).map_err(ApplyError::Merge)?;
+        let patch = stamped.as_ref().unwrap_or(patch);
+        let typed = self.typed.is_some_and(|(version, ty)| {
+            version == self.version && apply_configuration::same_type(ty, root)
+        });
+        if !typed {
+            let live = self.json().map_err(ApplyError::Object)?;
+            if apply_configuration::type_object(live, root).map_err(ApplyError::Merge)? {
+                return self.merge_json(patch, root);
+            }
+            self.typed = Some((self.version, root));
+        }
+        if patch_repeats {
+            return self.merge_json(patch, root);
+        }
+        if apply_configuration::merge_in_place(&mut self.root, patch, root) {
+            self.json = None;
+            self.version += 1;
+        }
+        // What a merge of typed values gives types too.
+        self.typed = Some((self.version, root));
+        Ok(())
+    }
+
+    /// The merge on the object's JSON, written out (keeping the last of repeated keys): for
+    /// objects that repeat keys.
+    fn merge_json(&mut self, patch: &Json, root: TypeRef) -> Result<(), ApplyError> {
+        let live = self.json().map_err(ApplyError::Object)?;
+        let next =
+            apply_configuration::merge_prepared(live, patch, root).map_err(ApplyError::Merge)?;
+        if &next != live {
+            self.set(next);
+        }
+        Ok(())
     }
 
     /// How many times the object changed.

@@ -17,7 +17,7 @@ pub(super) fn find_atomics(
     root: TypeRef,
 ) -> Result<Vec<String>, ApplyConfigurationError> {
     let mut finder = AtomicFinder {
-        path: String::new(),
+        path: String::with_capacity(64),
         found: Vec::new(),
         too_deep: false,
     };

@@ -22,7 +22,12 @@ pub(super) enum Handle {
 }
 
 pub(super) fn handle(resolved: Resolved, v: &Json) -> Handle {
-    match v.get_type() {
+    handle_of(resolved, v.get_type())
+}
+
+/// [`handle`] for a value of type `t`.
+pub(super) fn handle_of(resolved: Resolved, t: JsonType) -> Handle {
+    match t {
         JsonType::Number | JsonType::String | JsonType::Boolean => {
             if let Some(scalar) = resolved.scalar {
                 return Handle::Scalar(scalar);
@@ -74,16 +79,7 @@ pub(super) fn entry_type(map: &MapType, key: &str) -> TypeRef {
 
 /// SMD `validateScalar`: the message when `v` is not a `scalar`.
 pub(super) fn scalar_error(scalar: Scalar, v: &Json) -> Option<String> {
-    let ok = match (scalar, v.get_type()) {
-        (_, JsonType::Null) => true,
-        (Scalar::Numeric, t) => t == JsonType::Number,
-        (Scalar::String, t) => t == JsonType::String,
-        (Scalar::Boolean, t) => t == JsonType::Boolean,
-        (Scalar::Untyped, t) => {
-            matches!(t, JsonType::Number | JsonType::String | JsonType::Boolean)
-        }
-    };
-    if ok {
+    if scalar_fits(scalar, v.get_type()) {
         return None;
     }
     Some(match scalar {
@@ -92,4 +88,17 @@ pub(super) fn scalar_error(scalar: Scalar, v: &Json) -> Option<String> {
         Scalar::Boolean => format!("expected boolean, got {}", GoValue(v)),
         Scalar::Untyped => format!("expected any scalar, got {}", GoValue(v)),
     })
+}
+
+/// Whether a value of type `t` is a `scalar` ([`scalar_error`] has no message for it).
+pub(super) fn scalar_fits(scalar: Scalar, t: JsonType) -> bool {
+    match (scalar, t) {
+        (_, JsonType::Null) => true,
+        (Scalar::Numeric, t) => t == JsonType::Number,
+        (Scalar::String, t) => t == JsonType::String,
+        (Scalar::Boolean, t) => t == JsonType::Boolean,
+        (Scalar::Untyped, t) => {
+            matches!(t, JsonType::Number | JsonType::String | JsonType::Boolean)
+        }
+    }
 }

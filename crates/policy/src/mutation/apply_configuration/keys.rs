@@ -10,6 +10,7 @@ use sonic_rs::{JsonContainerTrait, JsonType, JsonValueTrait};
 
 use super::entries::Entries;
 use super::go_format::{FORMAT_DEPTH, go_float};
+use crate::mutation::json_patch::Node;
 use crate::mutation::schema::{KeyDefault, ListKind, ListType};
 
 /// A scalar as it identifies a list item (SMD compares numbers by value, ints and floats
@@ -173,38 +174,105 @@ pub(super) fn item_key<'a>(list: &ListType, item: &'a Json) -> Result<ItemKey<'a
             let Some(object) = item.as_object() else {
                 return Err("associative list with keys may not have non-map elements".to_owned());
             };
-            let mut fields: Vec<(&'static str, KeyValue<'a>)> = Vec::with_capacity(keys.len());
-            for &name in keys {
-                // Go reads the last of repeated keys.
-                if let Some(v) = object
+            // Go reads the last of repeated keys.
+            let field = |name: &str| {
+                object
                     .iter()
                     .filter(|(k, _)| *k == name)
                     .last()
                     .map(|e| e.1)
-                {
-                    fields.push((name, KeyValue::of(v)));
+            };
+            map_item_key(list, keys, field)
+        }
+    }
+}
+
+/// Whether [`item_key`] finds a key for `item`, without building it (for a typing that only
+/// needs to know; [`item_key`] gives the reason when there is none).
+pub(super) fn has_item_key(list: &ListType, item: &Json) -> bool {
+    match list.kind {
+        ListKind::Atomic => false,
+        ListKind::Set => !matches!(
+            item.get_type(),
+            JsonType::Object | JsonType::Array | JsonType::Null
+        ),
+        ListKind::Map(keys) => {
+            let Some(object) = item.as_object() else {
+                return false;
+            };
+            let mut found = false;
+            for &name in keys {
+                if object.iter().any(|(k, _)| k == name) {
+                    found = true;
                     continue;
                 }
                 let Some((element, _)) = list.element.resolve().map else {
-                    return Err(format!(
-                        "couldn't find default value for {name}: associative list may not have non-map types"
-                    ));
+                    return false;
                 };
-                if let Some(default) = element.field(name).and_then(|f| f.key_default) {
-                    fields.push((name, KeyValue::from_default(default)));
-                }
+                found |= element.field(name).and_then(|f| f.key_default).is_some();
             }
-            if !keys.is_empty() && fields.is_empty() {
-                let quoted: Vec<String> = keys.iter().map(|k| go_quote(k)).collect();
-                return Err(format!(
-                    "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
-                    quoted.join(" ")
-                ));
-            }
-            fields.sort_by(|a, b| a.0.cmp(b.0));
-            Ok(ItemKey::Fields(fields))
+            keys.is_empty() || found
         }
     }
+}
+
+/// [`item_key`] of an item of the patch tree: a leaf as its JSON, an expanded object by its
+/// members (the typing has checked that key fields hold scalars, which stay leaves). `None`
+/// for an expanded item the typing would have refused (a list, or a key field that is a
+/// container): the in-place merge keeps such an item where it is.
+pub(super) fn node_item_key<'a>(list: &ListType, item: &'a Node) -> Option<ItemKey<'a>> {
+    match item {
+        Node::Leaf(json) => item_key(list, json).ok(),
+        Node::Arr(_) => None,
+        Node::Obj(entries) => {
+            let ListKind::Map(keys) = list.kind else {
+                return None;
+            };
+            let mut expanded = false;
+            let field = |name: &str| match entries.iter().rev().find(|(k, _)| k == name) {
+                Some((_, Node::Leaf(v))) => Some(v),
+                Some(_) => {
+                    expanded = true;
+                    None
+                }
+                None => None,
+            };
+            let key = map_item_key(list, keys, field).ok();
+            key.filter(|_| !expanded)
+        }
+    }
+}
+
+/// The key of a `listType=map` item whose key fields `field` reads.
+fn map_item_key<'a>(
+    list: &ListType,
+    keys: &'static [&'static str],
+    mut field: impl FnMut(&str) -> Option<&'a Json>,
+) -> Result<ItemKey<'a>, String> {
+    let mut fields: Vec<(&'static str, KeyValue<'a>)> = Vec::with_capacity(keys.len());
+    for &name in keys {
+        if let Some(v) = field(name) {
+            fields.push((name, KeyValue::of(v)));
+            continue;
+        }
+        let Some((element, _)) = list.element.resolve().map else {
+            return Err(format!(
+                "couldn't find default value for {name}: associative list may not have non-map types"
+            ));
+        };
+        if let Some(default) = element.field(name).and_then(|f| f.key_default) {
+            fields.push((name, KeyValue::from_default(default)));
+        }
+    }
+    if !keys.is_empty() && fields.is_empty() {
+        let quoted: Vec<String> = keys.iter().map(|k| go_quote(k)).collect();
+        return Err(format!(
+            "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
+            quoted.join(" ")
+        ));
+    }
+    fields.sort_by(|a, b| a.0.cmp(b.0));
+    Ok(ItemKey::Fields(fields))
 }
 
 /// One step of a path, rendered only when an error needs it.

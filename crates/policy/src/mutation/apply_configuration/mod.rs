@@ -53,16 +53,32 @@
 //!   older than the server; the patch's undeclared fields are refused, as upstream does.
 //! - Values in messages are formatted as Go formats them, as far as JSON allows.
 //!
-//! The merged object is written as JSON text and parsed once, so that its objects keep their
-//! key order (sonic-rs objects built by mutation do not). The parse is recursive: cheap in
-//! optimised builds, about 100 KB of stack per nesting level in debug builds.
+//! # On the request's patch tree
+//!
+//! A request's mutations run one after another on one patch tree
+//! ([`crate::mutation::patched::Patched`]), and a merge is done there in place
+//! (`in_place`): only the parts of the object the patch names are walked and changed, the
+//! rest stays shared with the request's parse, and the object is written out once, when the
+//! request's mutations are done. The patch is stamped, typed and checked for atomic values as
+//! above, every time; the live object is typed once, and again only after something other
+//! than a merge (a JSON Patch) changed it: a merge of an object that typed into a patch that
+//! typed gives an object that types, since every part of it is a part of either, at the same
+//! path and so of the same type. When either side repeats a key in some object (the request
+//! parse refuses those, so only objects built otherwise can), the merge is done on the JSON
+//! instead, as below, and its result written out, which keeps the last of repeated keys
+//! everywhere, as Go's decoding does.
+//!
+//! On the JSON, the merged object is written as JSON text and parsed once, so that its objects
+//! keep their key order (sonic-rs objects built by mutation do not). The parse is recursive:
+//! cheap in optimised builds, about 100 KB of stack per nesting level in debug builds.
 //!
 //! # Layout
 //!
 //! This module holds the API, its errors and the stamping of step 1; the steps are in:
 //! - `typing`: steps 2 and 4, typing the patch and the live object against the schema;
 //! - `atomic`: step 3, finding atomic values in the patch;
-//! - `merge`: step 5, SMD's merge, and `write`, the merged object back to JSON text;
+//! - `merge`: step 5, SMD's merge on JSON values, and `write`, the merged object back to JSON
+//!   text; `in_place`: step 5 on the patch tree;
 //! - `entries`, `atoms`, `keys`: what they share, namely an object's entries as Go decodes
 //!   them, which atom of a type handles a value, and how list items are identified and paths
 //!   named in errors;
@@ -72,6 +88,7 @@ mod atomic;
 mod atoms;
 mod entries;
 mod go_format;
+mod in_place;
 mod keys;
 mod merge;
 mod typing;
@@ -82,6 +99,8 @@ use std::fmt;
 use celer_cel::Json;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
+use super::json_patch::Node;
+use super::patched::{ApplyError, Patched};
 use super::schema::{self, TypeRef};
 use atomic::find_atomics;
 use entries::Entries;
@@ -159,15 +178,20 @@ impl fmt::Display for ValidationErrors {
 
 /// Applies an ApplyConfiguration `patch` (the object the mutation's expression returned) to
 /// `live`, an object of `kind` = (group, version, kind), e.g. `("apps", "v1", "Deployment")`.
-/// Returns the merged object; `live` and `patch` are not modified.
+/// Returns the merged object; `live` and `patch` are not modified. This is what a mutation
+/// does on the request's patch tree ([`Patched::apply_configuration`]), on a tree of its own.
 pub fn merge(
     live: &Json,
     patch: &Json,
     kind: (&str, &str, &str),
 ) -> Result<Json, ApplyConfigurationError> {
-    let (group, version, name) = kind;
-    let root = schema::root_type(group, version, name).unwrap_or(TypeRef::Named(&schema::DEDUCED));
-    merge_with_type(live, patch, kind, root)
+    merge_with_type(live, patch, kind, kind_type(kind))
+}
+
+/// The type [`merge()`] types objects of `kind` with: the kind's schema, or SMD's deduced type
+/// for kinds the table lacks.
+pub fn kind_type((group, version, kind): (&str, &str, &str)) -> TypeRef {
+    schema::root_type(group, version, kind).unwrap_or(TypeRef::Named(&schema::DEDUCED))
 }
 
 /// [`merge()`] with the objects' type given: for a schema of one's own, as a custom resource's.
@@ -177,15 +201,14 @@ pub fn merge_with_type(
     kind: (&str, &str, &str),
     root: TypeRef,
 ) -> Result<Json, ApplyConfigurationError> {
-    let stamped = stamp_kind(patch, kind)?;
-    let patch = stamped.as_ref().unwrap_or(patch);
-    type_patch(patch, root)?;
-    let atomics = find_atomics(patch, root)?;
-    if !atomics.is_empty() {
-        return Err(ApplyConfigurationError::AtomicMutation(atomics));
-    }
-    type_live(live, root)?;
-    merge_typed(live, patch, root)
+    let mut doc = Patched::new(live);
+    doc.apply_configuration_as(patch, kind, root)
+        .map_err(|e| match e {
+            ApplyError::Merge(e) => e,
+            ApplyError::Object(e) => ApplyConfigurationError::Output(e.to_string()),
+        })?;
+    doc.into_json()
+        .map_err(|e| ApplyConfigurationError::Output(e.to_string()))
 }
 
 /// Structured-merge-diff's `live.Merge(patch)` alone: both typed with `root` (duplicates allowed
@@ -195,9 +218,72 @@ pub fn structured_merge(
     patch: &Json,
     root: TypeRef,
 ) -> Result<Json, ApplyConfigurationError> {
-    type_patch(patch, root)?;
-    type_live(live, root)?;
+    let patch_repeats = type_patch(patch, root)?;
+    let live_repeats = type_live(live, root)?;
+    if patch_repeats || live_repeats {
+        return merge_typed(live, patch, root);
+    }
+    let mut tree = Node::Leaf(live.clone());
+    merge_in_place(&mut tree, patch, root);
+    super::patched::materialize(&tree).map_err(|e| ApplyConfigurationError::Output(e.to_string()))
+}
+
+/// Steps 1 to 3 on the patch: the patch stamped with the object's `apiVersion` and `kind`
+/// (`None`: it carries them already), typed, checked for atomic values; and whether some
+/// object in it repeats a key.
+pub(in crate::mutation) fn prepare(
+    patch: &Json,
+    kind: (&str, &str, &str),
+    root: TypeRef,
+) -> Result<(Option<Json>, bool), ApplyConfigurationError> {
+    let stamped = stamp_kind(patch, kind)?;
+    let checked = stamped.as_ref().unwrap_or(patch);
+    let repeats = type_patch(checked, root)?;
+    let atomics = find_atomics(checked, root)?;
+    if !atomics.is_empty() {
+        return Err(ApplyConfigurationError::AtomicMutation(atomics));
+    }
+    Ok((stamped, repeats))
+}
+
+/// Step 4: types the live object; whether some object in it repeats a key.
+pub(in crate::mutation) fn type_object(
+    live: &Json,
+    root: TypeRef,
+) -> Result<bool, ApplyConfigurationError> {
+    type_live(live, root)
+}
+
+/// Step 5 on JSON values typed by [`prepare`] and [`type_object`]: the merged object.
+pub(in crate::mutation) fn merge_prepared(
+    live: &Json,
+    patch: &Json,
+    root: TypeRef,
+) -> Result<Json, ApplyConfigurationError> {
     merge_typed(live, patch, root)
+}
+
+/// Step 5 in place on the patch tree, for a patch [`prepare`] typed and an object that typed,
+/// neither repeating a key (see `in_place`). Whether the object changed.
+pub(in crate::mutation) fn merge_in_place(live: &mut Node, patch: &Json, root: TypeRef) -> bool {
+    in_place::merge_node(live, patch, root)
+}
+
+/// Whether two types are the same one (the same table entry).
+pub(in crate::mutation) fn same_type(a: TypeRef, b: TypeRef) -> bool {
+    match (a, b) {
+        (TypeRef::Named(x), TypeRef::Named(y)) => std::ptr::eq(x, y),
+        (TypeRef::NamedWithRelationship(x, r), TypeRef::NamedWithRelationship(y, s)) => {
+            std::ptr::eq(x, y) && r == s
+        }
+        (TypeRef::Inline(x), TypeRef::Inline(y)) => std::ptr::eq(x, y),
+        _ => false,
+    }
+}
+
+/// A guess at the written size of an object's entries, from its strings' lengths (no walk).
+fn patch_len_hint(entries: &Entries<'_>) -> usize {
+    entries.list.iter().map(|(k, _)| k.len() + 16).sum()
 }
 
 /// Upstream sets the patch's `apiVersion` and `kind` to the object's. Returns the patch so
@@ -241,9 +327,15 @@ fn stamp_kind(
     if entries.get("kind").is_none() {
         fields.push(("kind", Out::Value(&kind)));
     }
-    let mut text = Vec::new();
+    // Room for a typical patch without regrowing.
+    let mut text = Vec::with_capacity(256 + patch_len_hint(&entries));
     write_out(&mut text, &Out::Object(fields), 0)?;
     sonic_rs::from_slice(&text)
         .map(Some)
         .map_err(|e| ApplyConfigurationError::Output(e.to_string()))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "in_place_tests.rs"]
+mod in_place_tests;

@@ -20,7 +20,7 @@ pub(in crate::mutation) enum Node {
 
 impl Node {
     /// Expands a leaf object or array into entries; whether the node is a container.
-    fn expand(&mut self) -> bool {
+    pub(in crate::mutation) fn expand(&mut self) -> bool {
         let expanded = match self {
             Node::Leaf(json) => match json.as_ref() {
                 ValueRef::Object(fields) => Node::Obj(
@@ -40,7 +40,7 @@ impl Node {
         true
     }
 
-    pub(super) fn null() -> Node {
+    pub(in crate::mutation) fn null() -> Node {
         Node::Leaf(Json::new())
     }
 }
