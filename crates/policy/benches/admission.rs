@@ -17,7 +17,13 @@
 //! - (d) 64 MutatingAdmissionPolicies that each add an annotation by JSONPatch, response
 //!   (with its RFC 6902 patch) included;
 //! - (e) 1,000 Kyverno ClusterPolicy `validate.cel` rules for other kinds against no policy
-//!   at all: the rules are found through an index too, so they should cost what none do.
+//!   at all: the rules are found through an index too, so they should cost what none do;
+//! - (f) 16 policies written with params (a ConfigMap as `paramKind`, named by the binding's
+//!   `paramRef`), two matchConditions each (one reads `request`, one `object`) and, in every
+//!   fourth, an `authorizer` check (an authorizer that allows at once), against their plain
+//!   twins in the same rounds: the same validations with the params' values as literals, no
+//!   matchConditions, no authorizer. The ratio is what params' lookup, the authorizer values
+//!   and the match-condition activations cost.
 //!
 //! Allocations per request are counted by a counting global allocator
 //! (`support::counting`, the only `unsafe` code, documented there).
@@ -26,15 +32,18 @@
 //! engine decides what it should: on every agreement Pod of the cel bench support, the 16
 //! policies give the hand-written checks' 16 results (and the floor does too); the always-true
 //! policies all pass; the non-matching ones leave no result; the response patch of the 64
-//! mutations adds exactly the 64 annotations. Any disagreement stops the bench.
+//! mutations adds exactly the 64 annotations; the (f) policies and their twins all pass with
+//! the ConfigMap and the authorizer, and without them the (f) set denies (so they are read).
+//! Any disagreement stops the bench.
 //!
 //! Run without `--bench` (as `cargo test --all-targets` does) it runs those checks and one
 //! short round of each measurement: a smoke test, not a measurement.
 //!
 //! `-- --loop WHAT N` runs one request N times and exits, for profilers (`perf record`,
 //! `valgrind --tool=callgrind`). WHAT is `psa`, `floor`, `true1`, `true64`, `none0`,
-//! `none1024`, `cpol1000`, `mutate64`, `mutate64-guarded`, `mutate1`, `psa-small`, or `scan`
-//! (the byte scan of `AdmissionReview::parse` alone, on the large-Pod body).
+//! `none1024`, `cpol1000`, `mutate64`, `mutate64-guarded`, `mutate1`, `psa-small`,
+//! `featured`, `featured-plain` (the two sides of (f)), or `scan` (the byte scan of
+//! `AdmissionReview::parse` alone, on the large-Pod body).
 
 #[path = "../../cel/benches/support/mod.rs"]
 mod support;
@@ -46,11 +55,11 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use celer_policy::engine::{self, EvalOptions};
-use celer_policy::lookup::NoLookup;
+use celer_policy::lookup::{NoLookup, ObjectLookup};
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::AdmissionReview;
 
-use material::{Annotate, admit, floor};
+use material::{Annotate, admit, admit_with, floor};
 use support::BenchPod;
 use support::counting::allocations;
 use support::pods::agreement_pods;
@@ -74,11 +83,18 @@ struct Material {
     annotate_1: PolicySet,
     annotate_64: PolicySet,
     annotate_guarded_64: PolicySet,
+    /// (f): policies with params, matchConditions and authorizer checks, their plain twins,
+    /// the lookup that serves the params, the options that carry the authorizer.
+    featured: PolicySet,
+    featured_plain: PolicySet,
+    lookup: ObjectLookup,
+    options: EvalOptions,
 }
 
 const NON_MATCHING: usize = 1024;
 const MUTATIONS: usize = 64;
 const CLUSTER_POLICY_RULES: usize = 1000;
+const FEATURED: usize = 16;
 
 impl Material {
     fn build() -> Result<Material, String> {
@@ -114,6 +130,13 @@ impl Material {
                 0,
                 MUTATIONS,
             )?,
+            featured: material::build(&material::features_yaml(FEATURED, false), FEATURED, 0)?,
+            featured_plain: material::build(&material::features_yaml(FEATURED, true), FEATURED, 0)?,
+            lookup: ObjectLookup::new(material::feature_objects()),
+            options: EvalOptions {
+                authorizer: Some(std::sync::Arc::new(material::AllowAll)),
+                ..EvalOptions::default()
+            },
             large,
             small,
             large_review,
@@ -156,6 +179,21 @@ impl Material {
             .map_err(|e| format!("{MUTATIONS} mutating policies, small Pod: {e}"))?;
         material::check_annotated(&self.annotate_guarded_64, &self.large.bytes, MUTATIONS)
             .map_err(|e| format!("{MUTATIONS} guarded mutating policies: {e}"))?;
+        for body in [&self.large_review, &self.small_review] {
+            for (set, what) in [
+                (&self.featured, "policies with params"),
+                (&self.featured_plain, "their plain twins"),
+            ] {
+                material::check_allowed_in(set, body, FEATURED, &self.lookup, &self.options)
+                    .map_err(|e| format!("(f) {what}: {e}"))?;
+            }
+            // Without the ConfigMap and the authorizer the (f) policies cannot pass: they are
+            // read.
+            let (outcome, _) = material::admit_with_outcome(&self.featured, body)?;
+            if outcome.allowed {
+                return Err("(f) policies with params pass without their params".into());
+            }
+        }
         Ok(())
     }
 }
@@ -342,6 +380,32 @@ fn report(opts: Options, m: &Material) -> Result<Headline, String> {
     let cluster_policies =
         against_none(opts, m, &m.cluster_policies, CLUSTER_POLICY_RULES, "rules")?;
 
+    // (f)
+    println!(
+        "\n### (f) {FEATURED} policies with params, matchConditions and authorizer checks, against their plain twins\n"
+    );
+    println!(
+        "| request | with params etc. µs | plain twins µs | ratio | per policy extra µs | allocations (with / plain) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, body) in [
+        ("large Pod", &m.large_review),
+        ("small Pod", &m.small_review),
+    ] {
+        let featured = || admit_with(&m.featured, black_box(body), &m.lookup, &m.options);
+        let plain = || admit_with(&m.featured_plain, black_box(body), &m.lookup, &m.options);
+        let p = interleaved(opts, featured, plain);
+        println!(
+            "| {name} | {} | {} | {} | {} | {} / {} |",
+            us(p.a_us),
+            us(p.b_us),
+            ratio_cell(&p),
+            us((p.a_us - p.b_us) / FEATURED as f64),
+            allocation_cell(allocations(featured)),
+            allocation_cell(allocations(plain)),
+        );
+    }
+
     // (d)
     println!(
         "\n### (d) {MUTATIONS} MutatingAdmissionPolicies, each adding an annotation by JSONPatch\n"
@@ -500,6 +564,16 @@ fn run_loop(m: &Material, what: &str, n: u64) -> Result<(), String> {
         "mutate64" => (Some(&m.annotate_64), large),
         "mutate1" => (Some(&m.annotate_1), large),
         "mutate64-guarded" => (Some(&m.annotate_guarded_64), large),
+        "featured" | "featured-plain" => {
+            let set = match what {
+                "featured" => &m.featured,
+                _ => &m.featured_plain,
+            };
+            for _ in 0..n {
+                black_box(admit_with(set, black_box(large), &m.lookup, &m.options)?);
+            }
+            return Ok(());
+        }
         "scan" => {
             // The byte scan of the parse alone (nesting and duplicate keys).
             for _ in 0..n {

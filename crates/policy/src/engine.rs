@@ -50,6 +50,8 @@ pub struct RequestContext<'r> {
     selector_params_as_list: bool,
     namespace: OnceCell<Result<Option<Arc<Json>>, LookupError>>,
     cel_request: OnceCell<Json>,
+    /// What a policy none of whose expressions can read `request` gets bound instead (null).
+    unread_request: Json,
     authorizer_source: Option<Arc<dyn Authorizer>>,
     /// The values of `authorizer` and `authorizer.requestResource`, built on first use.
     authorizer: OnceCell<Option<(Value<'static>, Value<'static>)>>,
@@ -66,6 +68,7 @@ impl<'r> RequestContext<'r> {
             selector_params_as_list: options.selector_params_as_list,
             namespace: OnceCell::new(),
             cel_request: OnceCell::new(),
+            unread_request: Json::new(),
             authorizer_source: options.authorizer.clone(),
             authorizer: OnceCell::new(),
             kyverno_context: options.kyverno_context.clone(),
@@ -159,6 +162,45 @@ impl<'r> RequestContext<'r> {
             return None;
         }
         Some(self.request.cel_request(matched.kind, matched.resource))
+    }
+
+    /// The CEL `request` for a policy matched through `matched`, built only when one of the
+    /// policy's expressions may read it (null otherwise, which no expression can see):
+    /// `(for its expressions, for its matchConditions)`. matchConditions see the matched kind
+    /// with the request's own resource (`matchconditions/matcher.go` builds its request from
+    /// `GetResource()`).
+    pub(crate) fn cel_requests_for(
+        &self,
+        common: &PolicyCommon,
+        matched: &Matched<'_>,
+    ) -> (Cow<'_, Json>, Cow<'_, Json>) {
+        if !common.env.reads_request() {
+            return (
+                Cow::Borrowed(&self.unread_request),
+                Cow::Borrowed(&self.unread_request),
+            );
+        }
+        match self.cel_request(matched) {
+            None => (
+                Cow::Borrowed(self.default_cel_request()),
+                Cow::Borrowed(self.default_cel_request()),
+            ),
+            Some(special) => (
+                Cow::Owned(special),
+                Cow::Owned(
+                    self.request
+                        .cel_request(matched.kind, self.request.attributes.resource),
+                ),
+            ),
+        }
+    }
+
+    /// The default CEL `request` for a policy that may read it, null for one that cannot.
+    pub(crate) fn default_cel_request_for(&self, common: &PolicyCommon) -> &Json {
+        match common.env.reads_request() {
+            true => self.default_cel_request(),
+            false => &self.unread_request,
+        }
     }
 
     pub(crate) fn default_cel_request(&self) -> &Json {

@@ -47,21 +47,37 @@ pub struct PolicyEnv {
     /// Set once the variables are compiled: see [`crate::compiled::Expression::explain`].
     pub variable_errors: std::sync::Arc<[(String, String)]>,
     /// Whether an expression compiled here may read `authorizer` (see [`PolicyEnv::compile`]).
-    pub reads_authorizer: ReadsAuthorizer,
+    pub reads_authorizer: ReadsVariable,
+    /// Whether an expression compiled here may read `request` (see [`PolicyEnv::compile`]).
+    pub reads_request: ReadsVariable,
 }
 
-/// Set by [`PolicyEnv::compile`] when a source names `authorizer`; shared by an environment's
+/// Set by [`PolicyEnv::compile`] when a source names a variable; shared by an environment's
 /// clones, which can only make the answer more conservative.
 #[derive(Debug, Clone, Default)]
-pub struct ReadsAuthorizer(std::sync::Arc<std::sync::atomic::AtomicBool>);
+pub struct ReadsVariable(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl ReadsVariable {
+    fn get(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 impl PolicyEnv {
     /// Whether an expression compiled in this environment may read `authorizer` or
     /// `authorizer.requestResource`: when none can, the request need not build their values.
     pub fn reads_authorizer(&self) -> bool {
-        self.reads_authorizer
-            .0
-            .load(std::sync::atomic::Ordering::Relaxed)
+        self.reads_authorizer.get()
+    }
+
+    /// Whether an expression compiled in this environment may read `request`: when none can,
+    /// the request need not build the CEL `request` value for it.
+    pub fn reads_request(&self) -> bool {
+        self.reads_request.get()
     }
 
     pub fn new(has_params: bool, mutating: bool) -> PolicyEnv {
@@ -96,7 +112,8 @@ impl PolicyEnv {
                 request_resource,
             },
             variable_errors: std::sync::Arc::from(Vec::new()),
-            reads_authorizer: ReadsAuthorizer::default(),
+            reads_authorizer: ReadsVariable::default(),
+            reads_request: ReadsVariable::default(),
         }
     }
 
@@ -104,12 +121,15 @@ impl PolicyEnv {
     /// kube-apiserver gives (`compilation failed: ERROR: <input>:1:3: ...`,
     /// `must evaluate to bool but got dyn`).
     pub fn compile(&self, source: &str, kind: ExpressionKind) -> Result<Program, String> {
-        // Conservative: any occurrence of the word (an identifier, a field, a string) counts,
-        // and so does a source that does not compile.
+        // Conservative: any occurrence of the word (an identifier, a field, a string, a part
+        // of a longer name) counts, and so does a source that does not compile. CEL names a
+        // variable only by its identifier, so a source without the word cannot read it; lazy
+        // `variables` are compiled here too, so a variable that reads it counts for all.
         if source.contains(authz::AUTHORIZER_VAR) {
-            self.reads_authorizer
-                .0
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.reads_authorizer.set();
+        }
+        if source.contains("request") {
+            self.reads_request.set();
         }
         let program = self
             .env
@@ -187,5 +207,23 @@ mod reads_authorizer_tests {
             ExpressionKind::Condition,
         );
         assert!(other.reads_authorizer());
+    }
+
+    #[test]
+    fn an_environment_knows_whether_an_expression_names_the_request() {
+        let env = PolicyEnv::new(false, false);
+        assert!(
+            env.compile("object.kind == 'Pod'", ExpressionKind::Condition)
+                .is_ok()
+        );
+        assert!(!env.reads_request());
+        // A variable's expression counts for the whole policy.
+        let _ = env.compile("request.userInfo.username", ExpressionKind::Variable);
+        assert!(env.reads_request());
+        // So does a source that does not compile, and a clone shares the answer.
+        let other = PolicyEnv::new(false, false);
+        let clone = other.clone();
+        let _ = clone.compile("request.(", ExpressionKind::Condition);
+        assert!(other.reads_request());
     }
 }

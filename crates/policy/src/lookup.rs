@@ -147,12 +147,12 @@ impl ObjectLookup {
         })
     }
 
-    fn namespace_of(&self, o: &Json, scope: ParamScope) -> Option<String> {
+    fn namespace_of<'o>(&self, o: &'o Json, scope: ParamScope) -> Option<&'o str> {
         match scope {
             ParamScope::Cluster => None,
             ParamScope::Namespaced => {
                 let ns = str_at(o, &["metadata", "namespace"]);
-                Some(if ns.is_empty() { "default" } else { ns }.to_string())
+                Some(if ns.is_empty() { "default" } else { ns })
             }
         }
     }
@@ -195,8 +195,7 @@ impl Lookup for ObjectLookup {
         Ok(self
             .of_kind(kind)
             .find(|o| {
-                str_at(o, &["metadata", "name"]) == name
-                    && self.namespace_of(o, scope).as_deref() == namespace
+                str_at(o, &["metadata", "name"]) == name && self.namespace_of(o, scope) == namespace
             })
             .cloned())
     }
@@ -209,7 +208,7 @@ impl Lookup for ObjectLookup {
         let scope = self.param_scope(kind).unwrap_or(ParamScope::Cluster);
         Ok(self
             .of_kind(kind)
-            .filter(|o| self.namespace_of(o, scope).as_deref() == namespace)
+            .filter(|o| self.namespace_of(o, scope) == namespace)
             .cloned()
             .collect())
     }

@@ -228,14 +228,15 @@ impl MutatingFamily for MutatingPolicies<'_> {
             return;
         }
         let requests = || {
-            (matched.kind != attributes.kind || matched.resource != attributes.resource).then(
-                || {
+            // Only for a policy that may read `request` (see `RequestContext::cel_requests_for`).
+            (policy.common.env.reads_request()
+                && (matched.kind != attributes.kind || matched.resource != attributes.resource))
+                .then(|| {
                     (
                         ctx.request.cel_request(matched.kind, matched.resource),
                         ctx.request.cel_request(matched.kind, attributes.resource),
                     )
-                },
-            )
+                })
         };
         for binding in bindings {
             if let Some(c) = &binding.match_resources {
@@ -279,7 +280,10 @@ impl MutatingFamily for MutatingPolicies<'_> {
         let attributes = &step.request.attributes;
         let (request, condition_request) = match &inv.requests {
             Some((r, c)) => (r, c),
-            None => (ctx.default_cel_request(), ctx.default_cel_request()),
+            None => {
+                let request = ctx.default_cel_request_for(&inv.policy.common);
+                (request, request)
+            }
         };
         let common = &inv.policy.common;
         // Conditions read the object; without conditions it need not be written out.

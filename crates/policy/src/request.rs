@@ -100,7 +100,8 @@ impl AdmissionReview {
             return Err(ReviewError::NoRequest);
         }
         let review = AdmissionReview { root, version };
-        review.request()?;
+        let raw = review.root.get("request").ok_or(ReviewError::NoRequest)?;
+        Request::from_json(raw)?;
         Ok(review)
     }
 
@@ -112,10 +113,12 @@ impl AdmissionReview {
         &self.root
     }
 
-    /// The request's fields, borrowed.
+    /// The request's fields, borrowed. Their types were checked when the review was made
+    /// ([`AdmissionReview::from_json`] is its only constructor, and its JSON cannot change), so
+    /// they are not checked again.
     pub fn request(&self) -> Result<Request<'_>, ReviewError> {
         let raw = self.root.get("request").ok_or(ReviewError::NoRequest)?;
-        Request::from_json(raw)
+        Request::read(raw, false)
     }
 }
 
@@ -362,13 +365,21 @@ fn gvr(v: Option<&Json>) -> GroupVersionResource<'_> {
 impl<'a> Request<'a> {
     /// Reads the fields of an `AdmissionRequest` object.
     pub fn from_json(raw: &'a Json) -> Result<Request<'a>, ReviewError> {
+        Request::read(raw, true)
+    }
+
+    /// Reads the fields; `check`: check the typed fields' types first (not needed for a request
+    /// already read with them checked).
+    fn read(raw: &'a Json, check: bool) -> Result<Request<'a>, ReviewError> {
         if !raw.is_object() {
             return Err(ReviewError::NoRequest);
         }
         // Every read of a request member below goes through one pass over its keys.
         let members = Members::read(raw);
         let raw = &members;
-        check_request_types(raw)?;
+        if check {
+            check_request_types(raw)?;
+        }
         let operation =
             Operation::parse(str_field(raw, "operation")).ok_or(ReviewError::Field {
                 field: "operation",

@@ -3,6 +3,8 @@
 //! decisions recorded by its validationActions; the first `Deny` becomes the response,
 //! `Audit` failures the `validation_failure` audit annotation.
 
+use std::borrow::Cow;
+
 use celer_cel::{ActivationBuffers, Json};
 
 use crate::compiled::{Binding, ValidatingPolicy};
@@ -204,34 +206,28 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
                 continue;
             }
             let namespace = ctx.namespace()?;
-            let special_request = ctx.cel_request(&matched);
-            let request_json = special_request
-                .as_ref()
-                .unwrap_or_else(|| ctx.default_cel_request());
-            // matchConditions see the matched kind with the request's own resource
-            // (`matchconditions/matcher.go` builds its request from `GetResource()`).
-            let condition_request = special_request
-                .as_ref()
-                .map(|_| ctx.request.cel_request(matched.kind, attributes.resource));
+            // Built only for a policy that may read it; matchConditions get their own when the
+            // policy matched through an equivalent resource (see `cel_requests_for`).
+            let (request_json, condition_request) = ctx.cel_requests_for(common, &matched);
             for param in params.iter() {
                 let inputs = Inputs {
                     object,
                     old_object: attributes.old_object,
-                    request: request_json,
+                    request: &request_json,
                     namespace_object: namespace.as_deref(),
                     params: param.as_deref(),
                     authorizer: ctx.authorizer_for(common),
                 };
                 let condition_inputs;
                 let for_conditions = match &condition_request {
-                    Some(request) => {
+                    Cow::Owned(request) => {
                         condition_inputs = Inputs {
                             request,
                             ..inputs.clone()
                         };
                         &condition_inputs
                     }
-                    None => &inputs,
+                    Cow::Borrowed(_) => &inputs,
                 };
                 let result = &mut state.result;
                 match match_conditions(common, for_conditions, &mut state.buffers) {

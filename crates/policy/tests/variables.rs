@@ -64,6 +64,18 @@ fn variables_evaluate_lazily_with_upstreams_error_texts() {
                 "expression 'variables.outer == 1' resulted in error: composited variable \"outer\" fails to evaluate: composited variable \"bad\" fails to compile: {undeclared}"
             ),
         ),
+        // A variable that reads `request` sees it, though no validation names it (the value
+        // is built only for policies that may read it).
+        (
+            r#"[{name: op, expression: "request.operation"}]"#,
+            "variables.op == 'CREATE'",
+            "allowed",
+        ),
+        (
+            r#"[{name: op, expression: "request.operation"}]"#,
+            "variables.op != 'CREATE'",
+            "failed expression: variables.op != 'CREATE'",
+        ),
         // A variable reading one declared after it does not compile.
         (
             r#"[{name: early, expression: "variables.late"}, {name: late, expression: "1"}]"#,

@@ -5,7 +5,7 @@
 use celer_cel::Json;
 use celer_policy::engine::{self, EvalOptions};
 use celer_policy::load::Manifests;
-use celer_policy::lookup::NoLookup;
+use celer_policy::lookup::{Lookup, NoLookup};
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::AdmissionReview;
 use celer_policy::response::{Outcome, ResultKind};
@@ -199,6 +199,97 @@ pub fn annotating_yaml(n: usize, how: Annotate) -> String {
     out
 }
 
+/// The param object of the (f) policies: a ConfigMap in the request's namespace.
+pub const PARAM_NAME: &str = "bench-limits";
+
+/// What the (f) policies read besides the request: the ConfigMap they take as params, and
+/// the request's Namespace (the only other object a ValidatingAdmissionPolicy can read).
+pub fn feature_objects() -> Vec<Json> {
+    [
+        r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"production","labels":{"kubernetes.io/metadata.name":"production","team":"web"}}}"#,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bench-limits","namespace":"production"},"data":{"maxContainers":"64","maxNameLength":"63","allowedRuntimeClass":"gvisor"}}"#,
+    ]
+    .iter()
+    .filter_map(|text| sonic_rs::from_str(text).ok())
+    .collect()
+}
+
+/// An authorizer that allows every check, answering at once (what it costs is the engine's
+/// part: building the `authorizer` values and the checks, not a round trip to the API server).
+#[derive(Debug)]
+pub struct AllowAll;
+
+impl celer_cel_kubernetes::authz::Authorizer for AllowAll {
+    fn authorize(
+        &self,
+        _attributes: &celer_cel_kubernetes::authz::AuthzAttributes,
+    ) -> celer_cel_kubernetes::authz::AuthzDecision {
+        celer_cel_kubernetes::authz::AuthzDecision {
+            decision: celer_cel_kubernetes::authz::Decision::Allow,
+            ..Default::default()
+        }
+    }
+}
+
+/// The validation of (f) policy `i` and of its plain twin (the param's value written as a
+/// literal, `true` for the authorizer check): `(with features, plain)`.
+fn feature_validation(i: usize) -> (&'static str, &'static str) {
+    match i % 4 {
+        0 => (
+            "authorizer.group('').resource('pods').subresource('exec').namespace(request.namespace).check('create').allowed() || object.spec.containers.all(c, !has(c.stdin) || !c.stdin)",
+            "true || object.spec.containers.all(c, !has(c.stdin) || !c.stdin)",
+        ),
+        1 => (
+            "object.spec.containers.size() <= int(params.data.maxContainers)",
+            "object.spec.containers.size() <= 64",
+        ),
+        2 => (
+            "object.metadata.name.size() <= int(params.data.maxNameLength)",
+            "object.metadata.name.size() <= 63",
+        ),
+        _ => (
+            "!has(object.spec.runtimeClassName) || object.spec.runtimeClassName == params.data.allowedRuntimeClass",
+            "!has(object.spec.runtimeClassName) || object.spec.runtimeClassName == 'gvisor'",
+        ),
+    }
+}
+
+/// `n` policies as they are written with the features of issue 13: each takes a ConfigMap
+/// as `paramKind`, its binding names it by `paramRef` (`parameterNotFoundAction: Deny`), and
+/// two matchConditions (the Kubernetes documentation's: leave the kubelet's requests alone, and
+/// a check on the object) gate it; every fourth policy asks the authorizer (may the user exec
+/// into Pods here?). With `plain`, the same policies without any of that: no params (their
+/// values as literals), no matchConditions, no authorizer: the reference of (f).
+pub fn features_yaml(n: usize, plain: bool) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        let (with, without) = feature_validation(i);
+        let name = format!("{}-{i:02}", if plain { "plain" } else { "featured" });
+        let (param_kind, conditions, param_ref, expression) = if plain {
+            (String::new(), String::new(), String::new(), without)
+        } else {
+            (
+                "  paramKind:\n    apiVersion: v1\n    kind: ConfigMap\n".to_string(),
+                "  matchConditions:\n  - name: exclude-kubelet-requests\n    expression: \"!('system:nodes' in request.userInfo.groups)\"\n  - name: has-containers\n    expression: \"has(object.spec.containers)\"\n".to_string(),
+                format!(
+                    "  paramRef:\n    name: {PARAM_NAME}\n    namespace: production\n    parameterNotFoundAction: Deny\n"
+                ),
+                with,
+            )
+        };
+        out.push_str(&format!(
+            "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+             metadata:\n  name: {name}\nspec:\n  failurePolicy: Fail\n{param_kind}  matchConstraints:\n    \
+             resourceRules:\n{rules}{conditions}  validations:\n  - expression: |-\n      {expression}\n    \
+             reason: Forbidden\n---\napiVersion: admissionregistration.k8s.io/v1\n\
+             kind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}-binding\nspec:\n  \
+             policyName: {name}\n{param_ref}  validationActions: [Deny]\n",
+            rules = pods_rule(),
+        ));
+    }
+    out
+}
+
 /// Loads policies from YAML text; any load error is a broken benchmark.
 pub fn build(yaml: &str, validating: usize, mutating: usize) -> Result<PolicySet, String> {
     let mut manifests = Manifests::default();
@@ -233,11 +324,35 @@ pub fn admit(set: &PolicySet, body: &[u8]) -> Result<String, String> {
     Ok(outcome.review_json(request.uid, review.version()))
 }
 
-/// The same as [`admit`], keeping the outcome for checks.
-pub fn admit_with_outcome(set: &PolicySet, body: &[u8]) -> Result<(Outcome, String), String> {
+/// [`admit`] with a lookup (params, namespaces) and options (the authorizer).
+#[inline(never)]
+pub fn admit_with(
+    set: &PolicySet,
+    body: &[u8],
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
+) -> Result<String, String> {
     let review = AdmissionReview::parse(body).map_err(|e| e.to_string())?;
     let request = review.request().map_err(|e| e.to_string())?;
-    let outcome = engine::evaluate(set, &request, &NoLookup, &EvalOptions::default());
+    let outcome = engine::evaluate(set, &request, lookup, options);
+    Ok(outcome.review_json(request.uid, review.version()))
+}
+
+/// The same as [`admit`], keeping the outcome for checks.
+pub fn admit_with_outcome(set: &PolicySet, body: &[u8]) -> Result<(Outcome, String), String> {
+    admit_with_outcome_in(set, body, &NoLookup, &EvalOptions::default())
+}
+
+/// The same as [`admit_with`], keeping the outcome for checks.
+pub fn admit_with_outcome_in(
+    set: &PolicySet,
+    body: &[u8],
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
+) -> Result<(Outcome, String), String> {
+    let review = AdmissionReview::parse(body).map_err(|e| e.to_string())?;
+    let request = review.request().map_err(|e| e.to_string())?;
+    let outcome = engine::evaluate(set, &request, lookup, options);
     let response = outcome.review_json(request.uid, review.version());
     Ok((outcome, response))
 }
@@ -345,7 +460,18 @@ pub fn check_pod_security(set: &PolicySet, label: &str, pod: &[u8]) -> Result<()
 /// Every policy of an always-true set passes and the request is allowed; a set that cannot
 /// match leaves no result at all.
 pub fn check_allowed(set: &PolicySet, body: &[u8], results: usize) -> Result<(), String> {
-    let (outcome, response) = admit_with_outcome(set, body)?;
+    check_allowed_in(set, body, results, &NoLookup, &EvalOptions::default())
+}
+
+/// [`check_allowed`] with a lookup and options.
+pub fn check_allowed_in(
+    set: &PolicySet,
+    body: &[u8],
+    results: usize,
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
+) -> Result<(), String> {
+    let (outcome, response) = admit_with_outcome_in(set, body, lookup, options)?;
     let (uid, allowed, _) = read_response(&response)?;
     let passes = outcome
         .results

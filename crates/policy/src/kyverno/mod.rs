@@ -73,6 +73,7 @@ pub fn kyverno_env(mutating: bool) -> (PolicyEnv, usize) {
         },
         variable_errors: std::sync::Arc::from(Vec::new()),
         reads_authorizer: Default::default(),
+        reads_request: Default::default(),
     };
     (env, exceptions)
 }
