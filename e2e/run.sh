@@ -572,6 +572,31 @@ if eventually 10 template_status && eventually 10 constraint_status; then
 else
   bad "I4 the template's status says created (byPod), the Constraint's says enforced" "$(jq -c '.status' "$work/body.json")"
 fi
+# A second replica, as a Deployment's second Pod would be (same certificate and URL): each
+# writes its own byPod entry with its own field manager, and the entries merge (byPod is a
+# map-list keyed by id in celer's CRDs) instead of one replica's list replacing the other's.
+pid_a=$celer_pid; port_a=$celer_port
+mkdir -p "$work/tls-gatekeeper-b" && cp "$work/tls-gatekeeper/ca.crt" "$work/tls-gatekeeper-b/ca.crt"
+if CELER_REPLICA_NAME=celer-e2e-b start_celer gatekeeper-b "${webhook_user[@]}" --register-webhooks \
+    --policies-from-cluster --tls-cert "$work/tls-gatekeeper/tls.crt" --tls-key "$work/tls-gatekeeper/tls.key" \
+    --webhook-url "https://127.0.0.1:$port_a" --webhook-ca-bundle "$work/tls-gatekeeper/ca.crt"; then
+  pid_b=$celer_pid
+else
+  pid_b=""
+fi
+two_replicas() {
+  api GET "$templates/k8srequiredlabels"
+  jq -e '[.status.byPod[].id] | unique | length == 2 and any(. == "celer-e2e-b")' "$work/body.json" >/dev/null || return 1
+  api GET /apis/constraints.gatekeeper.sh/v1beta1/k8srequiredlabels/pods-need-owner
+  jq -e '[.status.byPod[] | select(.enforced == true) | .id] | unique | length == 2' "$work/body.json" >/dev/null
+}
+if [ -n "$pid_b" ] && eventually 15 two_replicas; then
+  ok "I6 two replicas each keep their own byPod entry (template and Constraint)"
+else
+  bad "I6 two replicas each keep their own byPod entry (template and Constraint)" "$(jq -c '.status' "$work/body.json")"
+fi
+[ -n "$pid_b" ] && { celer_pid=$pid_b; stop_celer TERM; }
+celer_pid=$pid_a; celer_port=$port_a
 api DELETE "$templates/k8srequiredlabels"
 crd_gone() { api GET "$crd_path/k8srequiredlabels.constraints.gatekeeper.sh"; [ "$status" = 404 ]; }
 if eventually 15 crd_gone && eventually 10 fed_admitted unowned; then
