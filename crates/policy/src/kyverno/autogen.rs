@@ -500,9 +500,10 @@ pub fn cluster_policy_rules(p: &ClusterPolicy) -> Vec<Rule> {
 }
 
 /// What Kyverno writes in a ValidatingPolicy's `status.autogen` (`pkg/cel/policies/vpol/autogen`,
-/// as its chainsaw tests read it): `{"configs": {"<template>": {"spec": ...}}}`, each spec
-/// the policy's own with the generated matchConstraints and every string rewritten as the
-/// generated policy runs it; `{}` when nothing is generated. `spec` is the object's `spec`.
+/// as its chainsaw tests read it): `{"configs": {"<template>": {"spec": ..., "targets": [...]}}}`,
+/// each spec the policy's own with the generated matchConstraints and every string rewritten as
+/// the generated policy runs it, and the controllers it targets; `{}` when nothing is
+/// generated. `spec` is the object's `spec`.
 pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
     use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
     let mut configs = sonic_rs::Object::new();
@@ -522,7 +523,6 @@ pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
     for g in generate(constraints.as_ref(), controllers.as_deref()) {
         let mut generated = rewritten(spec, g.template);
         if let Some(object) = generated.as_object_mut() {
-            object.remove(&"autogen");
             let mut constraints = spec
                 .get("matchConstraints")
                 .cloned()
@@ -537,6 +537,27 @@ pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
         }
         let mut config = sonic_rs::Object::new();
         config.insert(&"spec", generated);
+        // The controllers it runs on, in its rules' order.
+        let targets: sonic_rs::Array = (g.match_constraints.resource_rules.iter())
+            .flat_map(|rule| {
+                let (group, version) = (
+                    rule.api_groups.first().cloned().unwrap_or_default(),
+                    rule.api_versions.first().cloned().unwrap_or_default(),
+                );
+                rule.resources.iter().map(move |resource| {
+                    let mut target = sonic_rs::Object::new();
+                    target.insert(&"group", celer_cel::Json::from(group.as_str()));
+                    target.insert(
+                        &"kind",
+                        celer_cel::Json::from(controller_kind(resource).unwrap_or_default()),
+                    );
+                    target.insert(&"resource", celer_cel::Json::from(resource.as_str()));
+                    target.insert(&"version", celer_cel::Json::from(version.as_str()));
+                    celer_cel::Json::from(target)
+                })
+            })
+            .collect();
+        config.insert(&"targets", celer_cel::Json::from(targets));
         configs.insert(&g.template.name(), celer_cel::Json::from(config));
     }
     let mut status = sonic_rs::Object::new();
@@ -611,7 +632,16 @@ mod tests {
             defaults["validations"][0]["message"].as_str(),
             Some("no host network in object.spec.template.spec")
         );
-        assert!(defaults.get("autogen").is_none());
+        // The spec is the policy's own: its autogen settings too.
+        assert!(defaults.get("autogen").is_some());
+        assert_eq!(
+            status["configs"]["defaults"]["targets"][0]["kind"].as_str(),
+            Some("Deployment")
+        );
+        assert_eq!(
+            status["configs"]["cronjobs"]["targets"][0]["resource"].as_str(),
+            Some("cronjobs")
+        );
         let cronjobs = &status["configs"]["cronjobs"]["spec"];
         assert_eq!(
             cronjobs["validations"][0]["expression"].as_str(),
