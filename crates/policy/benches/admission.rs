@@ -48,6 +48,9 @@
 #[path = "../../cel/benches/support/mod.rs"]
 mod support;
 
+#[path = "common/patch.rs"]
+mod patch;
+
 #[path = "admission/material.rs"]
 mod material;
 

@@ -29,6 +29,9 @@
 #[path = "../../cel/benches/support/mod.rs"]
 mod support;
 
+#[path = "common/patch.rs"]
+mod patch;
+
 #[path = "mutation/material.rs"]
 mod material;
 

@@ -12,6 +12,8 @@ use celer_policy::request::AdmissionReview;
 use celer_policy::response::{Outcome, ResultKind};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
+use crate::patch::{base64_decode, members_but};
+
 /// The `uid` every benchmark request carries (the response echoes it).
 pub const UID: &str = "4d1c2b3a-6393-11e8-b7cc-42010a800002";
 
@@ -263,51 +265,11 @@ pub fn check_labelled(set: &PolicySet, object: &[u8], n: usize) -> Result<String
             want.len()
         ));
     }
-    let rest = |v: &Json| -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for (k, v) in v.as_object().into_iter().flat_map(|o| o.iter()) {
-            if k == "metadata" {
-                for (mk, mv) in v.as_object().into_iter().flat_map(|o| o.iter()) {
-                    if mk != "labels" {
-                        out.push((format!("metadata.{mk}"), mv.to_string()));
-                    }
-                }
-            } else {
-                out.push((k.to_string(), v.to_string()));
-            }
-        }
-        out
-    };
-    if rest(&patched) != rest(&original) {
+    if members_but(&patched, "labels") != members_but(&original, "labels") {
         return Err("the patch changes more than the labels".into());
     }
     if outcome.results.len() != n || outcome.results.iter().any(|r| r.result != ResultKind::Pass) {
         return Err(format!("{} results, not {n} passes", outcome.results.len()));
     }
     String::from_utf8(patch_text).map_err(|e| e.to_string())
-}
-
-fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let value = |c: u8| -> Result<u32, String> {
-        Ok(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return Err(format!("not base64: {:?}", char::from(c))),
-        }
-        .into())
-    };
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    for chunk in text.as_bytes().chunks(4) {
-        let data: Vec<u8> = chunk.iter().copied().filter(|c| *c != b'=').collect();
-        let mut n = 0u32;
-        for (i, c) in data.iter().enumerate() {
-            n |= value(*c)? << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..data.len().max(1)]);
-    }
-    Ok(out)
 }
