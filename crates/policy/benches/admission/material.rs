@@ -9,9 +9,9 @@ use celer_policy::lookup::{Lookup, NoLookup};
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::AdmissionReview;
 use celer_policy::response::{Outcome, ResultKind};
-use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+use sonic_rs::JsonValueTrait;
 
-use crate::patch::{base64_decode, members_but};
+use crate::patch::{before_and_after, members_but, metadata_strings};
 
 use crate::support::exprs;
 use crate::support::handwritten::{COUNT, check_all};
@@ -505,22 +505,8 @@ pub fn check_annotated(set: &PolicySet, pod: &[u8], n: usize) -> Result<(), Stri
         .get("patch")
         .and_then(|p| p.as_str())
         .ok_or("no patch")?;
-    let patch: Json = sonic_rs::from_slice(&base64_decode(patch)?).map_err(|e| e.to_string())?;
-    let mut patched: Json = sonic_rs::from_slice(pod).map_err(|e| e.to_string())?;
-    let original = patched.clone();
-    celer_policy::mutation::json_patch::apply_json(&mut patched, &patch)
-        .map_err(|e| format!("the response patch does not apply: {e}"))?;
-    let annotations = |v: &Json| -> Vec<(String, String)> {
-        v.get("metadata")
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.as_object())
-            .map(|o| {
-                o.iter()
-                    .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let (original, patched, _) = before_and_after(pod, patch)?;
+    let annotations = |v: &Json| metadata_strings(v, "annotations");
     let mut want = annotations(&original);
     want.extend((0..n).map(annotation));
     let mut got = annotations(&patched);

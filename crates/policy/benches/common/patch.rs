@@ -2,7 +2,7 @@
 //! base64 of `patch`, and an object's members apart from one `metadata` member.
 
 use celer_cel::Json;
-use sonic_rs::JsonContainerTrait;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 /// Decodes standard base64 (the response's `patch`).
 pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
@@ -46,4 +46,29 @@ pub fn members_but(v: &Json, except: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// `object` (JSON bytes) as it was, and with the response's JSON Patch (`patch`, base64)
+/// applied; and the patch's text.
+pub fn before_and_after(object: &[u8], patch: &str) -> Result<(Json, Json, Vec<u8>), String> {
+    let text = base64_decode(patch)?;
+    let patch: Json = sonic_rs::from_slice(&text).map_err(|e| e.to_string())?;
+    let mut patched: Json = sonic_rs::from_slice(object).map_err(|e| e.to_string())?;
+    let original = patched.clone();
+    celer_policy::mutation::json_patch::apply_json(&mut patched, &patch)
+        .map_err(|e| format!("the response patch does not apply: {e}"))?;
+    Ok((original, patched, text))
+}
+
+/// `metadata.<key>` (labels, annotations) as (name, string value) pairs, in order.
+pub fn metadata_strings(v: &Json, key: &str) -> Vec<(String, String)> {
+    v.get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(|a| a.as_object())
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
 }

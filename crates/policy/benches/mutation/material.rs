@@ -10,9 +10,9 @@ use celer_policy::lookup::NoLookup;
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::AdmissionReview;
 use celer_policy::response::{Outcome, ResultKind};
-use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+use sonic_rs::JsonValueTrait;
 
-use crate::patch::{base64_decode, members_but};
+use crate::patch::{before_and_after, members_but, metadata_strings};
 
 /// The `uid` every benchmark request carries (the response echoes it).
 pub const UID: &str = "4d1c2b3a-6393-11e8-b7cc-42010a800002";
@@ -238,23 +238,8 @@ pub fn check_labelled(set: &PolicySet, object: &[u8], n: usize) -> Result<String
         .get("patch")
         .and_then(|p| p.as_str())
         .ok_or("no patch")?;
-    let patch_text = base64_decode(patch)?;
-    let patch: Json = sonic_rs::from_slice(&patch_text).map_err(|e| e.to_string())?;
-    let mut patched: Json = sonic_rs::from_slice(object).map_err(|e| e.to_string())?;
-    let original = patched.clone();
-    celer_policy::mutation::json_patch::apply_json(&mut patched, &patch)
-        .map_err(|e| format!("the response patch does not apply: {e}"))?;
-    let labels = |v: &Json| -> Vec<(String, String)> {
-        v.get("metadata")
-            .and_then(|m| m.get("labels"))
-            .and_then(|a| a.as_object())
-            .map(|o| {
-                o.iter()
-                    .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let (original, patched, patch_text) = before_and_after(object, patch)?;
+    let labels = |v: &Json| metadata_strings(v, "labels");
     let mut want = labels(&original);
     want.extend((0..n).map(label));
     let got = labels(&patched);
