@@ -237,17 +237,7 @@ fn dump_pods(dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `--loop WHAT N`: run one path N times on the large Pod and exit, for profilers
-/// (`perf record`, `valgrind --tool=callgrind`). WHAT is `celer`, `handwritten`,
-/// `celer-e2e` or `handwritten-e2e`.
-fn loop_args() -> Option<(String, u64)> {
-    let mut args = std::env::args().skip_while(|a| a != "--loop");
-    args.next()?;
-    let what = args.next()?;
-    let n = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
-    Some((what, n))
-}
-
+/// The paths of `--loop WHAT N`: `celer`, `handwritten`, `celer-e2e`, `handwritten-e2e`.
 #[inline(never)]
 fn run_loop(pods: &Pods, what: &str, n: u64) -> Result<(), String> {
     let pod = &pods.large;
@@ -291,7 +281,7 @@ fn main() -> ExitCode {
             }
         };
     }
-    if let Some((what, n)) = loop_args() {
+    if let Some((what, n)) = support::ratio::loop_args() {
         return match run_loop(&pods, &what, n) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -543,15 +543,6 @@ fn targets(opts: Options, h: &Headline) {
     );
 }
 
-/// `--loop WHAT N`.
-fn loop_args() -> Option<(String, u64)> {
-    let mut args = std::env::args().skip_while(|a| a != "--loop");
-    args.next()?;
-    let what = args.next()?;
-    let n = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
-    Some((what, n))
-}
-
 #[inline(never)]
 fn run_loop(m: &Material, what: &str, n: u64) -> Result<(), String> {
     let large = &m.large_review;
@@ -606,7 +597,7 @@ fn run() -> Result<(), String> {
     let opts = Options::from_args();
     support::check_material()?;
     let m = Material::build()?;
-    if let Some((what, n)) = loop_args() {
+    if let Some((what, n)) = support::ratio::loop_args() {
         return run_loop(&m, &what, n);
     }
     m.check()?;

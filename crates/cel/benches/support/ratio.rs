@@ -145,3 +145,13 @@ pub fn us(x: f64) -> String {
 pub fn kib(bytes: u64) -> String {
     format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
+
+/// `--loop WHAT N` (N defaults to 1,000): run one path N times and exit, for profilers
+/// (`perf record`, `valgrind --tool=callgrind`); each bench says which WHATs it has.
+pub fn loop_args() -> Option<(String, u64)> {
+    let mut args = std::env::args().skip_while(|a| a != "--loop");
+    args.next()?;
+    let what = args.next()?;
+    let n = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    Some((what, n))
+}
