@@ -2,8 +2,9 @@
 //! reads its documents, how it validates and lowers what was read into its compiled set, and
 //! how that set takes part in a request; [`FAMILIES`] is the one list of them, which
 //! `load::Manifests` reads documents through, `PolicySet::build` lowers through and
-//! `engine::evaluate` runs, in order. Adding a family is a file that implements the three
-//! traits here and one line in [`FAMILIES`].
+//! `engine::evaluate` runs, in order. Adding a family is its own module implementing the two
+//! traits here and `load::FamilyManifest`, and one line in [`FAMILIES`]
+//! (docs/architecture.md, "Adding a family").
 
 use std::fmt;
 
