@@ -1,6 +1,6 @@
 //! CustomResourceDefinitions of celer's own making for the third-party kinds it serves:
 //! Kyverno's CEL policies and exceptions, Kyverno's ClusterPolicy and Policy, Gatekeeper's
-//! ConstraintTemplate. They are generated from the typed structs of this crate (kube-rs'
+//! ConstraintTemplate, Config and SyncSet. They are generated from the typed structs of this crate (kube-rs'
 //! `CustomResource` derive and schemars), in the groups, versions, scopes, names and printer
 //! columns the originals have, so that manifests written for Kyverno or Gatekeeper are
 //! accepted unchanged by a cluster that runs celer alone.
@@ -11,6 +11,7 @@
 
 pub mod admission;
 pub mod gatekeeper;
+pub mod gatekeeper_config;
 pub mod kyverno_cel;
 pub mod kyverno_classic;
 pub mod schema;
@@ -19,10 +20,12 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 /// The API groups the CRDs are in, in the order `all` gives them.
-pub const GROUPS: [&str; 3] = [
+pub const GROUPS: [&str; 5] = [
     "policies.kyverno.io",
     "kyverno.io",
     "templates.gatekeeper.sh",
+    "config.gatekeeper.sh",
+    "syncset.gatekeeper.sh",
 ];
 
 /// A group `celer crds` was asked for that none of the CRDs is in.
@@ -63,6 +66,7 @@ const CEL_STORAGE: &str = "v1beta1";
 /// Every CRD, grouped as `GROUPS` orders them.
 pub fn all() -> Vec<CustomResourceDefinition> {
     use gatekeeper::ConstraintTemplate;
+    use gatekeeper_config::{Config, SyncSet};
     use kyverno_cel::{
         MutatingPolicy, NamespacedMutatingPolicy, NamespacedValidatingPolicy, PolicyException,
         ValidatingPolicy,
@@ -94,6 +98,8 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             &[current("v1"), current("v1alpha1"), current("v1beta1")],
             "v1",
         ),
+        Config::crd(),
+        SyncSet::crd(),
     ]
 }
 

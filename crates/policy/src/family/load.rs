@@ -150,6 +150,8 @@ mod tests {
             ("policies.kyverno.io/v1", "PolicyException"),
             ("templates.gatekeeper.sh/v1", "ConstraintTemplate"),
             ("constraints.gatekeeper.sh/v1beta1", "K8sRequiredLabels"),
+            ("config.gatekeeper.sh/v1alpha1", "Config"),
+            ("syncset.gatekeeper.sh/v1alpha1", "SyncSet"),
         ] {
             let doc = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
             assert_eq!(readers(&doc), 1, "{api_version} {kind}");

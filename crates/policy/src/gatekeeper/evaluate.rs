@@ -87,6 +87,23 @@ impl Constraints<'_> {
     }
 }
 
+impl Constraints<'_> {
+    /// Whether the Config excludes the request's namespace from the validating webhook (a
+    /// Namespace is in its own namespace).
+    fn excluded(&self, request: &FamilyRequest<'_>) -> bool {
+        let exclusions = &self.0.exclusions;
+        if exclusions.is_empty() {
+            return false;
+        }
+        let attributes = &request.attributes;
+        let namespace = match (attributes.kind.group, attributes.kind.kind) {
+            ("", "Namespace") => attributes.name,
+            _ => attributes.namespace,
+        };
+        exclusions.excludes("webhook", namespace)
+    }
+}
+
 /// Gatekeeper's `input.review` for a request.
 fn rego_review(request: &FamilyRequest<'_>) -> Result<celer_rego::RegoValue, String> {
     let (ctx, attributes) = (request.ctx, &request.attributes);
@@ -146,6 +163,9 @@ impl ValidatingFamily for Constraints<'_> {
     /// each then reporting the error, as Gatekeeper's matcher.
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         let mut out = Vec::new();
+        if self.excluded(request) {
+            return family::merged(out);
+        }
         let mut objects = [request.object, request.attributes.old_object]
             .into_iter()
             .flatten()
@@ -234,7 +254,7 @@ impl ValidatingFamily for Constraints<'_> {
                     Ok(review) => rego.violations(
                         review,
                         &constraint.rego_parameters,
-                        ctx.lookup().synced_objects(),
+                        ctx.lookup().synced_objects().map(|o| self.0.inventory(o)),
                         violations,
                     ),
                     Err(e) => violations.push(e.clone()),
