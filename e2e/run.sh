@@ -620,7 +620,9 @@ api POST /apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses "$(ingress shop
 first_status=$status
 second_denied() {
   api POST "/apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses?dryRun=All" "$(ingress shop-second)"
-  [ "$status" = 403 ] && grep -q 'ingress host conflicts with an existing ingress <shop.example.com>' "$work/body.json"
+  # jq decodes the message: the API server writes < and > as \u003c and \u003e.
+  [ "$status" = 403 ] && [[ "$(jq -r '.message' "$work/body.json")" == *'[unique-ingress-host] ingress host conflicts with an existing ingress <shop.example.com>'* ]]
+
 }
 if [ "$config_status" = 201 ] && [ "$first_status" = 201 ] && eventually 20 second_denied; then
   ok "I7 a Rego template reads data.inventory synced by the Config: a second Ingress with a taken host is denied"

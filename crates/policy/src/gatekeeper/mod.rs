@@ -20,6 +20,7 @@
 
 pub mod constraint_match;
 mod evaluate;
+pub mod expansion;
 mod lower;
 pub mod model;
 pub mod rego;
@@ -86,6 +87,8 @@ pub struct GatekeeperSet {
     pub sync: Vec<crate::model::ParamKind>,
     /// The Config's `spec.match[]` exclusions.
     pub exclusions: Exclusions,
+    /// ExpansionTemplates, by name.
+    pub expansions: Vec<expansion::CompiledExpansion>,
     /// The last synced list and what [`GatekeeperSet::inventory`] made of it, so that an
     /// unchanged list gives the same one back (templates key their programs by it).
     filtered: parking_lot::Mutex<Option<SyncedPair>>,
@@ -163,6 +166,8 @@ pub enum GatekeeperManifest {
     Config(Box<model::GatekeeperConfig>),
     /// A `SyncSet`: more synced kinds.
     SyncSet(Box<model::SyncSet>),
+    /// An `ExpansionTemplate`.
+    Expansion(Box<model::ExpansionTemplate>),
 }
 
 impl FamilyManifest for GatekeeperManifest {
@@ -172,6 +177,7 @@ impl FamilyManifest for GatekeeperManifest {
             GatekeeperManifest::Constraint(c) => &c.kind,
             GatekeeperManifest::Config(_) => "Config",
             GatekeeperManifest::SyncSet(_) => "SyncSet",
+            GatekeeperManifest::Expansion(_) => "ExpansionTemplate",
         }
     }
 
@@ -181,6 +187,7 @@ impl FamilyManifest for GatekeeperManifest {
             GatekeeperManifest::Constraint(c) => &c.spec.metadata.name,
             GatekeeperManifest::Config(c) => &c.metadata.name,
             GatekeeperManifest::SyncSet(s) => &s.metadata.name,
+            GatekeeperManifest::Expansion(e) => &e.metadata.name,
         }
     }
 
@@ -245,6 +252,9 @@ pub fn read_manifest(
     }
     if api_version == model::CONFIG_VERSION && kind == "Config" {
         return Some(crate::load::read(doc).map(|c| GatekeeperManifest::Config(Box::new(c))));
+    }
+    if model::EXPANSION_VERSIONS.contains(&api_version) && kind == "ExpansionTemplate" {
+        return Some(crate::load::read(doc).map(|e| GatekeeperManifest::Expansion(Box::new(e))));
     }
     if api_version == model::SYNCSET_VERSION && kind == "SyncSet" {
         return Some(crate::load::read(doc).map(|s| GatekeeperManifest::SyncSet(Box::new(s))));
@@ -378,7 +388,11 @@ pub(crate) fn build(
 /// The Config named `config` and every SyncSet: the synced kinds and the exclusions. A Config
 /// of another name is a diagnostic (Gatekeeper reads only `config`).
 fn read_config(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>, set: &mut GatekeeperSet) {
-    let mut add = |set: &mut GatekeeperSet, source: &Source, what: &str, k: &model::SyncKind| {
+    let add = |set: &mut GatekeeperSet,
+               errors: &mut Vec<LoadError>,
+               source: &Source,
+               what: &str,
+               k: &model::SyncKind| {
         if k.version.is_empty() || k.kind.is_empty() {
             errors.push(load_error(
                 source,
@@ -423,13 +437,29 @@ fn read_config(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>, set: &
                         .push((m.processes.clone(), m.excluded_namespaces.clone()));
                 }
                 for k in &c.spec.sync.sync_only {
-                    add(set, source, &what, k);
+                    add(set, errors, source, &what, k);
+                }
+            }
+            Some(GatekeeperManifest::Expansion(e)) => {
+                let what = format!("ExpansionTemplate {:?}", e.metadata.name);
+                if set.expansions.iter().any(|x| x.name == e.metadata.name) {
+                    errors.push(load_error(
+                        source,
+                        what,
+                        "an ExpansionTemplate of this name is already loaded; this one is ignored"
+                            .to_string(),
+                    ));
+                    continue;
+                }
+                match expansion::compile(e) {
+                    Ok(compiled) => set.expansions.push(compiled),
+                    Err(e) => errors.push(load_error(source, what, e.join("; "))),
                 }
             }
             Some(GatekeeperManifest::SyncSet(s)) => {
                 let what = format!("SyncSet {:?}", s.metadata.name);
                 for k in &s.spec.gvks {
-                    add(set, source, &what, k);
+                    add(set, errors, source, &what, k);
                 }
             }
             _ => {}

@@ -302,3 +302,46 @@ pub struct SyncSetSpec {
     #[serde(default)]
     pub gvks: Vec<SyncKind>,
 }
+
+/// The API versions of Gatekeeper's `ExpansionTemplate`.
+pub const EXPANSION_VERSIONS: [&str; 2] = [
+    "expansion.gatekeeper.sh/v1alpha1",
+    "expansion.gatekeeper.sh/v1beta1",
+];
+
+/// An `ExpansionTemplate`: which objects (`applyTo`) stand for which others (the object at
+/// `templateSource`, as `generatedGVK`), so that Constraints on Pods judge the Pods a
+/// Deployment would create.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpansionTemplate {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ExpansionSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpansionSpec {
+    #[serde(default)]
+    pub apply_to: Vec<ApplyTo>,
+    #[serde(default)]
+    pub template_source: String,
+    #[serde(default, rename = "generatedGVK")]
+    pub generated_gvk: SyncKind,
+    #[serde(default)]
+    pub enforcement_action: Option<String>,
+}
+
+/// `applyTo[]`: groups, kinds and versions, each a list of names or `*`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyTo {
+    #[serde(default)]
+    pub groups: Vec<String>,
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    #[serde(default)]
+    pub versions: Vec<String>,
+}

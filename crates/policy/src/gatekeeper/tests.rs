@@ -479,3 +479,69 @@ fn the_config_excludes_namespaces_per_process_and_names_synced_kinds() {
     let o = run_with(&s, &hosted("new", "team-d"), &synced);
     assert!(!o.allowed);
 }
+
+const EXPAND_DEPLOYMENTS: &str = "---\napiVersion: expansion.gatekeeper.sh/v1alpha1\nkind: ExpansionTemplate\nmetadata: {name: expand-deployments}\nspec:\n  applyTo:\n  - {groups: [apps], kinds: [Deployment], versions: [v1]}\n  templateSource: spec.template\n  generatedGVK: {kind: Pod, group: '', version: v1}\n";
+
+fn deployment(name: &str, namespace: &str) -> Json {
+    sonic_rs::from_str(&format!(
+        r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"{name}","namespace":"{namespace}"}},"spec":{{"template":{{"metadata":{{"labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx"}}]}}}}}}}}"#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn expansion_templates_judge_the_pods_a_deployment_makes() {
+    let s = set(&format!(
+        "{TEMPLATE}{}{EXPAND_DEPLOYMENTS}",
+        constraint("need-team", "deny", NO_PARAMS)
+    ));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let o = run(
+        &s,
+        Some(&deployment("web", "prod")),
+        None,
+        Operation::Create,
+    );
+    assert_eq!(
+        o.status.unwrap().message,
+        "[need-team] [Implied by expand-deployments] missing label team on web-pod"
+    );
+    // `source: Original` leaves the resultant alone; `Generated` judges only it.
+    let original = constraint(
+        "need-team",
+        "deny",
+        &format!(
+            "{NO_PARAMS}  match:\n    kinds: [{{apiGroups: [''], kinds: [Pod]}}]\n    source: Original\n"
+        ),
+    );
+    let s = set(&format!("{TEMPLATE}{}{EXPAND_DEPLOYMENTS}", original.replace("  match:\n    kinds: [{apiGroups: [''], kinds: [Pod]}]\n    excludedNamespaces: ['kube-*']\n", "")));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert_eq!(s.gatekeeper().constraints.len(), 1);
+    let o = run(
+        &s,
+        Some(&deployment("web", "prod")),
+        None,
+        Operation::Create,
+    );
+    assert!(o.allowed, "{:?}", o.status);
+    // The template's enforcementAction overrides the Constraint's.
+    let warn = EXPAND_DEPLOYMENTS.replace(
+        "  templateSource",
+        "  enforcementAction: warn\n  templateSource",
+    );
+    let s = set(&format!(
+        "{TEMPLATE}{}{warn}",
+        constraint("need-team", "deny", NO_PARAMS)
+    ));
+    let o = run(
+        &s,
+        Some(&deployment("web", "prod")),
+        None,
+        Operation::Create,
+    );
+    assert!(o.allowed);
+    assert_eq!(
+        o.warnings,
+        ["[need-team] [Implied by expand-deployments] missing label team on web-pod"]
+    );
+}
