@@ -545,3 +545,58 @@ fn expansion_templates_judge_the_pods_a_deployment_makes() {
         ["[need-team] [Implied by expand-deployments] missing label team on web-pod"]
     );
 }
+
+const BOTH_ENGINES: &str = r#"
+---
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: k8sboth
+  annotations: {ANNOTATION}
+spec:
+  crd: {spec: {names: {kind: K8sBoth}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package k8sboth
+      violation[{"msg": "from rego"}] { true }
+    code:
+    - engine: K8sNativeValidation
+      source:
+        validations:
+        - {expression: 'false', message: from cel}
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sBoth
+metadata: {name: both}
+spec: {}
+"#;
+
+#[test]
+fn cel_runs_when_a_template_has_both_engines_unless_its_annotation_picks_rego() {
+    let message = |annotations: &str| {
+        let s = set(&BOTH_ENGINES.replace("{ANNOTATION}", annotations));
+        if !s.errors.is_empty() {
+            return s
+                .errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+        let o = run(&s, Some(&pod("web", "prod", "")), None, Operation::Create);
+        o.status.map(|s| s.message).unwrap_or_default()
+    };
+    assert_eq!(message("{}"), "[both] from cel");
+    assert_eq!(
+        message("{celer.dev/gatekeeper-engine: K8sNativeValidation}"),
+        "[both] from cel"
+    );
+    assert_eq!(
+        message("{celer.dev/gatekeeper-engine: Rego}"),
+        "[both] from rego"
+    );
+    assert!(message("{celer.dev/gatekeeper-engine: Wasm}").contains(
+        "metadata.annotations[\"celer.dev/gatekeeper-engine\"]: Unsupported value: \"Wasm\""
+    ),);
+}
