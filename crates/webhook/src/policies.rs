@@ -569,10 +569,10 @@ mod tests {
             "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sNoLatest\nmetadata: {name: no-latest}\nspec:\n  match: {kinds: [{apiGroups: [''], kinds: [Pod]}]}\n",
         )
         .unwrap();
-        // A Rego-only template is logged, not a reason to refuse the load.
+        // A template whose engine celer does not run is logged, not a reason to refuse the load.
         std::fs::write(
-            dir.join("rego.yaml"),
-            "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8srego}\nspec:\n  crd: {spec: {names: {kind: K8sRego}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    rego: 'package x'\n",
+            dir.join("other-engine.yaml"),
+            "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8sother}\nspec:\n  crd: {spec: {names: {kind: K8sOther}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    code: [{engine: Wasm, source: {}}]\n",
         )
         .unwrap();
         let p = load(&PolicySource::Paths(vec![dir.clone()])).unwrap();
