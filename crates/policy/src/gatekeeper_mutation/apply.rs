@@ -6,9 +6,10 @@
 //! request, as in Gatekeeper.
 
 use celer_cel::Json;
-use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
+use sonic_rs::JsonValueTrait;
 
 use super::location::{Key, ListSpec, Node, Path};
+use super::tree::{Tree, equals_json, member_mut, set_member};
 
 /// A path test's condition at one depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,29 +76,12 @@ pub enum ApplyError {
     ElementNotObject(String),
 }
 
-fn type_name(value: &Json) -> &'static str {
-    if value.is_object() {
-        "object"
-    } else if value.is_array() {
-        "list"
-    } else if value.is_str() {
-        "string"
-    } else if value.is_number() {
-        "number"
-    } else if value.is_boolean() {
-        "bool"
-    } else {
-        "null"
-    }
-}
-
-fn text(value: &Json) -> String {
-    sonic_rs::to_string(value).unwrap_or_default()
-}
-
 /// Whether a list element's key field holds the selector's key (Gatekeeper compares a
 /// string with a string and an integer with an integer, never across).
-fn key_matches(key: &Key, value: &Json) -> bool {
+fn key_matches(key: &Key, value: Option<&Tree>) -> bool {
+    let Some(Tree::Leaf(value)) = value else {
+        return false;
+    };
     match key {
         Key::Glob => true,
         Key::Str(s) => value.as_str() == Some(s.as_str()),
@@ -126,7 +110,7 @@ pub fn mutate(
     path: &Path,
     tester: &Tester,
     setter: &Setter<'_>,
-    object: &mut Json,
+    object: &mut Tree,
 ) -> Result<bool, ApplyError> {
     if path.is_empty() {
         return Ok(false);
@@ -140,10 +124,10 @@ pub fn mutate(
 }
 
 impl Walk<'_, '_> {
-    fn mismatch(&self, expected: &'static str, found: &Json) -> ApplyError {
+    fn mismatch(&self, expected: &'static str, found: &Tree) -> ApplyError {
         ApplyError::Mismatch {
             expected,
-            found: type_name(found),
+            found: found.type_name(),
             path: self.path.to_string(),
         }
     }
@@ -154,62 +138,53 @@ impl Walk<'_, '_> {
 
     /// A new value for the node after `depth`: an object (holding the list key when
     /// `depth` is a keyed list selector) or an empty list.
-    fn missing(&self, depth: usize) -> Json {
+    fn missing(&self, depth: usize) -> Tree {
         match self.path.0.get(depth + 1) {
-            Some(Node::List(_)) => Json::new_array(),
-            _ => {
-                let mut object = Json::new_object();
-                if let Some(Node::List(ListSpec { key_field, key })) = self.path.0.get(depth)
-                    && let Some(o) = object.as_object_mut()
-                {
-                    o.insert(key_field, key_json(key));
+            Some(Node::List(_)) => Tree::Arr(Vec::new()),
+            _ => match self.path.0.get(depth) {
+                Some(Node::List(ListSpec { key_field, key })) => {
+                    Tree::Obj(vec![(key_field.clone(), Tree::Leaf(key_json(key)))])
                 }
-                object
-            }
+                _ => Tree::Obj(Vec::new()),
+            },
         }
     }
 
-    fn node(&self, current: &mut Json, depth: usize) -> Result<bool, ApplyError> {
+    fn node(&self, current: &mut Tree, depth: usize) -> Result<bool, ApplyError> {
         match &self.path.0[depth] {
             Node::Object(field) => self.field(current, field, depth),
             Node::List(spec) => self.list(current, spec, depth),
         }
     }
 
-    fn field(&self, current: &mut Json, field: &str, depth: usize) -> Result<bool, ApplyError> {
-        if !current.is_object() {
+    fn field(&self, current: &mut Tree, field: &str, depth: usize) -> Result<bool, ApplyError> {
+        let Tree::Obj(members) = current else {
             return Err(self.mismatch("object", current));
-        }
-        let Some(object) = current.as_object_mut() else {
-            return Err(self.mismatch("object", &Json::new()));
         };
-        let exists = object.contains_key(&field);
+        let exists = members.iter().any(|(k, _)| k == field);
         if exists && !self.tester.exists_okay(depth) || !exists && !self.tester.missing_okay(depth)
         {
             return Ok(false);
         }
         if self.last(depth) {
-            return self.set(object, field);
+            return self.set(members, field);
         }
-        match object.get_mut(&field) {
+        match member_mut(members, field) {
             Some(next) => self.node(next, depth + 1),
             None => {
                 let mut next = self.missing(depth);
                 let mutated = self.node(&mut next, depth + 1)?;
                 if mutated {
-                    object.insert(field, next);
+                    members.push((field.to_string(), next));
                 }
                 Ok(mutated)
             }
         }
     }
 
-    fn list(&self, current: &mut Json, spec: &ListSpec, depth: usize) -> Result<bool, ApplyError> {
-        if !current.is_array() {
+    fn list(&self, current: &mut Tree, spec: &ListSpec, depth: usize) -> Result<bool, ApplyError> {
+        let Tree::Arr(items) = current else {
             return Err(self.mismatch("List", current));
-        }
-        let Some(items) = current.as_array_mut() else {
-            return Err(self.mismatch("List", &Json::new()));
         };
         if self.last(depth) {
             return self.set_element(items, spec, depth);
@@ -227,10 +202,7 @@ impl Walk<'_, '_> {
         let mut mutated = false;
         let mut found = false;
         for item in items.iter_mut() {
-            let selected = item
-                .get(&spec.key_field)
-                .is_some_and(|v| key_matches(&spec.key, v));
-            if selected {
+            if key_matches(&spec.key, item.get(&spec.key_field)) {
                 if !self.tester.exists_okay(depth) {
                     return Ok(false);
                 }
@@ -252,50 +224,57 @@ impl Walk<'_, '_> {
         Ok(mutated)
     }
 
-    /// The setter on `object[field]`.
-    fn set(&self, object: &mut sonic_rs::Object, field: &str) -> Result<bool, ApplyError> {
+    /// The setter on the member `field` of an object.
+    fn set(&self, members: &mut Vec<(String, Tree)>, field: &str) -> Result<bool, ApplyError> {
         match *self.setter {
             Setter::Assign { value, assign_if } => {
                 if let Some(test) = assign_if
-                    && !test.allows(object.get(&field))
+                    && !test.allows(members.iter().find(|(k, _)| k == field).map(|(_, v)| v))
                 {
                     return Ok(false);
                 }
-                object.insert(field, value.clone());
+                set_member(members, field, Tree::from_json(value));
             }
-            Setter::ModifySet { merge, values } => match object.get_mut(&field) {
+            Setter::ModifySet { merge, values } => match member_mut(members, field) {
                 // Gatekeeper copies its (possibly empty, then null) list of values.
                 None if merge => {
                     let list = if values.is_empty() {
-                        Json::new()
+                        Tree::Leaf(Json::new())
                     } else {
-                        Json::from(values.to_vec())
+                        Tree::Arr(values.iter().map(Tree::from_json).collect())
                     };
-                    object.insert(field, list);
+                    members.push((field.to_string(), list));
                 }
                 None => {}
-                Some(existing) => {
-                    let Some(list) = existing.as_array_mut() else {
-                        return Err(ApplyError::NotASet(text(existing)));
-                    };
+                Some(Tree::Arr(list)) => {
                     if merge {
                         for v in values {
-                            if !list.iter().any(|e| e == v) {
-                                list.push(v.clone());
+                            if !list.iter().any(|e| equals_json(e, v)) {
+                                list.push(Tree::from_json(v));
                             }
                         }
                     } else {
-                        list.retain(|e| !values.contains(e));
+                        list.retain(|e| !values.iter().any(|v| equals_json(e, v)));
                     }
                 }
+                // A null list (what merging no values leaves) is an empty set.
+                Some(existing @ Tree::Leaf(_)) if existing.type_name() == "null" => {
+                    if merge && !values.is_empty() {
+                        *existing = Tree::Arr(values.iter().map(Tree::from_json).collect());
+                    }
+                }
+                Some(other) => return Err(ApplyError::NotASet(other.text())),
             },
             Setter::Image { domain, path, tag } => {
-                let current = match object.get(&field) {
-                    None => "",
-                    Some(v) => v.as_str().ok_or_else(|| ApplyError::NotAString(text(v)))?,
+                let current = match members.iter().find(|(k, _)| k == field) {
+                    None => String::new(),
+                    Some((_, v)) => v
+                        .as_str()
+                        .ok_or_else(|| ApplyError::NotAString(v.text()))?
+                        .to_string(),
                 };
-                let image = super::image::mutate(domain, path, tag, current);
-                object.insert(field, Json::from(image.as_str()));
+                let image = super::image::mutate(domain, path, tag, &current);
+                set_member(members, field, Tree::Leaf(Json::from(image.as_str())));
             }
         }
         Ok(true)
@@ -305,7 +284,7 @@ impl Walk<'_, '_> {
     /// object with the same key, checked at load), or the value appended.
     fn set_element(
         &self,
-        items: &mut sonic_rs::Array,
+        items: &mut Vec<Tree>,
         spec: &ListSpec,
         depth: usize,
     ) -> Result<bool, ApplyError> {
@@ -313,18 +292,13 @@ impl Walk<'_, '_> {
             // Refused at load: only Assign may end its location in a list selector.
             return Ok(false);
         };
+        let new = Tree::from_json(value);
         for item in items.iter_mut() {
-            let Some(element) = item.as_object() else {
+            if !matches!(item, Tree::Obj(_)) {
                 return Err(ApplyError::ElementNotObject(spec.key_field.clone()));
-            };
-            if element
-                .get(&spec.key_field)
-                .is_some_and(|v| key_matches(&spec.key, v))
-            {
-                if value
-                    .get(&spec.key_field)
-                    .is_none_or(|v| !key_matches(&spec.key, v))
-                {
+            }
+            if key_matches(&spec.key, item.get(&spec.key_field)) {
+                if !key_matches(&spec.key, new.get(&spec.key_field)) {
                     return Err(ApplyError::KeyChanged);
                 }
                 if !self.tester.exists_okay(depth) {
@@ -335,7 +309,7 @@ impl Walk<'_, '_> {
                 {
                     return Ok(false);
                 }
-                *item = value.clone();
+                *item = new;
                 return Ok(true);
             }
         }
@@ -347,7 +321,7 @@ impl Walk<'_, '_> {
         {
             return Ok(false);
         }
-        items.push(value.clone());
+        items.push(new);
         Ok(true)
     }
 }

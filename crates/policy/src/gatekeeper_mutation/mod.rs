@@ -25,6 +25,7 @@ pub mod location;
 pub mod model;
 mod mutate;
 mod mutator;
+mod tree;
 
 use std::sync::LazyLock;
 
@@ -114,7 +115,10 @@ pub fn read_manifest(
     if !kind.versions().contains(&version) {
         return None;
     }
-    Some(crate::load::read(doc).map(|object| MutatorManifest { kind, object }))
+    Some(crate::load::read(doc).map(|mut object| {
+        model::fill_json(&mut object, doc);
+        MutatorManifest { kind, object }
+    }))
 }
 
 /// Compiles the mutators among `items`, sorted by ID; invalid ones, duplicates and those

@@ -151,15 +151,17 @@ pub struct PathTest {
     pub condition: String,
 }
 
-/// `parameters.assign`: exactly one of these.
+/// `parameters.assign`: exactly one of these. Opaque JSON is not read through serde (a
+/// `sonic_rs::Value` does not deserialise through `serde_path_to_error`): [`fill_json`]
+/// copies it from the document.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssignField {
-    #[serde(default)]
+    #[serde(skip)]
     pub value: Option<Json>,
     #[serde(default)]
     pub from_metadata: Option<FromMetadata>,
-    #[serde(default)]
+    #[serde(skip)]
     pub external_data: Option<Json>,
 }
 
@@ -174,15 +176,44 @@ pub struct FromMetadata {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssignIf {
-    #[serde(default)]
+    #[serde(skip)]
     pub r#in: Vec<Json>,
-    #[serde(default)]
+    #[serde(skip)]
     pub not_in: Vec<Json>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Values {
-    #[serde(default)]
+    #[serde(skip)]
     pub from_list: Vec<Json>,
+}
+
+/// Copies the opaque JSON fields of `spec.parameters` from the document into `object`
+/// (JSON null is absent, as Gatekeeper reads it).
+pub fn fill_json(object: &mut MutatorObject, doc: &Json) {
+    use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+    let Some(params) = doc.get("spec").and_then(|s| s.get("parameters")) else {
+        return;
+    };
+    let present = |v: Option<&Json>| v.filter(|v| !v.is_null()).cloned();
+    let list = |v: Option<&Json>| {
+        v.and_then(|v| v.as_array())
+            .map(|a| a.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let p = &mut object.spec.parameters;
+    if let Some(assign) = &mut p.assign {
+        let raw = params.get("assign");
+        assign.value = present(raw.and_then(|a| a.get("value")));
+        assign.external_data = present(raw.and_then(|a| a.get("externalData")));
+    }
+    if let Some(test) = &mut p.assign_if {
+        let raw = params.get("assignIf");
+        test.r#in = list(raw.and_then(|t| t.get("in")));
+        test.not_in = list(raw.and_then(|t| t.get("notIn")));
+    }
+    if let Some(values) = &mut p.values {
+        values.from_list = list(params.get("values").and_then(|v| v.get("fromList")));
+    }
 }

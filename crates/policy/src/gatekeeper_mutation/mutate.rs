@@ -11,6 +11,7 @@ use sonic_rs::JsonValueTrait;
 
 use super::GatekeeperMutators;
 use super::mutator::{MetadataField, Mutator};
+use super::tree::Tree;
 use crate::attributes::Operation;
 use crate::engine::RequestContext;
 use crate::family::mutating::{Invoked, MutatingFamily, Round, Step};
@@ -87,42 +88,58 @@ impl System<'_> {
             .map_err(|e| e.to_string())
     }
 
-    /// The passes, on `object`: `Ok(true)` when it changed.
+    /// The passes, from `original`: the mutated object, or `None` when nothing changed.
     fn passes(
         &self,
-        object: &mut Json,
+        original: &Json,
         request: &FamilyRequest<'_>,
         outcome: &mut Outcome,
-    ) -> Result<bool, Status> {
+    ) -> Result<Option<Json>, Status> {
         let namespace = request.attributes.namespace;
         let max = self.0.mutators.len() + 1;
+        let mut tree = Tree::from_json(original);
+        // The tree as JSON, for matching (and messages): rebuilt after a mutator ran.
+        let mut view = original.clone();
+        let mut stale = false;
+        let written = |tree: &Tree| {
+            tree.to_json()
+                .map_err(|e| errored(format!("mutated object could not be written: {e}")))
+        };
         let mut applied_ever: Vec<&Mutator> = Vec::new();
         let mut applied: Vec<&Mutator> = Vec::new();
         for pass in 1..=max {
-            let before = object.clone();
+            let before = tree.clone();
             applied.clear();
             for m in &self.0.mutators {
-                let matched = self.matches(m, object, request).map_err(|e| {
+                if stale {
+                    view = written(&tree)?;
+                    stale = false;
+                }
+                let matched = self.matches(m, &view, request).map_err(|e| {
                     outcome
                         .results
                         .push(result(m, ResultKind::Error, Some(e.clone())));
                     errored(format!(
                         "matching for mutator {} failed for {}: {e}",
                         m.id(),
-                        describe(object, namespace)
+                        describe(&view, namespace)
                     ))
                 })?;
                 if !matched {
                     continue;
                 }
+                // As Gatekeeper's webhook, the object's namespace is the request's.
                 let from_metadata = match m.metadata_field() {
                     Some(MetadataField::Namespace) => Json::from(namespace),
-                    Some(MetadataField::Name) => Json::from(Subject::of(object).name),
+                    Some(MetadataField::Name) => Json::from(Subject::of(&view).name),
                     None => Json::new(),
                 };
                 let setter = m.setter(&from_metadata);
-                match super::apply::mutate(&m.path, &m.tester, &setter, object) {
-                    Ok(true) => applied.push(m),
+                match super::apply::mutate(&m.path, &m.tester, &setter, &mut tree) {
+                    Ok(true) => {
+                        applied.push(m);
+                        stale = true;
+                    }
                     Ok(false) => {}
                     Err(e) => {
                         let message = e.to_string();
@@ -132,16 +149,20 @@ impl System<'_> {
                         return Err(errored(format!(
                             "mutation for mutator {} failed for {}: {message}",
                             m.id(),
-                            describe(object, namespace)
+                            describe(&view, namespace)
                         )));
                     }
                 }
             }
-            if applied.is_empty() || *object == before {
+            if applied.is_empty() || tree == before {
                 for m in applied_ever {
                     outcome.results.push(result(m, ResultKind::Pass, None));
                 }
-                return Ok(pass > 1);
+                return if pass == 1 {
+                    Ok(None)
+                } else {
+                    written(&tree).map(Some)
+                };
             }
             for m in &applied {
                 if !applied_ever.iter().any(|e| std::ptr::eq(*e, *m)) {
@@ -159,7 +180,7 @@ impl System<'_> {
         }
         Err(errored(format!(
             "mutation not converging: mutation not converging for {} after {max} iterations; still changing it: {}",
-            describe(object, namespace),
+            describe(original, namespace),
             names.join(", ")
         )))
     }
@@ -233,9 +254,9 @@ impl MutatingFamily for System<'_> {
         if round != Round::First {
             return Ok(Invoked::Done);
         }
-        let mut object = object_json(step.doc)?.clone();
-        if self.passes(&mut object, step.request, outcome)? {
-            step.doc.set(object);
+        let original = object_json(step.doc)?.clone();
+        if let Some(mutated) = self.passes(&original, step.request, outcome)? {
+            step.doc.set(mutated);
         }
         Ok(Invoked::Done)
     }

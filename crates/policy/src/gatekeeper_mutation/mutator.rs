@@ -9,6 +9,7 @@ use sonic_rs::JsonValueTrait;
 use super::apply::{Condition, Setter, Tester};
 use super::location::{self, Key, Node, Path};
 use super::model::{ApplyTo, MutatorKind, MutatorManifest, Parameters};
+use super::tree::{Tree, equals_json};
 use crate::gatekeeper::ConstraintMatch;
 use crate::name::Name;
 
@@ -35,11 +36,12 @@ pub struct ValueTest {
 }
 
 impl ValueTest {
-    pub fn allows(&self, current: Option<&Json>) -> bool {
-        if !self.r#in.is_empty() && !current.is_some_and(|v| self.r#in.contains(v)) {
+    pub fn allows(&self, current: Option<&Tree>) -> bool {
+        let member = |list: &[Json], v: &Tree| list.iter().any(|j| equals_json(v, j));
+        if !self.r#in.is_empty() && !current.is_some_and(|v| member(&self.r#in, v)) {
             return false;
         }
-        !current.is_some_and(|v| self.not_in.contains(v))
+        !current.is_some_and(|v| member(&self.not_in, v))
     }
 }
 
