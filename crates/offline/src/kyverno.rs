@@ -309,10 +309,12 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
                 PolicyKind::Validating | PolicyKind::GatekeeperConstraint => {
                     validating_result(&policy, result)
                 }
-                PolicyKind::Mutating => mutating_result(
+                // Kyverno's test files never name a Gatekeeper mutator; it would read as a
+                // MutatingAdmissionPolicy's result.
+                kind @ (PolicyKind::Mutating | PolicyKind::GatekeeperMutator) => mutating_result(
                     &set,
                     &policy,
-                    PolicyKind::Mutating,
+                    kind,
                     original,
                     result,
                     &patched,
