@@ -311,14 +311,9 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
                 }
                 // Kyverno's test files never name a Gatekeeper mutator; it would read as a
                 // MutatingAdmissionPolicy's result.
-                kind @ (PolicyKind::Mutating | PolicyKind::GatekeeperMutator) => mutating_result(
-                    &set,
-                    &policy,
-                    kind,
-                    original,
-                    result,
-                    &patched,
-                ),
+                kind @ (PolicyKind::Mutating | PolicyKind::GatekeeperMutator) => {
+                    mutating_result(&set, &policy, kind, original, result, &patched)
+                }
                 PolicyKind::KyvernoValidating => kyverno_validating_result(&set, &policy, result),
                 PolicyKind::KyvernoClusterPolicy => {
                     classic_result(&policy, str_of(row, "rule"), result)

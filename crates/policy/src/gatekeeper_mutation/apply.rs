@@ -151,9 +151,10 @@ impl Walk<'_, '_> {
     }
 
     fn node(&self, current: &mut Tree, depth: usize) -> Result<bool, ApplyError> {
-        match &self.path.0[depth] {
-            Node::Object(field) => self.field(current, field, depth),
-            Node::List(spec) => self.list(current, spec, depth),
+        match self.path.0.get(depth) {
+            Some(Node::Object(field)) => self.field(current, field, depth),
+            Some(Node::List(spec)) => self.list(current, spec, depth),
+            None => Ok(false),
         }
     }
 
@@ -162,8 +163,12 @@ impl Walk<'_, '_> {
             return Err(self.mismatch("object", current));
         };
         let exists = members.iter().any(|(k, _)| k == field);
-        if exists && !self.tester.exists_okay(depth) || !exists && !self.tester.missing_okay(depth)
-        {
+        let allowed = if exists {
+            self.tester.exists_okay(depth)
+        } else {
+            self.tester.missing_okay(depth)
+        };
+        if !allowed {
             return Ok(false);
         }
         if self.last(depth) {
@@ -258,11 +263,12 @@ impl Walk<'_, '_> {
                     }
                 }
                 // A null list (what merging no values leaves) is an empty set.
-                Some(existing @ Tree::Leaf(_)) if existing.type_name() == "null" => {
-                    if merge && !values.is_empty() {
-                        *existing = Tree::Arr(values.iter().map(Tree::from_json).collect());
-                    }
+                Some(existing @ Tree::Leaf(_))
+                    if existing.type_name() == "null" && merge && !values.is_empty() =>
+                {
+                    *existing = Tree::Arr(values.iter().map(Tree::from_json).collect());
                 }
+                Some(Tree::Leaf(leaf)) if leaf.is_null() => {}
                 Some(other) => return Err(ApplyError::NotASet(other.text())),
             },
             Setter::Image { domain, path, tag } => {
@@ -323,5 +329,65 @@ impl Walk<'_, '_> {
         }
         items.push(new);
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::gatekeeper_mutation::location::parse;
+
+    fn assign(
+        location: &str,
+        value: &str,
+        object: &str,
+        tests: &Tester,
+    ) -> Result<String, ApplyError> {
+        let value: Json = sonic_rs::from_str(value).unwrap();
+        let setter = Setter::Assign {
+            value: &value,
+            assign_if: None,
+        };
+        let mut tree = Tree::from_json(&sonic_rs::from_str(object).unwrap());
+        mutate(&parse(location).unwrap(), tests, &setter, &mut tree)?;
+        Ok(sonic_rs::to_string(&tree.to_json().unwrap()).unwrap())
+    }
+
+    #[test]
+    fn integer_keys_match_integers_only_and_globs_never_create() {
+        let none = Tester::default();
+        let ports = r#"{"ports":[{"port":80},{"port":"81"}]}"#;
+        assert_eq!(
+            assign("ports[port: 80].name", r#""http""#, ports, &none).unwrap(),
+            r#"{"ports":[{"port":80,"name":"http"},{"port":"81"}]}"#
+        );
+        // "81" is a string: the integer selector finds nothing and appends an element.
+        assert_eq!(
+            assign("ports[port: 81].name", r#""x""#, ports, &none).unwrap(),
+            r#"{"ports":[{"port":80},{"port":"81"},{"port":81,"name":"x"}]}"#
+        );
+        assert_eq!(assign("items[name: *].x", "1", "{}", &none).unwrap(), "{}");
+        assert_eq!(
+            assign("a.b.c", "1", r#"{"z":0}"#, &none).unwrap(),
+            r#"{"z":0,"a":{"b":{"c":1}}}"#
+        );
+    }
+
+    #[test]
+    fn path_tests_gate_each_depth_and_mismatches_are_errors() {
+        let must_exist_a = Tester(vec![(0, Condition::MustExist)]);
+        assert_eq!(assign("a.b", "1", "{}", &must_exist_a).unwrap(), "{}");
+        assert_eq!(
+            assign("a.b", "1", r#"{"a":{}}"#, &must_exist_a).unwrap(),
+            r#"{"a":{"b":1}}"#
+        );
+        let err = assign("a.b", "1", r#"{"a":[1]}"#, &Tester::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "mismatch between path entry (type: object) and received object (type: list). Path: a.b"
+        );
+        let err = assign("a[k: *].b", "1", r#"{"a":[1]}"#, &Tester::default()).unwrap_err();
+        assert!(err.to_string().contains("(type: number)"), "{err}");
     }
 }
