@@ -492,6 +492,26 @@ spec:
     }
 
     #[test]
+    fn gatekeeper_mutators_register_every_resource_on_create_and_update() {
+        let mutating = set("
+apiVersion: mutations.gatekeeper.sh/v1
+kind: AssignMetadata
+metadata: {name: owner}
+spec:
+  location: metadata.labels.owner
+  parameters: {assign: {value: me}}
+");
+        assert_eq!(
+            mutating_rules(&mutating),
+            vec![WebhookRule {
+                api_group: "*".into(),
+                operations: vec!["CREATE".into(), "UPDATE".into()],
+                resources: vec!["*".into()],
+            }]
+        );
+    }
+
+    #[test]
     fn kyverno_policies_register_what_they_match() {
         let validating = set("
 apiVersion: policies.kyverno.io/v1

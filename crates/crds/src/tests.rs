@@ -27,7 +27,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 8] = [
+    let expected: [Expected; 12] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -92,6 +92,38 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             &[],
             &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
         ),
+        (
+            "Assign",
+            "mutations.gatekeeper.sh",
+            "assign",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "AssignMetadata",
+            "mutations.gatekeeper.sh",
+            "assignmetadata",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "ModifySet",
+            "mutations.gatekeeper.sh",
+            "modifyset",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "AssignImage",
+            "mutations.gatekeeper.sh",
+            "assignimage",
+            "Cluster",
+            &[],
+            &[("v1alpha1", true)],
+        ),
     ];
     assert_eq!(all().len(), expected.len());
     for (kind, group, plural, scope, short, served) in expected {
@@ -125,6 +157,10 @@ fn status_subresource_and_columns_as_upstream_has_them() {
         "ClusterPolicy",
         "Policy",
         "ConstraintTemplate",
+        "Assign",
+        "AssignMetadata",
+        "ModifySet",
+        "AssignImage",
     ] {
         for version in find(kind).spec.versions {
             let status = version.subresources.and_then(|s| s.status);
@@ -204,7 +240,13 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(8));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(12));
+    assert_eq!(
+        for_group(Some("mutations.gatekeeper.sh"))
+            .map(|c| c.len())
+            .ok(),
+        Some(4)
+    );
     let err = for_group(Some("example.com")).err();
     assert!(err.is_some_and(|e| e.to_string().contains("example.com")));
 }
