@@ -390,4 +390,51 @@ mod tests {
         let err = assign("a[k: *].b", "1", r#"{"a":[1]}"#, &Tester::default()).unwrap_err();
         assert!(err.to_string().contains("(type: number)"), "{err}");
     }
+
+    fn tree() -> impl proptest::strategy::Strategy<Value = Tree> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Tree::Leaf(Json::new())),
+            (0i64..3).prop_map(|n| Tree::Leaf(Json::from(n))),
+            "[ab]".prop_map(|s| Tree::Leaf(Json::from(s.as_str()))),
+        ];
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Tree::Arr),
+                proptest::collection::vec(("[abk]", inner), 0..3).prop_map(|members| {
+                    let mut out: Vec<(String, Tree)> = Vec::new();
+                    for (k, v) in members {
+                        set_member(&mut out, &k, v);
+                    }
+                    Tree::Obj(out)
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any location on any object: no panic, and an Assign applied again changes
+        /// nothing (Gatekeeper's passes rely on that to converge).
+        #[test]
+        fn assign_never_panics_and_is_idempotent(
+            object in tree(),
+            location in "[abk]((\\[k: (\\*|a|1)\\])?\\.[abk]){0,3}",
+        ) {
+            let Ok(path) = parse(&location) else { return Ok(()); };
+            // Changing an element's key is refused at load.
+            if let [.., Node::List(list), Node::Object(field)] = path.0.as_slice()
+                && *field == list.key_field
+            {
+                return Ok(());
+            }
+            let value = Json::from(1);
+            let setter = Setter::Assign { value: &value, assign_if: None };
+            let mut once = object.clone();
+            if mutate(&path, &Tester::default(), &setter, &mut once).is_ok() {
+                let mut twice = once.clone();
+                proptest::prop_assert!(mutate(&path, &Tester::default(), &setter, &mut twice).is_ok());
+                proptest::prop_assert_eq!(twice, once);
+            }
+        }
+    }
 }
