@@ -46,6 +46,9 @@ pub use mutator::Mutator;
 #[derive(Debug, Default)]
 pub struct GatekeeperMutators {
     pub mutators: Vec<Mutator>,
+    /// How many mutators the system holds, the conflicting ones (which do not run) included:
+    /// Gatekeeper's bound on passes is this plus one.
+    pub system_size: usize,
 }
 
 impl GatekeeperMutators {
@@ -157,6 +160,7 @@ pub(crate) fn build(
     }
     // Gatekeeper keeps conflicting mutators but runs neither; they are left out here, each
     // with the error naming the other.
+    let system_size = compiled.len();
     let mut conflicting = vec![false; compiled.len()];
     for i in 0..compiled.len() {
         for j in 0..compiled.len() {
@@ -186,7 +190,10 @@ pub(crate) fn build(
         .collect();
     // The group and the namespace (cluster-scoped: none) are the same for every mutator.
     mutators.sort_by(|a, b| (a.kind, a.name.as_str()).cmp(&(b.kind, b.name.as_str())));
-    GatekeeperMutators { mutators }
+    GatekeeperMutators {
+        mutators,
+        system_size,
+    }
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ impl System<'_> {
         outcome: &mut Outcome,
     ) -> Result<Option<Json>, Status> {
         let namespace = request.attributes.namespace;
-        let max = self.0.mutators.len() + 1;
+        let max = self.0.system_size.max(self.0.mutators.len()) + 1;
         let mut tree = Tree::from_json(original);
         // The tree as JSON, for matching (and messages): rebuilt after a mutator ran.
         let mut view = original.clone();
