@@ -66,6 +66,9 @@ pub const KINDS: &[WatchedKind] = &[
     kind("kyverno.io", "ClusterPolicy", Use::Serve),
     kind("kyverno.io", "Policy", Use::Serve),
     kind("templates.gatekeeper.sh", "ConstraintTemplate", Use::Serve),
+    // Gatekeeper's settings: excluded namespaces, kinds synced for data.inventory.
+    kind("config.gatekeeper.sh", "Config", Use::Serve),
+    kind("syncset.gatekeeper.sh", "SyncSet", Use::Serve),
     kind(
         "admissionregistration.k8s.io",
         "ValidatingAdmissionPolicy",

@@ -27,7 +27,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 12] = [
+    let expected: [Expected; 14] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -91,6 +91,22 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "Cluster",
             &[],
             &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "Config",
+            "config.gatekeeper.sh",
+            "configs",
+            "Namespaced",
+            &[],
+            &[("v1alpha1", true)],
+        ),
+        (
+            "SyncSet",
+            "syncset.gatekeeper.sh",
+            "syncsets",
+            "Cluster",
+            &[],
+            &[("v1alpha1", true)],
         ),
         (
             "Assign",
@@ -240,7 +256,7 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(12));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(14));
     assert_eq!(
         for_group(Some("mutations.gatekeeper.sh"))
             .map(|c| c.len())

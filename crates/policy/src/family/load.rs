@@ -155,6 +155,8 @@ mod tests {
             ("policies.kyverno.io/v1", "PolicyException"),
             ("templates.gatekeeper.sh/v1", "ConstraintTemplate"),
             ("constraints.gatekeeper.sh/v1beta1", "K8sRequiredLabels"),
+            ("config.gatekeeper.sh/v1alpha1", "Config"),
+            ("syncset.gatekeeper.sh/v1alpha1", "SyncSet"),
             ("mutations.gatekeeper.sh/v1", "Assign"),
             ("mutations.gatekeeper.sh/v1beta1", "AssignMetadata"),
             ("mutations.gatekeeper.sh/v1alpha1", "ModifySet"),

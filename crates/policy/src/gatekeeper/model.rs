@@ -75,6 +75,9 @@ pub struct Target {
     pub target: String,
     #[serde(default)]
     pub rego: Option<String>,
+    /// Modules the legacy `rego` imports (packages under `lib.`).
+    #[serde(default)]
+    pub libs: Vec<String>,
     #[serde(default)]
     pub code: Vec<Code>,
 }
@@ -88,6 +91,19 @@ pub struct Code {
     pub engine: String,
     #[serde(skip)]
     pub source: Option<Json>,
+}
+
+/// The `Rego` engine's source in `code[]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegoSource {
+    #[serde(default)]
+    pub rego: String,
+    #[serde(default)]
+    pub libs: Vec<String>,
+    /// `v1` for Rego v1 syntax; v0 otherwise.
+    #[serde(default)]
+    pub version: Option<String>,
 }
 
 /// The `K8sNativeValidation` engine's source (`pkg/drivers/k8scel/schema`).
@@ -210,4 +226,79 @@ pub struct ScopedEnforcementAction {
 pub struct EnforcementPoint {
     #[serde(default)]
     pub name: String,
+}
+
+/// The group and version of Gatekeeper's `Config` (`config.gatekeeper.sh/v1alpha1`).
+pub const CONFIG_VERSION: &str = "config.gatekeeper.sh/v1alpha1";
+
+/// The group and version of `SyncSet` (`syncset.gatekeeper.sh/v1alpha1`).
+pub const SYNCSET_VERSION: &str = "syncset.gatekeeper.sh/v1alpha1";
+
+/// The only `Config` Gatekeeper reads is called `config` (in its own namespace).
+pub const CONFIG_NAME: &str = "config";
+
+/// Gatekeeper's `Config`: which namespaces each of its processes leaves alone, and which
+/// kinds it syncs into `data.inventory`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatekeeperConfig {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ConfigSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSpec {
+    #[serde(default, rename = "match")]
+    pub match_: Vec<ConfigMatch>,
+    #[serde(default)]
+    pub sync: ConfigSync,
+}
+
+/// One `spec.match[]` entry: namespaces (names or globs) that the named processes exclude.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigMatch {
+    #[serde(default)]
+    pub excluded_namespaces: Vec<String>,
+    #[serde(default)]
+    pub processes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSync {
+    #[serde(default)]
+    pub sync_only: Vec<SyncKind>,
+}
+
+/// A kind to sync, `{group, version, kind}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncKind {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub kind: String,
+}
+
+/// A `SyncSet`: more kinds to sync, beside the Config's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncSet {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: SyncSetSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncSetSpec {
+    #[serde(default)]
+    pub gvks: Vec<SyncKind>,
 }

@@ -204,9 +204,96 @@ fn delete_reads_the_old_object_as_any_object() {
 }
 
 #[test]
-fn rego_only_templates_are_a_diagnostic_that_disturbs_nothing() {
+fn rego_templates_run_beside_cel_ones() {
     let s = set(&format!(
         "{TEMPLATE}{}{REGO_ONLY}",
+        constraint("need-team", "deny", NO_PARAMS)
+    ));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert!(s.gatekeeper().diagnostics.is_empty());
+    assert_eq!(s.gatekeeper().constraints.len(), 2);
+    let o = run(&s, Some(&pod("web", "prod", "")), None, Operation::Create);
+    assert_eq!(
+        o.status.unwrap().message,
+        "[need-team] missing label team on web\n[rego-constraint] no"
+    );
+}
+
+/// Rego reads Gatekeeper's input: `input.review` (the request, its object) and
+/// `input.parameters`; on DELETE `input.review.object` is the old object.
+const REGO_PARAMS: &str = r#"
+---
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata: {name: k8sregolabel}
+spec:
+  crd: {spec: {names: {kind: K8sRegoLabel}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package k8sregolabel
+      import data.lib.names.display
+      violation[{"msg": msg, "details": {}}] {
+        not input.review.object.metadata.labels[input.parameters.label]
+        msg := sprintf("%v %v needs label %v", [input.review.operation, display(input.review), input.parameters.label])
+      }
+    libs:
+    - |
+      package lib.names
+      display(review) = n { n := review.object.metadata.name }
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sRegoLabel
+metadata: {name: need-owner}
+spec:
+  enforcementAction: warn
+  parameters: {label: owner}
+"#;
+
+#[test]
+fn rego_templates_read_the_review_and_parameters() {
+    let s = set(REGO_PARAMS);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let o = run(&s, Some(&pod("web", "prod", "")), None, Operation::Create);
+    assert!(o.allowed);
+    assert_eq!(o.warnings, ["[need-owner] CREATE web needs label owner"]);
+    let o = run(&s, None, Some(&pod("old", "prod", "")), Operation::Delete);
+    assert_eq!(o.warnings, ["[need-owner] DELETE old needs label owner"]);
+    let o = run(
+        &s,
+        Some(&pod("web", "prod", r#""owner":"me""#)),
+        None,
+        Operation::Create,
+    );
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+}
+
+#[test]
+fn bad_rego_is_a_load_error_naming_the_line() {
+    let text = REGO_ONLY.replace(
+        "violation[{\"msg\": \"no\"}] { true }",
+        "violation[{\"msg\": m}] { m := }",
+    );
+    let s = set(&text);
+    let errors: Vec<String> = s.errors.iter().map(ToString::to_string).collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("ConstraintTemplate \"k8sregoonly\"")
+                && e.contains("spec.targets[0].rego:2")),
+        "{errors:?}"
+    );
+    assert!(s.gatekeeper().constraints.is_empty());
+}
+
+#[test]
+fn templates_with_an_unknown_engine_are_a_diagnostic_that_disturbs_nothing() {
+    let other = REGO_ONLY.replace(
+        "    rego: |\n      package k8sregoonly\n      violation[{\"msg\": \"no\"}] { true }\n",
+        "    code:\n    - engine: Wasm\n      source: {}\n",
+    );
+    let s = set(&format!(
+        "{TEMPLATE}{}{other}",
         constraint("need-team", "deny", NO_PARAMS)
     ));
     assert!(s.errors.is_empty(), "{:?}", s.errors);
@@ -217,7 +304,7 @@ fn rego_only_templates_are_a_diagnostic_that_disturbs_nothing() {
         .map(ToString::to_string)
         .collect();
     assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(notes[0].contains("Rego engine not supported"), "{notes:?}");
+    assert!(notes[0].contains("engine not supported: Wasm"), "{notes:?}");
     assert!(
         notes[1].contains("K8sRegoOnly \"rego-constraint\": not enforced"),
         "{notes:?}"
@@ -292,4 +379,103 @@ fn match_conditions_and_failure_policy_ignore() {
     // The erroring validation is ignored; the false one is a violation.
     let o = run(&s, Some(&pod("db", "prod", "")), None, Operation::Create);
     assert_eq!(o.status.unwrap().message, "[y] always");
+}
+
+/// A Rego template over `data.inventory`: unique Ingress hosts, as gatekeeper-library's
+/// `uniqueingresshost` reads the synced Ingresses.
+const UNIQUE_HOST: &str = r#"
+---
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata: {name: k8suniquehost}
+spec:
+  crd: {spec: {names: {kind: K8sUniqueHost}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package k8suniquehost
+      violation[{"msg": msg}] {
+        host := input.review.object.metadata.annotations.host
+        other := data.inventory.namespace[ns][_]["Pod"][name]
+        other.metadata.annotations.host == host
+        name != input.review.object.metadata.name
+        msg := sprintf("host %v is taken by %v/%v", [host, ns, name])
+      }
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sUniqueHost
+metadata: {name: unique-host}
+spec: {}
+"#;
+
+fn hosted(name: &str, namespace: &str) -> Json {
+    sonic_rs::from_str(&format!(
+        r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"{namespace}","annotations":{{"host":"a.example"}}}}}}"#
+    ))
+    .unwrap()
+}
+
+fn run_with(set: &PolicySet, object: &Json, lookup: &ObjectLookup) -> Outcome {
+    let body = review_for(
+        Some(object),
+        None,
+        Operation::Create,
+        &RequestUser::default(),
+        "uid-1",
+    )
+    .unwrap();
+    let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+    let request = review.request().unwrap();
+    evaluate(set, &request, lookup, &EvalOptions::default())
+}
+
+#[test]
+fn rego_reads_the_synced_objects_as_data_inventory() {
+    let s = set(UNIQUE_HOST);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let synced = ObjectLookup::new([hosted("taken", "team-a")]);
+    let o = run_with(&s, &hosted("new", "team-b"), &synced);
+    assert_eq!(
+        o.status.unwrap().message,
+        "[unique-host] host a.example is taken by team-a/taken"
+    );
+    let o = run_with(&s, &hosted("new", "team-b"), &ObjectLookup::new(Vec::new()));
+    assert!(o.allowed);
+    // The same lookup again: the program kept for its inventory answers the same.
+    let o = run_with(&s, &hosted("other", "team-c"), &synced);
+    assert!(!o.allowed);
+}
+
+#[test]
+fn the_config_excludes_namespaces_per_process_and_names_synced_kinds() {
+    let config = "---\napiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: config, namespace: gatekeeper-system}\nspec:\n  match:\n  - excludedNamespaces: ['kube-*', team-b]\n    processes: [webhook]\n  - excludedNamespaces: [team-a]\n    processes: [sync]\n  sync:\n    syncOnly:\n    - {group: '', version: v1, kind: Pod}\n    - {group: networking.k8s.io, version: v1, kind: Ingress}\n---\napiVersion: syncset.gatekeeper.sh/v1alpha1\nkind: SyncSet\nmetadata: {name: more}\nspec:\n  gvks:\n  - {group: '', version: v1, kind: Pod}\n  - {group: '', version: v1, kind: Service}\n---\napiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: other}\nspec: {}\n";
+    let s = set(&format!("{UNIQUE_HOST}{config}"));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let gk = s.gatekeeper();
+    let synced: Vec<String> = gk
+        .sync
+        .iter()
+        .map(|k| format!("{} {}", k.api_version, k.kind))
+        .collect();
+    assert_eq!(
+        synced,
+        ["v1 Pod", "networking.k8s.io/v1 Ingress", "v1 Service"]
+    );
+    let notes: Vec<String> = gk.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        notes.len() == 1 && notes[0].contains("reads only the Config named \"config\""),
+        "{notes:?}"
+    );
+    assert!(gk.exclusions.excludes("webhook", "kube-system"));
+    assert!(!gk.exclusions.excludes("audit", "kube-system"));
+    // team-a's objects are not synced, so the host they hold is free.
+    let synced = ObjectLookup::new([hosted("taken", "team-a")]);
+    let o = run_with(&s, &hosted("new", "team-c"), &synced);
+    assert!(o.allowed, "{:?}", o.status);
+    // team-b is excluded from the webhook: nothing is evaluated there.
+    let synced = ObjectLookup::new([hosted("taken", "team-c")]);
+    let o = run_with(&s, &hosted("new", "team-b"), &synced);
+    assert!(o.allowed && o.results.is_empty(), "{:?}", o.results);
+    let o = run_with(&s, &hosted("new", "team-d"), &synced);
+    assert!(!o.allowed);
 }
