@@ -27,7 +27,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 10] = [
+    let expected: [Expected; 14] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -108,6 +108,38 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             &[],
             &[("v1alpha1", true)],
         ),
+        (
+            "Assign",
+            "mutations.gatekeeper.sh",
+            "assign",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "AssignMetadata",
+            "mutations.gatekeeper.sh",
+            "assignmetadata",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "ModifySet",
+            "mutations.gatekeeper.sh",
+            "modifyset",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "AssignImage",
+            "mutations.gatekeeper.sh",
+            "assignimage",
+            "Cluster",
+            &[],
+            &[("v1alpha1", true)],
+        ),
     ];
     assert_eq!(all().len(), expected.len());
     for (kind, group, plural, scope, short, served) in expected {
@@ -141,6 +173,10 @@ fn status_subresource_and_columns_as_upstream_has_them() {
         "ClusterPolicy",
         "Policy",
         "ConstraintTemplate",
+        "Assign",
+        "AssignMetadata",
+        "ModifySet",
+        "AssignImage",
     ] {
         for version in find(kind).spec.versions {
             let status = version.subresources.and_then(|s| s.status);
@@ -220,7 +256,13 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(10));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(14));
+    assert_eq!(
+        for_group(Some("mutations.gatekeeper.sh"))
+            .map(|c| c.len())
+            .ok(),
+        Some(4)
+    );
     let err = for_group(Some("example.com")).err();
     assert!(err.is_some_and(|e| e.to_string().contains("example.com")));
 }

@@ -18,6 +18,7 @@ pub mod environment;
 pub mod error;
 pub mod family;
 pub mod gatekeeper;
+pub mod gatekeeper_mutation;
 pub mod index;
 pub mod invocation;
 pub mod kind_index;
