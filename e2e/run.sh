@@ -525,7 +525,7 @@ stop_celer TERM
 # ---------------------------------------------------------------------------------------
 echo "--- I. Gatekeeper as cluster objects: a template makes its Constraint kind, a Constraint is enforced"
 crds_ok=true
-for group in templates.gatekeeper.sh config.gatekeeper.sh syncset.gatekeeper.sh; do
+for group in templates.gatekeeper.sh config.gatekeeper.sh syncset.gatekeeper.sh mutations.gatekeeper.sh; do
   "$CELER_BIN" crds --group "$group" --output json > "$work/gk-crds.json" || crds_ok=false
   while IFS= read -r crd; do
     api POST "$crd_path" "$crd"
@@ -631,6 +631,21 @@ else
 fi
 api DELETE /apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses/shop-first
 api DELETE "$templates/k8suniqueingresshost"
+# A Gatekeeper mutator as a cluster object: AssignMetadata adds a label to Pods in e2e-fed,
+# through celer's mutating webhook.
+mutator='{"apiVersion":"mutations.gatekeeper.sh/v1","kind":"AssignMetadata","metadata":{"name":"team-label"},"spec":{"match":{"scope":"Namespaced","kinds":[{"apiGroups":[""],"kinds":["Pod"]}],"namespaces":["e2e-fed"]},"location":"metadata.labels.team","parameters":{"assign":{"value":"platform"}}}}'
+api POST /apis/mutations.gatekeeper.sh/v1/assignmetadata "$mutator"
+mutator_status=$status
+labelled() {
+  api POST "$(pods e2e-fed)?dryRun=All" "$(pod labelled restricted '{"owner":"me"}')"
+  [ "$status" = 201 ] && jq -e '.metadata.labels.team == "platform"' "$work/body.json" >/dev/null
+}
+if [ "$mutator_status" = 201 ] && eventually 20 labelled; then
+  ok "I8 a Gatekeeper AssignMetadata applied to the API server labels the Pods it matches"
+else
+  bad "I8 a Gatekeeper AssignMetadata applied to the API server labels the Pods it matches (mutator $mutator_status)" "$(last)"
+fi
+api DELETE /apis/mutations.gatekeeper.sh/v1/assignmetadata/team-label
 api DELETE "$templates/k8srequiredlabels"
 crd_gone() { api GET "$crd_path/k8srequiredlabels.constraints.gatekeeper.sh"; [ "$status" = 404 ]; }
 if eventually 15 crd_gone && eventually 10 fed_admitted unowned; then

@@ -69,6 +69,11 @@ pub const KINDS: &[WatchedKind] = &[
     // Gatekeeper's settings: excluded namespaces, kinds synced for data.inventory.
     kind("config.gatekeeper.sh", "Config", Use::Serve),
     kind("syncset.gatekeeper.sh", "SyncSet", Use::Serve),
+    // Gatekeeper's mutators.
+    kind("mutations.gatekeeper.sh", "Assign", Use::Serve),
+    kind("mutations.gatekeeper.sh", "AssignMetadata", Use::Serve),
+    kind("mutations.gatekeeper.sh", "ModifySet", Use::Serve),
+    kind("mutations.gatekeeper.sh", "AssignImage", Use::Serve),
     kind(
         "admissionregistration.k8s.io",
         "ValidatingAdmissionPolicy",
