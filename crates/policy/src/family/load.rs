@@ -87,10 +87,11 @@ pub(crate) trait CompiledFamily: std::any::Any + Send + Sync + fmt::Debug {
 /// Every family, in the order they run (mutation, then validation, each family's policies in
 /// load order) and their load errors are reported. Their kinds do not overlap, so the order
 /// does not change which reads a document.
-pub(crate) const FAMILIES: [&dyn LoadingFamily; 3] = [
+pub(crate) const FAMILIES: [&dyn LoadingFamily; 4] = [
     &crate::native_load::NativeKinds,
     &crate::gatekeeper::Gatekeeper,
     &crate::kyverno::load::Kyverno,
+    &crate::authorization::Authorization,
 ];
 
 /// Reads a document through the family whose kind it is; `None` when it is no family's.
@@ -150,6 +151,7 @@ mod tests {
             ("policies.kyverno.io/v1", "PolicyException"),
             ("templates.gatekeeper.sh/v1", "ConstraintTemplate"),
             ("constraints.gatekeeper.sh/v1beta1", "K8sRequiredLabels"),
+            ("authorization.celer.dev/v1alpha1", "AuthorizationPolicy"),
         ] {
             let doc = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
             assert_eq!(readers(&doc), 1, "{api_version} {kind}");
