@@ -28,7 +28,8 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Run policy test suites (celer's format and Kyverno's kyverno-test.yaml).
     Test(commands::test::TestArgs),
-    /// Serve the policies as a validating and mutating admission webhook (HTTPS).
+    /// Serve the policies as a validating and mutating admission webhook and an authorization
+    /// webhook (HTTPS).
     Serve(commands::serve::ServeArgs),
     /// Open-loop load generator for admission webhooks and the Kubernetes API.
     Bench(commands::bench::BenchArgs),
