@@ -33,6 +33,10 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Open-loop load generator for admission webhooks and the Kubernetes API.
     Bench(commands::bench::BenchArgs),
+    /// Authorization policies offline: answer SubjectAccessReviews, print the API server's
+    /// AuthorizationConfiguration entry.
+    #[command(subcommand)]
+    Authz(commands::authz::AuthzCommand),
     /// Print the CustomResourceDefinitions of the Kyverno and Gatekeeper kinds celer serves.
     Crds(commands::crds::CrdsArgs),
 }
@@ -77,5 +81,6 @@ fn run() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Crds(args) => commands::crds::run(args),
+        Command::Authz(command) => commands::authz::run(command),
     }
 }

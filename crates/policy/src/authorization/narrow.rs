@@ -53,17 +53,17 @@ fn push_unique(terms: &mut Vec<String>, term: String) {
 /// A CEL string literal.
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
+    out.push('"');
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
+            '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             c => out.push(c),
         }
     }
-    out.push('\'');
+    out.push('"');
     out
 }
 
@@ -72,9 +72,9 @@ fn list(values: &[&str]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
-/// `request.<object>.<field>`, or `''` where the field is absent.
+/// `request.<object>.<field>`, or `""` where the field is absent.
 fn field(object: &str, name: &str) -> String {
-    format!("(has(request.{object}.{name}) ? request.{object}.{name} : '')")
+    format!("(has(request.{object}.{name}) ? request.{object}.{name} : \"\")")
 }
 
 fn one_of(value: &str, values: &[&str]) -> String {
@@ -103,7 +103,7 @@ fn resource_term(r: &ResourceMatch) -> String {
             .collect();
         let mut alternatives = Vec::new();
         if !plain.is_empty() {
-            alternatives.push(format!("({} && {sub} == '')", one_of(&res, &plain)));
+            alternatives.push(format!("({} && {sub} == \"\")", one_of(&res, &plain)));
         }
         for x in r.resources.iter().filter(|x| x.contains('/')) {
             let (name, subresource) = x.split_once('/').unwrap_or((x, ""));
@@ -112,7 +112,7 @@ fn resource_term(r: &ResourceMatch) -> String {
                 term.push(format!("{res} == {}", quote(name)));
             }
             if subresource == "*" {
-                term.push(format!("{sub} != ''"));
+                term.push(format!("{sub} != \"\""));
             } else {
                 term.push(format!("{sub} == {}", quote(subresource)));
             }
