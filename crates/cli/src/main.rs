@@ -37,7 +37,8 @@ enum Command {
     /// AuthorizationConfiguration entry.
     #[command(subcommand)]
     Authz(commands::authz::AuthzCommand),
-    /// Print the CustomResourceDefinitions of the Kyverno and Gatekeeper kinds celer serves.
+    /// Print the CustomResourceDefinitions of the Kyverno and Gatekeeper kinds celer serves,
+    /// and of its own AuthorizationPolicy.
     Crds(commands::crds::CrdsArgs),
 }
 

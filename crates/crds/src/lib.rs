@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admission;
+pub mod authorization;
 pub mod gatekeeper;
 pub mod kyverno_cel;
 pub mod kyverno_classic;
@@ -19,10 +20,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 /// The API groups the CRDs are in, in the order `all` gives them.
-pub const GROUPS: [&str; 3] = [
+pub const GROUPS: [&str; 4] = [
     "policies.kyverno.io",
     "kyverno.io",
     "templates.gatekeeper.sh",
+    "authorization.celer.dev",
 ];
 
 /// A group `celer crds` was asked for that none of the CRDs is in.
@@ -94,6 +96,7 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             &[current("v1"), current("v1alpha1"), current("v1beta1")],
             "v1",
         ),
+        authorization::AuthorizationPolicy::crd(),
     ]
 }
 

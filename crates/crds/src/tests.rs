@@ -27,7 +27,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 8] = [
+    let expected: [Expected; 9] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -91,6 +91,14 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "Cluster",
             &[],
             &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "AuthorizationPolicy",
+            "authorization.celer.dev",
+            "authorizationpolicies",
+            "Cluster",
+            &["authzpol"],
+            &[("v1alpha1", true)],
         ),
     ];
     assert_eq!(all().len(), expected.len());
@@ -204,7 +212,20 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(8));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(9));
     let err = for_group(Some("example.com")).err();
     assert!(err.is_some_and(|e| e.to_string().contains("example.com")));
+}
+
+#[test]
+fn the_authorization_examples_are_valid_authorization_policies() {
+    let text = include_str!("../../../examples/authz/policies.yaml");
+    let mut count = 0;
+    for document in serde_yaml_ng::Deserializer::from_str(text) {
+        let policy =
+            <authorization::AuthorizationPolicy as serde::Deserialize>::deserialize(document);
+        assert!(policy.is_ok(), "{policy:?}");
+        count += 1;
+    }
+    assert_eq!(count, 3);
 }
