@@ -66,6 +66,8 @@ pub const KINDS: &[WatchedKind] = &[
     kind("kyverno.io", "ClusterPolicy", Use::Serve),
     kind("kyverno.io", "Policy", Use::Serve),
     kind("templates.gatekeeper.sh", "ConstraintTemplate", Use::Serve),
+    // celer's own: answered on /authorize; no status is written for it.
+    kind("authorization.celer.dev", "AuthorizationPolicy", Use::Serve),
     kind(
         "admissionregistration.k8s.io",
         "ValidatingAdmissionPolicy",
@@ -447,6 +449,7 @@ mod tests {
             "ClusterPolicy",
             "Policy",
             "ConstraintTemplate",
+            "AuthorizationPolicy",
         ] {
             assert!(
                 KINDS.iter().any(|w| w.kind == k && w.used == Use::Serve),
