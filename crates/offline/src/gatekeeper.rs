@@ -11,9 +11,11 @@
 //!   them without one) and wants `violations`: `yes` (at least one; the default), `no` (none)
 //!   or exactly a number. `yes`/`no` may arrive as YAML 1.1 booleans.
 //!
-//! `inventory[]` files feed Rego's `data.inventory`, which CEL templates cannot read; their
-//! Namespace objects are still used, as gator's cache uses them, for `namespaceSelector` and
-//! `namespaceObject`. A template celer cannot run (Rego only) skips its tests with the reason.
+//! `inventory[]` files feed Rego's `data.inventory` (each object under `cluster` or, with a
+//! namespace, `namespace`, as Gatekeeper's sync fills it); their Namespace objects are also
+//! used, as gator's cache uses them, for `namespaceSelector` and `namespaceObject`. A template
+//! whose engine celer does not run skips its tests with the reason; a test whose template or
+//! constraint does not load fails each of its assertions with the load errors.
 
 use std::path::Path;
 
@@ -211,9 +213,19 @@ fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
         return;
     }
     if !set.errors.is_empty() {
-        outcome
-            .errors
-            .extend(set.errors.iter().map(|e| format!("{name}: {e}")));
+        // Every assertion of the test counts, failed with the reason it could not run.
+        let why: Vec<String> = set.errors.iter().map(|e| e.to_string()).collect();
+        for (ci, case) in cases(test).into_iter().enumerate() {
+            let label = format!("{name}/{}", case_name(case, ci));
+            for (ai, _) in assertions(case).into_iter().enumerate() {
+                outcome.checks.push(Check::failed(
+                    &label,
+                    &format!("assertion {ai}"),
+                    "the template and constraint load".to_string(),
+                    why.join("; "),
+                ));
+            }
+        }
         return;
     }
     if set.gatekeeper().constraints.is_empty() {

@@ -1,8 +1,8 @@
 //! The gatekeeper-library suites from ../shared/corpus, run as `gator verify` runs them: every
-//! assertion on a template with the K8sNativeValidation (CEL) engine must hold, unless it is
-//! listed with its reason in `gatekeeper_library.known_failures`; assertions on Rego-only
-//! templates are counted as skipped, with the reason. `gatekeeper_library.ratchet` holds the
-//! passing floor.
+//! assertion must hold (on the template's CEL engine when it has one, as Gatekeeper picks it,
+//! else its Rego), unless it is listed with its reason in `gatekeeper_library.known_failures`;
+//! a template whose engine celer does not run would count its assertions as skipped, with the
+//! reason. `gatekeeper_library.ratchet` holds the passing floor.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};

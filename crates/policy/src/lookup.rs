@@ -43,6 +43,13 @@ pub trait Lookup: Send + Sync {
         kind: &ParamKind,
         namespace: Option<&str>,
     ) -> Result<Vec<Arc<Json>>, LookupError>;
+
+    /// The objects synced for referential policies (Gatekeeper's `data.inventory`), or `None`
+    /// when nothing is synced. The same list is returned until it changes, so policies can
+    /// keep what they derive from it by its address.
+    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+        None
+    }
 }
 
 /// A lookup that knows nothing: no namespaces, no param kinds.
@@ -127,18 +134,18 @@ fn str_at<'j>(v: &'j Json, path: &[&str]) -> &'j str {
 /// apply` would put it.
 #[derive(Debug, Clone, Default)]
 pub struct ObjectLookup {
-    objects: Vec<Arc<Json>>,
+    objects: Arc<Vec<Arc<Json>>>,
 }
 
 impl ObjectLookup {
     pub fn new(objects: impl IntoIterator<Item = Json>) -> ObjectLookup {
         ObjectLookup {
-            objects: objects.into_iter().map(Arc::new).collect(),
+            objects: Arc::new(objects.into_iter().map(Arc::new).collect()),
         }
     }
 
     pub fn push(&mut self, object: Json) {
-        self.objects.push(Arc::new(object));
+        Arc::make_mut(&mut self.objects).push(Arc::new(object));
     }
 
     fn of_kind<'s>(&'s self, kind: &'s ParamKind) -> impl Iterator<Item = &'s Arc<Json>> + 's {
@@ -159,6 +166,11 @@ impl ObjectLookup {
 }
 
 impl Lookup for ObjectLookup {
+    /// Every object is synced: a suite's `inventory` is what Gatekeeper's sync would hold.
+    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+        (!self.objects.is_empty()).then(|| Arc::clone(&self.objects))
+    }
+
     fn namespace(&self, name: &str) -> Result<Option<Arc<Json>>, LookupError> {
         Ok(self
             .objects

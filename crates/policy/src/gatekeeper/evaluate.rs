@@ -13,7 +13,6 @@ use super::GatekeeperSet;
 use super::constraint_match::Subject;
 use super::lower::TemplateEngine;
 use super::lower::{CompiledConstraint, CompiledTemplate};
-use crate::compiled::ValidatingPolicy;
 use crate::engine::{RequestContext, match_conditions};
 use crate::error::{ConfigurationError, EngineError};
 use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
@@ -73,20 +72,32 @@ struct ConstraintsState<'a> {
     buffers: ActivationBuffers,
     result: validating::ValidateResult,
     violations: Vec<String>,
+    /// Rego's `input.review`, converted on the first Rego Constraint and shared by the rest.
+    review: Option<Result<celer_rego::RegoValue, String>>,
 }
 
 impl Constraints<'_> {
-    /// A Constraint's CEL template, if it has one.
-    fn policy(
-        &self,
-        constraint: &CompiledConstraint,
-    ) -> Option<(&CompiledTemplate, &ValidatingPolicy)> {
-        let template = self.0.templates.get(constraint.template)?;
-        match &template.engine {
-            TemplateEngine::Cel(policy) => Some((template, policy)),
-            _ => None,
-        }
+    /// A Constraint's template, if celer runs its engine.
+    fn template(&self, constraint: &CompiledConstraint) -> Option<&CompiledTemplate> {
+        self.0
+            .templates
+            .get(constraint.template)
+            .map(|t| &**t)
+            .filter(|t| !matches!(t.engine, TemplateEngine::Unsupported(_)))
     }
+}
+
+/// Gatekeeper's `input.review` for a request.
+fn rego_review(request: &FamilyRequest<'_>) -> Result<celer_rego::RegoValue, String> {
+    let (ctx, attributes) = (request.ctx, &request.attributes);
+    super::rego::review(
+        ctx.default_cel_request(),
+        ctx.request.uid,
+        request.object,
+        attributes.old_object,
+        attributes.operation == crate::attributes::Operation::Delete,
+    )
+    .map_err(|e| format!("the request cannot be given to Rego: {e}"))
 }
 
 impl ValidatingFamily for Constraints<'_> {
@@ -127,6 +138,7 @@ impl ValidatingFamily for Constraints<'_> {
             buffers: ActivationBuffers::default(),
             result: validating::ValidateResult::default(),
             violations: Vec::new(),
+            review: None,
         })
     }
 
@@ -154,7 +166,7 @@ impl ValidatingFamily for Constraints<'_> {
         state: &ConstraintsState<'a>,
         request: &FamilyRequest<'a>,
     ) -> Selection<()> {
-        if self.policy(constraint).is_none() {
+        if self.template(constraint).is_none() {
             return Selection::Skip;
         }
         let namespace_by_name = |name: &str| -> Fetched {
@@ -187,7 +199,7 @@ impl ValidatingFamily for Constraints<'_> {
         request: &FamilyRequest<'a>,
         outcome: &mut Outcome,
     ) -> Result<(), EngineError> {
-        let Some((template, policy)) = self.policy(constraint) else {
+        let Some(template) = self.template(constraint) else {
             return Ok(());
         };
         let (ctx, attributes) = (request.ctx, &request.attributes);
@@ -213,45 +225,63 @@ impl ValidatingFamily for Constraints<'_> {
             state.match_error.get_or_insert(error);
             return Ok(());
         }
-        let namespace = ctx.namespace()?;
-        let inputs = Inputs {
-            object: request.object,
-            old_object: attributes.old_object,
-            request: ctx.default_cel_request(),
-            namespace_object: namespace.as_deref(),
-            params: Some(&constraint.params),
-            authorizer: ctx.authorizer_for(&policy.common),
-        };
         let violations = &mut state.violations;
         violations.clear();
-        match match_conditions(&policy.common, &inputs, &mut state.buffers) {
-            Ok(false) => {
-                outcome.results.push(PolicyResult::fixed(
-                    PolicyKind::GatekeeperConstraint,
-                    &template.name,
-                    Some(&binding.name),
-                    ResultKind::Skip,
-                    "matchConditions not met",
-                ));
-                return Ok(());
+        match &template.engine {
+            TemplateEngine::Rego(rego) => {
+                let review = state.review.get_or_insert_with(|| rego_review(request));
+                match review {
+                    Ok(review) => rego.violations(
+                        review,
+                        &constraint.rego_parameters,
+                        ctx.lookup().synced_objects(),
+                        violations,
+                    ),
+                    Err(e) => violations.push(e.clone()),
+                }
             }
-            // A matchCondition error under failurePolicy Fail is a violation.
-            Err(e) => violations.push(e.to_string()),
-            Ok(true) => {
-                let result = &mut state.result;
-                validating::validate_into(policy, &inputs, &mut state.buffers, result);
-                for d in &result.decisions {
-                    match d {
-                        Decision::Deny { message, .. }
-                        | Decision::Error {
-                            message,
-                            enforced: true,
-                        } => violations.push(message.clone()),
-                        Decision::Admit | Decision::Error { .. } => {}
+            TemplateEngine::Cel(policy) => {
+                let namespace = ctx.namespace()?;
+                let inputs = Inputs {
+                    object: request.object,
+                    old_object: attributes.old_object,
+                    request: ctx.default_cel_request(),
+                    namespace_object: namespace.as_deref(),
+                    params: Some(&constraint.params),
+                    authorizer: ctx.authorizer_for(&policy.common),
+                };
+                match match_conditions(&policy.common, &inputs, &mut state.buffers) {
+                    Ok(false) => {
+                        outcome.results.push(PolicyResult::fixed(
+                            PolicyKind::GatekeeperConstraint,
+                            &template.name,
+                            Some(&binding.name),
+                            ResultKind::Skip,
+                            "matchConditions not met",
+                        ));
+                        return Ok(());
+                    }
+                    // A matchCondition error under failurePolicy Fail is a violation.
+                    Err(e) => violations.push(e.to_string()),
+                    Ok(true) => {
+                        let result = &mut state.result;
+                        validating::validate_into(policy, &inputs, &mut state.buffers, result);
+                        for d in &result.decisions {
+                            match d {
+                                Decision::Deny { message, .. }
+                                | Decision::Error {
+                                    message,
+                                    enforced: true,
+                                } => violations.push(message.clone()),
+                                Decision::Admit | Decision::Error { .. } => {}
+                            }
+                        }
                     }
                 }
             }
+            TemplateEngine::Unsupported(_) => return Ok(()),
         }
+        let violations = &state.violations;
         if violations.is_empty() {
             record(outcome, ResultKind::Pass, None);
             return Ok(());

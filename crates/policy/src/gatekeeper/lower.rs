@@ -9,8 +9,9 @@ use celer_cel::Json;
 use super::constraint_match::ConstraintMatch;
 use super::model::{
     self, ADMISSION_TARGET, CEL_ENGINE, CONSTRAINT_GROUP, CelSource, Constraint,
-    ConstraintTemplate, REGO_ENGINE,
+    ConstraintTemplate, REGO_ENGINE, RegoSource,
 };
+use super::rego::{self, RegoCode, RegoTemplate};
 use crate::compiled::{Binding, ValidatingPolicy};
 use crate::matching::MatchConstraints;
 use crate::model::{
@@ -41,6 +42,8 @@ const GATEKEEPER_VARIABLES: [(&str, &str); 2] = [
 pub enum TemplateEngine {
     /// The `K8sNativeValidation` source, compiled.
     Cel(Box<ValidatingPolicy>),
+    /// The Rego source (legacy `rego` + `libs`, or a `Rego` entry of `code[]`), compiled.
+    Rego(Box<RegoTemplate>),
     /// An engine celer does not run, with the reason.
     Unsupported(String),
 }
@@ -66,6 +69,8 @@ pub struct CompiledConstraint {
     pub matcher: ConstraintMatch,
     /// `spec.enforcementAction` as written (`deny` when absent).
     pub enforcement_action: String,
+    /// `spec.parameters` as a Rego template reads them (`input.parameters`), converted once.
+    pub rego_parameters: celer_rego::RegoValue,
 }
 
 fn is_cel_identifier(s: &str) -> bool {
@@ -123,25 +128,7 @@ pub fn compile_template(
         .enumerate()
         .find(|(_, c)| c.engine == CEL_ENGINE);
     let Some((index, code)) = cel else {
-        let has_rego = target.rego.is_some() || target.code.iter().any(|c| c.engine == REGO_ENGINE);
-        let why = if has_rego {
-            "Rego engine not supported (celer runs the K8sNativeValidation engine only)".to_string()
-        } else if target.code.is_empty() {
-            return Err(vec![
-                "spec.targets[0]: Required value: rego or code".to_string(),
-            ]);
-        } else {
-            let engines: Vec<&str> = target.code.iter().map(|c| c.engine.as_str()).collect();
-            format!("engine not supported: {}", engines.join(", "))
-        };
-        return Ok((
-            CompiledTemplate {
-                name: Name::from(name.as_str()),
-                kind: kind.clone(),
-                engine: TemplateEngine::Unsupported(why),
-            },
-            Vec::new(),
-        ));
+        return compile_rego_template(t, target).map(|template| (template, Vec::new()));
     };
     let at = format!("spec.targets[0].code[{index}].source");
     let source: CelSource = match &code.source {
@@ -270,6 +257,71 @@ pub fn compile_template(
     ))
 }
 
+/// A template without the CEL engine: its Rego (the legacy `rego` first, as Gatekeeper picks
+/// it, then a `Rego` entry of `code[]`), or `Unsupported` naming the engines it has.
+fn compile_rego_template(
+    t: &ConstraintTemplate,
+    target: &model::Target,
+) -> Result<CompiledTemplate, Vec<String>> {
+    let (name, kind) = (&t.metadata.name, &t.spec.crd.spec.names.kind);
+    let template = |engine| CompiledTemplate {
+        name: Name::from(name.as_str()),
+        kind: kind.clone(),
+        engine,
+    };
+    if let Some(text) = target.rego.as_deref().filter(|r| !r.trim().is_empty()) {
+        let code = RegoCode {
+            rego: text,
+            libs: &target.libs,
+            v1: false,
+            at: "spec.targets[0].rego".to_string(),
+        };
+        return rego::compile(&code).map(|r| template(TemplateEngine::Rego(Box::new(r))));
+    }
+    if let Some((index, code)) = target
+        .code
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.engine == REGO_ENGINE)
+    {
+        let at = format!("spec.targets[0].code[{index}].source");
+        let source: RegoSource = match &code.source {
+            None => return Err(vec![format!("{at}: Required value")]),
+            Some(s) => serde_path_to_error::deserialize(s)
+                .map_err(|e| vec![format!("{at}: {}", e.into_inner())])?,
+        };
+        if source.rego.trim().is_empty() {
+            return Err(vec![format!("{at}.rego: Required value")]);
+        }
+        let v1 = match source.version.as_deref() {
+            None | Some("") | Some("v0") => false,
+            Some("v1") => true,
+            Some(other) => {
+                return Err(vec![format!(
+                    "{at}.version: Unsupported value: {other:?}: supported values: \"v0\", \"v1\""
+                )]);
+            }
+        };
+        let code = RegoCode {
+            rego: &source.rego,
+            libs: &source.libs,
+            v1,
+            at: format!("{at}.rego"),
+        };
+        return rego::compile(&code).map(|r| template(TemplateEngine::Rego(Box::new(r))));
+    }
+    if target.code.is_empty() {
+        return Err(vec![
+            "spec.targets[0]: Required value: rego or code".to_string(),
+        ]);
+    }
+    let engines: Vec<&str> = target.code.iter().map(|c| c.engine.as_str()).collect();
+    Ok(template(TemplateEngine::Unsupported(format!(
+        "engine not supported: {}",
+        engines.join(", ")
+    ))))
+}
+
 fn compile_error(field: String, source: &str, error: &str) -> String {
     format!("{field}: Invalid value: {source:?}: {error}")
 }
@@ -385,6 +437,10 @@ pub fn compile_constraint(
         errors.extend(e);
         ConstraintMatch::everything()
     });
+    let rego_parameters = rego::parameters(&c.object).unwrap_or_else(|e| {
+        errors.push(format!("spec.parameters: {e}"));
+        celer_rego::RegoValue::Undefined
+    });
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -406,5 +462,6 @@ pub fn compile_constraint(
             .clone()
             .filter(|a| !a.is_empty())
             .unwrap_or_else(|| "deny".to_string()),
+        rego_parameters,
     })
 }

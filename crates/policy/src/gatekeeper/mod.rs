@@ -13,13 +13,16 @@
 //! criteria are not a resource rule, so each Constraint keeps its own
 //! [`ConstraintMatch`], checked before its template runs.
 //!
-//! A template without the CEL engine (Rego only) loads with a diagnostic
-//! ("Rego engine not supported") and its Constraints are not enforced; nothing else is affected.
+//! A template without the CEL engine runs its Rego ([`rego`]): the legacy `rego` + `libs`, or
+//! a `Rego` entry of `code[]`, compiled once with regorus; when both engines are present CEL
+//! is the one used, as in Gatekeeper. A template with neither loads with a diagnostic and its
+//! Constraints are not enforced.
 
 pub mod constraint_match;
 mod evaluate;
 mod lower;
 pub mod model;
+pub mod rego;
 
 use hashbrown::HashMap;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};

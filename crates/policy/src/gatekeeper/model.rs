@@ -75,6 +75,9 @@ pub struct Target {
     pub target: String,
     #[serde(default)]
     pub rego: Option<String>,
+    /// Modules the legacy `rego` imports (packages under `lib.`).
+    #[serde(default)]
+    pub libs: Vec<String>,
     #[serde(default)]
     pub code: Vec<Code>,
 }
@@ -88,6 +91,19 @@ pub struct Code {
     pub engine: String,
     #[serde(skip)]
     pub source: Option<Json>,
+}
+
+/// The `Rego` engine's source in `code[]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegoSource {
+    #[serde(default)]
+    pub rego: String,
+    #[serde(default)]
+    pub libs: Vec<String>,
+    /// `v1` for Rego v1 syntax; v0 otherwise.
+    #[serde(default)]
+    pub version: Option<String>,
 }
 
 /// The `K8sNativeValidation` engine's source (`pkg/drivers/k8scel/schema`).

@@ -204,9 +204,96 @@ fn delete_reads_the_old_object_as_any_object() {
 }
 
 #[test]
-fn rego_only_templates_are_a_diagnostic_that_disturbs_nothing() {
+fn rego_templates_run_beside_cel_ones() {
     let s = set(&format!(
         "{TEMPLATE}{}{REGO_ONLY}",
+        constraint("need-team", "deny", NO_PARAMS)
+    ));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert!(s.gatekeeper().diagnostics.is_empty());
+    assert_eq!(s.gatekeeper().constraints.len(), 2);
+    let o = run(&s, Some(&pod("web", "prod", "")), None, Operation::Create);
+    assert_eq!(
+        o.status.unwrap().message,
+        "[need-team] missing label team on web\n[rego-constraint] no"
+    );
+}
+
+/// Rego reads Gatekeeper's input: `input.review` (the request, its object) and
+/// `input.parameters`; on DELETE `input.review.object` is the old object.
+const REGO_PARAMS: &str = r#"
+---
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata: {name: k8sregolabel}
+spec:
+  crd: {spec: {names: {kind: K8sRegoLabel}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package k8sregolabel
+      import data.lib.names.display
+      violation[{"msg": msg, "details": {}}] {
+        not input.review.object.metadata.labels[input.parameters.label]
+        msg := sprintf("%v %v needs label %v", [input.review.operation, display(input.review), input.parameters.label])
+      }
+    libs:
+    - |
+      package lib.names
+      display(review) = n { n := review.object.metadata.name }
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sRegoLabel
+metadata: {name: need-owner}
+spec:
+  enforcementAction: warn
+  parameters: {label: owner}
+"#;
+
+#[test]
+fn rego_templates_read_the_review_and_parameters() {
+    let s = set(REGO_PARAMS);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let o = run(&s, Some(&pod("web", "prod", "")), None, Operation::Create);
+    assert!(o.allowed);
+    assert_eq!(o.warnings, ["[need-owner] CREATE web needs label owner"]);
+    let o = run(&s, None, Some(&pod("old", "prod", "")), Operation::Delete);
+    assert_eq!(o.warnings, ["[need-owner] DELETE old needs label owner"]);
+    let o = run(
+        &s,
+        Some(&pod("web", "prod", r#""owner":"me""#)),
+        None,
+        Operation::Create,
+    );
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+}
+
+#[test]
+fn bad_rego_is_a_load_error_naming_the_line() {
+    let text = REGO_ONLY.replace(
+        "violation[{\"msg\": \"no\"}] { true }",
+        "violation[{\"msg\": m}] { m := }",
+    );
+    let s = set(&text);
+    let errors: Vec<String> = s.errors.iter().map(ToString::to_string).collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("ConstraintTemplate \"k8sregoonly\"")
+                && e.contains("spec.targets[0].rego:2")),
+        "{errors:?}"
+    );
+    assert!(s.gatekeeper().constraints.is_empty());
+}
+
+#[test]
+fn templates_with_an_unknown_engine_are_a_diagnostic_that_disturbs_nothing() {
+    let other = REGO_ONLY.replace(
+        "    rego: |\n      package k8sregoonly\n      violation[{\"msg\": \"no\"}] { true }\n",
+        "    code:\n    - engine: Wasm\n      source: {}\n",
+    );
+    let s = set(&format!(
+        "{TEMPLATE}{}{other}",
         constraint("need-team", "deny", NO_PARAMS)
     ));
     assert!(s.errors.is_empty(), "{:?}", s.errors);
@@ -217,7 +304,7 @@ fn rego_only_templates_are_a_diagnostic_that_disturbs_nothing() {
         .map(ToString::to_string)
         .collect();
     assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(notes[0].contains("Rego engine not supported"), "{notes:?}");
+    assert!(notes[0].contains("engine not supported: Wasm"), "{notes:?}");
     assert!(
         notes[1].contains("K8sRegoOnly \"rego-constraint\": not enforced"),
         "{notes:?}"

@@ -1,0 +1,235 @@
+//! Gatekeeper's Rego engine against its CEL engine on the same templates: the 16
+//! gatekeeper-library templates that carry both (15 pod-security-policy ones and
+//! requiredlabels), each with its first sample Constraint, on a CREATE of the 51 KB Pod of
+//! the cel bench support, bytes in, response bytes out. One set is the templates as written
+//! (CEL runs, as Gatekeeper picks it); the other is the same templates with their
+//! `K8sNativeValidation` entry removed (Rego runs). Interleaved rounds, the ratio Rego / CEL.
+//! Also timed alone: converting the 51 KB Pod into regorus's value (once per request).
+//!
+//! ```text
+//! cargo bench -p celer-policy --bench gatekeeper_rego            # the record
+//! cargo bench -p celer-policy --bench gatekeeper_rego -- --quick # a few rounds
+//! ```
+//!
+//! Reads the corpus at ../shared/corpus (beside the project); without it the bench says so
+//! and exits (failing under CI=true). Before measuring it checks that both sets load without
+//! errors and prints which Constraints each engine finds violated on the Pod.
+
+#[path = "../../cel/benches/support/mod.rs"]
+mod support;
+
+#[allow(
+    dead_code,
+    reason = "the admission bench's material, of which this uses a part"
+)]
+#[path = "common/patch.rs"]
+mod patch;
+
+#[allow(
+    dead_code,
+    reason = "the admission bench's material, of which this uses a part"
+)]
+#[path = "admission/material.rs"]
+mod material;
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use celer_cel::Json;
+use celer_policy::document::parse_documents;
+use celer_policy::engine::EvalOptions;
+use celer_policy::load::{Manifests, Source};
+use celer_policy::lookup::ObjectLookup;
+use celer_policy::policy_set::PolicySet;
+use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
+
+use support::ratio::{self, Options};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/gatekeeper-library/library")
+}
+
+fn read_docs(path: &Path) -> Result<Vec<Json>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_documents(&text).map_err(|(i, e)| format!("{} (document {}): {e}", path.display(), i + 1))
+}
+
+/// The templates with both engines, each with its first sample Constraint.
+fn pairs(library: &Path) -> Result<Vec<(Json, Json)>, String> {
+    let mut templates = Vec::new();
+    let mut stack = vec![library.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "template.yaml") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                if text.contains("K8sNativeValidation") {
+                    templates.push(path);
+                }
+            }
+        }
+    }
+    templates.sort();
+    let mut out = Vec::new();
+    for template in templates {
+        let dir = template.parent().unwrap_or(library);
+        let mut samples: Vec<PathBuf> = std::fs::read_dir(dir.join("samples"))
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .flatten()
+            .map(|e| e.path().join("constraint.yaml"))
+            .filter(|p| p.exists())
+            .collect();
+        samples.sort();
+        let Some(sample) = samples.first() else {
+            return Err(format!("{}: no sample constraint", dir.display()));
+        };
+        let t = read_docs(&template)?.into_iter().next().unwrap_or_default();
+        let c = read_docs(sample)?.into_iter().next().unwrap_or_default();
+        out.push((t, c));
+    }
+    Ok(out)
+}
+
+/// The template with its `K8sNativeValidation` entries removed, so its Rego runs.
+fn rego_only(template: &Json) -> Json {
+    let mut t = template.clone();
+    if let Some(targets) = t
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("targets"))
+        .and_then(|t| t.as_array_mut())
+    {
+        for target in targets.iter_mut() {
+            if let Some(code) = target.get_mut("code").and_then(|c| c.as_array_mut()) {
+                code.retain(|c| {
+                    c.get("engine").and_then(|e| e.as_str()) != Some("K8sNativeValidation")
+                });
+            }
+        }
+    }
+    t
+}
+
+fn build(docs: &[Json]) -> Result<PolicySet, String> {
+    let mut m = Manifests::default();
+    for (i, doc) in docs.iter().enumerate() {
+        m.add_json(
+            Source {
+                file: format!("doc-{i}"),
+                document: 0,
+            },
+            doc.clone(),
+        );
+    }
+    let set = PolicySet::build(&m);
+    if !set.errors.is_empty() {
+        return Err(format!("load errors: {:?}", set.errors));
+    }
+    Ok(set)
+}
+
+/// The Constraints a response names as violated: the `[name]` that starts each line of its
+/// denial and each warning.
+fn violated(response: &str) -> Vec<String> {
+    let review: Json = sonic_rs::from_str(response).unwrap_or_default();
+    let response = &review["response"];
+    let message = response["status"]["message"].as_str().unwrap_or_default();
+    let warnings = response["warnings"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|w| w.as_str()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let mut names: Vec<String> = message
+        .lines()
+        .chain(warnings)
+        .filter_map(|line| line.strip_prefix('[')?.split_once(']'))
+        .map(|(name, _)| name.to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn run() -> Result<(), String> {
+    let library = corpus();
+    if !library.is_dir() {
+        let why = format!("the corpus is missing at {}", library.display());
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            return Err(why);
+        }
+        println!("SKIPPED: {why}");
+        return Ok(());
+    }
+    let opts = Options::from_args();
+    let pairs = pairs(&library)?;
+    if pairs.len() != 16 {
+        return Err(format!(
+            "expected 16 templates with both engines, found {}",
+            pairs.len()
+        ));
+    }
+    let cel_docs: Vec<Json> = pairs
+        .iter()
+        .flat_map(|(t, c)| [t.clone(), c.clone()])
+        .collect();
+    let rego_docs: Vec<Json> = pairs
+        .iter()
+        .flat_map(|(t, c)| [rego_only(t), c.clone()])
+        .collect();
+    let cel = build(&cel_docs)?;
+    let rego = build(&rego_docs)?;
+    let pod = support::BenchPod::large()?;
+    let body = material::review(&pod.bytes);
+    let namespace: Json = sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"production","labels":{"kubernetes.io/metadata.name":"production"}}}"#,
+    )
+    .map_err(|e| e.to_string())?;
+    let lookup = ObjectLookup::new([namespace]);
+    let options = EvalOptions::default();
+    let admit = |set: &PolicySet| material::admit_with(set, &body, &lookup, &options);
+    let (cel_response, rego_response) = (admit(&cel)?, admit(&rego)?);
+    let (cel_violated, rego_violated) = (violated(&cel_response), violated(&rego_response));
+    println!(
+        "16 Gatekeeper templates, {} KB Pod: CEL finds {} Constraints violated, Rego {}{}",
+        pod.bytes.len() / 1024,
+        cel_violated.len(),
+        rego_violated.len(),
+        if cel_violated == rego_violated {
+            " (the same ones)".to_string()
+        } else {
+            format!(" (differ: CEL {cel_violated:?}, Rego {rego_violated:?})")
+        }
+    );
+
+    let pair = ratio::interleaved(opts, || black_box(admit(&rego)), || black_box(admit(&cel)));
+    println!(
+        "request (parse, evaluate, respond): Rego {} us, CEL {} us, Rego / CEL {:.2}x (quartiles {:.2}-{:.2}x)",
+        ratio::us(pair.a_us),
+        ratio::us(pair.b_us),
+        pair.ratio,
+        pair.ratio_low,
+        pair.ratio_high
+    );
+    let object = pod.json.clone();
+    let convert = ratio::alone(opts, || black_box(celer_rego::value::from_json(&object)));
+    let parse = ratio::alone(opts, || black_box(support::parse(&pod.bytes)));
+    println!(
+        "the Pod into regorus's value: {} us (its sonic-rs parse: {} us, {:.2}x)",
+        ratio::us(convert),
+        ratio::us(parse),
+        convert / parse
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

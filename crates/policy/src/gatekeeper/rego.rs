@@ -1,0 +1,365 @@
+//! Gatekeeper's Rego engine: a template's `rego` and `libs` compiled once with regorus (v0
+//! syntax unless the `code[]` entry says `version: v1`), Gatekeeper's template checks made at
+//! load, and the `violation` rule evaluated per matching Constraint with Gatekeeper's input,
+//! `{"review": <the AdmissionRequest>, "parameters": <spec.parameters>}`. The review is
+//! converted once per request and shared by every Constraint; each Constraint's parameters
+//! are converted once, at load.
+//!
+//! `data.inventory` (Gatekeeper's synced objects) is the base document of templates that
+//! read it, built from the lookup's synced objects; a template keeps the program for the last
+//! inventory it saw, so an unchanged inventory costs nothing per request.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use celer_cel::Json;
+use celer_rego::value::{self, ConvertError};
+use celer_rego::{Module, Options, Program, RegoValue};
+use parking_lot::Mutex;
+use sonic_rs::JsonValueTrait;
+
+/// The packages a template's modules may reference under `data` besides their own: the
+/// synced objects, and the template's libs.
+const DATA_ROOTS: [&str; 2] = ["data.inventory", "data.lib"];
+
+/// The synced objects a program's base document was built from, and the program.
+type WithInventory = Option<(Arc<Vec<Arc<Json>>>, Arc<Program>)>;
+
+/// A compiled Rego template.
+pub struct RegoTemplate {
+    /// The `violation` rule's path (`data.<package>.violation`).
+    pub violation: String,
+    /// Whether any module reads `data.inventory`.
+    pub reads_inventory: bool,
+    program: Arc<Program>,
+    /// The program with the last inventory it was given, by the inventory's address.
+    with_inventory: Mutex<WithInventory>,
+}
+
+impl std::fmt::Debug for RegoTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegoTemplate")
+            .field("violation", &self.violation)
+            .field("reads_inventory", &self.reads_inventory)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The Rego of a template target, as written.
+pub struct RegoCode<'t> {
+    pub rego: &'t str,
+    pub libs: &'t [String],
+    pub v1: bool,
+    /// The field the code is at, for errors (`spec.targets[0].rego`).
+    pub at: String,
+}
+
+/// Compiles a template's Rego, with Gatekeeper's checks: a package, a `violation` rule, libs
+/// under `lib.`, no `data` other than `data.inventory` and the libs.
+pub fn compile(code: &RegoCode<'_>) -> Result<RegoTemplate, Vec<String>> {
+    let mut errors = Vec::new();
+    let mut modules = vec![Module {
+        name: code.at.clone(),
+        text: code.rego.to_string(),
+    }];
+    for (i, lib) in code.libs.iter().enumerate() {
+        modules.push(Module {
+            name: format!("{}.libs[{i}]", code.at.trim_end_matches(".rego")),
+            text: lib.clone(),
+        });
+    }
+    let mut reads_inventory = false;
+    for module in &modules {
+        for name in celer_rego::scan::names(&module.text) {
+            if !(name.path == "data" || name.path.starts_with("data.")) {
+                continue;
+            }
+            if name.path.starts_with("data.inventory") {
+                reads_inventory = true;
+            }
+            let allowed = DATA_ROOTS
+                .iter()
+                .any(|root| name.path == *root || name.path.starts_with(&format!("{root}.")));
+            if !allowed {
+                errors.push(format!(
+                    "{}:{}: invalid reference {:?}: templates may read only data.inventory and their libs (data.lib)",
+                    module.name, name.line, name.path
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let options = Options {
+        rego_v0: !code.v1,
+        ..Options::default()
+    };
+    let program = Program::compile(&modules, None, options).map_err(|e| vec![e.message])?;
+    let packages = program.packages();
+    let Some(package) = packages.first().cloned() else {
+        return Err(vec![format!("{}: Required value: a package", code.at)]);
+    };
+    for (i, lib_package) in packages.iter().enumerate().skip(1) {
+        if !lib_package.starts_with("data.lib.") && lib_package != "data.lib" {
+            errors.push(format!(
+                "{}.libs[{}]: Invalid value: package {:?}: libs must be in packages under \"lib.\"",
+                code.at.trim_end_matches(".rego"),
+                i - 1,
+                lib_package.trim_start_matches("data.")
+            ));
+        }
+    }
+    if !program.declares(&code.at, "violation") {
+        errors.push(format!(
+            "{}: Invalid value: the Rego must define a rule named \"violation\"",
+            code.at
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(RegoTemplate {
+        violation: format!("{package}.violation"),
+        reads_inventory,
+        program: Arc::new(program),
+        with_inventory: Mutex::new(None),
+    })
+}
+
+impl RegoTemplate {
+    /// The program to evaluate with, given the lookup's synced objects.
+    fn program(&self, inventory: Option<Arc<Vec<Arc<Json>>>>) -> Result<Arc<Program>, String> {
+        let Some(objects) = inventory.filter(|_| self.reads_inventory) else {
+            return Ok(Arc::clone(&self.program));
+        };
+        let mut last = self.with_inventory.lock();
+        if let Some((seen, program)) = last.as_ref()
+            && Arc::ptr_eq(seen, &objects)
+        {
+            return Ok(Arc::clone(program));
+        }
+        let data = inventory_data(&objects).map_err(|e| format!("data.inventory: {e}"))?;
+        let program = Arc::new(
+            self.program
+                .with_data(data)
+                .map_err(|e| format!("data.inventory: {e}"))?,
+        );
+        *last = Some((objects, Arc::clone(&program)));
+        Ok(program)
+    }
+
+    /// The violations' messages for one Constraint; an evaluation error is one violation
+    /// naming it, as Gatekeeper counts it.
+    pub fn violations(
+        &self,
+        review: &RegoValue,
+        parameters: &RegoValue,
+        inventory: Option<Arc<Vec<Arc<Json>>>>,
+        out: &mut Vec<String>,
+    ) {
+        let program = match self.program(inventory) {
+            Ok(p) => p,
+            Err(e) => {
+                out.push(e);
+                return;
+            }
+        };
+        let mut input = BTreeMap::new();
+        input.insert(RegoValue::from("review"), review.clone());
+        if !matches!(parameters, RegoValue::Undefined) {
+            input.insert(RegoValue::from("parameters"), parameters.clone());
+        }
+        match program.eval_rule(&self.violation, &RegoValue::from(input)) {
+            Ok(RegoValue::Set(results)) => {
+                let mut messages: Vec<String> = results
+                    .iter()
+                    .map(|r| {
+                        value::member(r, "msg")
+                            .and_then(value::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    })
+                    .collect();
+                // Gatekeeper reports results in the order OPA returns them (sorted).
+                messages.sort();
+                out.extend(messages);
+            }
+            Ok(RegoValue::Undefined) => {}
+            Ok(other) => out.push(format!(
+                "{}: expected a set of violations, got {}",
+                self.violation,
+                value::to_json(&other)
+                    .map(|j| j.to_string())
+                    .unwrap_or_else(|e| e.to_string())
+            )),
+            Err(e) => out.push(e.to_string()),
+        }
+    }
+}
+
+/// Gatekeeper's review of a request: the AdmissionRequest (as the CEL `request` has it,
+/// with `uid`), `object` (the old object on DELETE, as Gatekeeper sets it) and `oldObject`.
+pub fn review(
+    request: &Json,
+    uid: &str,
+    object: Option<&Json>,
+    old_object: Option<&Json>,
+    delete: bool,
+) -> Result<RegoValue, ConvertError> {
+    let mut review = match value::from_json(request)? {
+        RegoValue::Object(fields) => (*fields).clone(),
+        _ => Default::default(),
+    };
+    review.insert(RegoValue::from("uid"), RegoValue::from(uid));
+    let object = if delete {
+        old_object.or(object)
+    } else {
+        object
+    };
+    if let Some(o) = object.filter(|o| !o.is_null()) {
+        review.insert(RegoValue::from("object"), value::from_json(o)?);
+    }
+    if let Some(o) = old_object.filter(|o| !o.is_null()) {
+        review.insert(RegoValue::from("oldObject"), value::from_json(o)?);
+    }
+    Ok(RegoValue::from(review))
+}
+
+/// `{"inventory": {"cluster": {gv: {kind: {name: obj}}}, "namespace": {ns: {gv: {kind:
+/// {name: obj}}}}}}`, as Gatekeeper's sync fills it (an object with a namespace is under
+/// `namespace`, any other under `cluster`).
+pub fn inventory_data(objects: &[Arc<Json>]) -> Result<RegoValue, ConvertError> {
+    type Kinds<'a> = BTreeMap<&'a str, BTreeMap<&'a str, BTreeMap<&'a str, &'a Json>>>;
+    let mut cluster: Kinds<'_> = BTreeMap::new();
+    let mut namespaced: BTreeMap<&str, Kinds<'_>> = BTreeMap::new();
+    for object in objects {
+        let str_at = |path: &[&str]| -> &str {
+            let mut v: &Json = object;
+            for key in path {
+                match v.get(key) {
+                    Some(next) => v = next,
+                    None => return "",
+                }
+            }
+            v.as_str().unwrap_or_default()
+        };
+        let (gv, kind, name) = (
+            str_at(&["apiVersion"]),
+            str_at(&["kind"]),
+            str_at(&["metadata", "name"]),
+        );
+        if kind.is_empty() || name.is_empty() || !object.is_object() {
+            continue;
+        }
+        let tree = match str_at(&["metadata", "namespace"]) {
+            "" => &mut cluster,
+            ns => namespaced.entry(ns).or_default(),
+        };
+        tree.entry(gv)
+            .or_default()
+            .entry(kind)
+            .or_default()
+            .insert(name, object);
+    }
+    fn kinds(tree: &Kinds<'_>) -> Result<RegoValue, ConvertError> {
+        let mut out = BTreeMap::new();
+        for (gv, by_kind) in tree {
+            let mut kinds = BTreeMap::new();
+            for (kind, by_name) in by_kind {
+                let mut names = BTreeMap::new();
+                for (name, object) in by_name {
+                    names.insert(RegoValue::from(*name), value::from_json(object)?);
+                }
+                kinds.insert(RegoValue::from(*kind), RegoValue::from(names));
+            }
+            out.insert(RegoValue::from(*gv), RegoValue::from(kinds));
+        }
+        Ok(RegoValue::from(out))
+    }
+    let mut namespaces = BTreeMap::new();
+    for (ns, tree) in &namespaced {
+        namespaces.insert(RegoValue::from(*ns), kinds(tree)?);
+    }
+    let mut inventory = BTreeMap::new();
+    inventory.insert(RegoValue::from("cluster"), kinds(&cluster)?);
+    inventory.insert(RegoValue::from("namespace"), RegoValue::from(namespaces));
+    let mut data = BTreeMap::new();
+    data.insert(RegoValue::from("inventory"), RegoValue::from(inventory));
+    Ok(RegoValue::from(data))
+}
+
+/// A Constraint's `spec.parameters` as Rego reads it (undefined when absent).
+pub fn parameters(object: &Json) -> Result<RegoValue, ConvertError> {
+    match object.get("spec").and_then(|s| s.get("parameters")) {
+        Some(p) => value::from_json(p),
+        None => Ok(RegoValue::Undefined),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(rego: &str) -> RegoCode<'_> {
+        RegoCode {
+            rego,
+            libs: &[],
+            v1: false,
+            at: "spec.targets[0].rego".to_string(),
+        }
+    }
+
+    #[test]
+    fn gatekeepers_template_checks_are_load_errors() {
+        let no_violation = "package p\n\ndeny[msg] { msg := \"x\" }\n";
+        let errors = compile(&code(no_violation)).err().unwrap_or_default();
+        assert_eq!(
+            errors,
+            [
+                "spec.targets[0].rego: Invalid value: the Rego must define a rule named \"violation\""
+            ]
+        );
+        let other_data = "package p\n\nviolation[{\"msg\": m}] { m := data.secrets.token }\n";
+        let errors = compile(&code(other_data)).err().unwrap_or_default();
+        assert_eq!(
+            errors,
+            [
+                "spec.targets[0].rego:3: invalid reference \"data.secrets.token\": templates may read only data.inventory and their libs (data.lib)"
+            ]
+        );
+        let inventory =
+            "package p\n\nviolation[{\"msg\": m}] { data.inventory.cluster[_]; m := \"x\" }\n";
+        assert!(compile(&code(inventory)).is_ok_and(|t| t.reads_inventory));
+        let libs = ["package notlib.x\n\nf(a) = a\n".to_string()];
+        let bad_lib = RegoCode {
+            libs: &libs,
+            ..code("package p\n\nviolation[{\"msg\": m}] { m := \"x\" }\n")
+        };
+        let errors = compile(&bad_lib).err().unwrap_or_default();
+        assert_eq!(
+            errors,
+            [
+                "spec.targets[0].libs[0]: Invalid value: package \"notlib.x\": libs must be in packages under \"lib.\""
+            ]
+        );
+    }
+
+    #[test]
+    fn inventory_is_keyed_by_scope_version_kind_and_name() {
+        let objects: Vec<Arc<Json>> = [
+            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod"}}"#,
+            r#"{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web","namespace":"prod"}}"#,
+            r#"{"kind":"NoName","metadata":{}}"#,
+        ]
+        .iter()
+        .map(|t| Arc::new(sonic_rs::from_str(t).unwrap_or_default()))
+        .collect();
+        let data = inventory_data(&objects).and_then(|d| value::to_json(&d));
+        let expected: Json = sonic_rs::from_str(
+            r#"{"inventory":{"cluster":{"v1":{"Namespace":{"prod":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod"}}}}},"namespace":{"prod":{"networking.k8s.io/v1":{"Ingress":{"web":{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web","namespace":"prod"}}}}}}}}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(data, Ok(expected));
+    }
+}

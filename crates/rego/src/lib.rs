@@ -1,0 +1,215 @@
+//! Rego for celer, on regorus: a set of modules is compiled once into a [`Program`], which
+//! any thread evaluates against an input converted once per request ([`value::from_json`]).
+//!
+//! A program keeps a prototype interpreter (modules parsed, rules prepared) and a small pool
+//! of ready copies: an evaluation takes one, binds the input, evaluates one rule and gives it
+//! back, so no evaluation parses or prepares anything and none waits on another. Every
+//! evaluation is bounded in wall-clock time ([`Options::timeout`]): a hostile policy ends
+//! with an error naming the limit, not a stuck worker.
+
+#![forbid(unsafe_code)]
+
+pub mod scan;
+pub mod value;
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use regorus::utils::limits::ExecutionTimerConfig;
+use regorus::{Engine, Value};
+
+pub use regorus::Value as RegoValue;
+
+/// One Rego source file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Module {
+    /// What errors name it by (a file path, or `template.yaml#targets[0].rego`).
+    pub name: String,
+    pub text: String,
+}
+
+/// How modules are compiled and evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Rego v0 syntax (`p[x] { ... }` without `if`/`contains`), as Gatekeeper's library and
+    /// most OPA policies written before OPA 1.0 use.
+    pub rego_v0: bool,
+    /// Wall-clock bound of one evaluation.
+    pub timeout: Duration,
+    /// Builtins a module may not call; a call is a compile error naming it.
+    pub disabled: &'static [&'static str],
+}
+
+/// Builtins that reach outside the process, which no admission policy may call unasked:
+/// Gatekeeper ships `http.send` disabled.
+pub const DISABLED_BUILTINS: &[&str] = &["http.send", "net.lookup_ip_addr", "opa.runtime"];
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            rego_v0: true,
+            timeout: Duration::from_secs(1),
+            disabled: DISABLED_BUILTINS,
+        }
+    }
+}
+
+/// Modules that did not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct CompileError {
+    /// The module the error is in, when regorus names one.
+    pub module: Option<String>,
+    /// regorus's text, which carries `file:line:col` and the offending line.
+    pub message: String,
+}
+
+/// An evaluation that did not finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("rego evaluation exceeded its time limit of {0:?}")]
+    Timeout(Duration),
+    #[error("rego evaluation failed: {0}")]
+    Failed(String),
+}
+
+/// Compiled modules, evaluated from any thread.
+pub struct Program {
+    prototype: Engine,
+    ready: Mutex<Vec<Engine>>,
+    packages: Vec<String>,
+    options: Options,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("packages", &self.packages)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many ready interpreters a program keeps: one per worker thread is enough.
+const POOL: usize = 16;
+
+impl Program {
+    /// Parses and prepares `modules`, with `data` as the base document (`data.*` beside the
+    /// modules' packages).
+    pub fn compile(
+        modules: &[Module],
+        data: Option<Value>,
+        options: Options,
+    ) -> Result<Program, CompileError> {
+        let mut engine = Engine::new();
+        engine.set_rego_v0(options.rego_v0);
+        engine.set_strict_builtin_errors(false);
+        if let Some(check_interval) = NonZeroU32::new(64) {
+            engine.set_execution_timer_config(ExecutionTimerConfig {
+                limit: options.timeout,
+                check_interval,
+            });
+        }
+        let mut packages = Vec::new();
+        for module in modules {
+            if let Some(call) = scan::names(&module.text)
+                .into_iter()
+                .find(|n| n.called && options.disabled.contains(&n.path.as_str()))
+            {
+                return Err(CompileError {
+                    module: Some(module.name.clone()),
+                    message: format!(
+                        "{}:{}: the builtin {} is disabled",
+                        module.name, call.line, call.path
+                    ),
+                });
+            }
+            let package = engine
+                .add_policy(module.name.clone(), module.text.clone())
+                .map_err(|e| CompileError {
+                    module: Some(module.name.clone()),
+                    message: e.to_string(),
+                })?;
+            packages.push(package);
+        }
+        if let Some(data) = data {
+            engine.add_data(data).map_err(|e| CompileError {
+                module: None,
+                message: e.to_string(),
+            })?;
+        }
+        // Prepares the rules (regorus does it on the first evaluation): a query that reads
+        // nothing leaves the prototype ready, and reports errors the parser does not find.
+        engine.set_input(Value::new_object());
+        engine
+            .eval_query("true".to_string(), false)
+            .map_err(|e| CompileError {
+                module: None,
+                message: e.to_string(),
+            })?;
+        Ok(Program {
+            prototype: engine,
+            ready: Mutex::new(Vec::new()),
+            packages,
+            options,
+        })
+    }
+
+    /// The packages the modules declare (`data.<package>`), in module order.
+    pub fn packages(&self) -> &[String] {
+        &self.packages
+    }
+
+    /// A program of the same modules with `data` as its base document instead: compiled
+    /// state is shared, only the data differs.
+    pub fn with_data(&self, data: Value) -> Result<Program, CompileError> {
+        let mut engine = self.prototype.clone();
+        engine.clear_data();
+        engine.add_data(data).map_err(|e| CompileError {
+            module: None,
+            message: e.to_string(),
+        })?;
+        Ok(Program {
+            prototype: engine,
+            ready: Mutex::new(Vec::new()),
+            packages: self.packages.clone(),
+            options: self.options,
+        })
+    }
+
+    /// Evaluates the rule at `path` (`data.k8srequiredlabels.violation`) with `input`.
+    /// An undefined rule is `Value::Undefined`.
+    pub fn eval_rule(&self, path: &str, input: &Value) -> Result<Value, EvalError> {
+        let mut engine = self
+            .ready
+            .lock()
+            .pop()
+            .unwrap_or_else(|| self.prototype.clone());
+        engine.set_input(input.clone());
+        let result = engine.eval_rule(path.to_string());
+        // Releases the input before the interpreter waits in the pool.
+        engine.set_input(Value::Undefined);
+        {
+            let mut ready = self.ready.lock();
+            if ready.len() < POOL {
+                ready.push(engine);
+            }
+        }
+        result.map_err(|e| {
+            let message = e.to_string();
+            if message.contains("execution exceeded") || message.contains("time limit") {
+                EvalError::Timeout(self.options.timeout)
+            } else {
+                EvalError::Failed(message)
+            }
+        })
+    }
+
+    /// Whether the module named `module` declares a rule at `rule` (`violation`) or under it.
+    pub fn declares(&self, module: &str, rule: &str) -> bool {
+        self.prototype
+            .has_declared_rule_rooted_at(module, rule)
+            .unwrap_or(false)
+    }
+}

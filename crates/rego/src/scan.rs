@@ -1,0 +1,164 @@
+//! The dotted names a module mentions (`data.inventory.cluster`, `http.send(`), read off its
+//! text with comments and strings skipped. Enough for the checks hosts make at load time
+//! (Gatekeeper refuses `data` other than `data.inventory`, and disabled builtins), which
+//! regorus does not make before a rule first runs.
+
+/// A dotted name in a module's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    /// The segments joined by dots, brackets with a string key read as a segment
+    /// (`data["inventory"]` is `data.inventory`).
+    pub path: String,
+    /// Whether it is called (`(` follows).
+    pub called: bool,
+    /// 1-based line.
+    pub line: usize,
+}
+
+/// Every dotted name in `text`, in order.
+pub fn names(text: &str) -> Vec<Name> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    let ident_start = |b: u8| b == b'_' || b.is_ascii_alphabetic();
+    let ident_char = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\n' => {
+                line += 1;
+                i += 1;
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'"' => i = skip_string(bytes, i, &mut line).0,
+            b'`' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'`' {
+                    if bytes[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ if ident_start(b) && (i == 0 || !ident_char(bytes[i - 1])) => {
+                let start_line = line;
+                let mut path = String::new();
+                loop {
+                    let start = i;
+                    while i < bytes.len() && ident_char(bytes[i]) {
+                        i += 1;
+                    }
+                    path.push_str(&text[start..i]);
+                    // `.segment` or `["segment"]` continue the name.
+                    if i + 1 < bytes.len() && bytes[i] == b'.' && ident_start(bytes[i + 1]) {
+                        path.push('.');
+                        i += 1;
+                        continue;
+                    }
+                    if i + 1 < bytes.len() && bytes[i] == b'[' && bytes[i + 1] == b'"' {
+                        let mut key_line = line;
+                        let (end, key) = skip_string(bytes, i + 1, &mut key_line);
+                        if end < bytes.len() && bytes[end] == b']' && !key.is_empty() {
+                            path.push('.');
+                            path.push_str(&key);
+                            (i, line) = (end + 1, key_line);
+                            if i + 1 < bytes.len() && bytes[i] == b'.' && ident_start(bytes[i + 1])
+                            {
+                                path.push('.');
+                                i += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    break;
+                }
+                let mut j = i;
+                while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+                    j += 1;
+                }
+                out.push(Name {
+                    path,
+                    called: j < bytes.len() && bytes[j] == b'(',
+                    line: start_line,
+                });
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Skips the string starting at `bytes[start] == '"'`: the index after it and its text
+/// (escapes kept as written, which is enough for names).
+fn skip_string(bytes: &[u8], start: usize, line: &mut usize) -> (usize, String) {
+    let mut i = start + 1;
+    let mut text = Vec::new();
+    while i < bytes.len() && bytes[i] != b'"' {
+        match bytes[i] {
+            b'\\' if i + 1 < bytes.len() => {
+                text.extend_from_slice(&bytes[i..i + 2]);
+                i += 2;
+            }
+            b'\n' => {
+                *line += 1;
+                i += 1;
+            }
+            b => {
+                text.push(b);
+                i += 1;
+            }
+        }
+    }
+    (i + 1, String::from_utf8_lossy(&text).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(text: &str) -> Vec<(String, bool, usize)> {
+        names(text)
+            .into_iter()
+            .map(|n| (n.path, n.called, n.line))
+            .collect()
+    }
+
+    #[test]
+    fn names_calls_and_lines_are_found_outside_comments_and_strings() {
+        let text = "package p\n# data.secret in a comment\nx := \"data.nope\"\ny := data.inventory.cluster[\"v1\"]\nz := http.send({})\nw := data[\"lib\"].helpers.f(1)\n";
+        assert_eq!(
+            paths(text),
+            vec![
+                ("package".to_string(), false, 1),
+                ("p".to_string(), false, 1),
+                ("x".to_string(), false, 3),
+                ("y".to_string(), false, 4),
+                ("data.inventory.cluster.v1".to_string(), false, 4),
+                ("z".to_string(), false, 5),
+                ("http.send".to_string(), true, 5),
+                ("w".to_string(), false, 6),
+                ("data.lib.helpers.f".to_string(), true, 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn raw_strings_and_escapes_do_not_hide_names_after_them() {
+        let text = "a := `data.x\n` \nb := \"q\\\"data.y\" \nc := data.z";
+        let found: Vec<String> = names(text).into_iter().map(|n| n.path).collect();
+        assert_eq!(found, ["a", "b", "c", "data.z"]);
+        assert_eq!(names(text).last().map(|n| n.line), Some(4));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_scans_without_panicking(text in "\\PC{0,200}") {
+            let _ = names(&text);
+        }
+    }
+}
