@@ -261,3 +261,36 @@ fn config_prints_the_webhook_authorizer_with_derived_match_conditions() {
     assert!(expression.contains("\"portforward\""), "{expression}");
     assert_eq!(config["authorizers"][2]["type"].as_str(), Some("RBAC"));
 }
+
+#[test]
+fn rego_modules_answer_the_same_reviews() {
+    let run = celer(&[
+        "authz",
+        "check",
+        "--policy",
+        "examples/authz/rego-policies.yaml",
+        "--review",
+        "examples/authz/reviews.yaml",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let decisions: Vec<String> = run
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: sonic_rs::Value = sonic_rs::from_str(l).unwrap();
+            decision(&v).0.to_string()
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        ["Deny", "NoOpinion", "Deny", "Deny", "NoOpinion"]
+    );
+    assert!(
+        run.stdout
+            .contains("deletecollection of StorageClasses would delete ceph"),
+        "{}",
+        run.stdout
+    );
+}

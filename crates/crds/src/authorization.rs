@@ -29,7 +29,24 @@ pub struct AuthorizationPolicySpec {
     pub match_conditions: Option<Vec<MatchCondition>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables: Option<Vec<Variable>>,
-    pub rules: Vec<AuthorizationRule>,
+    /// Required unless `rego` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Vec<AuthorizationRule>>,
+    /// A Rego module (`deny[reason]`, optional `allow`) instead of `rules`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rego: Option<String>,
+    /// `v0` (default) or `v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rego_version: Option<RegoVersion>,
+}
+
+/// The Rego syntax of `rego`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RegoVersion {
+    #[serde(rename = "v0")]
+    V0,
+    #[serde(rename = "v1")]
+    V1,
 }
 
 /// `spec.match`.

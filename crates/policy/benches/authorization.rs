@@ -59,7 +59,10 @@ fn set(others: usize) -> Result<PolicySet, String> {
 fn answer(set: &PolicySet, body: &[u8]) -> Option<(AuthorizationDecision, String)> {
     let review = SubjectAccessReview::parse(body).ok()?;
     let outcome = authorize(set.authorization(), &review, FailureMode::NoOpinion);
-    Some((outcome.decision, outcome.status().review_json(review.version)))
+    Some((
+        outcome.decision,
+        outcome.status().review_json(review.version),
+    ))
 }
 
 fn main() -> ExitCode {

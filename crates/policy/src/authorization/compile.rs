@@ -49,6 +49,8 @@ pub struct CompiledAuthorizationPolicy {
     pub match_conditions: Vec<NamedExpression>,
     pub variables: Vec<CompiledVariable>,
     pub rules: Vec<CompiledRule>,
+    /// `spec.rego`, compiled, instead of rules.
+    pub rego: Option<super::rego::RegoModule>,
     pub env: AuthorizationEnv,
 }
 
@@ -136,9 +138,31 @@ pub fn compile(policy: &AuthorizationPolicy) -> Result<CompiledAuthorizationPoli
             message_expression,
         });
     }
-    if spec.rules.is_empty() {
-        errors.push("spec.rules: Required value: at least one rule is required".to_string());
-    }
+    let rego = match &spec.rego {
+        Some(_) if !spec.rules.is_empty() => {
+            errors.push("spec.rego: Forbidden: a policy has rules or rego, not both".to_string());
+            None
+        }
+        Some(text) => {
+            let v1 = spec.rego_version == Some(super::model::RegoVersion::V1);
+            match super::rego::compile(text, v1) {
+                Ok(module) => Some(module),
+                Err(e) => {
+                    errors.extend(e);
+                    None
+                }
+            }
+        }
+        None => {
+            if spec.rules.is_empty() {
+                errors.push(
+                    "spec.rules: Required value: at least one rule (or spec.rego) is required"
+                        .to_string(),
+                );
+            }
+            None
+        }
+    };
     if let Some(m) = &spec.r#match {
         for (i, r) in m.resources.iter().enumerate() {
             for (field, list) in [
@@ -172,6 +196,7 @@ pub fn compile(policy: &AuthorizationPolicy) -> Result<CompiledAuthorizationPoli
         match_conditions,
         variables,
         rules,
+        rego,
         env,
     })
 }

@@ -8,8 +8,9 @@ use celer_cel::{Activation, Value};
 use celer_cel_kubernetes::cost::Budget;
 
 use super::AuthorizationPolicies;
-use super::compile::{CompiledAuthorizationPolicy, CompiledRule};
+use super::compile::CompiledAuthorizationPolicy;
 use super::model::RuleDecision;
+use super::rego::RegoDecision;
 use super::review::{SubjectAccessReview, SubjectAccessReviewStatus};
 use crate::compiled::Expression;
 
@@ -101,12 +102,15 @@ pub fn authorize(
     };
     let mut allow: Option<(String, String, Option<String>)> = None;
     let mut message_errors = Vec::new();
+    // The Rego input, converted once, when a Rego policy first needs it.
+    let rego_input: std::cell::OnceCell<Result<celer_rego::RegoValue, String>> =
+        std::cell::OnceCell::new();
     for id in set.index.candidates(&review.attributes) {
         let Some(policy) = set.policies.get(id as usize) else {
             continue;
         };
         out.evaluated += 1;
-        match decide(policy, review) {
+        match decide(policy, review, &rego_input) {
             Err(e) => out
                 .errors
                 .push(format!("AuthorizationPolicy {:?}: {e}", &*policy.name)),
@@ -115,11 +119,11 @@ pub fn authorize(
                 if let Some(e) = decided.message_error {
                     message_errors.push(format!("AuthorizationPolicy {:?}: {e}", &*policy.name));
                 }
-                match decided.rule.decision {
+                match decided.decision {
                     RuleDecision::Deny => {
                         out.decision = AuthorizationDecision::Deny;
                         out.policy = Some(policy.name.to_string());
-                        out.rule = Some(decided.rule.name.clone());
+                        out.rule = Some(decided.rule.to_string());
                         out.message = decided.message;
                         out.errors.extend(message_errors);
                         return out;
@@ -127,7 +131,7 @@ pub fn authorize(
                     RuleDecision::Allow if allow.is_none() => {
                         allow = Some((
                             policy.name.to_string(),
-                            decided.rule.name.clone(),
+                            decided.rule.to_string(),
                             decided.message,
                         ));
                     }
@@ -151,8 +155,10 @@ pub fn authorize(
     out
 }
 
+/// A policy's decision: the rule that made it (a rule's name, or `deny` / `allow` for Rego).
 struct Decided<'p> {
-    rule: &'p CompiledRule,
+    rule: &'p str,
+    decision: RuleDecision,
     message: Option<String>,
     message_error: Option<String>,
 }
@@ -161,6 +167,7 @@ struct Decided<'p> {
 fn decide<'p>(
     policy: &'p CompiledAuthorizationPolicy,
     review: &SubjectAccessReview,
+    rego_input: &std::cell::OnceCell<Result<celer_rego::RegoValue, String>>,
 ) -> Result<Option<Decided<'p>>, String> {
     let mut activation = Activation::new(&policy.env.env);
     activation.set(policy.env.request, Value::from_json(&review.spec));
@@ -176,6 +183,27 @@ fn decide<'p>(
         {
             return Ok(None);
         }
+    }
+    if let Some(module) = &policy.rego {
+        let input = rego_input
+            .get_or_init(|| super::rego::input(review))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        return Ok(match module.decide(input)? {
+            RegoDecision::Deny(reasons) => Some(Decided {
+                rule: "deny",
+                decision: RuleDecision::Deny,
+                message: (!reasons.is_empty()).then(|| reasons.join("; ")),
+                message_error: None,
+            }),
+            RegoDecision::Allow => Some(Decided {
+                rule: "allow",
+                decision: RuleDecision::Allow,
+                message: None,
+                message_error: None,
+            }),
+            RegoDecision::NoOpinion => None,
+        });
     }
     let mut budget = Budget::validations();
     for rule in &policy.rules {
@@ -196,7 +224,8 @@ fn decide<'p>(
             },
         };
         return Ok(Some(Decided {
-            rule,
+            rule: &rule.name,
+            decision: rule.decision,
             message,
             message_error,
         }));

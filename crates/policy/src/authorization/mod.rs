@@ -10,6 +10,7 @@ pub mod evaluate;
 pub mod index;
 pub mod model;
 pub mod narrow;
+pub mod rego;
 pub mod review;
 #[cfg(test)]
 mod tests;

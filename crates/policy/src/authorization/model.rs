@@ -34,6 +34,21 @@ pub struct AuthorizationPolicySpec {
     pub variables: Vec<Variable>,
     #[serde(default)]
     pub rules: Vec<AuthorizationRule>,
+    /// A Rego module instead of `rules`: `deny[reason]` and an optional `allow` over
+    /// `input` = the SubjectAccessReview.
+    #[serde(default)]
+    pub rego: Option<String>,
+    /// `v0` (the default: OPA's syntax before 1.0) or `v1`.
+    #[serde(default)]
+    pub rego_version: Option<RegoVersion>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum RegoVersion {
+    #[serde(rename = "v0")]
+    V0,
+    #[serde(rename = "v1")]
+    V1,
 }
 
 /// What the index keys a policy by. An empty list matches nothing of that sort.

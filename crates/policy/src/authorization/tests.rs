@@ -341,3 +341,107 @@ fn malformed_reviews_are_named_errors() {
         assert!(e.contains(expected), "{e}");
     }
 }
+
+const REGO_EXAMPLES: &str = include_str!("../../../../examples/authz/rego-policies.yaml");
+
+#[test]
+fn rego_deny_modules_decide_the_write_ups_examples() {
+    let set = set(REGO_EXAMPLES);
+    let delete = resource("delete", "", "pods", "", "kube-system", "coredns");
+    let out = authorize(
+        set.authorization(),
+        &sar("alice", &delete),
+        FailureMode::NoOpinion,
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_eq!(out.decision, AuthorizationDecision::Deny);
+    assert_eq!(
+        out.reason(),
+        "AuthorizationPolicy \"rego-write-up\" rule \"deny\": pods in kube-system are off limits to alice"
+    );
+    for user in ["system:kube-controller-manager", "system:kube-scheduler"] {
+        assert_eq!(
+            decide(&set, &sar(user, &delete)).0,
+            AuthorizationDecision::NoOpinion
+        );
+    }
+    for attributes in [
+        resource("delete", "storage.k8s.io", "storageclasses", "", "", "ceph"),
+        resource(
+            "deletecollection",
+            "storage.k8s.io",
+            "storageclasses",
+            "",
+            "",
+            "",
+        ),
+    ] {
+        assert_eq!(
+            decide(&set, &sar("admin", &attributes)).0,
+            AuthorizationDecision::Deny
+        );
+    }
+    let fast = resource("delete", "storage.k8s.io", "storageclasses", "", "", "fast");
+    assert_eq!(
+        decide(&set, &sar("admin", &fast)).0,
+        AuthorizationDecision::NoOpinion
+    );
+    // The index keeps the module from running for other resources.
+    let other = resource("get", "", "configmaps", "", "kube-system", "x");
+    assert_eq!(
+        authorize(
+            set.authorization(),
+            &sar("a", &other),
+            FailureMode::NoOpinion
+        )
+        .evaluated,
+        0
+    );
+}
+
+#[test]
+fn rego_allow_input_is_the_review_in_its_version_and_errors_are_load_errors() {
+    let set = set(
+        "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: r}\nspec:\n  regoVersion: v1\n  rego: |\n    package authz\n    allow if {\n      input.apiVersion == \"authorization.k8s.io/v1beta1\"\n      \"admins\" in input.spec.group\n    }\n",
+    );
+    let body = br#"{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SubjectAccessReview","spec":{"user":"a","group":["admins"],"nonResourceAttributes":{"path":"/healthz","verb":"get"}}}"#;
+    let review = SubjectAccessReview::parse(body).unwrap();
+    let out = authorize(set.authorization(), &review, FailureMode::NoOpinion);
+    assert_eq!(
+        (out.decision, out.rule.as_deref()),
+        (AuthorizationDecision::Allow, Some("allow")),
+        "{:?}",
+        out.errors
+    );
+    for (text, expected) in [
+        (
+            "  rego: 'package x\n\n    deny[r] { r := }'\n",
+            "spec.rego: Invalid value",
+        ),
+        (
+            "  rego: 'package x\n\n    other { true }'\n",
+            "must define a rule named \"deny\" or \"allow\"",
+        ),
+        (
+            "  rego: 'package x\n\n    deny[r] { r := \"a\" }'\n  rules: [{name: r, expression: 'true', decision: Deny}]\n",
+            "spec.rego: Forbidden",
+        ),
+    ] {
+        let mut m = Manifests::default();
+        m.add_text(
+            "p.yaml",
+            &format!("apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {{name: bad}}\nspec:\n{text}"),
+        );
+        let set = PolicySet::build(&m);
+        let errors: Vec<String> = m
+            .errors
+            .iter()
+            .chain(&set.errors)
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            errors.iter().any(|e| e.contains(expected)),
+            "{text}: {errors:?}"
+        );
+    }
+}
