@@ -294,3 +294,25 @@ fn rego_modules_answer_the_same_reviews() {
         run.stdout
     );
 }
+
+#[test]
+fn celer_test_runs_authorization_tests() {
+    let run = celer(&["test", "examples/authz/celer-test.yaml"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let dir = std::env::temp_dir().join(format!("celer-authz-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policies = root().join(POLICIES);
+    std::fs::write(
+        dir.join("wrong.yaml"),
+        format!(
+            "apiVersion: celer.dev/v1alpha1\nkind: AuthorizationTest\npolicies: [{}]\ncases:\n- name: wrong\n  review: {{apiVersion: authorization.k8s.io/v1, kind: SubjectAccessReview, spec: {{user: a, resourceAttributes: {{verb: get, resource: pods}}}}}}\n  decision: Deny\n",
+            policies.display()
+        ),
+    )
+    .unwrap();
+    let wrong = dir.join("wrong.yaml");
+    let run = celer(&["test", wrong.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("wrong: decision"), "{}", run.stdout);
+}
