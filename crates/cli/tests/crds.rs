@@ -46,6 +46,7 @@ fn prints_every_crd_as_yaml() {
             "clusterpolicies.kyverno.io",
             "policies.kyverno.io",
             "constrainttemplates.templates.gatekeeper.sh",
+            "authorizationpolicies.authorization.celer.dev",
         ]
     );
 }
