@@ -167,11 +167,13 @@ pub async fn start(
             .with_authorization_failure(options.authorization_failure),
     );
     let (validating, mutating) = loaded.counts();
+    let authorization = loaded.validating.authorization().policies.len();
     let generation = state.install(loaded);
     tracing::info!(
         source = %options.policies.describe(),
         validating,
         mutating,
+        authorization,
         generation,
         "policies loaded"
     );
