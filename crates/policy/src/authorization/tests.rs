@@ -445,3 +445,44 @@ fn rego_allow_input_is_the_review_in_its_version_and_errors_are_load_errors() {
         );
     }
 }
+
+/// Hostile bodies: every prefix of a valid review, bytes flipped, fields of every JSON type.
+/// Parsing either refuses with an error or gives a review that is then decided; nothing panics.
+#[test]
+fn hostile_reviews_are_refused_or_decided_never_a_panic() {
+    let set = set(&[EXAMPLES, "---\n", REGO_EXAMPLES].concat());
+    let body = br#"{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SubjectAccessReview","spec":{"user":"alice","group":["a"],"extra":{"k":["v"]},"resourceAttributes":{"namespace":"kube-system","verb":"delete","group":"","resource":"pods","subresource":"log","name":"x"}}}"#;
+    let mut decided = 0;
+    let mut try_body = |bytes: &[u8]| {
+        if let Ok(review) = SubjectAccessReview::parse(bytes) {
+            let _ = authorize(set.authorization(), &review, FailureMode::Deny).status();
+            decided += 1;
+        }
+    };
+    for end in 0..=body.len() {
+        try_body(&body[..end]);
+    }
+    for i in 0..body.len() {
+        for b in [b'"', b'{', b'}', b'[', b'0', b'\\', 0xff] {
+            let mut mutated = body.to_vec();
+            mutated[i] = b;
+            try_body(&mutated);
+        }
+    }
+    for value in ["null", "1", "true", "[]", "{}", r#""s""#, "[1,{}]"] {
+        for field in ["user", "groups", "extra", "uid"] {
+            try_body(format!(r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{{"{field}":{value},"nonResourceAttributes":{{"path":"/","verb":"get"}}}}}}"#).as_bytes());
+        }
+        for field in [
+            "verb",
+            "group",
+            "resource",
+            "namespace",
+            "name",
+            "fieldSelector",
+        ] {
+            try_body(format!(r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{{"user":"a","resourceAttributes":{{"{field}":{value},"resource":"pods","namespace":"kube-system"}}}}}}"#).as_bytes());
+        }
+    }
+    assert!(decided > 10, "{decided}");
+}
