@@ -35,8 +35,13 @@ start_celer() {
   celer_port="$(free_port)"
   celer_log="$work/celer-$name.log"
   # A given certificate replaces the self-signed one (its CA is expected in $work/tls-NAME).
-  local tls=(--tls-dir "$work/tls-$name")
-  printf '%s\n' "$@" | grep -qx -- --tls-cert && tls=()
+  local tls=(--tls-dir "$work/tls-$name") arg register=false
+  # Read without a pipe: under pipefail, `printf | grep -q` fails at random when grep exits
+  # before printf has written everything (SIGPIPE), which once dropped this check.
+  for arg in "$@"; do
+    [ "$arg" = --tls-cert ] && tls=()
+    [ "$arg" = --register-webhooks ] && register=true
+  done
   setsid "$CELER_BIN" serve --listen "127.0.0.1:$celer_port" "${tls[@]}" \
     --log-level info "$@" > "$celer_log" 2>&1 < /dev/null &
   celer_pid=$!
@@ -51,8 +56,7 @@ start_celer() {
     if [ -f "$work/tls-$name/ca.crt" ] && curl -fsS --cacert "$work/tls-$name/ca.crt" \
         "https://127.0.0.1:$celer_port/readyz" >/dev/null 2>&1; then
       # Registration comes after the caches have listed: wait for its log line.
-      if ! printf '%s\n' "$@" | grep -qx -- --register-webhooks \
-          || grep -q "webhook configurations registered" "$celer_log"; then
+      if ! $register || grep -q "webhook configurations registered" "$celer_log"; then
         return 0
       fi
     fi

@@ -525,11 +525,13 @@ stop_celer TERM
 # ---------------------------------------------------------------------------------------
 echo "--- I. Gatekeeper as cluster objects: a template makes its Constraint kind, a Constraint is enforced"
 crds_ok=true
-"$CELER_BIN" crds --group templates.gatekeeper.sh --output json > "$work/gk-crds.json" || crds_ok=false
-while IFS= read -r crd; do
-  api POST "$crd_path" "$crd"
-  [ "$status" = 201 ] || crds_ok=false
-done < <(jq -c '.items[]' "$work/gk-crds.json")
+for group in templates.gatekeeper.sh config.gatekeeper.sh syncset.gatekeeper.sh mutations.gatekeeper.sh; do
+  "$CELER_BIN" crds --group "$group" --output json > "$work/gk-crds.json" || crds_ok=false
+  while IFS= read -r crd; do
+    api POST "$crd_path" "$crd"
+    [ "$status" = 201 ] || crds_ok=false
+  done < <(jq -c '.items[]' "$work/gk-crds.json")
+done
 crd_established() {
   api GET "$crd_path/$1"
   jq -e '.status.conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
@@ -597,6 +599,53 @@ else
 fi
 [ -n "$pid_b" ] && { celer_pid=$pid_b; stop_celer TERM; }
 celer_pid=$pid_a; celer_port=$port_a
+# A Rego template over data.inventory: gatekeeper-library's uniqueingresshost, with the
+# Config syncing Ingresses. The first Ingress is synced from its watch; a second with the
+# same host is then denied by the Rego that reads the first from data.inventory.
+config='{"apiVersion":"config.gatekeeper.sh/v1alpha1","kind":"Config","metadata":{"name":"config","namespace":"e2e-fed"},"spec":{"sync":{"syncOnly":[{"group":"networking.k8s.io","version":"v1","kind":"Ingress"}]}}}'
+api POST /apis/config.gatekeeper.sh/v1alpha1/namespaces/e2e-fed/configs "$config"
+config_status=$status
+unique="$corpus/gatekeeper-library/library/general/uniqueingresshost"
+api POST "$templates" "$(to_json "$unique/template.yaml")"
+eventually 15 crd_established k8suniqueingresshost.constraints.gatekeeper.sh || true
+unique_made() {
+  api POST /apis/constraints.gatekeeper.sh/v1beta1/k8suniqueingresshost "$(to_json "$unique/samples/unique-ingress-host/constraint.yaml")"
+  [ "$status" = 201 ] || [ "$status" = 409 ]
+}
+eventually 10 unique_made || true
+ingress() {
+  printf '{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"%s","namespace":"e2e-fed"},"spec":{"rules":[{"host":"shop.example.com","http":{"paths":[{"pathType":"Prefix","path":"/","backend":{"service":{"name":"shop","port":{"number":80}}}}]}}]}}' "$1"
+}
+api POST /apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses "$(ingress shop-first)"
+first_status=$status
+second_denied() {
+  api POST "/apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses?dryRun=All" "$(ingress shop-second)"
+  # jq decodes the message: the API server writes < and > as \u003c and \u003e.
+  [ "$status" = 403 ] && [[ "$(jq -r '.message' "$work/body.json")" == *'[unique-ingress-host] ingress host conflicts with an existing ingress <shop.example.com>'* ]]
+
+}
+if [ "$config_status" = 201 ] && [ "$first_status" = 201 ] && eventually 20 second_denied; then
+  ok "I7 a Rego template reads data.inventory synced by the Config: a second Ingress with a taken host is denied"
+else
+  bad "I7 a Rego template reads data.inventory synced by the Config (Config $config_status, first Ingress $first_status)" "$(last)"
+fi
+api DELETE /apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses/shop-first
+api DELETE "$templates/k8suniqueingresshost"
+# A Gatekeeper mutator as a cluster object: AssignMetadata adds a label to Pods in e2e-fed,
+# through celer's mutating webhook.
+mutator='{"apiVersion":"mutations.gatekeeper.sh/v1","kind":"AssignMetadata","metadata":{"name":"team-label"},"spec":{"match":{"scope":"Namespaced","kinds":[{"apiGroups":[""],"kinds":["Pod"]}],"namespaces":["e2e-fed"]},"location":"metadata.labels.team","parameters":{"assign":{"value":"platform"}}}}'
+api POST /apis/mutations.gatekeeper.sh/v1/assignmetadata "$mutator"
+mutator_status=$status
+labelled() {
+  api POST "$(pods e2e-fed)?dryRun=All" "$(pod labelled restricted '{"owner":"me"}')"
+  [ "$status" = 201 ] && jq -e '.metadata.labels.team == "platform"' "$work/body.json" >/dev/null
+}
+if [ "$mutator_status" = 201 ] && eventually 20 labelled; then
+  ok "I8 a Gatekeeper AssignMetadata applied to the API server labels the Pods it matches"
+else
+  bad "I8 a Gatekeeper AssignMetadata applied to the API server labels the Pods it matches (mutator $mutator_status)" "$(last)"
+fi
+api DELETE /apis/mutations.gatekeeper.sh/v1/assignmetadata/team-label
 api DELETE "$templates/k8srequiredlabels"
 crd_gone() { api GET "$crd_path/k8srequiredlabels.constraints.gatekeeper.sh"; [ "$status" = 404 ]; }
 if eventually 15 crd_gone && eventually 10 fed_admitted unowned; then

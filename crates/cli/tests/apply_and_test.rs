@@ -74,6 +74,52 @@ fn apply_reports_each_resource_and_exits_1_on_a_denial() {
 }
 
 #[test]
+fn apply_prints_the_object_gatekeeper_mutators_leave() {
+    let run = celer(&[
+        "apply",
+        "--policy",
+        "examples/gatekeeper-mutation/mutators.yaml",
+        "--resource",
+        "examples/gatekeeper-mutation/pod.yaml",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json: Json = sonic_rs::from_str(&run.stdout).unwrap();
+    let web = &json["resources"][0];
+    assert_eq!(web["allowed"].as_bool(), Some(true));
+    let patched = &web["patched"];
+    assert_eq!(
+        patched["metadata"]["labels"]["owner"].as_str(),
+        Some("platform"),
+        "{}",
+        run.stdout
+    );
+    let containers = &patched["spec"]["containers"];
+    assert_eq!(
+        containers[0]["image"].as_str(),
+        Some("mirror.internal/nginx:1.27")
+    );
+    assert_eq!(
+        containers[0]["securityContext"]["runAsNonRoot"].as_bool(),
+        Some(true)
+    );
+    assert_eq!(
+        containers[1]["image"].as_str(),
+        Some("mirror.internal/library/busybox")
+    );
+    // MustNotExist: the sidecar's own setting stays.
+    assert_eq!(
+        containers[1]["securityContext"]["runAsNonRoot"].as_bool(),
+        Some(false)
+    );
+    assert_eq!(
+        web["results"][0]["kind"].as_str(),
+        Some("GatekeeperMutator")
+    );
+}
+
+#[test]
 fn apply_exits_0_when_everything_is_allowed_and_prints_a_table() {
     let run = celer(&[
         "apply",

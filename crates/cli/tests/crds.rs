@@ -46,6 +46,12 @@ fn prints_every_crd_as_yaml() {
             "clusterpolicies.kyverno.io",
             "policies.kyverno.io",
             "constrainttemplates.templates.gatekeeper.sh",
+            "configs.config.gatekeeper.sh",
+            "syncsets.syncset.gatekeeper.sh",
+            "assign.mutations.gatekeeper.sh",
+            "assignmetadata.mutations.gatekeeper.sh",
+            "modifyset.mutations.gatekeeper.sh",
+            "assignimage.mutations.gatekeeper.sh",
             "authorizationpolicies.authorization.celer.dev",
         ]
     );

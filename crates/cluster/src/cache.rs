@@ -78,6 +78,11 @@ impl ObjectCache {
         })
     }
 
+    /// The change counter now: equal values mean the same objects.
+    pub fn generation(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
     /// A receiver that sees every change of the cache's objects (the value is a counter).
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()

@@ -21,6 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use celer_cel::Json;
 use celer_policy::lookup::ParamScope;
 use celer_policy::model::ParamKind;
 use kube::api::{Api, DynamicObject};
@@ -79,6 +80,15 @@ enum ParamEntry {
     Unknown,
 }
 
+/// The synced kinds and the last list of their objects, with each cache's change counter
+/// when it was made.
+#[derive(Debug, Default)]
+struct Synced {
+    kinds: Vec<ParamKind>,
+    made_at: Vec<u64>,
+    objects: Option<Arc<Vec<Arc<Json>>>>,
+}
+
 /// Watch caches of Namespaces and param kinds over one client. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Cluster {
@@ -90,6 +100,8 @@ struct Shared {
     runtime: tokio::runtime::Handle,
     namespaces: Arc<ObjectCache>,
     params: RwLock<HashMap<ParamKind, ParamEntry>>,
+    /// The kinds synced for `data.inventory`, and the last list made of their caches.
+    synced: RwLock<Synced>,
     lookup_timeout: Duration,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -125,6 +137,7 @@ impl Cluster {
                 runtime,
                 namespaces,
                 params: RwLock::new(HashMap::new()),
+                synced: RwLock::new(Synced::default()),
                 lookup_timeout,
                 tasks: Mutex::new(vec![task]),
             }),
@@ -185,6 +198,69 @@ impl Cluster {
     /// Namespaces cached now.
     pub fn namespaces_cached(&self) -> usize {
         self.shared.namespaces.len()
+    }
+
+    /// Syncs `kinds` for `data.inventory` (Gatekeeper's Config `spec.sync.syncOnly` and
+    /// SyncSets): each gets a watch cache, as param kinds do; kinds no longer named leave the
+    /// inventory at once (their caches stay, as param caches do).
+    pub fn spawn_sync(&self, kinds: Vec<ParamKind>) {
+        {
+            let mut synced = self.shared.synced.write();
+            if synced.kinds != kinds {
+                *synced = Synced {
+                    kinds: kinds.clone(),
+                    ..Synced::default()
+                };
+            }
+        }
+        if !kinds.is_empty() {
+            self.spawn_watch_param_kinds(kinds);
+        }
+    }
+
+    /// Objects in the synced kinds' caches now.
+    pub fn synced_cached(&self) -> usize {
+        self.shared.synced_objects().map_or(0, |o| o.len())
+    }
+}
+
+impl Shared {
+    /// The synced kinds' objects: the list made last, while no cache has changed since.
+    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+        let caches: Vec<Arc<ObjectCache>> = {
+            let synced = self.synced.read();
+            if synced.kinds.is_empty() {
+                return None;
+            }
+            let params = self.params.read();
+            synced
+                .kinds
+                .iter()
+                .filter_map(|k| match params.get(k) {
+                    Some(ParamEntry::Known { cache, .. }) => Some(Arc::clone(cache)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let now: Vec<u64> = caches.iter().map(|c| c.generation()).collect();
+        {
+            let synced = self.synced.read();
+            if synced.made_at == now
+                && let Some(objects) = &synced.objects
+            {
+                return Some(Arc::clone(objects));
+            }
+        }
+        let objects: Arc<Vec<Arc<Json>>> = Arc::new(
+            caches
+                .iter()
+                .flat_map(|c| c.all().into_iter().map(|(_, o)| o))
+                .collect(),
+        );
+        let mut synced = self.synced.write();
+        synced.made_at = now;
+        synced.objects = Some(Arc::clone(&objects));
+        Some(objects)
     }
 }
 

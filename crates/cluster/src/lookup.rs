@@ -158,4 +158,10 @@ impl Lookup for Cluster {
         }
         self.shared.live_list(&cache, namespace)
     }
+
+    /// The objects of the synced kinds (Gatekeeper's Config and SyncSets), from their watch
+    /// caches; the same list until one of those caches changes.
+    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+        self.shared.synced_objects()
+    }
 }

@@ -152,12 +152,24 @@ pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
 }
 
 /// The rules of the mutating webhook: bound MutatingAdmissionPolicies' and Kyverno's
-/// MutatingPolicies'.
+/// MutatingPolicies'; and, for Gatekeeper's mutators (which match kinds, not resources),
+/// every resource on CREATE and UPDATE, the operations Gatekeeper mutates.
 pub fn mutating_rules(set: &PolicySet) -> Vec<WebhookRule> {
     let mut keys = family_keys(&set.native().mutating, |p| &p.common.constraints);
     keys.extend(
         (set.kyverno().mutating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
     );
+    if !set.gatekeeper_mutators().is_empty() {
+        use celer_policy::attributes::Operation;
+        for op in [Operation::Create, Operation::Update] {
+            keys.push(RuleKey {
+                group: Pattern::Any,
+                resource: Pattern::Any,
+                subresource: Pattern::Exact(""),
+                operation: Some(op),
+            });
+        }
+    }
     rules_from_keys(keys)
 }
 
@@ -476,6 +488,26 @@ spec:
                 rule("apps", &["*"], &["*", "deployments/*"]),
                 rule("apps", &["DELETE"], &["deployments/scale"]),
             ]
+        );
+    }
+
+    #[test]
+    fn gatekeeper_mutators_register_every_resource_on_create_and_update() {
+        let mutating = set("
+apiVersion: mutations.gatekeeper.sh/v1
+kind: AssignMetadata
+metadata: {name: owner}
+spec:
+  location: metadata.labels.owner
+  parameters: {assign: {value: me}}
+");
+        assert_eq!(
+            mutating_rules(&mutating),
+            vec![WebhookRule {
+                api_group: "*".into(),
+                operations: vec!["CREATE".into(), "UPDATE".into()],
+                resources: vec!["*".into()],
+            }]
         );
     }
 

@@ -66,6 +66,14 @@ pub const KINDS: &[WatchedKind] = &[
     kind("kyverno.io", "ClusterPolicy", Use::Serve),
     kind("kyverno.io", "Policy", Use::Serve),
     kind("templates.gatekeeper.sh", "ConstraintTemplate", Use::Serve),
+    // Gatekeeper's settings: excluded namespaces, kinds synced for data.inventory.
+    kind("config.gatekeeper.sh", "Config", Use::Serve),
+    kind("syncset.gatekeeper.sh", "SyncSet", Use::Serve),
+    // Gatekeeper's mutators.
+    kind("mutations.gatekeeper.sh", "Assign", Use::Serve),
+    kind("mutations.gatekeeper.sh", "AssignMetadata", Use::Serve),
+    kind("mutations.gatekeeper.sh", "ModifySet", Use::Serve),
+    kind("mutations.gatekeeper.sh", "AssignImage", Use::Serve),
     // celer's own: answered on /authorize; no status is written for it.
     kind("authorization.celer.dev", "AuthorizationPolicy", Use::Serve),
     kind(

@@ -1,6 +1,6 @@
 //! CustomResourceDefinitions of celer's own making for the third-party kinds it serves:
 //! Kyverno's CEL policies and exceptions, Kyverno's ClusterPolicy and Policy, Gatekeeper's
-//! ConstraintTemplate. They are generated from the typed structs of this crate (kube-rs'
+//! ConstraintTemplate, Config, SyncSet and mutators. They are generated from the typed structs of this crate (kube-rs'
 //! `CustomResource` derive and schemars), in the groups, versions, scopes, names and printer
 //! columns the originals have, so that manifests written for Kyverno or Gatekeeper are
 //! accepted unchanged by a cluster that runs celer alone.
@@ -12,6 +12,8 @@
 pub mod admission;
 pub mod authorization;
 pub mod gatekeeper;
+pub mod gatekeeper_config;
+pub mod gatekeeper_mutation;
 pub mod kyverno_cel;
 pub mod kyverno_classic;
 pub mod schema;
@@ -20,10 +22,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 /// The API groups the CRDs are in, in the order `all` gives them.
-pub const GROUPS: [&str; 4] = [
+pub const GROUPS: [&str; 7] = [
     "policies.kyverno.io",
     "kyverno.io",
     "templates.gatekeeper.sh",
+    "config.gatekeeper.sh",
+    "syncset.gatekeeper.sh",
+    "mutations.gatekeeper.sh",
     "authorization.celer.dev",
 ];
 
@@ -65,6 +70,8 @@ const CEL_STORAGE: &str = "v1beta1";
 /// Every CRD, grouped as `GROUPS` orders them.
 pub fn all() -> Vec<CustomResourceDefinition> {
     use gatekeeper::ConstraintTemplate;
+    use gatekeeper_config::{Config, SyncSet};
+    use gatekeeper_mutation::{Assign, AssignImage, AssignMetadata, ModifySet};
     use kyverno_cel::{
         MutatingPolicy, NamespacedMutatingPolicy, NamespacedValidatingPolicy, PolicyException,
         ValidatingPolicy,
@@ -96,9 +103,19 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             &[current("v1"), current("v1alpha1"), current("v1beta1")],
             "v1",
         ),
+        Config::crd(),
+        SyncSet::crd(),
+        // Gatekeeper serves its mutators at v1 (stored), v1alpha1, v1beta1; AssignImage at
+        // v1alpha1 only.
+        served(Assign::crd(), &GATEKEEPER_MUTATOR, "v1"),
+        served(AssignMetadata::crd(), &GATEKEEPER_MUTATOR, "v1"),
+        served(ModifySet::crd(), &GATEKEEPER_MUTATOR, "v1"),
+        served(AssignImage::crd(), &[current("v1alpha1")], "v1alpha1"),
         authorization::AuthorizationPolicy::crd(),
     ]
 }
+
+const GATEKEEPER_MUTATOR: [Version; 3] = [current("v1"), current("v1alpha1"), current("v1beta1")];
 
 /// The CRDs of one group, or of all groups when none is given.
 pub fn for_group(group: Option<&str>) -> Result<Vec<CustomResourceDefinition>, UnknownGroup> {

@@ -27,7 +27,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 9] = [
+    let expected: [Expected; 15] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -93,6 +93,54 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
         ),
         (
+            "Config",
+            "config.gatekeeper.sh",
+            "configs",
+            "Namespaced",
+            &[],
+            &[("v1alpha1", true)],
+        ),
+        (
+            "SyncSet",
+            "syncset.gatekeeper.sh",
+            "syncsets",
+            "Cluster",
+            &[],
+            &[("v1alpha1", true)],
+        ),
+        (
+            "Assign",
+            "mutations.gatekeeper.sh",
+            "assign",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "AssignMetadata",
+            "mutations.gatekeeper.sh",
+            "assignmetadata",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "ModifySet",
+            "mutations.gatekeeper.sh",
+            "modifyset",
+            "Cluster",
+            &[],
+            &[("v1", true), ("v1alpha1", false), ("v1beta1", false)],
+        ),
+        (
+            "AssignImage",
+            "mutations.gatekeeper.sh",
+            "assignimage",
+            "Cluster",
+            &[],
+            &[("v1alpha1", true)],
+        ),
+        (
             "AuthorizationPolicy",
             "authorization.celer.dev",
             "authorizationpolicies",
@@ -133,6 +181,10 @@ fn status_subresource_and_columns_as_upstream_has_them() {
         "ClusterPolicy",
         "Policy",
         "ConstraintTemplate",
+        "Assign",
+        "AssignMetadata",
+        "ModifySet",
+        "AssignImage",
     ] {
         for version in find(kind).spec.versions {
             let status = version.subresources.and_then(|s| s.status);
@@ -212,20 +264,31 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(9));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(15));
+    assert_eq!(
+        for_group(Some("mutations.gatekeeper.sh"))
+            .map(|c| c.len())
+            .ok(),
+        Some(4)
+    );
     let err = for_group(Some("example.com")).err();
     assert!(err.is_some_and(|e| e.to_string().contains("example.com")));
 }
 
 #[test]
 fn the_authorization_examples_are_valid_authorization_policies() {
-    let text = include_str!("../../../examples/authz/policies.yaml");
+    let text = [
+        include_str!("../../../examples/authz/policies.yaml"),
+        "---\n",
+        include_str!("../../../examples/authz/rego-policies.yaml"),
+    ]
+    .concat();
     let mut count = 0;
-    for document in serde_yaml_ng::Deserializer::from_str(text) {
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
         let policy =
             <authorization::AuthorizationPolicy as serde::Deserialize>::deserialize(document);
         assert!(policy.is_ok(), "{policy:?}");
         count += 1;
     }
-    assert_eq!(count, 3);
+    assert_eq!(count, 4);
 }

@@ -1,11 +1,14 @@
-//! Every policy manifest of the corpus's Kyverno CEL folders and every gatekeeper-library
-//! template reads into celer's typed spec and writes back as the same value: the Rust types
+//! Every policy manifest of the corpus's Kyverno CEL folders, every gatekeeper-library
+//! template and mutation sample reads into celer's typed spec and writes back as the same value: the Rust types
 //! drop nothing a manifest holds (the schema generated from them is checked against the real
 //! API server by e2e/crds.sh).
 
 use std::path::Path;
 
 use celer_crds::gatekeeper::ConstraintTemplateSpec;
+use celer_crds::gatekeeper_mutation::{
+    AssignImageSpec, AssignMetadataSpec, AssignSpec, ModifySetSpec,
+};
 use celer_crds::kyverno_cel::{MutatingPolicySpec, PolicyExceptionSpec, ValidatingPolicySpec};
 use celer_crds::kyverno_classic::ClusterPolicySpec;
 use celer_test_support::{corpus, walk};
@@ -38,6 +41,10 @@ fn check(doc: &serde_json::Value) -> Option<Result<(), String>> {
         ("templates.gatekeeper.sh", "ConstraintTemplate") => {
             round_trips::<ConstraintTemplateSpec>(spec)
         }
+        ("mutations.gatekeeper.sh", "Assign") => round_trips::<AssignSpec>(spec),
+        ("mutations.gatekeeper.sh", "AssignMetadata") => round_trips::<AssignMetadataSpec>(spec),
+        ("mutations.gatekeeper.sh", "ModifySet") => round_trips::<ModifySetSpec>(spec),
+        ("mutations.gatekeeper.sh", "AssignImage") => round_trips::<AssignImageSpec>(spec),
         _ => return None,
     })
 }
@@ -59,9 +66,10 @@ fn is_policy_file(path: &Path) -> bool {
 
 #[test]
 fn corpus_manifests_round_trip_through_the_types() {
-    let (Some(kyverno), Some(gatekeeper)) = (
+    let (Some(kyverno), Some(gatekeeper), Some(mutation)) = (
         corpus::require("kyverno-policies"),
         corpus::require("gatekeeper-library/library"),
+        corpus::require("gatekeeper-library/mutation"),
     ) else {
         return;
     };
@@ -73,6 +81,11 @@ fn corpus_manifests_round_trip_through_the_types() {
         }
     }
     files.extend(walk::files_named(&gatekeeper, "template.yaml"));
+    files.extend(walk::files_under(&mutation, &|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("mutation") && n.ends_with(".yaml"))
+    }));
     let (mut passed, mut failures) = (0, Vec::new());
     for file in &files {
         let Ok(text) = std::fs::read_to_string(file) else {
@@ -96,6 +109,7 @@ fn corpus_manifests_round_trip_through_the_types() {
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // 118 vpol + 50 mpol + 135 ClusterPolicy + 49 templates, as e2e/crds.sh counts them.
-    assert!(passed >= 352, "only {passed} manifests found");
+    // 118 vpol + 50 mpol + 135 ClusterPolicy + 49 templates, as e2e/crds.sh counts them, and
+    // the 16 mutators of the 11 mutation samples.
+    assert!(passed >= 368, "only {passed} manifests found");
 }

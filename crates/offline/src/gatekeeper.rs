@@ -3,7 +3,8 @@
 //!
 //! - each `tests[]` entry loads one `template` and one `constraint` (paths relative to the
 //!   suite file); `skip: true` skips it; `invalid: true` expects the pair to be refused; a test
-//!   with an `expansion` (workload expansion) is skipped, as celer does not expand;
+//!   with an `expansion` file loads its ExpansionTemplate too, so the case's object is also
+//!   judged as what it expands into (violations `[Implied by <template>] ...`);
 //! - each case reviews one `object`: a resource (reviewed as a CREATE; gator sends no
 //!   operation) or an `AdmissionReview` (its `request`, which may set the operation,
 //!   `oldObject` or `userInfo`; fields it leaves out are filled from its object);
@@ -165,16 +166,12 @@ fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
         skip_all(name, test, "the test is marked skip", outcome);
         return;
     }
-    if !str_of(test, "expansion").is_empty() {
-        skip_all(
-            name,
-            test,
-            "expansion templates (ExpansionTemplate) are not supported",
-            outcome,
-        );
-        return;
-    }
     let mut manifests = Manifests::default();
+    // An ExpansionTemplate: the case's object is also judged as what it expands into.
+    let expansion = str_of(test, "expansion");
+    if !expansion.is_empty() {
+        crate::files::read_into(&mut manifests, &dir.join(expansion));
+    }
     for key in ["template", "constraint"] {
         match str_of(test, key) {
             "" => {

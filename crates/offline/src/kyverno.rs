@@ -309,14 +309,11 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
                 PolicyKind::Validating | PolicyKind::GatekeeperConstraint => {
                     validating_result(&policy, result)
                 }
-                PolicyKind::Mutating => mutating_result(
-                    &set,
-                    &policy,
-                    PolicyKind::Mutating,
-                    original,
-                    result,
-                    &patched,
-                ),
+                // Kyverno's test files never name a Gatekeeper mutator; it would read as a
+                // MutatingAdmissionPolicy's result.
+                kind @ (PolicyKind::Mutating | PolicyKind::GatekeeperMutator) => {
+                    mutating_result(&set, &policy, kind, original, result, &patched)
+                }
                 PolicyKind::KyvernoValidating => kyverno_validating_result(&set, &policy, result),
                 PolicyKind::KyvernoClusterPolicy => {
                     classic_result(&policy, str_of(row, "rule"), result)

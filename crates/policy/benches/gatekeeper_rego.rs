@@ -5,6 +5,12 @@
 //! (CEL runs, as Gatekeeper picks it); the other is the same templates with their
 //! `K8sNativeValidation` entry removed (Rego runs). Interleaved rounds, the ratio Rego / CEL.
 //! Also timed alone: converting the 51 KB Pod into regorus's value (once per request).
+//! And two more cases:
+//! - 1,000 Constraints of a Rego template for ConfigMaps against no policy at all, on the same
+//!   Pod request (interleaved): the index should make them cost what none do;
+//! - 10,000 synced ConfigMaps (about 1 KB of JSON each) as `data.inventory`: the time to make
+//!   the template's program with them (what an inventory change costs), and the resident
+//!   memory the synced objects and that program hold, against their JSON size.
 //!
 //! ```text
 //! cargo bench -p celer-policy --bench gatekeeper_rego            # the record
@@ -152,6 +158,100 @@ fn violated(response: &str) -> Vec<String> {
     names
 }
 
+/// A Rego template for ConfigMaps with `n` Constraints.
+fn configmap_constraints(n: usize) -> Result<PolicySet, String> {
+    let mut docs = vec![sonic_rs::from_str::<Json>(
+        r#"{"apiVersion":"templates.gatekeeper.sh/v1","kind":"ConstraintTemplate","metadata":{"name":"k8scmkeys"},"spec":{"crd":{"spec":{"names":{"kind":"K8sCmKeys"}}},"targets":[{"target":"admission.k8s.gatekeeper.sh","rego":"package k8scmkeys\nviolation[{\"msg\": msg}] {\n  input.review.object.data[input.parameters.key]\n  msg := sprintf(\"key %v is not allowed\", [input.parameters.key])\n}\n"}]}}"#,
+    )
+    .map_err(|e| e.to_string())?];
+    for i in 0..n {
+        docs.push(
+            sonic_rs::from_str(&format!(
+                r#"{{"apiVersion":"constraints.gatekeeper.sh/v1beta1","kind":"K8sCmKeys","metadata":{{"name":"cm-{i}"}},"spec":{{"match":{{"kinds":[{{"apiGroups":[""],"kinds":["ConfigMap"]}}]}},"parameters":{{"key":"k{i}"}}}}}}"#
+            ))
+            .map_err(|e| e.to_string())?,
+        );
+    }
+    build(&docs)
+}
+
+/// Resident memory now, in bytes (Linux).
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// 10,000 ConfigMaps of about 1 KB each, synced: the cost of making a program with them, and
+/// the memory they and it hold.
+fn inventory(opts: Options) -> Result<(), String> {
+    use std::sync::Arc;
+    let template = celer_policy::gatekeeper::rego::RegoCode {
+        rego: "package k8sinv\nviolation[{\"msg\": name}] {\n  data.inventory.namespace[_][\"v1\"][\"ConfigMap\"][name]\n  name == input.review.object.metadata.name\n}\n",
+        libs: &[],
+        v1: false,
+        at: "spec.targets[0].rego".to_string(),
+    };
+    let template = celer_policy::gatekeeper::rego::compile(&template).map_err(|e| e.join("; "))?;
+    let n = if opts.quick { 1_000 } else { 10_000 };
+    let before = rss();
+    let mut json_bytes = 0usize;
+    let objects: Vec<Arc<Json>> = (0..n)
+        .map(|i| {
+            let text = format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","namespace":"ns-{}","labels":{{"app":"a{}"}},"uid":"00000000-0000-0000-0000-{i:012}"}},"data":{{"config.yaml":"{}"}}}}"#,
+                i % 50,
+                i % 7,
+                "x".repeat(900)
+            );
+            json_bytes += text.len();
+            Arc::new(sonic_rs::from_str(&text).unwrap_or_default())
+        })
+        .collect();
+    let objects = Arc::new(objects);
+    let synced = rss();
+    let started = std::time::Instant::now();
+    let data =
+        celer_policy::gatekeeper::rego::inventory_data(&objects).map_err(|e| e.to_string())?;
+    let program = template.with_inventory_data(data)?;
+    let made = started.elapsed();
+    let held = rss();
+    let review = celer_policy::gatekeeper::rego::review(
+        &sonic_rs::json!({"operation": "CREATE"}),
+        "u",
+        Some(&sonic_rs::json!({"metadata": {"name": "cm-7"}})),
+        None,
+        false,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut found = Vec::new();
+    template.violations_with(
+        &program,
+        &review,
+        &celer_rego::RegoValue::Undefined,
+        &mut found,
+    );
+    if found != ["cm-7"] {
+        return Err(format!(
+            "the inventory program found {found:?}, not [\"cm-7\"]"
+        ));
+    }
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    println!(
+        "{n} synced ConfigMaps ({:.1} MiB of JSON): program made in {} ms; resident: objects {:.1} MiB, program {:.1} MiB, together {:.2}x their JSON",
+        mib(json_bytes as u64),
+        made.as_millis(),
+        mib(synced.saturating_sub(before)),
+        mib(held.saturating_sub(synced)),
+        held.saturating_sub(before) as f64 / json_bytes as f64
+    );
+    drop(program);
+    Ok(())
+}
+
 fn run() -> Result<(), String> {
     let library = corpus();
     if !library.is_dir() {
@@ -212,6 +312,18 @@ fn run() -> Result<(), String> {
         pair.ratio_low,
         pair.ratio_high
     );
+    let many = configmap_constraints(1_000)?;
+    let none = build(&[])?;
+    let pair = ratio::interleaved(opts, || black_box(admit(&many)), || black_box(admit(&none)));
+    println!(
+        "1,000 Rego Constraints for ConfigMaps against none, Pod request: {} us vs {} us, {:.2}x (quartiles {:.2}-{:.2}x)",
+        ratio::us(pair.a_us),
+        ratio::us(pair.b_us),
+        pair.ratio,
+        pair.ratio_low,
+        pair.ratio_high
+    );
+    inventory(opts)?;
     let object = pod.json.clone();
     let convert = ratio::alone(opts, || black_box(celer_rego::value::from_json(&object)));
     let parse = ratio::alone(opts, || black_box(support::parse(&pod.bytes)));

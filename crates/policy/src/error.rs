@@ -155,6 +155,10 @@ pub enum EngineError {
         constraint: Name,
         source: ConstraintMatchError,
     },
+    /// An ExpansionTemplate could not make its object of the request's (Gatekeeper answers
+    /// with an error).
+    #[error("unable to expand object: {0}")]
+    Expansion(String),
 }
 
 impl From<&EngineError> for Status {

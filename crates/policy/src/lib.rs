@@ -19,6 +19,7 @@ pub mod environment;
 pub mod error;
 pub mod family;
 pub mod gatekeeper;
+pub mod gatekeeper_mutation;
 pub mod index;
 pub mod invocation;
 pub mod kind_index;

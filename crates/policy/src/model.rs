@@ -17,6 +17,8 @@ pub struct ObjectMeta {
     pub namespace: Option<String>,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

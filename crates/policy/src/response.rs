@@ -127,6 +127,9 @@ pub enum PolicyKind {
     /// A Gatekeeper Constraint (the result's policy is its template, its binding the
     /// Constraint).
     GatekeeperConstraint,
+    /// A Gatekeeper mutator (Assign, AssignMetadata, ModifySet, AssignImage; the result's
+    /// message is its kind when it applied).
+    GatekeeperMutator,
     /// Kyverno's ValidatingPolicy and NamespacedValidatingPolicy.
     KyvernoValidating,
     /// Kyverno's MutatingPolicy and NamespacedMutatingPolicy.
@@ -141,6 +144,7 @@ impl PolicyKind {
             PolicyKind::Validating => "ValidatingAdmissionPolicy",
             PolicyKind::Mutating => "MutatingAdmissionPolicy",
             PolicyKind::GatekeeperConstraint => "ConstraintTemplate",
+            PolicyKind::GatekeeperMutator => "GatekeeperMutator",
             PolicyKind::KyvernoValidating => "ValidatingPolicy",
             PolicyKind::KyvernoMutating => "MutatingPolicy",
             PolicyKind::KyvernoClusterPolicy => "ClusterPolicy",

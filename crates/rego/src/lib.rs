@@ -125,12 +125,15 @@ impl Program {
                     ),
                 });
             }
-            let package = engine
-                .add_policy(module.name.clone(), module.text.clone())
-                .map_err(|e| CompileError {
-                    module: Some(module.name.clone()),
-                    message: e.to_string(),
-                })?;
+            let text = scan::separate_parenthesized_lines(&module.text)
+                .unwrap_or_else(|| module.text.clone());
+            let package =
+                engine
+                    .add_policy(module.name.clone(), text)
+                    .map_err(|e| CompileError {
+                        module: Some(module.name.clone()),
+                        message: e.to_string(),
+                    })?;
             packages.push(package);
         }
         if let Some(data) = data {

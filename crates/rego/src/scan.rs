@@ -93,6 +93,108 @@ pub fn names(text: &str) -> Vec<Name> {
     out
 }
 
+/// Words after which a line's opening `(` continues the expression.
+const CONTINUING: [&str; 11] = [
+    "in", "not", "some", "every", "with", "as", "else", "if", "contains", "default", "package",
+];
+
+/// Rego ends an expression at a newline outside brackets, so a line that begins with `(`
+/// starts a new expression; regorus 0.14 reads it as a call on the previous line's last
+/// term instead (`x := input.a` then `(x - 1) >= 0` becomes `input.a(x - 1)`). This marks
+/// such lines with the explicit separator `;` before the `(`, on the same line, so line and
+/// column numbers of errors stay as written. `None` when no line needs it.
+pub fn separate_parenthesized_lines(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut inserts = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    let (mut brackets, mut braces) = (0i64, 0i64);
+    // The last significant byte and, if it ended a word, the word.
+    let mut last: Option<u8> = None;
+    let mut last_word = String::new();
+    let mut at_line_start = true;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if at_line_start && !matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            at_line_start = false;
+            let ends_term = last.is_some_and(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'_' | b']' | b')' | b'"' | b'`')
+            });
+            if b == b'('
+                && brackets == 0
+                && braces > 0
+                && ends_term
+                && !CONTINUING.contains(&last_word.as_str())
+            {
+                inserts.push(i);
+            }
+        }
+        match b {
+            b'\n' => {
+                line += 1;
+                at_line_start = true;
+                i += 1;
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'"' => {
+                i = skip_string(bytes, i, &mut line).0;
+                last = Some(b'"');
+                last_word.clear();
+            }
+            b'`' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'`' {
+                    if bytes[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                last = Some(b'`');
+                last_word.clear();
+            }
+            b' ' | b'\t' | b'\r' => i += 1,
+            _ => {
+                match b {
+                    b'(' | b'[' => brackets += 1,
+                    b')' | b']' => brackets -= 1,
+                    b'{' => braces += 1,
+                    b'}' => braces -= 1,
+                    _ => {}
+                }
+                if b.is_ascii_alphanumeric() || b == b'_' {
+                    let joined =
+                        i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+                    if !joined {
+                        last_word.clear();
+                    }
+                    last_word.push(char::from(b));
+                } else {
+                    last_word.clear();
+                }
+                last = Some(b);
+                i += 1;
+            }
+        }
+    }
+    let _ = line;
+    if inserts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + inserts.len());
+    let mut from = 0;
+    for at in inserts {
+        out.push_str(&text[from..at]);
+        out.push(';');
+        from = at;
+    }
+    out.push_str(&text[from..]);
+    Some(out)
+}
+
 /// Skips the string starting at `bytes[start] == '"'`: the index after it and its text
 /// (escapes kept as written, which is enough for names).
 fn skip_string(bytes: &[u8], start: usize, line: &mut usize) -> (usize, String) {
@@ -155,10 +257,34 @@ mod tests {
         assert_eq!(names(text).last().map(|n| n.line), Some(4));
     }
 
+    #[test]
+    fn a_line_that_begins_with_a_parenthesis_starts_an_expression() {
+        let text = "package p\nr {\n  x := input.a\n  (x - 1) >= 0\n}\n";
+        assert_eq!(
+            separate_parenthesized_lines(text).as_deref(),
+            Some("package p\nr {\n  x := input.a\n  ;(x - 1) >= 0\n}\n")
+        );
+        // Inside brackets, after an operator or a keyword, and at the top level: unchanged.
+        for unchanged in [
+            "package p\nr {\n  x := f(1,\n  (2))\n}\n",
+            "package p\nr {\n  x := 1 +\n  (2)\n}\n",
+            "package p\nr {\n  some x in\n  (y)\n}\n",
+            "package p\nx := 1\n(y)\n",
+            "package p\nr {\n  x := \"a\" # ends (\n  y := 1\n}\n",
+        ] {
+            assert_eq!(separate_parenthesized_lines(unchanged), None, "{unchanged}");
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn any_text_scans_without_panicking(text in "\\PC{0,200}") {
             let _ = names(&text);
+            if let Some(out) = separate_parenthesized_lines(&text) {
+                let semicolons = |t: &str| t.bytes().filter(|b| *b == b';').count();
+                proptest::prop_assert!(out.len() > text.len());
+                proptest::prop_assert_eq!(semicolons(&out) - semicolons(&text), out.len() - text.len());
+            }
         }
     }
 }

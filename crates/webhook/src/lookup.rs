@@ -106,6 +106,12 @@ impl Lookup for ServeLookup {
         }
         self.objects.params(kind, namespace)
     }
+
+    /// The cluster's synced kinds; without a cluster nothing is synced (files given to
+    /// `serve` are Namespaces and params, not Gatekeeper's inventory).
+    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+        self.cluster.as_ref().and_then(|c| c.synced_objects())
+    }
 }
 
 #[cfg(test)]

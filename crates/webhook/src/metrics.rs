@@ -262,7 +262,9 @@ impl Metrics {
                 | PolicyKind::KyvernoValidating
                 | PolicyKind::KyvernoClusterPolicy
                 | PolicyKind::GatekeeperConstraint => &self.validating,
-                PolicyKind::Mutating | PolicyKind::KyvernoMutating => &self.mutating,
+                PolicyKind::Mutating
+                | PolicyKind::KyvernoMutating
+                | PolicyKind::GatekeeperMutator => &self.mutating,
             };
             counts.add(
                 &r.policy,

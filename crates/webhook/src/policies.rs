@@ -64,7 +64,7 @@ pub struct Policies {
 
 impl Policies {
     /// How many policies (validating, mutating) were loaded. Each enforced Gatekeeper
-    /// Constraint counts as a validating policy.
+    /// Constraint counts as a validating policy, each Gatekeeper mutator as a mutating one.
     pub fn counts(&self) -> (usize, usize) {
         // Kyverno's policies count once, without the variants autogen derives.
         let kyverno_v = (self.validating.kyverno().validating.iter())
@@ -84,7 +84,9 @@ impl Policies {
             self.validating.native().validating.policies.len()
                 + self.validating.gatekeeper().constraints.len()
                 + kyverno_v,
-            self.mutating.native().mutating.policies.len() + kyverno_m,
+            self.mutating.native().mutating.policies.len()
+                + kyverno_m
+                + self.mutating.gatekeeper_mutators().mutators.len(),
         )
     }
 }
@@ -112,6 +114,7 @@ impl Policies {
             .iter()
             .map(|p| p.common.name.as_str()))
         .chain((m.kyverno().mutating.iter()).map(|k| k.policy.common.name.as_str()))
+        .chain((m.gatekeeper_mutators().mutators.iter()).map(|g| g.name.as_str()))
         .collect();
         (validating, mutating)
     }
@@ -569,10 +572,10 @@ mod tests {
             "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sNoLatest\nmetadata: {name: no-latest}\nspec:\n  match: {kinds: [{apiGroups: [''], kinds: [Pod]}]}\n",
         )
         .unwrap();
-        // A Rego-only template is logged, not a reason to refuse the load.
+        // A template whose engine celer does not run is logged, not a reason to refuse the load.
         std::fs::write(
-            dir.join("rego.yaml"),
-            "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8srego}\nspec:\n  crd: {spec: {names: {kind: K8sRego}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    rego: 'package x'\n",
+            dir.join("other-engine.yaml"),
+            "apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: k8sother}\nspec:\n  crd: {spec: {names: {kind: K8sOther}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    code: [{engine: Wasm, source: {}}]\n",
         )
         .unwrap();
         let p = load(&PolicySource::Paths(vec![dir.clone()])).unwrap();

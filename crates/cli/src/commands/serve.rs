@@ -511,6 +511,9 @@ impl ClusterHooks for ClusterAdapter {
                 &policies.validating,
                 &policies.mutating,
             ]));
+        // Gatekeeper's Config and SyncSets: the kinds synced for data.inventory.
+        self.cluster
+            .spawn_sync(policies.validating.gatekeeper().sync.clone());
         if let Some((objects, writer, crds)) = &self.status {
             let served: Vec<_> = (objects.served_objects().into_iter())
                 .filter_map(|(origin, object)| {
@@ -703,12 +706,18 @@ async fn connect(
 ) -> Result<(), String> {
     let current = running.state.current();
     if let Some(loaded) = &current {
+        let synced = loaded.policies.validating.gatekeeper().sync.clone();
+        adapter.cluster.spawn_sync(synced.clone());
         adapter
             .cluster
-            .watch_param_kinds(celer_cluster::param_kinds([
-                &loaded.policies.validating,
-                &loaded.policies.mutating,
-            ]))
+            .watch_param_kinds(
+                celer_cluster::param_kinds([
+                    &loaded.policies.validating,
+                    &loaded.policies.mutating,
+                ])
+                .into_iter()
+                .chain(synced),
+            )
             .await;
     }
     if adapter.cluster.wait_synced(SYNC_TIMEOUT).await {

@@ -87,10 +87,15 @@ pub(crate) trait CompiledFamily: std::any::Any + Send + Sync + fmt::Debug {
 /// Every family, in the order they run (mutation, then validation, each family's policies in
 /// load order) and their load errors are reported. Their kinds do not overlap, so the order
 /// does not change which reads a document.
-pub(crate) const FAMILIES: [&dyn LoadingFamily; 4] = [
+///
+/// Gatekeeper's mutators come last: its mutation webhook is a separate webhook, called after
+/// the API server's own MutatingAdmissionPolicies; celer runs it on what the native and
+/// Kyverno mutating families left.
+pub(crate) const FAMILIES: [&dyn LoadingFamily; 5] = [
     &crate::native_load::NativeKinds,
     &crate::gatekeeper::Gatekeeper,
     &crate::kyverno::load::Kyverno,
+    &crate::gatekeeper_mutation::GatekeeperMutation,
     &crate::authorization::Authorization,
 ];
 
@@ -151,6 +156,12 @@ mod tests {
             ("policies.kyverno.io/v1", "PolicyException"),
             ("templates.gatekeeper.sh/v1", "ConstraintTemplate"),
             ("constraints.gatekeeper.sh/v1beta1", "K8sRequiredLabels"),
+            ("config.gatekeeper.sh/v1alpha1", "Config"),
+            ("syncset.gatekeeper.sh/v1alpha1", "SyncSet"),
+            ("mutations.gatekeeper.sh/v1", "Assign"),
+            ("mutations.gatekeeper.sh/v1beta1", "AssignMetadata"),
+            ("mutations.gatekeeper.sh/v1alpha1", "ModifySet"),
+            ("mutations.gatekeeper.sh/v1alpha1", "AssignImage"),
             ("authorization.celer.dev/v1alpha1", "AuthorizationPolicy"),
         ] {
             let doc = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
@@ -161,6 +172,8 @@ mod tests {
         for doc in [
             "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n",
             "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: x}\n",
+            // AssignImage is served as v1alpha1 only.
+            "apiVersion: mutations.gatekeeper.sh/v1\nkind: AssignImage\nmetadata: {name: x}\n",
             // A ClusterPolicy without `validate.cel` rules is not celer's to run.
             "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: x}\nspec: {rules: []}\n",
         ] {

@@ -37,8 +37,18 @@ pub struct ConstraintMatch {
     label_selector: Option<Selector>,
     namespace_selector: Option<Selector>,
     name: Option<String>,
-    /// `source: Generated` matches only expanded objects, which admission never sees.
-    generated_only: bool,
+    /// `source`: which objects it judges, the request's own (`Original`), those an
+    /// ExpansionTemplate makes of it (`Generated`), or both (`All`, the default).
+    source: Source,
+}
+
+/// A Constraint's `spec.match.source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    #[default]
+    All,
+    Original,
+    Generated,
 }
 
 /// The Namespace object called by the given name, if it exists.
@@ -152,7 +162,7 @@ impl ConstraintMatch {
             label_selector: None,
             namespace_selector: None,
             name: None,
-            generated_only: false,
+            source: Source::All,
         }
     }
 
@@ -176,14 +186,15 @@ impl ConstraintMatch {
             m.namespace_selector.as_ref(),
             "spec.match.namespaceSelector",
         );
-        let generated_only = match m.source.as_deref().unwrap_or_default() {
-            "" | "All" | "Original" => false,
-            "Generated" => true,
+        let source = match m.source.as_deref().unwrap_or_default() {
+            "" | "All" => Source::All,
+            "Original" => Source::Original,
+            "Generated" => Source::Generated,
             other => {
                 errors.push(format!(
                     "spec.match.source: Unsupported value: {other:?}: supported values: \"All\", \"Generated\", \"Original\""
                 ));
-                false
+                Source::All
             }
         };
         if !errors.is_empty() {
@@ -201,7 +212,7 @@ impl ConstraintMatch {
             label_selector,
             namespace_selector,
             name: m.name.clone().filter(|n| !n.is_empty()),
-            generated_only,
+            source,
         })
     }
 
@@ -214,8 +225,21 @@ impl ConstraintMatch {
         request_namespace: &str,
         namespace: &NamespaceByName<'_>,
     ) -> Result<bool, ConstraintMatchError> {
-        if self.generated_only {
-            return Ok(false);
+        self.matches_from(false, subjects, request_namespace, namespace)
+    }
+
+    /// [`Self::matches`] for the request's own objects (`generated` false) or for an object
+    /// an ExpansionTemplate made of them (true), as `spec.match.source` chooses.
+    pub fn matches_from(
+        &self,
+        generated: bool,
+        subjects: &[Subject<'_>],
+        request_namespace: &str,
+        namespace: &NamespaceByName<'_>,
+    ) -> Result<bool, ConstraintMatchError> {
+        match (self.source, generated) {
+            (Source::Generated, false) | (Source::Original, true) => return Ok(false),
+            _ => {}
         }
         if subjects.is_empty() {
             return Err(ConstraintMatchError::NoObject);

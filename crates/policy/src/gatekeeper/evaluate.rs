@@ -8,11 +8,14 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use celer_cel::{ActivationBuffers, Json};
+use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
 
 use super::GatekeeperSet;
 use super::constraint_match::Subject;
+use super::expansion::CompiledExpansion;
 use super::lower::TemplateEngine;
 use super::lower::{CompiledConstraint, CompiledTemplate};
+use crate::engine::EvalOptions;
 use crate::engine::{RequestContext, match_conditions};
 use crate::error::{ConfigurationError, EngineError};
 use crate::family::{self, FamilyRequest, Mode, Selection, ValidatingFamily};
@@ -20,6 +23,7 @@ use crate::index::Candidates;
 use crate::invocation::Inputs;
 use crate::lookup::LookupError;
 use crate::model::ValidationAction;
+use crate::request::AdmissionReview;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Decision};
 
@@ -53,11 +57,133 @@ pub(crate) fn validate(
         object,
         mode,
     };
-    family::run(&Constraints(set), &request, outcome);
+    let sink = RefCell::new(Sink::default());
+    family::run(
+        &Constraints {
+            set,
+            expansion: None,
+            sink: &sink,
+        },
+        &request,
+        outcome,
+    );
+    if !set.expansions.is_empty()
+        && let Err(e) = validate_resultants(set, &request, &sink, outcome)
+    {
+        sink.borrow_mut().match_error.get_or_insert(e);
+    }
+    let sink = sink.into_inner();
+    if !sink.denials.is_empty() {
+        outcome.deny(Status {
+            code: 403,
+            reason: "Forbidden".to_string(),
+            message: sink.denials.join("\n"),
+            details: None,
+        });
+    } else if let Some(e) = sink.match_error {
+        outcome.deny(e.into());
+    }
 }
 
-/// Gatekeeper's Constraints (each with its template) as a validating family.
-struct Constraints<'s>(&'s GatekeeperSet);
+/// What the ExpansionTemplates make of the request's object, each reviewed by the
+/// Constraints as Gatekeeper reviews a resultant: the request's operation and namespace, no
+/// user, `source: Generated`.
+fn validate_resultants(
+    set: &GatekeeperSet,
+    request: &FamilyRequest<'_>,
+    sink: &RefCell<Sink>,
+    outcome: &mut Outcome,
+) -> Result<(), EngineError> {
+    let attributes = &request.attributes;
+    let Some(object) = request.object.or(attributes.old_object) else {
+        return Ok(());
+    };
+    let kind = attributes.kind;
+    let made = super::expansion::resultants(
+        &set.expansions,
+        object,
+        (kind.group, kind.version, kind.kind),
+        attributes.namespace,
+    )
+    .map_err(EngineError::Expansion)?;
+    for resultant in made {
+        let info = crate::kinds::kind_info(
+            &match resultant.group.as_str() {
+                "" => resultant.version.clone(),
+                g => format!("{g}/{}", resultant.version),
+            },
+            &resultant.kind,
+        );
+        let meta = |key: &str| -> String {
+            resultant
+                .object
+                .get("metadata")
+                .and_then(|m| m.get(key))
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let mut review_request = sonic_rs::json!({
+            "uid": request.ctx.request.uid,
+            "kind": {"group": resultant.group.as_str(), "version": resultant.version.as_str(), "kind": resultant.kind.as_str()},
+            "resource": {"group": resultant.group.as_str(), "version": resultant.version.as_str(), "resource": info.resource.as_str()},
+            "name": meta("name"),
+            "operation": attributes.operation.as_str(),
+            "userInfo": {},
+        });
+        if let Some(fields) = review_request.as_object_mut() {
+            let namespace = meta("namespace");
+            if !namespace.is_empty() {
+                fields.insert("namespace", Json::from(namespace.as_str()));
+            }
+            fields.insert("object", resultant.object.clone());
+        }
+        let review = AdmissionReview::from_json(sonic_rs::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": review_request,
+        }))
+        .map_err(|e| EngineError::Expansion(e.to_string()))?;
+        let child = review
+            .request()
+            .map_err(|e| EngineError::Expansion(e.to_string()))?;
+        let ctx = RequestContext::new(&child, request.ctx.lookup(), &EvalOptions::default());
+        let child_request = FamilyRequest {
+            ctx: &ctx,
+            attributes: child.attributes,
+            object: child.attributes.object,
+            mode: request.mode,
+        };
+        let expansion = set.expansions.get(resultant.template);
+        family::run(
+            &Constraints {
+                set,
+                expansion,
+                sink,
+            },
+            &child_request,
+            outcome,
+        );
+    }
+    Ok(())
+}
+
+/// What every run of the Constraints (the request's, its resultants') adds to the one answer.
+#[derive(Default)]
+struct Sink {
+    /// The lines of the one denial.
+    denials: Vec<String>,
+    /// The first match that could not be decided.
+    match_error: Option<EngineError>,
+}
+
+/// Gatekeeper's Constraints (each with its template) as a validating family, judging the
+/// request's own object, or one an ExpansionTemplate made of it.
+struct Constraints<'s> {
+    set: &'s GatekeeperSet,
+    expansion: Option<&'s CompiledExpansion>,
+    sink: &'s RefCell<Sink>,
+}
 
 /// What the Constraints read once per request, and what they gather for the response.
 struct ConstraintsState<'a> {
@@ -79,11 +205,28 @@ struct ConstraintsState<'a> {
 impl Constraints<'_> {
     /// A Constraint's template, if celer runs its engine.
     fn template(&self, constraint: &CompiledConstraint) -> Option<&CompiledTemplate> {
-        self.0
+        self.set
             .templates
             .get(constraint.template)
             .map(|t| &**t)
             .filter(|t| !matches!(t.engine, TemplateEngine::Unsupported(_)))
+    }
+}
+
+impl Constraints<'_> {
+    /// Whether the Config excludes the request's namespace from the validating webhook (a
+    /// Namespace is in its own namespace).
+    fn excluded(&self, request: &FamilyRequest<'_>) -> bool {
+        let exclusions = &self.set.exclusions;
+        if exclusions.is_empty() {
+            return false;
+        }
+        let attributes = &request.attributes;
+        let namespace = match (attributes.kind.group, attributes.kind.kind) {
+            ("", "Namespace") => attributes.name,
+            _ => attributes.namespace,
+        };
+        exclusions.excludes("webhook", namespace)
     }
 }
 
@@ -115,11 +258,11 @@ impl ValidatingFamily for Constraints<'_> {
         Self: 'a;
 
     fn is_empty(&self) -> bool {
-        self.0.constraints.is_empty()
+        self.set.constraints.is_empty()
     }
 
     fn policy(&self, id: u32) -> Option<&CompiledConstraint> {
-        self.0.constraints.get(id as usize)
+        self.set.constraints.get(id as usize)
     }
 
     fn start<'a>(
@@ -146,16 +289,19 @@ impl ValidatingFamily for Constraints<'_> {
     /// each then reporting the error, as Gatekeeper's matcher.
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
         let mut out = Vec::new();
+        if self.excluded(request) {
+            return family::merged(out);
+        }
         let mut objects = [request.object, request.attributes.old_object]
             .into_iter()
             .flatten()
             .peekable();
         if objects.peek().is_none() {
-            out.extend(0..self.0.constraints.len() as u32);
+            out.extend(0..self.set.constraints.len() as u32);
         }
         for object in objects {
             let s = Subject::of(object);
-            self.0.index.candidates(s.group, s.kind, &mut out);
+            self.set.index.candidates(s.group, s.kind, &mut out);
         }
         family::merged(out)
     }
@@ -180,7 +326,8 @@ impl ValidatingFamily for Constraints<'_> {
                 .push((name.to_string(), found.clone()));
             found
         };
-        match constraint.matcher.matches(
+        match constraint.matcher.matches_from(
+            self.expansion.is_some(),
             &state.subjects,
             request.attributes.namespace,
             &namespace_by_name,
@@ -234,7 +381,7 @@ impl ValidatingFamily for Constraints<'_> {
                     Ok(review) => rego.violations(
                         review,
                         &constraint.rego_parameters,
-                        ctx.lookup().synced_objects(),
+                        ctx.lookup().synced_objects().map(|o| self.set.inventory(o)),
                         violations,
                     ),
                     Err(e) => violations.push(e.clone()),
@@ -286,17 +433,26 @@ impl ValidatingFamily for Constraints<'_> {
             record(outcome, ResultKind::Pass, None);
             return Ok(());
         }
-        let kind = violation_kind(&binding.validation_actions);
+        let actions = match self.expansion.and_then(|e| e.actions.as_deref()) {
+            Some(overridden) => overridden,
+            None => &binding.validation_actions,
+        };
+        let kind = violation_kind(actions);
+        let implied = self
+            .expansion
+            .map(|e| format!("[Implied by {}] ", e.name))
+            .unwrap_or_default();
         for message in violations.iter() {
+            let message = format!("{implied}{message}");
             let line = format!("[{}] {message}", binding.name);
-            for action in &binding.validation_actions {
+            for action in actions {
                 match action {
                     ValidationAction::Deny => state.denials.push(line.clone()),
                     ValidationAction::Warn => outcome.warnings.push(line.clone()),
                     ValidationAction::Audit => {}
                 }
             }
-            record(outcome, kind, Some(message.clone()));
+            record(outcome, kind, Some(message));
         }
         Ok(())
     }
@@ -305,17 +461,12 @@ impl ValidatingFamily for Constraints<'_> {
         &'a self,
         state: ConstraintsState<'a>,
         _request: &FamilyRequest<'a>,
-        outcome: &mut Outcome,
+        _outcome: &mut Outcome,
     ) {
-        if !state.denials.is_empty() {
-            outcome.deny(Status {
-                code: 403,
-                reason: "Forbidden".to_string(),
-                message: state.denials.join("\n"),
-                details: None,
-            });
-        } else if let Some(e) = state.match_error {
-            outcome.deny(e.into());
+        let mut sink = self.sink.borrow_mut();
+        sink.denials.extend(state.denials);
+        if let Some(e) = state.match_error {
+            sink.match_error.get_or_insert(e);
         }
     }
 }

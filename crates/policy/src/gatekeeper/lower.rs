@@ -20,6 +20,10 @@ use crate::model::{
 };
 use crate::name::Name;
 
+/// The annotation that picks a template's engine when it has both: `Rego` runs its Rego
+/// instead of the K8sNativeValidation (CEL) code Gatekeeper would run.
+pub const ENGINE_ANNOTATION: &str = "celer.dev/gatekeeper-engine";
+
 /// Names no template variable may take (`pkg/drivers/k8scel/schema`).
 const RESERVED_PREFIX: &str = "gatekeeper_internal";
 const PARAMS_VARIABLE: &str = "params";
@@ -121,12 +125,34 @@ pub fn compile_template(
     let Some(target) = target.filter(|_| errors.is_empty()) else {
         return Err(errors);
     };
-    // K8sNativeValidation wins over Rego, with no fallback, as in Gatekeeper.
+    // K8sNativeValidation wins over Rego, with no fallback, as in Gatekeeper, unless the
+    // template's ENGINE_ANNOTATION asks for Rego.
+    let prefer_rego = match t
+        .metadata
+        .annotations
+        .get(ENGINE_ANNOTATION)
+        .map(String::as_str)
+    {
+        None | Some(CEL_ENGINE) => false,
+        Some(REGO_ENGINE) => true,
+        Some(other) => {
+            return Err(vec![format!(
+                "metadata.annotations[{ENGINE_ANNOTATION:?}]: Unsupported value: {other:?}: supported values: {CEL_ENGINE:?}, {REGO_ENGINE:?}"
+            )]);
+        }
+    };
+    let has_rego = target.rego.as_deref().is_some_and(|r| !r.trim().is_empty())
+        || target.code.iter().any(|c| c.engine == REGO_ENGINE);
+    if prefer_rego && !has_rego {
+        return Err(vec![format!(
+            "metadata.annotations[{ENGINE_ANNOTATION:?}]: Invalid value: \"Rego\": the template has no Rego"
+        )]);
+    }
     let cel = target
         .code
         .iter()
         .enumerate()
-        .find(|(_, c)| c.engine == CEL_ENGINE);
+        .find(|(_, c)| c.engine == CEL_ENGINE && !prefer_rego);
     let Some((index, code)) = cel else {
         return compile_rego_template(t, target).map(|template| (template, Vec::new()));
     };

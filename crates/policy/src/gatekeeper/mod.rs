@@ -20,6 +20,7 @@
 
 pub mod constraint_match;
 mod evaluate;
+pub mod expansion;
 mod lower;
 pub mod model;
 pub mod rego;
@@ -46,6 +47,30 @@ use crate::load::{FamilyManifest, LoadError, Manifest, Phases, PolicyManifest, R
 use crate::policy_set::PolicySet;
 use crate::response::Outcome;
 
+/// The namespaces Gatekeeper's Config excludes, by process (`webhook`, `audit`, `sync`,
+/// `mutation-webhook`, or `*` for all), names or globs with `*` at either end.
+#[derive(Debug, Default, Clone)]
+pub struct Exclusions {
+    entries: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl Exclusions {
+    /// Whether `process` leaves `namespace` alone.
+    pub fn excludes(&self, process: &str, namespace: &str) -> bool {
+        !namespace.is_empty()
+            && self.entries.iter().any(|(processes, namespaces)| {
+                processes.iter().any(|p| p == process || p == "*")
+                    && namespaces
+                        .iter()
+                        .any(|n| constraint_match::wildcard_matches(n, namespace))
+            })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
 /// The loaded templates and Constraints of a policy set.
 #[derive(Debug, Default)]
 pub struct GatekeeperSet {
@@ -57,12 +82,52 @@ pub struct GatekeeperSet {
     pub diagnostics: Vec<LoadError>,
     /// `constraints` by the kinds they can match.
     pub index: crate::kind_index::KindIndex,
+    /// The kinds Gatekeeper's Config (`spec.sync.syncOnly`) and SyncSets name for
+    /// `data.inventory`, as `apiVersion` + `kind`; a cluster syncs these.
+    pub sync: Vec<crate::model::ParamKind>,
+    /// The Config's `spec.match[]` exclusions.
+    pub exclusions: Exclusions,
+    /// ExpansionTemplates, by name.
+    pub expansions: Vec<expansion::CompiledExpansion>,
+    /// The last synced list and what [`GatekeeperSet::inventory`] made of it, so that an
+    /// unchanged list gives the same one back (templates key their programs by it).
+    filtered: parking_lot::Mutex<Option<SyncedPair>>,
 }
+
+type SyncedPair = (Arc<Vec<Arc<Json>>>, Arc<Vec<Arc<Json>>>);
 
 impl GatekeeperSet {
     /// Whether no Constraint is enforced.
     pub fn is_empty(&self) -> bool {
         self.constraints.is_empty()
+    }
+
+    /// The synced objects as `data.inventory` reads them: without those in namespaces the
+    /// Config excludes from `sync`.
+    pub fn inventory(&self, objects: Arc<Vec<Arc<Json>>>) -> Arc<Vec<Arc<Json>>> {
+        if self.exclusions.is_empty() {
+            return objects;
+        }
+        let excluded = |o: &Json| {
+            let ns = o
+                .get("metadata")
+                .and_then(|m| m.get("namespace"))
+                .and_then(|n| n.as_str())
+                .unwrap_or_default();
+            self.exclusions.excludes("sync", ns)
+        };
+        let mut last = self.filtered.lock();
+        if let Some((seen, kept)) = last.as_ref()
+            && Arc::ptr_eq(seen, &objects)
+        {
+            return Arc::clone(kept);
+        }
+        let kept = match objects.iter().any(|o| excluded(o)) {
+            false => Arc::clone(&objects),
+            true => Arc::new(objects.iter().filter(|o| !excluded(o)).cloned().collect()),
+        };
+        *last = Some((objects, Arc::clone(&kept)));
+        kept
     }
 }
 
@@ -97,6 +162,12 @@ pub enum GatekeeperManifest {
     Template(ConstraintTemplate),
     /// A Constraint (`constraints.gatekeeper.sh`, any kind).
     Constraint(Box<Constraint>),
+    /// Gatekeeper's `Config`: excluded namespaces, synced kinds.
+    Config(Box<model::GatekeeperConfig>),
+    /// A `SyncSet`: more synced kinds.
+    SyncSet(Box<model::SyncSet>),
+    /// An `ExpansionTemplate`.
+    Expansion(Box<model::ExpansionTemplate>),
 }
 
 impl FamilyManifest for GatekeeperManifest {
@@ -104,6 +175,9 @@ impl FamilyManifest for GatekeeperManifest {
         match self {
             GatekeeperManifest::Template(_) => "ConstraintTemplate",
             GatekeeperManifest::Constraint(c) => &c.kind,
+            GatekeeperManifest::Config(_) => "Config",
+            GatekeeperManifest::SyncSet(_) => "SyncSet",
+            GatekeeperManifest::Expansion(_) => "ExpansionTemplate",
         }
     }
 
@@ -111,11 +185,18 @@ impl FamilyManifest for GatekeeperManifest {
         match self {
             GatekeeperManifest::Template(t) => &t.metadata.name,
             GatekeeperManifest::Constraint(c) => &c.spec.metadata.name,
+            GatekeeperManifest::Config(c) => &c.metadata.name,
+            GatekeeperManifest::SyncSet(s) => &s.metadata.name,
+            GatekeeperManifest::Expansion(e) => &e.metadata.name,
         }
     }
 
     fn phases(&self) -> Phases {
-        Phases::Validating
+        match self {
+            // The mutation webhook reads the Config's exclusions too.
+            GatekeeperManifest::Config(_) => Phases::Both,
+            _ => Phases::Validating,
+        }
     }
 }
 
@@ -168,6 +249,15 @@ pub fn read_manifest(
             }
             GatekeeperManifest::Template(t)
         }));
+    }
+    if api_version == model::CONFIG_VERSION && kind == "Config" {
+        return Some(crate::load::read(doc).map(|c| GatekeeperManifest::Config(Box::new(c))));
+    }
+    if model::EXPANSION_VERSIONS.contains(&api_version) && kind == "ExpansionTemplate" {
+        return Some(crate::load::read(doc).map(|e| GatekeeperManifest::Expansion(Box::new(e))));
+    }
+    if api_version == model::SYNCSET_VERSION && kind == "SyncSet" {
+        return Some(crate::load::read(doc).map(|s| GatekeeperManifest::SyncSet(Box::new(s))));
     }
     let (group, _) = crate::kinds::split_api_version(api_version);
     if group == model::CONSTRAINT_GROUP && !kind.is_empty() {
@@ -238,6 +328,7 @@ pub(crate) fn build(
             }
         }
     }
+    read_config(items, errors, &mut set);
     let mut constraint_names: HashMap<(String, String), ()> = HashMap::new();
     for (source, item) in items {
         let Some(GatekeeperManifest::Constraint(c)) = item.downcast() else {
@@ -292,6 +383,88 @@ pub(crate) fn build(
         set.constraints.push(compiled);
     }
     set
+}
+
+/// The Config named `config` and every SyncSet: the synced kinds and the exclusions. A Config
+/// of another name is a diagnostic (Gatekeeper reads only `config`).
+fn read_config(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>, set: &mut GatekeeperSet) {
+    let add = |set: &mut GatekeeperSet,
+               errors: &mut Vec<LoadError>,
+               source: &Source,
+               what: &str,
+               k: &model::SyncKind| {
+        if k.version.is_empty() || k.kind.is_empty() {
+            errors.push(load_error(
+                source,
+                what.to_string(),
+                format!(
+                    "a synced kind needs a version and a kind: {{group: {:?}, version: {:?}, kind: {:?}}}",
+                    k.group, k.version, k.kind
+                ),
+            ));
+            return;
+        }
+        let api_version = match k.group.as_str() {
+            "" => k.version.clone(),
+            g => format!("{g}/{}", k.version),
+        };
+        let kind = crate::model::ParamKind {
+            api_version,
+            kind: k.kind.clone(),
+        };
+        if !set.sync.contains(&kind) {
+            set.sync.push(kind);
+        }
+    };
+    for (source, item) in items {
+        match item.downcast() {
+            Some(GatekeeperManifest::Config(c)) => {
+                let what = format!("Config {:?}", c.metadata.name);
+                if c.metadata.name != model::CONFIG_NAME {
+                    set.diagnostics.push(load_error(
+                        source,
+                        what,
+                        format!(
+                            "ignored: Gatekeeper reads only the Config named {:?}",
+                            model::CONFIG_NAME
+                        ),
+                    ));
+                    continue;
+                }
+                for m in &c.spec.match_ {
+                    set.exclusions
+                        .entries
+                        .push((m.processes.clone(), m.excluded_namespaces.clone()));
+                }
+                for k in &c.spec.sync.sync_only {
+                    add(set, errors, source, &what, k);
+                }
+            }
+            Some(GatekeeperManifest::Expansion(e)) => {
+                let what = format!("ExpansionTemplate {:?}", e.metadata.name);
+                if set.expansions.iter().any(|x| x.name == e.metadata.name) {
+                    errors.push(load_error(
+                        source,
+                        what,
+                        "an ExpansionTemplate of this name is already loaded; this one is ignored"
+                            .to_string(),
+                    ));
+                    continue;
+                }
+                match expansion::compile(e) {
+                    Ok(compiled) => set.expansions.push(compiled),
+                    Err(e) => errors.push(load_error(source, what, e.join("; "))),
+                }
+            }
+            Some(GatekeeperManifest::SyncSet(s)) => {
+                let what = format!("SyncSet {:?}", s.metadata.name);
+                for k in &s.spec.gvks {
+                    add(set, errors, source, &what, k);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The index keys of a Constraint's `spec.match.kinds`: no `kinds`, or `*` (or nothing) on

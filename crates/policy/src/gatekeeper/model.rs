@@ -227,3 +227,121 @@ pub struct EnforcementPoint {
     #[serde(default)]
     pub name: String,
 }
+
+/// The group and version of Gatekeeper's `Config` (`config.gatekeeper.sh/v1alpha1`).
+pub const CONFIG_VERSION: &str = "config.gatekeeper.sh/v1alpha1";
+
+/// The group and version of `SyncSet` (`syncset.gatekeeper.sh/v1alpha1`).
+pub const SYNCSET_VERSION: &str = "syncset.gatekeeper.sh/v1alpha1";
+
+/// The only `Config` Gatekeeper reads is called `config` (in its own namespace).
+pub const CONFIG_NAME: &str = "config";
+
+/// Gatekeeper's `Config`: which namespaces each of its processes leaves alone, and which
+/// kinds it syncs into `data.inventory`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatekeeperConfig {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ConfigSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSpec {
+    #[serde(default, rename = "match")]
+    pub match_: Vec<ConfigMatch>,
+    #[serde(default)]
+    pub sync: ConfigSync,
+}
+
+/// One `spec.match[]` entry: namespaces (names or globs) that the named processes exclude.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigMatch {
+    #[serde(default)]
+    pub excluded_namespaces: Vec<String>,
+    #[serde(default)]
+    pub processes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSync {
+    #[serde(default)]
+    pub sync_only: Vec<SyncKind>,
+}
+
+/// A kind to sync, `{group, version, kind}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncKind {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub kind: String,
+}
+
+/// A `SyncSet`: more kinds to sync, beside the Config's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncSet {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: SyncSetSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncSetSpec {
+    #[serde(default)]
+    pub gvks: Vec<SyncKind>,
+}
+
+/// The API versions of Gatekeeper's `ExpansionTemplate`.
+pub const EXPANSION_VERSIONS: [&str; 2] = [
+    "expansion.gatekeeper.sh/v1alpha1",
+    "expansion.gatekeeper.sh/v1beta1",
+];
+
+/// An `ExpansionTemplate`: which objects (`applyTo`) stand for which others (the object at
+/// `templateSource`, as `generatedGVK`), so that Constraints on Pods judge the Pods a
+/// Deployment would create.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpansionTemplate {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ExpansionSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpansionSpec {
+    #[serde(default)]
+    pub apply_to: Vec<ApplyTo>,
+    #[serde(default)]
+    pub template_source: String,
+    #[serde(default, rename = "generatedGVK")]
+    pub generated_gvk: SyncKind,
+    #[serde(default)]
+    pub enforcement_action: Option<String>,
+}
+
+/// `applyTo[]`: groups, kinds and versions, each a list of names or `*`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyTo {
+    #[serde(default)]
+    pub groups: Vec<String>,
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    #[serde(default)]
+    pub versions: Vec<String>,
+}

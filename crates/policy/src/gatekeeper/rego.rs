@@ -149,6 +149,13 @@ impl RegoTemplate {
         Ok(program)
     }
 
+    /// The template's program with `data` (from [`inventory_data`]) as its base document.
+    pub fn with_inventory_data(&self, data: RegoValue) -> Result<Program, String> {
+        self.program
+            .with_data(data)
+            .map_err(|e| format!("data.inventory: {e}"))
+    }
+
     /// The violations' messages for one Constraint; an evaluation error is one violation
     /// naming it, as Gatekeeper counts it.
     pub fn violations(
@@ -165,6 +172,17 @@ impl RegoTemplate {
                 return;
             }
         };
+        self.violations_with(&program, review, parameters, out);
+    }
+
+    /// [`Self::violations`] with a given program (the template's, with some inventory).
+    pub fn violations_with(
+        &self,
+        program: &Program,
+        review: &RegoValue,
+        parameters: &RegoValue,
+        out: &mut Vec<String>,
+    ) {
         let mut input = BTreeMap::new();
         input.insert(RegoValue::from("review"), review.clone());
         if !matches!(parameters, RegoValue::Undefined) {

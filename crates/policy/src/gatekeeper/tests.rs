@@ -380,3 +380,223 @@ fn match_conditions_and_failure_policy_ignore() {
     let o = run(&s, Some(&pod("db", "prod", "")), None, Operation::Create);
     assert_eq!(o.status.unwrap().message, "[y] always");
 }
+
+/// A Rego template over `data.inventory`: unique Ingress hosts, as gatekeeper-library's
+/// `uniqueingresshost` reads the synced Ingresses.
+const UNIQUE_HOST: &str = r#"
+---
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata: {name: k8suniquehost}
+spec:
+  crd: {spec: {names: {kind: K8sUniqueHost}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package k8suniquehost
+      violation[{"msg": msg}] {
+        host := input.review.object.metadata.annotations.host
+        other := data.inventory.namespace[ns][_]["Pod"][name]
+        other.metadata.annotations.host == host
+        name != input.review.object.metadata.name
+        msg := sprintf("host %v is taken by %v/%v", [host, ns, name])
+      }
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sUniqueHost
+metadata: {name: unique-host}
+spec: {}
+"#;
+
+fn hosted(name: &str, namespace: &str) -> Json {
+    sonic_rs::from_str(&format!(
+        r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"{namespace}","annotations":{{"host":"a.example"}}}}}}"#
+    ))
+    .unwrap()
+}
+
+fn run_with(set: &PolicySet, object: &Json, lookup: &ObjectLookup) -> Outcome {
+    let body = review_for(
+        Some(object),
+        None,
+        Operation::Create,
+        &RequestUser::default(),
+        "uid-1",
+    )
+    .unwrap();
+    let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+    let request = review.request().unwrap();
+    evaluate(set, &request, lookup, &EvalOptions::default())
+}
+
+#[test]
+fn rego_reads_the_synced_objects_as_data_inventory() {
+    let s = set(UNIQUE_HOST);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let synced = ObjectLookup::new([hosted("taken", "team-a")]);
+    let o = run_with(&s, &hosted("new", "team-b"), &synced);
+    assert_eq!(
+        o.status.unwrap().message,
+        "[unique-host] host a.example is taken by team-a/taken"
+    );
+    let o = run_with(&s, &hosted("new", "team-b"), &ObjectLookup::new(Vec::new()));
+    assert!(o.allowed);
+    // The same lookup again: the program kept for its inventory answers the same.
+    let o = run_with(&s, &hosted("other", "team-c"), &synced);
+    assert!(!o.allowed);
+}
+
+#[test]
+fn the_config_excludes_namespaces_per_process_and_names_synced_kinds() {
+    let config = "---\napiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: config, namespace: gatekeeper-system}\nspec:\n  match:\n  - excludedNamespaces: ['kube-*', team-b]\n    processes: [webhook]\n  - excludedNamespaces: [team-a]\n    processes: [sync]\n  sync:\n    syncOnly:\n    - {group: '', version: v1, kind: Pod}\n    - {group: networking.k8s.io, version: v1, kind: Ingress}\n---\napiVersion: syncset.gatekeeper.sh/v1alpha1\nkind: SyncSet\nmetadata: {name: more}\nspec:\n  gvks:\n  - {group: '', version: v1, kind: Pod}\n  - {group: '', version: v1, kind: Service}\n---\napiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: other}\nspec: {}\n";
+    let s = set(&format!("{UNIQUE_HOST}{config}"));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let gk = s.gatekeeper();
+    let synced: Vec<String> = gk
+        .sync
+        .iter()
+        .map(|k| format!("{} {}", k.api_version, k.kind))
+        .collect();
+    assert_eq!(
+        synced,
+        ["v1 Pod", "networking.k8s.io/v1 Ingress", "v1 Service"]
+    );
+    let notes: Vec<String> = gk.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        notes.len() == 1 && notes[0].contains("reads only the Config named \"config\""),
+        "{notes:?}"
+    );
+    assert!(gk.exclusions.excludes("webhook", "kube-system"));
+    assert!(!gk.exclusions.excludes("audit", "kube-system"));
+    // team-a's objects are not synced, so the host they hold is free.
+    let synced = ObjectLookup::new([hosted("taken", "team-a")]);
+    let o = run_with(&s, &hosted("new", "team-c"), &synced);
+    assert!(o.allowed, "{:?}", o.status);
+    // team-b is excluded from the webhook: nothing is evaluated there.
+    let synced = ObjectLookup::new([hosted("taken", "team-c")]);
+    let o = run_with(&s, &hosted("new", "team-b"), &synced);
+    assert!(o.allowed && o.results.is_empty(), "{:?}", o.results);
+    let o = run_with(&s, &hosted("new", "team-d"), &synced);
+    assert!(!o.allowed);
+}
+
+const EXPAND_DEPLOYMENTS: &str = "---\napiVersion: expansion.gatekeeper.sh/v1alpha1\nkind: ExpansionTemplate\nmetadata: {name: expand-deployments}\nspec:\n  applyTo:\n  - {groups: [apps], kinds: [Deployment], versions: [v1]}\n  templateSource: spec.template\n  generatedGVK: {kind: Pod, group: '', version: v1}\n";
+
+fn deployment(name: &str, namespace: &str) -> Json {
+    sonic_rs::from_str(&format!(
+        r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"{name}","namespace":"{namespace}"}},"spec":{{"template":{{"metadata":{{"labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx"}}]}}}}}}}}"#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn expansion_templates_judge_the_pods_a_deployment_makes() {
+    let s = set(&format!(
+        "{TEMPLATE}{}{EXPAND_DEPLOYMENTS}",
+        constraint("need-team", "deny", NO_PARAMS)
+    ));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let o = run(
+        &s,
+        Some(&deployment("web", "prod")),
+        None,
+        Operation::Create,
+    );
+    assert_eq!(
+        o.status.unwrap().message,
+        "[need-team] [Implied by expand-deployments] missing label team on web-pod"
+    );
+    // `source: Original` leaves the resultant alone; `Generated` judges only it.
+    let original = constraint(
+        "need-team",
+        "deny",
+        &format!(
+            "{NO_PARAMS}  match:\n    kinds: [{{apiGroups: [''], kinds: [Pod]}}]\n    source: Original\n"
+        ),
+    );
+    let s = set(&format!("{TEMPLATE}{}{EXPAND_DEPLOYMENTS}", original.replace("  match:\n    kinds: [{apiGroups: [''], kinds: [Pod]}]\n    excludedNamespaces: ['kube-*']\n", "")));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert_eq!(s.gatekeeper().constraints.len(), 1);
+    let o = run(
+        &s,
+        Some(&deployment("web", "prod")),
+        None,
+        Operation::Create,
+    );
+    assert!(o.allowed, "{:?}", o.status);
+    // The template's enforcementAction overrides the Constraint's.
+    let warn = EXPAND_DEPLOYMENTS.replace(
+        "  templateSource",
+        "  enforcementAction: warn\n  templateSource",
+    );
+    let s = set(&format!(
+        "{TEMPLATE}{}{warn}",
+        constraint("need-team", "deny", NO_PARAMS)
+    ));
+    let o = run(
+        &s,
+        Some(&deployment("web", "prod")),
+        None,
+        Operation::Create,
+    );
+    assert!(o.allowed);
+    assert_eq!(
+        o.warnings,
+        ["[need-team] [Implied by expand-deployments] missing label team on web-pod"]
+    );
+}
+
+const BOTH_ENGINES: &str = r#"
+---
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: k8sboth
+  annotations: {ANNOTATION}
+spec:
+  crd: {spec: {names: {kind: K8sBoth}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package k8sboth
+      violation[{"msg": "from rego"}] { true }
+    code:
+    - engine: K8sNativeValidation
+      source:
+        validations:
+        - {expression: 'false', message: from cel}
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sBoth
+metadata: {name: both}
+spec: {}
+"#;
+
+#[test]
+fn cel_runs_when_a_template_has_both_engines_unless_its_annotation_picks_rego() {
+    let message = |annotations: &str| {
+        let s = set(&BOTH_ENGINES.replace("{ANNOTATION}", annotations));
+        if !s.errors.is_empty() {
+            return s
+                .errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+        let o = run(&s, Some(&pod("web", "prod", "")), None, Operation::Create);
+        o.status.map(|s| s.message).unwrap_or_default()
+    };
+    assert_eq!(message("{}"), "[both] from cel");
+    assert_eq!(
+        message("{celer.dev/gatekeeper-engine: K8sNativeValidation}"),
+        "[both] from cel"
+    );
+    assert_eq!(
+        message("{celer.dev/gatekeeper-engine: Rego}"),
+        "[both] from rego"
+    );
+    assert!(message("{celer.dev/gatekeeper-engine: Wasm}").contains(
+        "metadata.annotations[\"celer.dev/gatekeeper-engine\"]: Unsupported value: \"Wasm\""
+    ),);
+}
