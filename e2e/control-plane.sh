@@ -17,6 +17,9 @@
 #   CELER_E2E_ETCD_PORT        etcd's client port on 127.0.0.1 (the peer port is the next one) [12379]
 #   CELER_E2E_BIN              a directory with kube-apiserver and etcd (skips the build)
 #   CELER_E2E_READY_TIMEOUT    seconds to wait for /readyz [120]
+#   CELER_E2E_AUTHORIZATION_CONFIG  an AuthorizationConfiguration file: kube-apiserver runs with
+#                              --authorization-config instead of --authorization-mode RBAC
+#   CELER_E2E_EXTRA_TOKENS     a file of more static-token lines (token,user,uid,"groups")
 #
 # Users (static token file): celer-e2e-admin in system:masters (admin.kubeconfig), and
 # celer-e2e-webhook with no rights until RBAC grants some (celer.kubeconfig; e2e/run.sh applies
@@ -167,6 +170,7 @@ up() {
   {
     echo "$(cat "$state/admin.token"),celer-e2e-admin,celer-e2e-admin,\"system:masters\""
     echo "$(cat "$state/celer.token"),celer-e2e-webhook,celer-e2e-webhook,\"celer:webhook\""
+    if [ -n "${CELER_E2E_EXTRA_TOKENS:-}" ]; then cat "$CELER_E2E_EXTRA_TOKENS"; fi
   } > "$state/tokens.csv"
   chmod 600 "$state/tokens.csv"
 
@@ -190,6 +194,10 @@ up() {
     sleep 0.2
   done
 
+  local authorization=(--authorization-mode RBAC)
+  if [ -n "${CELER_E2E_AUTHORIZATION_CONFIG:-}" ]; then
+    authorization=(--authorization-config "$CELER_E2E_AUTHORIZATION_CONFIG")
+  fi
   log "starting kube-apiserver on $server"
   setsid "$bin/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$etcd_port" \
@@ -197,7 +205,7 @@ up() {
     --tls-cert-file "$state/pki/apiserver.crt" --tls-private-key-file "$state/pki/apiserver.key" \
     --client-ca-file "$state/pki/ca.crt" \
     --token-auth-file "$state/tokens.csv" \
-    --authorization-mode RBAC \
+    "${authorization[@]}" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$state/pki/sa.pub" \
     --service-account-signing-key-file "$state/pki/sa.key" \

@@ -237,9 +237,21 @@ pub fn review_for(object: &Value, operation: &str, old: Option<&Value>) -> Value
     })
 }
 
-/// Prepares one template from an AdmissionReview or an object.
+/// Prepares one template from an AdmissionReview or an object; a SubjectAccessReview (for an
+/// authorization webhook's `/authorize`) is sent as it is: it has no uid.
 pub fn template(value: &Value, mode: &Mode) -> Result<Template, String> {
     let is_review = value.get("kind").as_str() == Some("AdmissionReview");
+    if let Mode::Webhook { path } = mode
+        && value.get("kind").as_str() == Some("SubjectAccessReview")
+    {
+        let body = sonic_rs::to_vec(value).map_err(|e| e.to_string())?;
+        return Ok(Template {
+            method: Method::POST,
+            path: path.clone(),
+            body: Bytes::from(body),
+            uid_at: None,
+        });
+    }
     match mode {
         Mode::Webhook { path } => {
             let mut review = if is_review {
@@ -391,6 +403,25 @@ pub fn generated(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subject_access_reviews_are_sent_as_they_are() {
+        let sar: Value = sonic_rs::from_str(
+            r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"a","nonResourceAttributes":{"path":"/healthz","verb":"get"}}}"#,
+        )
+        .unwrap();
+        let t = template(
+            &sar,
+            &Mode::Webhook {
+                path: "/authorize".into(),
+            },
+        )
+        .unwrap();
+        assert_eq!((t.path.as_str(), t.uid_at), ("/authorize", None));
+        assert_eq!(t.body_for(1, 2), t.body);
+        let back: Value = sonic_rs::from_slice(&t.body).unwrap();
+        assert_eq!(back, sar);
+    }
 
     #[test]
     fn uids_are_fixed_width_and_distinct() {

@@ -249,24 +249,37 @@ pub fn judge(api: Api, expect: Expect, reply: &Reply, uid: Option<&[u8]>) -> Res
             }
             let value: sonic_rs::Value = sonic_rs::from_slice(&reply.body)
                 .map_err(|e| Failure::new(ErrorKind::Body, format!("not JSON: {e}")))?;
-            let response = value.get("response");
-            if let Some(uid) = uid
-                && response.get("uid").as_str().map(str::as_bytes) != Some(uid)
-            {
-                return Err(Failure::new(
-                    ErrorKind::Body,
-                    format!(
-                        "response.uid is not the request's: {}",
-                        snippet(&reply.body)
-                    ),
-                ));
+            // An authorization webhook's answer: "allowed" counts what it did not deny
+            // (Allow, and NoOpinion, which the next authorizer decides).
+            if value.get("kind").as_str() == Some("SubjectAccessReview") {
+                let status = value.get("status");
+                if status.get("allowed").as_bool().is_none() {
+                    return Err(Failure::new(
+                        ErrorKind::Body,
+                        format!("no status.allowed: {}", snippet(&reply.body)),
+                    ));
+                }
+                !status.get("denied").as_bool().unwrap_or(false)
+            } else {
+                let response = value.get("response");
+                if let Some(uid) = uid
+                    && response.get("uid").as_str().map(str::as_bytes) != Some(uid)
+                {
+                    return Err(Failure::new(
+                        ErrorKind::Body,
+                        format!(
+                            "response.uid is not the request's: {}",
+                            snippet(&reply.body)
+                        ),
+                    ));
+                }
+                response.get("allowed").as_bool().ok_or_else(|| {
+                    Failure::new(
+                        ErrorKind::Body,
+                        format!("no response.allowed: {}", snippet(&reply.body)),
+                    )
+                })?
             }
-            response.get("allowed").as_bool().ok_or_else(|| {
-                Failure::new(
-                    ErrorKind::Body,
-                    format!("no response.allowed: {}", snippet(&reply.body)),
-                )
-            })?
         }
         Api::Kube => match reply.status {
             200..=299 => true,
@@ -393,6 +406,47 @@ mod tests {
             headers: http::HeaderMap::new(),
             body: bytes::Bytes::from(body.to_string()),
         }
+    }
+
+    #[test]
+    fn authorization_answers_count_what_was_not_denied() {
+        let sar = |status: &str| {
+            reply(
+                200,
+                &format!(
+                    r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","status":{status}}}"#
+                ),
+            )
+        };
+        assert!(
+            !judge(
+                Api::Webhook,
+                Expect::Denied,
+                &sar(r#"{"allowed":false,"denied":true}"#),
+                None
+            )
+            .unwrap()
+        );
+        assert!(
+            judge(
+                Api::Webhook,
+                Expect::Allowed,
+                &sar(r#"{"allowed":false}"#),
+                None
+            )
+            .unwrap()
+        );
+        assert!(judge(Api::Webhook, Expect::Any, &sar(r#"{"allowed":true}"#), None).unwrap());
+        let e = judge(
+            Api::Webhook,
+            Expect::Denied,
+            &sar(r#"{"allowed":true}"#),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Mismatch);
+        let e = judge(Api::Webhook, Expect::Any, &sar("{}"), None).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Body);
     }
 
     #[test]

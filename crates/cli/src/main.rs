@@ -28,11 +28,17 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Run policy test suites (celer's format and Kyverno's kyverno-test.yaml).
     Test(commands::test::TestArgs),
-    /// Serve the policies as a validating and mutating admission webhook (HTTPS).
+    /// Serve the policies as a validating and mutating admission webhook and an authorization
+    /// webhook (HTTPS).
     Serve(commands::serve::ServeArgs),
     /// Open-loop load generator for admission webhooks and the Kubernetes API.
     Bench(commands::bench::BenchArgs),
-    /// Print the CustomResourceDefinitions of the Kyverno and Gatekeeper kinds celer serves.
+    /// Authorization policies offline: answer SubjectAccessReviews, print the API server's
+    /// AuthorizationConfiguration entry.
+    #[command(subcommand)]
+    Authz(commands::authz::AuthzCommand),
+    /// Print the CustomResourceDefinitions of the Kyverno and Gatekeeper kinds celer serves,
+    /// and of its own AuthorizationPolicy.
     Crds(commands::crds::CrdsArgs),
 }
 
@@ -76,5 +82,6 @@ fn run() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Crds(args) => commands::crds::run(args),
+        Command::Authz(command) => commands::authz::run(command),
     }
 }

@@ -178,13 +178,14 @@ fn test_runs_the_example_suite() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stdout
-            .contains("1 suites: 10 passed, 0 failed, 0 skipped"),
+            .contains("2 suites: 19 passed, 0 failed, 0 skipped"),
         "{}",
         run.stdout
     );
     let run = celer(&["test", "examples", "--output", "json"]);
     let json: Json = sonic_rs::from_str(&run.stdout).unwrap();
-    assert_eq!(json["summary"]["passed"].as_u64(), Some(10));
+    // The admission suite's 10 and the authorization suite's 9 (examples/authz).
+    assert_eq!(json["summary"]["passed"].as_u64(), Some(19));
 }
 
 #[test]

@@ -52,6 +52,7 @@ fn prints_every_crd_as_yaml() {
             "assignmetadata.mutations.gatekeeper.sh",
             "modifyset.mutations.gatekeeper.sh",
             "assignimage.mutations.gatekeeper.sh",
+            "authorizationpolicies.authorization.celer.dev",
         ]
     );
 }

@@ -74,6 +74,8 @@ pub const KINDS: &[WatchedKind] = &[
     kind("mutations.gatekeeper.sh", "AssignMetadata", Use::Serve),
     kind("mutations.gatekeeper.sh", "ModifySet", Use::Serve),
     kind("mutations.gatekeeper.sh", "AssignImage", Use::Serve),
+    // celer's own: answered on /authorize; no status is written for it.
+    kind("authorization.celer.dev", "AuthorizationPolicy", Use::Serve),
     kind(
         "admissionregistration.k8s.io",
         "ValidatingAdmissionPolicy",
@@ -455,6 +457,7 @@ mod tests {
             "ClusterPolicy",
             "Policy",
             "ConstraintTemplate",
+            "AuthorizationPolicy",
         ] {
             assert!(
                 KINDS.iter().any(|w| w.kind == k && w.used == Use::Serve),

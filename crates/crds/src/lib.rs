@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admission;
+pub mod authorization;
 pub mod gatekeeper;
 pub mod gatekeeper_config;
 pub mod gatekeeper_mutation;
@@ -21,13 +22,14 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 /// The API groups the CRDs are in, in the order `all` gives them.
-pub const GROUPS: [&str; 6] = [
+pub const GROUPS: [&str; 7] = [
     "policies.kyverno.io",
     "kyverno.io",
     "templates.gatekeeper.sh",
     "config.gatekeeper.sh",
     "syncset.gatekeeper.sh",
     "mutations.gatekeeper.sh",
+    "authorization.celer.dev",
 ];
 
 /// A group `celer crds` was asked for that none of the CRDs is in.
@@ -109,6 +111,7 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         served(AssignMetadata::crd(), &GATEKEEPER_MUTATOR, "v1"),
         served(ModifySet::crd(), &GATEKEEPER_MUTATOR, "v1"),
         served(AssignImage::crd(), &[current("v1alpha1")], "v1alpha1"),
+        authorization::AuthorizationPolicy::crd(),
     ]
 }
 

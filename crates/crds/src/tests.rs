@@ -27,7 +27,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 14] = [
+    let expected: [Expected; 15] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -138,6 +138,14 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "assignimage",
             "Cluster",
             &[],
+            &[("v1alpha1", true)],
+        ),
+        (
+            "AuthorizationPolicy",
+            "authorization.celer.dev",
+            "authorizationpolicies",
+            "Cluster",
+            &["authzpol"],
             &[("v1alpha1", true)],
         ),
     ];
@@ -256,7 +264,7 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(14));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(15));
     assert_eq!(
         for_group(Some("mutations.gatekeeper.sh"))
             .map(|c| c.len())
@@ -265,4 +273,22 @@ fn groups_filter() {
     );
     let err = for_group(Some("example.com")).err();
     assert!(err.is_some_and(|e| e.to_string().contains("example.com")));
+}
+
+#[test]
+fn the_authorization_examples_are_valid_authorization_policies() {
+    let text = [
+        include_str!("../../../examples/authz/policies.yaml"),
+        "---\n",
+        include_str!("../../../examples/authz/rego-policies.yaml"),
+    ]
+    .concat();
+    let mut count = 0;
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
+        let policy =
+            <authorization::AuthorizationPolicy as serde::Deserialize>::deserialize(document);
+        assert!(policy.is_ok(), "{policy:?}");
+        count += 1;
+    }
+    assert_eq!(count, 4);
 }

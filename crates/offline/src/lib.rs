@@ -6,6 +6,7 @@
 pub use error::OfflineError;
 
 pub mod apply;
+pub mod authorization_test;
 pub mod celer_test;
 pub mod chainsaw;
 pub mod error;

@@ -76,6 +76,8 @@ impl SuiteOutcome {
 pub enum Format {
     /// `celer.dev/v1alpha1` `Test`.
     Celer,
+    /// `celer.dev/v1alpha1` `AuthorizationTest`: SubjectAccessReviews and their decisions.
+    CelerAuthorization,
     /// Kyverno's `kyverno-test.yaml` (`cli.kyverno.io/v1alpha1` or `kyverno.io/v1` `Test`).
     Kyverno,
     /// Gatekeeper's `suite.yaml` (`test.gatekeeper.sh/v1alpha1` `Suite`), as `gator verify`.
@@ -85,6 +87,9 @@ pub enum Format {
 fn format_of(doc: &Json) -> Option<Format> {
     if crate::celer_test::is_celer_test(doc) {
         return Some(Format::Celer);
+    }
+    if crate::authorization_test::is_authorization_test(doc) {
+        return Some(Format::CelerAuthorization);
     }
     if crate::gatekeeper::is_suite(doc) {
         return Some(Format::Gatekeeper);
@@ -137,6 +142,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format, Json)>, Offli
 pub fn run(path: &Path, format: Format, doc: &Json) -> SuiteOutcome {
     match format {
         Format::Celer => crate::celer_test::run(path, doc),
+        Format::CelerAuthorization => crate::authorization_test::run(path, doc),
         Format::Kyverno => match crate::kyverno::run(path) {
             Ok(o) => o,
             Err(e) => {

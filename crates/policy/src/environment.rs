@@ -131,37 +131,7 @@ impl PolicyEnv {
         if source.contains("request") {
             self.reads_request.set();
         }
-        let program = self
-            .env
-            .compile(source)
-            .map_err(|e| format!("compilation failed: {e}"))?;
-        let ty = program.result_type();
-        let ok = match kind {
-            ExpressionKind::Condition => *ty == Type::Bool,
-            ExpressionKind::Message => *ty == Type::String,
-            ExpressionKind::AuditValue => matches!(ty, Type::String | Type::Null),
-            ExpressionKind::Variable => true,
-            ExpressionKind::ApplyConfiguration => *ty == mutation::object_type(),
-            ExpressionKind::JsonPatch => *ty == mutation::json_patch_list_type(),
-        };
-        if ok {
-            return Ok(program);
-        }
-        Err(match kind {
-            ExpressionKind::Condition => format!("must evaluate to bool but got {}", type_name(ty)),
-            ExpressionKind::Message => format!("must evaluate to string but got {}", type_name(ty)),
-            ExpressionKind::AuditValue => format!(
-                "must evaluate to one of [string null_type] but got {}",
-                type_name(ty)
-            ),
-            ExpressionKind::ApplyConfiguration => {
-                format!("must evaluate to Object but got {}", type_name(ty))
-            }
-            ExpressionKind::JsonPatch => {
-                format!("must evaluate to list(JSONPatch) but got {}", type_name(ty))
-            }
-            ExpressionKind::Variable => String::new(),
-        })
+        compile_in(&self.env, source, kind)
     }
 
     /// Declares a compiled variable so later expressions can read `variables.<name>`; a
@@ -170,6 +140,42 @@ impl PolicyEnv {
         let ty = program.map_or(Type::Dyn, |p| p.result_type().clone());
         self.env.declare_lazy(name, ty)
     }
+}
+
+/// Compiles one expression in `env` and checks its result type, with kube-apiserver's error
+/// texts: [`PolicyEnv::compile`] for admission, and environments of other shapes (the
+/// authorization policies' `request` alone) share it.
+pub fn compile_in(env: &Env, source: &str, kind: ExpressionKind) -> Result<Program, String> {
+    let program = env
+        .compile(source)
+        .map_err(|e| format!("compilation failed: {e}"))?;
+    let ty = program.result_type();
+    let ok = match kind {
+        ExpressionKind::Condition => *ty == Type::Bool,
+        ExpressionKind::Message => *ty == Type::String,
+        ExpressionKind::AuditValue => matches!(ty, Type::String | Type::Null),
+        ExpressionKind::Variable => true,
+        ExpressionKind::ApplyConfiguration => *ty == mutation::object_type(),
+        ExpressionKind::JsonPatch => *ty == mutation::json_patch_list_type(),
+    };
+    if ok {
+        return Ok(program);
+    }
+    Err(match kind {
+        ExpressionKind::Condition => format!("must evaluate to bool but got {}", type_name(ty)),
+        ExpressionKind::Message => format!("must evaluate to string but got {}", type_name(ty)),
+        ExpressionKind::AuditValue => format!(
+            "must evaluate to one of [string null_type] but got {}",
+            type_name(ty)
+        ),
+        ExpressionKind::ApplyConfiguration => {
+            format!("must evaluate to Object but got {}", type_name(ty))
+        }
+        ExpressionKind::JsonPatch => {
+            format!("must evaluate to list(JSONPatch) but got {}", type_name(ty))
+        }
+        ExpressionKind::Variable => String::new(),
+    })
 }
 
 /// cel-go's spelling of a type in these messages.

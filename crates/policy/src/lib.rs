@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod attributes;
+pub mod authorization;
 pub mod compile_cache;
 pub mod compiled;
 pub mod depth;

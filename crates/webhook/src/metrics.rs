@@ -38,6 +38,8 @@ const BUCKETS: [f64; 16] = [
 pub enum Endpoint {
     Validate,
     Mutate,
+    /// SubjectAccessReviews (the authorization webhook).
+    Authorize,
     Healthz,
     Readyz,
     Metrics,
@@ -45,9 +47,10 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 6] = [
+    const ALL: [Endpoint; 7] = [
         Endpoint::Validate,
         Endpoint::Mutate,
+        Endpoint::Authorize,
         Endpoint::Healthz,
         Endpoint::Readyz,
         Endpoint::Metrics,
@@ -58,6 +61,7 @@ impl Endpoint {
         match self {
             Endpoint::Validate => "validate",
             Endpoint::Mutate => "mutate",
+            Endpoint::Authorize => "authorize",
             Endpoint::Healthz => "healthz",
             Endpoint::Readyz => "readyz",
             Endpoint::Metrics => "metrics",
@@ -71,8 +75,10 @@ impl Endpoint {
 pub enum Decision {
     /// An AdmissionReview answered `allowed: true`.
     Allowed,
-    /// An AdmissionReview answered `allowed: false`.
+    /// An AdmissionReview answered `allowed: false`; a SubjectAccessReview `denied: true`.
     Denied,
+    /// A SubjectAccessReview answered neither allowed nor denied (the next authorizer decides).
+    NoOpinion,
     /// Refused before evaluation: an HTTP 4xx, or an AdmissionReview error response.
     Invalid,
     /// Refused for load: too many requests in flight, or no policies yet (HTTP 503).
@@ -82,9 +88,10 @@ pub enum Decision {
 }
 
 impl Decision {
-    const ALL: [Decision; 5] = [
+    const ALL: [Decision; 6] = [
         Decision::Allowed,
         Decision::Denied,
+        Decision::NoOpinion,
         Decision::Invalid,
         Decision::Unavailable,
         Decision::Served,
@@ -94,6 +101,7 @@ impl Decision {
         match self {
             Decision::Allowed => "allowed",
             Decision::Denied => "denied",
+            Decision::NoOpinion => "no_opinion",
             Decision::Invalid => "invalid",
             Decision::Unavailable => "unavailable",
             Decision::Served => "served",

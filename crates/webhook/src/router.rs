@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `/validate` | POST | the AdmissionReview response from the validating policies only |
 //! | `/mutate` | POST | the AdmissionReview response from the mutating policies only (with the JSON Patch) |
+//! | `/authorize` | POST | the SubjectAccessReview (v1, v1beta1) answered by the AuthorizationPolicies |
 //! | `/healthz` | GET | 200 `ok` while the process serves |
 //! | `/readyz` | GET | 200 `ready` once a policy set is loaded, else 503 |
 //! | `/metrics` | GET | Prometheus text exposition |
@@ -11,7 +12,8 @@
 //! Bad input gets a plain-text HTTP error naming the problem, except an AdmissionReview whose
 //! `apiVersion`, `kind` and `request.uid` are readable but whose request is otherwise invalid:
 //! that gets a well-formed AdmissionReview response denying with code 400, so the API server
-//! shows the reason to the user.
+//! shows the reason to the user. A SubjectAccessReview has no uid to answer: bad ones get the
+//! HTTP 400.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +22,8 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwapOption;
 use bytes::Bytes;
 use celer_cel::Json;
+use celer_policy::authorization::evaluate::{AuthorizationDecision, FailureMode, authorize};
+use celer_policy::authorization::review::SubjectAccessReview;
 use celer_policy::engine::{self, EvalOptions};
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, ReviewError, ReviewVersion};
@@ -105,6 +109,8 @@ pub struct State {
     /// The in-flight limit was hit and not yet logged as over.
     overloaded: AtomicBool,
     options: EvalOptions,
+    /// What `/authorize` answers when a policy fails to evaluate and none denies.
+    authorization_failure: FailureMode,
 }
 
 impl std::fmt::Debug for State {
@@ -136,7 +142,14 @@ impl State {
             refused: parking_lot::Mutex::new(None),
             limits,
             options: EvalOptions::default(),
+            authorization_failure: FailureMode::default(),
         }
+    }
+
+    /// Sets what `/authorize` answers on evaluation errors (default: NoOpinion).
+    pub fn with_authorization_failure(mut self, mode: FailureMode) -> State {
+        self.authorization_failure = mode;
+        self
     }
 
     /// Swaps in a new policy set; requests already running finish on the one they started
@@ -198,6 +211,7 @@ where
     let endpoint = match request.uri().path() {
         "/validate" => Endpoint::Validate,
         "/mutate" => Endpoint::Mutate,
+        "/authorize" => Endpoint::Authorize,
         "/healthz" => Endpoint::Healthz,
         "/readyz" => Endpoint::Readyz,
         "/metrics" => Endpoint::Metrics,
@@ -242,7 +256,7 @@ where
     let method = request.method().clone();
     let read_only = method == Method::GET || method == Method::HEAD;
     match endpoint {
-        Endpoint::Validate | Endpoint::Mutate => {
+        Endpoint::Validate | Endpoint::Mutate | Endpoint::Authorize => {
             if method != Method::POST {
                 return (Decision::Invalid, not_allowed("POST"));
             }
@@ -278,7 +292,7 @@ where
             Decision::Invalid,
             text(
                 StatusCode::NOT_FOUND,
-                "not found: the routes are POST /validate, POST /mutate, GET /healthz, GET /readyz, GET /metrics\n",
+                "not found: the routes are POST /validate, POST /mutate, POST /authorize, GET /healthz, GET /readyz, GET /metrics\n",
             ),
         ),
     }
@@ -397,10 +411,19 @@ where
     let shared = Arc::clone(state);
     // Parsing and evaluation recurse; they run on the blocking pool, whose threads get the
     // runtime's large stacks (see `crate::runtime`).
-    let job = tokio::task::spawn_blocking(move || {
-        evaluate(&shared, &loaded, endpoint, &body.bytes, started)
+    let job = tokio::task::spawn_blocking(move || match endpoint {
+        Endpoint::Authorize => authorization(&shared, &loaded, &body.bytes, started),
+        _ => evaluate(&shared, &loaded, endpoint, &body.bytes, started),
     });
     match job.await {
+        Ok(Answer::Authorization { body, decision }) => {
+            let decision = match decision {
+                AuthorizationDecision::Allow => Decision::Allowed,
+                AuthorizationDecision::Deny => Decision::Denied,
+                AuthorizationDecision::NoOpinion => Decision::NoOpinion,
+            };
+            (decision, json(StatusCode::OK, body))
+        }
         Ok(Answer::Review { body, allowed }) => {
             let decision = if allowed {
                 Decision::Allowed
@@ -428,9 +451,22 @@ where
 }
 
 enum Answer {
-    Review { body: String, allowed: bool },
-    Invalid { status: StatusCode, message: String },
-    ErrorReview { body: String, message: String },
+    Review {
+        body: String,
+        allowed: bool,
+    },
+    Authorization {
+        body: String,
+        decision: AuthorizationDecision,
+    },
+    Invalid {
+        status: StatusCode,
+        message: String,
+    },
+    ErrorReview {
+        body: String,
+        message: String,
+    },
 }
 
 fn evaluate(
@@ -465,6 +501,65 @@ fn evaluate(
     Answer::Review {
         body,
         allowed: outcome.allowed,
+    }
+}
+
+/// One SubjectAccessReview against the set's AuthorizationPolicies (carried in the
+/// validating set: the family has no admission part).
+fn authorization(state: &State, loaded: &Loaded, body: &[u8], started: Instant) -> Answer {
+    let review = match SubjectAccessReview::parse(body) {
+        Ok(r) => r,
+        Err(e) => {
+            return Answer::Invalid {
+                status: StatusCode::BAD_REQUEST,
+                message: e.to_string(),
+            };
+        }
+    };
+    let set = loaded.policies.validating.authorization();
+    let outcome = authorize(set, &review, state.authorization_failure);
+    let status = outcome.status();
+    let a = &review.attributes;
+    let r = a.resource.as_ref();
+    let latency_us = started.elapsed().as_micros() as u64;
+    if outcome.decision == AuthorizationDecision::Deny || !outcome.errors.is_empty() {
+        tracing::warn!(
+            endpoint = "authorize",
+            user = a.user,
+            verb = a.verb,
+            group = r.map(|r| r.group.as_str()).unwrap_or_default(),
+            resource = r.map(|r| r.resource.as_str()).unwrap_or_default(),
+            subresource = r.map(|r| r.subresource.as_str()).unwrap_or_default(),
+            namespace = r.map(|r| r.namespace.as_str()).unwrap_or_default(),
+            name = r.map(|r| r.name.as_str()).unwrap_or_default(),
+            path = a.path.as_deref().unwrap_or_default(),
+            decision = outcome.decision.as_str(),
+            policy = outcome.policy.as_deref().unwrap_or_default(),
+            rule = outcome.rule.as_deref().unwrap_or_default(),
+            reason = status.reason,
+            evaluation_error = status.evaluation_error,
+            latency_us,
+            generation = loaded.generation,
+            "authorization request {}",
+            outcome.decision.as_str()
+        );
+    } else {
+        tracing::debug!(
+            endpoint = "authorize",
+            user = a.user,
+            verb = a.verb,
+            decision = outcome.decision.as_str(),
+            policy = outcome.policy.as_deref().unwrap_or_default(),
+            evaluated = outcome.evaluated,
+            latency_us,
+            generation = loaded.generation,
+            "authorization request {}",
+            outcome.decision.as_str()
+        );
+    }
+    Answer::Authorization {
+        body: status.review_json(review.version),
+        decision: outcome.decision,
     }
 }
 

@@ -66,6 +66,8 @@ pub struct ServeOptions {
     /// How long the first load waits for the feed to be read once; after that it loads what
     /// there is and says so (WARN).
     pub feed_sync_timeout: Duration,
+    /// What `/authorize` answers when an AuthorizationPolicy fails to evaluate and none denies.
+    pub authorization_failure: celer_policy::authorization::evaluate::FailureMode,
 }
 
 impl Default for ServeOptions {
@@ -87,6 +89,7 @@ impl Default for ServeOptions {
             cluster: None,
             feed: None,
             feed_sync_timeout: Duration::from_secs(60),
+            authorization_failure: Default::default(),
         }
     }
 }
@@ -159,13 +162,18 @@ pub async fn start(
     let mut loaded = loaded?;
     log_rejected(&loaded, None);
     with_cluster(options.cluster.as_ref(), &mut loaded);
-    let state = Arc::new(State::new(options.limits.clone()));
+    let state = Arc::new(
+        State::new(options.limits.clone())
+            .with_authorization_failure(options.authorization_failure),
+    );
     let (validating, mutating) = loaded.counts();
+    let authorization = loaded.validating.authorization().policies.len();
     let generation = state.install(loaded);
     tracing::info!(
         source = %options.policies.describe(),
         validating,
         mutating,
+        authorization,
         generation,
         "policies loaded"
     );

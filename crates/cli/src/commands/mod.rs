@@ -1,6 +1,7 @@
 //! One module per command group.
 
 pub mod apply;
+pub mod authz;
 pub mod bench;
 pub mod cel;
 pub mod crds;

@@ -12,6 +12,7 @@ use celer_cluster::constraint_crds::ConstraintCrds;
 use celer_cluster::register::{Configurations, Endpoint, Registrar, WebhookSettings};
 use celer_cluster::sources::{Document, PolicyObjects};
 use celer_cluster::status::{Desired, Health, StatusSettings, StatusWriter};
+use celer_policy::authorization::evaluate::FailureMode;
 use celer_policy::lookup::Lookup;
 use celer_webhook::feed::{Changes, FeedDocument, PolicyFeed};
 use celer_webhook::lookup::ClusterHooks;
@@ -60,6 +61,17 @@ impl FailurePolicyArg {
             FailurePolicyArg::Ignore => "Ignore",
         }
     }
+}
+
+/// What `/authorize` answers when an AuthorizationPolicy fails to evaluate and none denies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuthorizationFailureArg {
+    /// Neither allowed nor denied, with `evaluationError`: the next authorizer decides.
+    #[value(name = "NoOpinion")]
+    NoOpinion,
+    /// Denied, with `evaluationError`.
+    #[value(name = "Deny")]
+    Deny,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -150,6 +162,17 @@ pub struct ServeArgs {
         default_value_t = 1024
     )]
     pub max_in_flight: usize,
+
+    /// What POST /authorize answers when an AuthorizationPolicy fails to evaluate and no
+    /// policy denies (docs/authz.md).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        env = "CELER_AUTHORIZATION_FAILURE_MODE",
+        default_value = "NoOpinion"
+    )]
+    pub authorization_failure_mode: AuthorizationFailureArg,
 
     /// Open connections at most; more are closed at once.
     #[arg(
@@ -428,6 +451,10 @@ impl ServeArgs {
             drain_timeout: self.drain_timeout,
             reload_interval: self.reload_interval,
             cluster: None,
+            authorization_failure: match self.authorization_failure_mode {
+                AuthorizationFailureArg::NoOpinion => FailureMode::NoOpinion,
+                AuthorizationFailureArg::Deny => FailureMode::Deny,
+            },
             ..ServeOptions::default()
         }
     }

@@ -91,11 +91,12 @@ pub(crate) trait CompiledFamily: std::any::Any + Send + Sync + fmt::Debug {
 /// Gatekeeper's mutators come last: its mutation webhook is a separate webhook, called after
 /// the API server's own MutatingAdmissionPolicies; celer runs it on what the native and
 /// Kyverno mutating families left.
-pub(crate) const FAMILIES: [&dyn LoadingFamily; 4] = [
+pub(crate) const FAMILIES: [&dyn LoadingFamily; 5] = [
     &crate::native_load::NativeKinds,
     &crate::gatekeeper::Gatekeeper,
     &crate::kyverno::load::Kyverno,
     &crate::gatekeeper_mutation::GatekeeperMutation,
+    &crate::authorization::Authorization,
 ];
 
 /// Reads a document through the family whose kind it is; `None` when it is no family's.
@@ -161,6 +162,7 @@ mod tests {
             ("mutations.gatekeeper.sh/v1beta1", "AssignMetadata"),
             ("mutations.gatekeeper.sh/v1alpha1", "ModifySet"),
             ("mutations.gatekeeper.sh/v1alpha1", "AssignImage"),
+            ("authorization.celer.dev/v1alpha1", "AuthorizationPolicy"),
         ] {
             let doc = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
             assert_eq!(readers(&doc), 1, "{api_version} {kind}");

@@ -1,0 +1,197 @@
+//! `/authorize` in process: SubjectAccessReviews v1 and v1beta1 answered from the example
+//! AuthorizationPolicies, bad input, the failure mode, metrics and reload.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use celer_policy::authorization::evaluate::FailureMode;
+use celer_webhook::policies::{self, PolicySource};
+use celer_webhook::router::{self, Limits, State};
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use sonic_rs::JsonValueTrait;
+
+mod support;
+
+fn state(source: &PolicySource, mode: FailureMode) -> Arc<State> {
+    let state = State::new(Limits::default()).with_authorization_failure(mode);
+    state.install(policies::load(source).unwrap());
+    Arc::new(state)
+}
+
+fn examples() -> PolicySource {
+    PolicySource::Paths(vec![support::repo().join("examples/authz/policies.yaml")])
+}
+
+fn run<F: std::future::Future>(f: F) -> F::Output {
+    celer_webhook::runtime().unwrap().block_on(f)
+}
+
+async fn post(state: &Arc<State>, body: &str) -> (StatusCode, String) {
+    let request = Request::post("/authorize")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let response = router::handle(Arc::clone(state), request).await;
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+fn sar(version: &str, groups_key: &str, user: &str, attributes: &str) -> String {
+    format!(
+        r#"{{"apiVersion":"authorization.k8s.io/{version}","kind":"SubjectAccessReview","spec":{{"user":"{user}","{groups_key}":["system:authenticated"],{attributes}}}}}"#
+    )
+}
+
+const DELETE_KUBE_SYSTEM_POD: &str = r#""resourceAttributes":{"namespace":"kube-system","verb":"delete","version":"v1","resource":"pods","name":"coredns"}"#;
+
+#[test]
+fn answers_deny_allow_and_no_opinion_in_the_requests_version() {
+    let state = state(&examples(), FailureMode::NoOpinion);
+    run(async {
+        let (status, body) = post(
+            &state,
+            &sar("v1", "groups", "alice", DELETE_KUBE_SYSTEM_POD),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(
+            body,
+            r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","status":{"allowed":false,"denied":true,"reason":"AuthorizationPolicy \"kube-system-pods\" rule \"everyone-else\": pods in kube-system are off limits to alice"}}"#
+        );
+        // v1beta1 (groups in `group`): answered in v1beta1; the scheduler is excepted.
+        let (_, body) = post(
+            &state,
+            &sar(
+                "v1beta1",
+                "group",
+                "system:kube-scheduler",
+                DELETE_KUBE_SYSTEM_POD,
+            ),
+        )
+        .await;
+        assert_eq!(
+            body,
+            r#"{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SubjectAccessReview","status":{"allowed":false}}"#
+        );
+        let (_, body) = post(
+            &state,
+            &sar(
+                "v1",
+                "groups",
+                "bob",
+                r#""nonResourceAttributes":{"path":"/healthz","verb":"get"}"#,
+            ),
+        )
+        .await;
+        assert!(body.ends_with(r#""status":{"allowed":false}}"#), "{body}");
+        let (status, metrics) = {
+            let request = Request::get("/metrics")
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let response = router::handle(Arc::clone(&state), request).await;
+            let status = response.status();
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            (status, String::from_utf8(bytes.to_vec()).unwrap())
+        };
+        assert_eq!(status, StatusCode::OK);
+        for line in [
+            r#"celer_webhook_requests_total{endpoint="authorize",decision="denied"} 1"#,
+            r#"celer_webhook_requests_total{endpoint="authorize",decision="no_opinion"} 2"#,
+            r#"celer_webhook_request_duration_seconds_count{endpoint="authorize",decision="denied"} 1"#,
+        ] {
+            assert!(metrics.contains(line), "{line} in\n{metrics}");
+        }
+    });
+}
+
+#[test]
+fn bad_input_gets_a_400_naming_the_problem() {
+    let state = state(&examples(), FailureMode::NoOpinion);
+    run(async {
+        for (body, expected) in [
+            ("{", "request body is not valid JSON"),
+            (
+                r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}"#,
+                "expected kind SubjectAccessReview, got \"AdmissionReview\"",
+            ),
+            (
+                r#"{"apiVersion":"authorization.k8s.io/v2","kind":"SubjectAccessReview","spec":{}}"#,
+                "unsupported SubjectAccessReview apiVersion \"authorization.k8s.io/v2\"",
+            ),
+            (
+                r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"a"}}"#,
+                "one of resourceAttributes or nonResourceAttributes is required",
+            ),
+            (
+                r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"a","user":"b","nonResourceAttributes":{}}}"#,
+                "the key \"spec.user\" twice",
+            ),
+        ] {
+            let (status, text) = post(&state, body).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {text}");
+            assert!(text.contains(expected), "{body}: {text}");
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let (status, text) = post(&state, &deep).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(text.contains("nested deeper"), "{text}");
+        // GET is refused as for /validate.
+        let request = Request::get("/authorize")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let response = router::handle(Arc::clone(&state), request).await;
+        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    });
+}
+
+#[test]
+fn evaluation_errors_follow_the_failure_mode() {
+    let dir = support::temp_dir("authorize-failure");
+    std::fs::write(
+        dir.join("p.yaml"),
+        "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: needs-name}\nspec:\n  rules:\n  - {name: r, expression: \"request.resourceAttributes.name == 'x'\", decision: Deny}\n",
+    )
+    .unwrap();
+    let source = PolicySource::Paths(vec![dir.clone()]);
+    let list = r#""resourceAttributes":{"namespace":"default","verb":"list","version":"v1","resource":"pods"}"#;
+    for (mode, denied) in [(FailureMode::NoOpinion, false), (FailureMode::Deny, true)] {
+        let state = state(&source, mode);
+        run(async {
+            let (status, body) = post(&state, &sar("v1", "groups", "a", list)).await;
+            assert_eq!(status, StatusCode::OK);
+            let v: sonic_rs::Value = sonic_rs::from_str(&body).unwrap();
+            assert_eq!(v["status"]["allowed"].as_bool(), Some(false));
+            assert_eq!(
+                v["status"]["denied"].as_bool().unwrap_or(false),
+                denied,
+                "{body}"
+            );
+            let error = v["status"]["evaluationError"].as_str().unwrap();
+            assert!(
+                error.starts_with("AuthorizationPolicy \"needs-name\": rule \"r\""),
+                "{error}"
+            );
+        });
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_broken_authorization_policy_refuses_the_load_naming_the_field() {
+    let dir = support::temp_dir("authorize-broken");
+    std::fs::write(
+        dir.join("p.yaml"),
+        "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: broken}\nspec:\n  rules:\n  - {name: r, expression: \"request.user ==\", decision: Deny}\n",
+    )
+    .unwrap();
+    let err = policies::load(&PolicySource::Paths(vec![dir.clone()])).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("AuthorizationPolicy \"broken\": spec.rules[0].expression: Invalid value"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
