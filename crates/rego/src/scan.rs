@@ -35,16 +35,7 @@ pub fn names(text: &str) -> Vec<Name> {
                 }
             }
             b'"' => i = skip_string(bytes, i, &mut line).0,
-            b'`' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'`' {
-                    if bytes[i] == b'\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
+            b'`' => i = skip_raw_string(bytes, i, &mut line),
             _ if ident_start(b) && (i == 0 || !ident_char(bytes[i - 1])) => {
                 let start_line = line;
                 let mut path = String::new();
@@ -145,14 +136,7 @@ pub fn separate_parenthesized_lines(text: &str) -> Option<String> {
                 last_word.clear();
             }
             b'`' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'`' {
-                    if bytes[i] == b'\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
+                i = skip_raw_string(bytes, i, &mut line);
                 last = Some(b'`');
                 last_word.clear();
             }
@@ -193,6 +177,18 @@ pub fn separate_parenthesized_lines(text: &str) -> Option<String> {
     }
     out.push_str(&text[from..]);
     Some(out)
+}
+
+/// Skips the raw string starting at `bytes[start] == '`'`: the index after it.
+fn skip_raw_string(bytes: &[u8], start: usize, line: &mut usize) -> usize {
+    let mut i = start + 1;
+    while i < bytes.len() && bytes[i] != b'`' {
+        if bytes[i] == b'\n' {
+            *line += 1;
+        }
+        i += 1;
+    }
+    i + 1
 }
 
 /// Skips the string starting at `bytes[start] == '"'`: the index after it and its text
