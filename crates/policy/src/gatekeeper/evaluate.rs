@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use celer_cel::{ActivationBuffers, Json};
-use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
 
 use super::GatekeeperSet;
 use super::constraint_match::Subject;
@@ -23,7 +22,7 @@ use crate::index::Candidates;
 use crate::invocation::Inputs;
 use crate::lookup::LookupError;
 use crate::model::ValidationAction;
-use crate::request::AdmissionReview;
+use crate::request::{AdmissionReview, RequestUser, review_for};
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
 use crate::validating::{self, Decision};
 
@@ -107,43 +106,18 @@ fn validate_resultants(
     )
     .map_err(EngineError::Expansion)?;
     for resultant in made {
-        let info = crate::kinds::kind_info(
-            &match resultant.group.as_str() {
-                "" => resultant.version.clone(),
-                g => format!("{g}/{}", resultant.version),
-            },
-            &resultant.kind,
-        );
-        let meta = |key: &str| -> String {
-            resultant
-                .object
-                .get("metadata")
-                .and_then(|m| m.get(key))
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
-        let mut review_request = sonic_rs::json!({
-            "uid": request.ctx.request.uid,
-            "kind": {"group": resultant.group.as_str(), "version": resultant.version.as_str(), "kind": resultant.kind.as_str()},
-            "resource": {"group": resultant.group.as_str(), "version": resultant.version.as_str(), "resource": info.resource.as_str()},
-            "name": meta("name"),
-            "operation": attributes.operation.as_str(),
-            "userInfo": {},
-        });
-        if let Some(fields) = review_request.as_object_mut() {
-            let namespace = meta("namespace");
-            if !namespace.is_empty() {
-                fields.insert("namespace", Json::from(namespace.as_str()));
-            }
-            fields.insert("object", resultant.object.clone());
-        }
-        let review = AdmissionReview::from_json(sonic_rs::json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": review_request,
-        }))
+        // The review kube-apiserver would send for it: kind and resource from the built-in
+        // kinds, the resultant's name and namespace, no user.
+        let body = review_for(
+            Some(&resultant.object),
+            None,
+            attributes.operation,
+            &RequestUser::default(),
+            request.ctx.request.uid,
+        )
         .map_err(|e| EngineError::Expansion(e.to_string()))?;
+        let review = AdmissionReview::parse(body.as_bytes())
+            .map_err(|e| EngineError::Expansion(e.to_string()))?;
         let child = review
             .request()
             .map_err(|e| EngineError::Expansion(e.to_string()))?;
