@@ -34,6 +34,17 @@ pub struct LoadError {
     pub message: String,
 }
 
+impl LoadError {
+    /// What a family reports for the document at `location`.
+    pub fn new(location: &Source, what: String, message: String) -> LoadError {
+        LoadError {
+            location: location.clone(),
+            what,
+            message,
+        }
+    }
+}
+
 /// A document sorted by kind: a policy family's, or any other object.
 #[derive(Debug, Clone)]
 pub enum Manifest {

@@ -261,12 +261,12 @@ impl LoadingFamily for NativeKinds {
             if !errors.is_empty() {
                 lowering
                     .errors
-                    .push(load_error(source, what, errors.join("; ")));
+                    .push(LoadError::new(source, what, errors.join("; ")));
                 continue;
             }
             // Names are unique per kind, as in a cluster.
             if names.insert(meta.name.clone(), ()).is_some() {
-                lowering.errors.push(load_error(
+                lowering.errors.push(LoadError::new(
                     source,
                     what,
                     "a binding of this name is already loaded; this one is ignored".to_string(),
@@ -280,7 +280,7 @@ impl LoadingFamily for NativeKinds {
                         list.push(binding);
                     }
                 }
-                None => lowering.errors.push(load_error(
+                None => lowering.errors.push(LoadError::new(
                     source,
                     what,
                     format!(
@@ -291,14 +291,6 @@ impl LoadingFamily for NativeKinds {
             }
         }
         Box::new(set)
-    }
-}
-
-fn load_error(source: &Source, what: String, message: String) -> LoadError {
-    LoadError {
-        location: source.clone(),
-        what,
-        message,
     }
 }
 
@@ -349,11 +341,11 @@ impl PolicyLoad<'_> {
         });
         if !field_errors.is_empty() {
             self.errors
-                .push(load_error(self.source, what, field_errors.join("; ")));
+                .push(LoadError::new(self.source, what, field_errors.join("; ")));
             return;
         }
         if by_name.contains_key(name) {
-            self.errors.push(load_error(
+            self.errors.push(LoadError::new(
                 self.source,
                 what,
                 "a policy of this name is already loaded; this one is ignored".to_string(),
@@ -371,7 +363,7 @@ impl PolicyLoad<'_> {
         });
         for e in &compiled.1 {
             self.errors
-                .push(load_error(self.source, what.clone(), e.clone()));
+                .push(LoadError::new(self.source, what.clone(), e.clone()));
         }
         by_name.insert(name.to_string(), id);
         family.policies.push(Arc::clone(&compiled.0));

@@ -272,14 +272,6 @@ pub fn read_manifest(
     None
 }
 
-fn load_error(source: &Source, what: String, message: String) -> LoadError {
-    LoadError {
-        location: source.clone(),
-        what,
-        message,
-    }
-}
-
 /// Compiles the templates and Constraints among `items`. Invalid ones are left out with an
 /// error in `errors`; expressions that do not compile are reported there too and run through
 /// failurePolicy; templates celer cannot run are noted in [`GatekeeperSet::diagnostics`].
@@ -303,12 +295,12 @@ pub(crate) fn build(
             lower::compile_template(t).map(|(template, errors)| (Arc::new(template), errors))
         });
         match &*compiled {
-            Err(e) => errors.push(load_error(source, what, e.join("; "))),
+            Err(e) => errors.push(LoadError::new(source, what, e.join("; "))),
             Ok((template, compile_errors)) => {
                 if by_name.insert(t.metadata.name.clone(), ()).is_some()
                     || by_kind.contains_key(&template.kind)
                 {
-                    errors.push(load_error(
+                    errors.push(LoadError::new(
                         source,
                         what,
                         "a template of this name or kind is already loaded; this one is ignored"
@@ -317,11 +309,11 @@ pub(crate) fn build(
                     continue;
                 }
                 for e in compile_errors {
-                    errors.push(load_error(source, what.clone(), e.clone()));
+                    errors.push(LoadError::new(source, what.clone(), e.clone()));
                 }
                 if let TemplateEngine::Unsupported(why) = &template.engine {
                     set.diagnostics
-                        .push(load_error(source, what.clone(), why.clone()));
+                        .push(LoadError::new(source, what.clone(), why.clone()));
                 }
                 by_kind.insert(template.kind.clone(), set.templates.len());
                 set.templates.push(Arc::clone(template));
@@ -337,7 +329,7 @@ pub(crate) fn build(
         let name = &c.spec.metadata.name;
         let what = format!("{} {name:?}", c.kind);
         let Some(&template) = by_kind.get(&c.kind) else {
-            errors.push(load_error(
+            errors.push(LoadError::new(
                 source,
                 what,
                 format!(
@@ -350,7 +342,7 @@ pub(crate) fn build(
         let compiled = match lower::compile_constraint(c, template) {
             Ok(compiled) => compiled,
             Err(e) => {
-                errors.push(load_error(source, what, e.join("; ")));
+                errors.push(LoadError::new(source, what, e.join("; ")));
                 continue;
             }
         };
@@ -358,7 +350,7 @@ pub(crate) fn build(
             .insert((c.kind.clone(), name.clone()), ())
             .is_some()
         {
-            errors.push(load_error(
+            errors.push(LoadError::new(
                 source,
                 what,
                 "a constraint of this kind and name is already loaded; this one is ignored"
@@ -369,7 +361,7 @@ pub(crate) fn build(
         if let Some(t) = set.templates.get(template)
             && let TemplateEngine::Unsupported(why) = &t.engine
         {
-            set.diagnostics.push(load_error(
+            set.diagnostics.push(LoadError::new(
                 source,
                 what,
                 format!("not enforced: its template {:?}: {why}", t.name.as_str()),
@@ -394,7 +386,7 @@ fn read_config(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>, set: &
                what: &str,
                k: &model::SyncKind| {
         if k.version.is_empty() || k.kind.is_empty() {
-            errors.push(load_error(
+            errors.push(LoadError::new(
                 source,
                 what.to_string(),
                 format!(
@@ -421,7 +413,7 @@ fn read_config(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>, set: &
             Some(GatekeeperManifest::Config(c)) => {
                 let what = format!("Config {:?}", c.metadata.name);
                 if c.metadata.name != model::CONFIG_NAME {
-                    set.diagnostics.push(load_error(
+                    set.diagnostics.push(LoadError::new(
                         source,
                         what,
                         format!(
@@ -443,7 +435,7 @@ fn read_config(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>, set: &
             Some(GatekeeperManifest::Expansion(e)) => {
                 let what = format!("ExpansionTemplate {:?}", e.metadata.name);
                 if set.expansions.iter().any(|x| x.name == e.metadata.name) {
-                    errors.push(load_error(
+                    errors.push(LoadError::new(
                         source,
                         what,
                         "an ExpansionTemplate of this name is already loaded; this one is ignored"
@@ -453,7 +445,7 @@ fn read_config(items: &[(Source, Manifest)], errors: &mut Vec<LoadError>, set: &
                 }
                 match expansion::compile(e) {
                     Ok(compiled) => set.expansions.push(compiled),
-                    Err(e) => errors.push(load_error(source, what, e.join("; "))),
+                    Err(e) => errors.push(LoadError::new(source, what, e.join("; "))),
                 }
             }
             Some(GatekeeperManifest::SyncSet(s)) => {

@@ -99,14 +99,6 @@ impl KyvernoPolicies {
     }
 }
 
-fn error(source: &Source, what: String, message: String) -> LoadError {
-    LoadError {
-        location: source.clone(),
-        what,
-        message,
-    }
-}
-
 fn has_selector(m: Option<&MatchResources>) -> bool {
     m.is_some_and(|m| {
         m.namespace_selector
@@ -137,7 +129,7 @@ pub(crate) fn build(
     for (source, e, _) in &exceptions {
         let what = format!("PolicyException {:?}", e.metadata.name);
         if e.spec.policy_refs.is_empty() {
-            errors.push(error(
+            errors.push(LoadError::new(
                 source,
                 what.clone(),
                 "spec.policyRefs: Invalid value: null: must specify at least one policy ref"
@@ -146,7 +138,7 @@ pub(crate) fn build(
         }
         for (i, r) in e.spec.policy_refs.iter().enumerate() {
             if r.name.is_empty() {
-                errors.push(error(
+                errors.push(LoadError::new(
                     source,
                     what.clone(),
                     format!(
@@ -155,7 +147,7 @@ pub(crate) fn build(
                 ));
             }
             if r.kind.is_empty() {
-                errors.push(error(
+                errors.push(LoadError::new(
                     source,
                     what.clone(),
                     format!(
@@ -192,7 +184,7 @@ pub(crate) fn build(
         };
         let what = format!("{} {:?}", kind.as_str(), p.metadata.name);
         if p.spec.mode() != "Kubernetes" {
-            errors.push(error(
+            errors.push(LoadError::new(
                 source,
                 what,
                 format!(
@@ -242,12 +234,12 @@ pub(crate) fn build(
             );
         }
         let (Some(written), true) = (written, problems.is_empty()) else {
-            errors.push(error(source, what, problems.join("; ")));
+            errors.push(LoadError::new(source, what, problems.join("; ")));
             continue;
         };
         let key = (*kind, p.metadata.name.clone());
         if names.contains(&key) {
-            errors.push(error(
+            errors.push(LoadError::new(
                 source,
                 what,
                 "a policy of this name is already loaded; this one is ignored".to_string(),
@@ -333,7 +325,7 @@ fn compile_variants(
             "spec.matchConstraints",
         ) {
             Ok(c) => variants.push((Some(g.template), c, g.match_constraints)),
-            Err(e) => out.errors.push(error(
+            Err(e) => out.errors.push(LoadError::new(
                 source,
                 what.to_string(),
                 format!("autogen {}: {e}", g.template.name()),
@@ -366,7 +358,7 @@ fn compile_variants(
         // Errors of the autogen variants repeat the policy's own.
         if template.is_none() {
             for e in compile_errors {
-                out.errors.push(error(source, what.to_string(), e));
+                out.errors.push(LoadError::new(source, what.to_string(), e));
             }
         }
     }
