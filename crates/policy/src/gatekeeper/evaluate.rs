@@ -174,6 +174,9 @@ struct ConstraintsState<'a> {
     violations: Vec<String>,
     /// Rego's `input.review`, converted on the first Rego Constraint and shared by the rest.
     review: Option<Result<celer_rego::RegoValue, String>>,
+    /// `data.inventory`'s objects, read from the lookup once per request, when a template
+    /// that reads them first runs.
+    inventory: Option<Option<Arc<Vec<Arc<Json>>>>>,
 }
 
 impl Constraints<'_> {
@@ -256,6 +259,7 @@ impl ValidatingFamily for Constraints<'_> {
             result: validating::ValidateResult::default(),
             violations: Vec::new(),
             review: None,
+            inventory: None,
         })
     }
 
@@ -351,13 +355,19 @@ impl ValidatingFamily for Constraints<'_> {
         match &template.engine {
             TemplateEngine::Rego(rego) => {
                 let review = state.review.get_or_insert_with(|| rego_review(request));
+                let inventory = match rego.reads_inventory {
+                    true => state
+                        .inventory
+                        .get_or_insert_with(|| {
+                            ctx.lookup().synced_objects().map(|o| self.set.inventory(o))
+                        })
+                        .clone(),
+                    false => None,
+                };
                 match review {
-                    Ok(review) => rego.violations(
-                        review,
-                        &constraint.rego_parameters,
-                        ctx.lookup().synced_objects().map(|o| self.set.inventory(o)),
-                        violations,
-                    ),
+                    Ok(review) => {
+                        rego.violations(review, &constraint.rego_parameters, inventory, violations)
+                    }
                     Err(e) => violations.push(e.clone()),
                 }
             }
