@@ -21,6 +21,8 @@
 #   Z7 failurePolicy Deny (the API server restarted), celer down: what the policies match is
 #      refused (kube-apiserver answers 500: the webhook's error); what they do not match never
 #      reaches celer (matchConditions) and is served
+#   Z8 (before Z6) the same rules as a Rego module, swapped in by a reload: alice's kube-system
+#      Pods, the scheduler's exception, deletecollection of StorageClasses
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -41,7 +43,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_celer authz --policies "$repo/examples/authz/policies.yaml"
+# A copy, so that Z8 can swap in the Rego module by changing the file (celer reloads it).
+cp "$repo/examples/authz/policies.yaml" "$work/policies.yaml"
+start_celer authz --policies "$work/policies.yaml"
 cat > "$work/webhook.kubeconfig" <<KC
 apiVersion: v1
 kind: Config
@@ -111,6 +115,24 @@ as system:kube-controller-manager POST "$(pods kube-system etcd-0)/portforward"
 if [ "$status" = 403 ] && message | grep -q "no port-forward to kube-system"; then
   ok "Z5 no port-forward into kube-system"
 else bad "Z5 no port-forward into kube-system" "$status $(message)"; fi
+
+# The same rules as a Rego module (examples/authz/rego-policies.yaml) in place of the CEL
+# policies: celer reloads the file; the API server's cached answers expire after 2 s.
+reloads_before="$(grep -c "policies reloaded" "$celer_log" || true)"
+cp "$repo/examples/authz/rego-policies.yaml" "$work/policies.yaml"
+for _ in $(seq 1 50); do
+  [ "$(grep -c "policies reloaded" "$celer_log" || true)" -gt "$reloads_before" ] && break
+  sleep 0.2
+done
+sleep 2.5
+as alice GET "$(pods kube-system)"; r1="$status" m1="$(message)"
+as system:kube-scheduler GET "$(pods kube-system)"; r2="$status"
+as alice DELETE /apis/storage.k8s.io/v1/storageclasses; r3="$status" m3="$(message)"
+if [ "$r1" = 403 ] && [[ "$m1" == *'"rego-write-up"'*"pods in kube-system are off limits to alice"* ]] \
+  && [ "$r2" = 200 ] && [ "$r3" = 403 ] && [[ "$m3" == *"deletecollection of StorageClasses would delete ceph"* ]]; then
+  ok "Z8 the same rules in Rego: kube-system Pods, the scheduler's exception, deletecollection"
+else bad "Z8 the same rules in Rego: kube-system Pods, the scheduler's exception, deletecollection" \
+  "alice pods $r1 ($m1), scheduler $r2, deletecollection $r3 ($m3)"; fi
 
 as alice GET "$(pods kube-system)"
 stop_celer KILL

@@ -11,6 +11,7 @@ use crate::bodies::{self, Mode, PodSize};
 use crate::cases;
 use crate::client::{Connector, Pool};
 use crate::kubeconfig;
+use crate::mix;
 use crate::report::{self, Report, Sweep, TargetInfo};
 use crate::run::{self, Api, Expect, Load, Phase};
 use crate::schedule::Schedule;
@@ -34,7 +35,17 @@ pub enum TargetChoice {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BodySource {
     File(PathBuf),
-    Generated { size: PodSize, noncompliant: bool },
+    Generated {
+        size: PodSize,
+        noncompliant: bool,
+    },
+    /// The authorization mix ([`crate::mix`]): `reads_percent` reads, the rest writes (in API
+    /// mode the generated Pods of `size`).
+    AuthzMix {
+        reads_percent: u8,
+        size: PodSize,
+        noncompliant: bool,
+    },
 }
 
 /// Everything a bench run can be told.
@@ -131,6 +142,17 @@ pub async fn execute(options: &Options) -> Result<Report, BenchError> {
         BodySource::Generated { size, noncompliant } => {
             bodies::generated(*size, *noncompliant, GENERATED_BODIES, &mode)?
         }
+        BodySource::AuthzMix {
+            reads_percent,
+            size,
+            noncompliant,
+        } => mix::templates(
+            &mode,
+            *reads_percent,
+            *size,
+            *noncompliant,
+            GENERATED_BODIES,
+        )?,
     };
     let first_path = templates
         .first()
@@ -209,6 +231,23 @@ pub async fn execute(options: &Options) -> Result<Report, BenchError> {
                     },
                     if *noncompliant { ", noncompliant" } else { "" }
                 ),
+                BodySource::AuthzMix {
+                    reads_percent,
+                    size,
+                    noncompliant,
+                } => match &mode {
+                    Mode::Webhook { .. } => {
+                        format!("authorization mix: SubjectAccessReviews, {reads_percent}% reads")
+                    }
+                    Mode::Kube { .. } => format!(
+                        "authorization mix: {reads_percent}% reads (GET), the rest generated {} Pods{}",
+                        match size {
+                            PodSize::Small => "small",
+                            PodSize::Large => "large",
+                        },
+                        if *noncompliant { ", noncompliant" } else { "" }
+                    ),
+                },
             },
             distinct_bodies: distinct,
         },

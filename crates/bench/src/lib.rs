@@ -9,6 +9,7 @@
 //! - [`kubeconfig`]: the fields of a kubeconfig the API mode needs;
 //! - [`client`]: HTTP/1.1 keep-alive and HTTP/2 connections (hyper over tokio-rustls);
 //! - [`bodies`]: request bodies, from a JSONL file or the built-in Pod generator;
+//! - [`mix`]: the authorization mix (reads and writes, as SubjectAccessReviews or API calls);
 //! - [`schedule`] and [`run`]: the open-loop phases and the rate sweep;
 //! - [`stats`]: HDR histograms and the summaries;
 //! - [`cases`]: the correctness phase and the contract's cases;
@@ -22,6 +23,7 @@ pub mod cases;
 pub mod client;
 pub mod execute;
 pub mod kubeconfig;
+pub mod mix;
 pub mod plot;
 pub mod procstat;
 pub mod report;

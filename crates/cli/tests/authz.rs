@@ -260,6 +260,15 @@ fn config_prints_the_webhook_authorizer_with_derived_match_conditions() {
     assert!(expression.contains("\"storageclasses\""), "{expression}");
     assert!(expression.contains("\"portforward\""), "{expression}");
     assert_eq!(config["authorizers"][2]["type"].as_str(), Some("RBAC"));
+    // Caching is the API server's default unless told otherwise.
+    assert!(webhook.get("cacheAuthorizedRequests").is_none());
+
+    let run = celer(&["authz", "config", "--policy", POLICIES, "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let config: serde_yaml_ng::Value = serde_yaml_ng::from_str(&run.stdout).unwrap();
+    let webhook = &config["authorizers"][0]["webhook"];
+    assert_eq!(webhook["cacheAuthorizedRequests"].as_bool(), Some(false));
+    assert_eq!(webhook["cacheUnauthorizedRequests"].as_bool(), Some(false));
 }
 
 #[test]

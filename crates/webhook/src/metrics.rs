@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use parking_lot::RwLock;
 
+use crate::policies::PolicyCounts as LoadedCounts;
 use celer_policy::response::{PolicyKind, PolicyResult, ResultKind};
 
 /// Upper bounds of the latency buckets, in seconds.
@@ -240,6 +241,7 @@ pub struct Metrics {
     closed_age: AtomicU64,
     generation: AtomicU64,
     validating_policies: AtomicU64,
+    authorization_policies: AtomicU64,
     mutating_policies: AtomicU64,
     reloads: AtomicU64,
     reload_failures: AtomicU64,
@@ -342,12 +344,14 @@ impl Metrics {
     }
 
     /// A policy set was loaded (at startup or by a reload).
-    pub fn loaded(&self, generation: u64, validating: usize, mutating: usize, reload: bool) {
+    pub fn loaded(&self, generation: u64, counts: LoadedCounts, reload: bool) {
         self.generation.store(generation, Ordering::Relaxed);
         self.validating_policies
-            .store(validating as u64, Ordering::Relaxed);
+            .store(counts.validating as u64, Ordering::Relaxed);
         self.mutating_policies
-            .store(mutating as u64, Ordering::Relaxed);
+            .store(counts.mutating as u64, Ordering::Relaxed);
+        self.authorization_policies
+            .store(counts.authorization as u64, Ordering::Relaxed);
         if reload {
             self.reloads.fetch_add(1, Ordering::Relaxed);
         }
@@ -537,6 +541,11 @@ impl Metrics {
             out,
             "celer_policy_set_policies{{kind=\"MutatingAdmissionPolicy\"}} {}",
             self.mutating_policies.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "celer_policy_set_policies{{kind=\"AuthorizationPolicy\"}} {}",
+            self.authorization_policies.load(Ordering::Relaxed)
         );
         counter(
             &mut out,

@@ -62,10 +62,19 @@ pub struct Policies {
     pub rejected: BTreeMap<String, Vec<String>>,
 }
 
+/// How many policies a load holds, by what they answer: admission (validating, mutating) and
+/// authorization (SubjectAccessReviews).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PolicyCounts {
+    pub validating: usize,
+    pub mutating: usize,
+    pub authorization: usize,
+}
+
 impl Policies {
-    /// How many policies (validating, mutating) were loaded. Each enforced Gatekeeper
-    /// Constraint counts as a validating policy, each Gatekeeper mutator as a mutating one.
-    pub fn counts(&self) -> (usize, usize) {
+    /// How many policies were loaded. Each enforced Gatekeeper Constraint counts as a
+    /// validating policy, each Gatekeeper mutator as a mutating one.
+    pub fn counts(&self) -> PolicyCounts {
         // Kyverno's policies count once, without the variants autogen derives.
         let kyverno_v = (self.validating.kyverno().validating.iter())
             .filter(|p| p.extras.autogen.is_none())
@@ -80,14 +89,15 @@ impl Policies {
         let kyverno_m = (self.mutating.kyverno().mutating.iter())
             .filter(|p| p.extras.autogen.is_none())
             .count();
-        (
-            self.validating.native().validating.policies.len()
+        PolicyCounts {
+            validating: self.validating.native().validating.policies.len()
                 + self.validating.gatekeeper().constraints.len()
                 + kyverno_v,
-            self.mutating.native().mutating.policies.len()
+            mutating: self.mutating.native().mutating.policies.len()
                 + kyverno_m
                 + self.mutating.gatekeeper_mutators().mutators.len(),
-        )
+            authorization: self.validating.authorization().policies.len(),
+        }
     }
 }
 
@@ -510,7 +520,7 @@ mod tests {
     #[test]
     fn embedded_policies_load_into_the_validating_set() {
         let p = load(&PolicySource::Embedded).unwrap();
-        assert_eq!(p.counts(), (19, 0));
+        assert_eq!((p.counts().validating, p.counts().mutating), (19, 0));
         assert!(p.mutating.is_empty());
     }
 
@@ -526,7 +536,7 @@ mod tests {
         .unwrap();
         let p = load(&PolicySource::Paths(vec![dir.clone()])).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(p.counts(), (1, 1));
+        assert_eq!((p.counts().validating, p.counts().mutating), (1, 1));
         // Autogen adds the pod controllers' variants.
         assert_eq!(p.validating.kyverno().validating.len(), 3);
         let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","userInfo":{"username":"a"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"nginx:latest"}]}}}}"#;
@@ -580,7 +590,7 @@ mod tests {
         .unwrap();
         let p = load(&PolicySource::Paths(vec![dir.clone()])).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(p.counts(), (1, 0));
+        assert_eq!((p.counts().validating, p.counts().mutating), (1, 0));
         assert_eq!(p.validating.gatekeeper().diagnostics.len(), 1);
         let pod: celer_cel::Json = sonic_rs::from_str(
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"prod"},"spec":{"containers":[{"name":"a","image":"nginx:latest"}]}}"#,

@@ -166,14 +166,13 @@ pub async fn start(
         State::new(options.limits.clone())
             .with_authorization_failure(options.authorization_failure),
     );
-    let (validating, mutating) = loaded.counts();
-    let authorization = loaded.validating.authorization().policies.len();
+    let counts = loaded.counts();
     let generation = state.install(loaded);
     tracing::info!(
         source = %options.policies.describe(),
-        validating,
-        mutating,
-        authorization,
+        validating = counts.validating,
+        mutating = counts.mutating,
+        authorization = counts.authorization,
         generation,
         "policies loaded"
     );
@@ -704,9 +703,15 @@ async fn watch_policies(
                 }
                 log_rejected(&loaded, serving.as_ref().map(|s| &s.policies));
                 with_cluster(cluster.as_ref(), &mut loaded);
-                let (validating, mutating) = loaded.counts();
+                let counts = loaded.counts();
                 let generation = state.install(loaded);
-                tracing::info!(validating, mutating, generation, "policies reloaded");
+                tracing::info!(
+                    validating = counts.validating,
+                    mutating = counts.mutating,
+                    authorization = counts.authorization,
+                    generation,
+                    "policies reloaded"
+                );
             }
             Ok(Err(failure)) => {
                 state.reload_refused(&failure.0);

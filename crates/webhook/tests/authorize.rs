@@ -101,6 +101,9 @@ fn answers_deny_allow_and_no_opinion_in_the_requests_version() {
             r#"celer_webhook_requests_total{endpoint="authorize",decision="denied"} 1"#,
             r#"celer_webhook_requests_total{endpoint="authorize",decision="no_opinion"} 2"#,
             r#"celer_webhook_request_duration_seconds_count{endpoint="authorize",decision="denied"} 1"#,
+            // examples/authz/policies.yaml holds three AuthorizationPolicies and nothing else.
+            r#"celer_policy_set_policies{kind="AuthorizationPolicy"} 3"#,
+            r#"celer_policy_set_policies{kind="ValidatingAdmissionPolicy"} 0"#,
         ] {
             assert!(metrics.contains(line), "{line} in\n{metrics}");
         }
@@ -194,4 +197,32 @@ fn a_broken_authorization_policy_refuses_the_load_naming_the_field() {
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Small reviews that only CEL decides are answered on the I/O thread, the rest on the
+/// blocking pool: both give the same answers (a Rego module, a small and a large body).
+#[test]
+fn rego_modules_and_large_reviews_are_answered_the_same_way() {
+    let rego = PolicySource::Paths(vec![
+        support::repo().join("examples/authz/rego-policies.yaml"),
+    ]);
+    let state = state(&rego, FailureMode::NoOpinion);
+    let many_groups: Vec<String> = (0..2000).map(|i| format!("\"team-{i}\"")).collect();
+    let large = format!(
+        r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{{"user":"alice","groups":[{}],{DELETE_KUBE_SYSTEM_POD}}}}}"#,
+        many_groups.join(",")
+    );
+    assert!(large.len() > 16 * 1024);
+    run(async {
+        for body in [sar("v1", "groups", "alice", DELETE_KUBE_SYSTEM_POD), large] {
+            let (status, answer) = post(&state, &body).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            assert_eq!(
+                answer,
+                r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","status":{"allowed":false,"denied":true,"reason":"AuthorizationPolicy \"rego-write-up\" rule \"deny\": pods in kube-system are off limits to alice"}}"#
+            );
+        }
+        let (status, answer) = post(&state, "{not json").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    });
 }

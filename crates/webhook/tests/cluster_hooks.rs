@@ -60,7 +60,8 @@ impl ClusterHooks for FakeCluster {
     }
     fn policies_loaded(&self, policies: &Policies) {
         self.loads.fetch_add(1, Ordering::SeqCst);
-        self.validating.store(policies.counts().0, Ordering::SeqCst);
+        self.validating
+            .store(policies.counts().validating, Ordering::SeqCst);
     }
 }
 

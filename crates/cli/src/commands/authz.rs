@@ -124,6 +124,10 @@ pub struct ConfigArgs {
     /// How long the API server caches a denied or no-opinion answer.
     #[arg(long, default_value = "30s")]
     pub unauthorized_ttl: String,
+    /// The API server caches no answer (cacheAuthorizedRequests and cacheUnauthorizedRequests
+    /// false, Kubernetes 1.34 and later): every matched request reaches celer.
+    #[arg(long)]
+    pub no_cache: bool,
     /// What the API server does when celer cannot be reached or errs.
     #[arg(long, value_enum, default_value = "NoOpinion")]
     pub failure_policy: FailureArg,
@@ -336,8 +340,12 @@ struct Webhook<'a> {
     timeout: &'a str,
     #[serde(rename = "authorizedTTL")]
     authorized_ttl: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_authorized_requests: Option<bool>,
     #[serde(rename = "unauthorizedTTL")]
     unauthorized_ttl: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_unauthorized_requests: Option<bool>,
     subject_access_review_version: &'a str,
     match_condition_subject_access_review_version: &'a str,
     failure_policy: &'a str,
@@ -382,7 +390,9 @@ fn config(args: &ConfigArgs) -> anyhow::Result<()> {
                 webhook: Some(Webhook {
                     timeout: &args.timeout,
                     authorized_ttl: &args.authorized_ttl,
+                    cache_authorized_requests: args.no_cache.then_some(false),
                     unauthorized_ttl: &args.unauthorized_ttl,
+                    cache_unauthorized_requests: args.no_cache.then_some(false),
                     subject_access_review_version: "v1",
                     match_condition_subject_access_review_version: "v1",
                     failure_policy: args.failure_policy.as_str(),

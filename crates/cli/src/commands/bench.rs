@@ -28,6 +28,8 @@ Examples:
   celer bench --target https://127.0.0.1:8443/validate --ca ca.crt --duration 5s \\
       --rate-sweep 1000,2000,5000,10000 --slo-ms 10 --pid $(pidof celer) --output json
   celer bench --kube --kubeconfig ~/.kube/config --namespace policy-bench --rate 50
+  celer bench --target https://127.0.0.1:8443/authorize --ca ca.crt --authz-mix --rate 5000
+  celer bench --kube --kubeconfig user.kubeconfig --authz-mix --rate 75 --max-concurrency 20
 
 Exit status: 0 when the bench ran (failed requests are counted in the report), 1 when
 --fail-on-mismatch and a case did not match, 2 when it could not be set up.
@@ -129,6 +131,17 @@ pub struct RunArgs {
     /// Generated Pods that Pod Security and the contract deny (privileged, hostPID, no team annotation).
     #[arg(long, conflicts_with = "requests")]
     pub noncompliant: bool,
+
+    /// The authorization mix: webhook mode sends SubjectAccessReviews of reads (list Pods, get
+    /// Services, watch Namespaces) and writes; --kube sends the reads as GETs and the writes as
+    /// the generated Pods' dry-run creates.
+    #[arg(long, conflicts_with = "requests")]
+    pub authz_mix: bool,
+
+    /// The share of reads in --authz-mix, in percent (the write-up's traffic: 75).
+    #[arg(long, value_name = "PERCENT", default_value_t = 75, requires = "authz_mix",
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub reads: u8,
 
     /// Requests per second.
     #[arg(long, value_name = "R", default_value_t = 200.0)]
@@ -259,15 +272,23 @@ impl RunArgs {
             insecure: self.insecure,
             http2: self.http2,
             connections: self.connections.max(1),
-            bodies: match &self.requests {
-                Some(path) => BodySource::File(path.clone()),
-                None => BodySource::Generated {
-                    size: match self.pod_size {
-                        Size::Small => PodSize::Small,
-                        Size::Large => PodSize::Large,
+            bodies: {
+                let size = match self.pod_size {
+                    Size::Small => PodSize::Small,
+                    Size::Large => PodSize::Large,
+                };
+                match &self.requests {
+                    Some(path) => BodySource::File(path.clone()),
+                    None if self.authz_mix => BodySource::AuthzMix {
+                        reads_percent: self.reads,
+                        size,
+                        noncompliant: self.noncompliant,
                     },
-                    noncompliant: self.noncompliant,
-                },
+                    None => BodySource::Generated {
+                        size,
+                        noncompliant: self.noncompliant,
+                    },
+                }
             },
             rate: self.rate,
             duration: self.duration,

@@ -34,6 +34,16 @@ pub struct AuthorizationPolicies {
     pub index: AuthorizationIndex,
 }
 
+impl AuthorizationPolicies {
+    /// Whether deciding a request with these attributes may run a Rego module: its time is
+    /// bounded by a wall-clock limit rather than a CEL cost budget, so callers that must not
+    /// block (an I/O thread) run it elsewhere.
+    pub fn may_run_rego(&self, attributes: &review::Attributes) -> bool {
+        (self.index.candidates(attributes).into_iter())
+            .any(|id| (self.policies.get(id as usize)).is_some_and(|p| p.rego.is_some()))
+    }
+}
+
 impl CompiledFamily for AuthorizationPolicies {
     fn is_empty(&self) -> bool {
         self.policies.is_empty()

@@ -486,3 +486,24 @@ fn hostile_reviews_are_refused_or_decided_never_a_panic() {
     }
     assert!(decided > 10, "{decided}");
 }
+
+#[test]
+fn only_requests_a_rego_module_may_decide_are_said_to_run_rego() {
+    let both = set(&format!("{EXAMPLES}\n---\n{REGO_EXAMPLES}"));
+    let cel_only = set(EXAMPLES);
+    let a = both.authorization();
+    let pods = sar("alice", &resource("list", "", "pods", "", "default", ""));
+    let ceph = sar(
+        "alice",
+        &resource("patch", "storage.k8s.io", "storageclasses", "", "", "ceph"),
+    );
+    let configmaps = sar(
+        "alice",
+        &resource("get", "", "configmaps", "", "default", ""),
+    );
+    // The Rego module matches Pods; StorageClasses only for delete and deletecollection.
+    assert!(a.may_run_rego(&pods.attributes));
+    assert!(!a.may_run_rego(&ceph.attributes));
+    assert!(!a.may_run_rego(&configmaps.attributes));
+    assert!(!cel_only.authorization().may_run_rego(&pods.attributes));
+}
