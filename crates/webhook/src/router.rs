@@ -16,7 +16,7 @@
 //! HTTP 400.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
@@ -45,6 +45,14 @@ pub const DEFAULT_MAX_BODY: usize = 3 * 1024 * 1024;
 /// SubjectAccessReviews up to this size are parsed on the I/O thread (a review is well under
 /// 1 KiB unless its user has many groups or extras).
 const INLINE_REVIEW_BYTES: usize = 16 * 1024;
+
+/// How long a review decided on an I/O thread may take (a typical one takes tens of
+/// microseconds; an OS preemption on a busy machine can add a few milliseconds, hence the
+/// margin and the count).
+const INLINE_BUDGET: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Overruns after which reviews a Rego module may decide go to the blocking pool.
+const OFFLOAD_AFTER: u32 = 3;
 
 /// Limits on each request.
 #[derive(Debug, Clone)]
@@ -97,6 +105,9 @@ impl Limits {
 pub struct Loaded {
     pub policies: Policies,
     pub generation: u64,
+    /// Reviews a Rego module may decide that overran [`INLINE_BUDGET`] on an I/O thread; from
+    /// [`OFFLOAD_AFTER`] on, until the next load, such reviews go to the blocking pool.
+    slow_rego: AtomicU32,
 }
 
 /// What every request shares: the current policy set (swapped whole on reload), the metrics,
@@ -126,6 +137,13 @@ impl std::fmt::Debug for State {
             )
             .field("limits", &self.limits)
             .finish_non_exhaustive()
+    }
+}
+
+impl Loaded {
+    /// Whether reviews a Rego module may decide now go to the blocking pool (one ran long).
+    pub fn rego_offloaded(&self) -> bool {
+        self.slow_rego.load(Ordering::Relaxed) >= OFFLOAD_AFTER
     }
 }
 
@@ -171,6 +189,7 @@ impl State {
         self.current.store(Some(Arc::new(Loaded {
             policies,
             generation,
+            slow_rego: AtomicU32::new(0),
         })));
         self.metrics.loaded(generation, counts, generation > 1);
         *self.refused.lock() = None;
@@ -411,18 +430,31 @@ where
             text(StatusCode::SERVICE_UNAVAILABLE, "policies not loaded yet\n"),
         );
     };
-    // A small SubjectAccessReview that only CEL decides (cost-bounded, microseconds) is
-    // answered here: handing it to the blocking pool and back would cost more than deciding it
-    // (thread wake-ups were most of the CPU at 5,000 reviews a second). Rego modules, bounded
-    // only by wall-clock time, and large bodies go to the pool.
+    // A small SubjectAccessReview is decided here: handing it to the blocking pool and back
+    // costs more than deciding it (thread wake-ups were most of the CPU at 5,000 reviews a
+    // second). CEL is cost-bounded; a Rego module only by wall-clock time, so once reviews
+    // decided here overran [`INLINE_BUDGET`] [`OFFLOAD_AFTER`] times, reviews a Rego module may
+    // decide go to the pool until the next load. Large bodies always go there.
     if endpoint == Endpoint::Authorize && body.bytes.len() <= INLINE_REVIEW_BYTES {
         let review = match SubjectAccessReview::parse(&body.bytes) {
             Ok(r) => r,
             Err(e) => return invalid(path, StatusCode::BAD_REQUEST, e.to_string()),
         };
         let set = loaded.policies.validating.authorization();
-        if !set.may_run_rego(&review.attributes) {
-            return respond(path, Ok(decide(state, &loaded, &review, started)));
+        let rego = set.may_run_rego(&review.attributes);
+        if !rego || !loaded.rego_offloaded() {
+            let begun = Instant::now();
+            let answer = decide(state, &loaded, &review, started);
+            if rego && begun.elapsed() > INLINE_BUDGET {
+                if loaded.slow_rego.fetch_add(1, Ordering::Relaxed) + 1 == OFFLOAD_AFTER {
+                    tracing::warn!(
+                        elapsed_ms = begun.elapsed().as_secs_f64() * 1e3,
+                        generation = loaded.generation,
+                        "a Rego authorization module ran long: reviews it may decide go to the blocking pool until the next policy load"
+                    );
+                }
+            }
+            return respond(path, Ok(answer));
         }
         let shared = Arc::clone(state);
         let job = tokio::task::spawn_blocking(move || decide(&shared, &loaded, &review, started));

@@ -226,3 +226,53 @@ fn rego_modules_and_large_reviews_are_answered_the_same_way() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     });
 }
+
+/// A Rego module that runs long is decided on an I/O thread three times; later reviews it may
+/// decide go to the blocking pool, with the same answers.
+#[test]
+fn a_slow_rego_module_moves_its_reviews_to_the_blocking_pool() {
+    let dir = std::env::temp_dir().join(format!("celer-authorize-slow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("slow.yaml");
+    std::fs::write(
+        &file,
+        r#"apiVersion: authorization.celer.dev/v1alpha1
+kind: AuthorizationPolicy
+metadata:
+  name: slow
+spec:
+  match:
+    resources:
+    - apiGroups: [""]
+      resources: [pods]
+      verbs: ["*"]
+  rego: |
+    package slow
+    deny[reason] {
+      count([x | x := numbers.range(1, 50000)[_]; x % 7 == 0]) > 0
+      reason := "slow but sure"
+    }
+"#,
+    )
+    .unwrap();
+    let state = state(&PolicySource::Paths(vec![file]), FailureMode::NoOpinion);
+    assert!(!state.current().unwrap().rego_offloaded());
+    run(async {
+        for n in 1..=4 {
+            let (status, answer) = post(
+                &state,
+                &sar("v1", "groups", "alice", DELETE_KUBE_SYSTEM_POD),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            assert!(answer.contains(r#""denied":true"#), "{answer}");
+            assert!(answer.contains("slow but sure"), "{answer}");
+            assert_eq!(
+                state.current().unwrap().rego_offloaded(),
+                n >= 3,
+                "review {n}"
+            );
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
