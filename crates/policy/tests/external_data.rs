@@ -324,3 +324,135 @@ fn a_template_naming_a_missing_provider_gets_the_error_naming_it() {
         r#"[signed-images] provider failed: external data provider "absent" is not loaded (no Provider of that name)"#
     );
 }
+
+/// An Assign giving every container's image the provider's answer for it.
+fn digest_mutator(provider: &str, failure_policy: &str) -> String {
+    format!(
+        r#"---
+apiVersion: mutations.gatekeeper.sh/v1
+kind: Assign
+metadata: {{name: digest-images}}
+spec:
+  applyTo: [{{groups: [""], kinds: [Pod], versions: [v1]}}]
+  location: "spec.containers[name:*].image"
+  parameters:
+    assign:
+      externalData:
+        provider: {provider}
+        dataSource: ValueAtLocation
+        failurePolicy: {failure_policy}
+        default: registry.ok/fallback:1
+"#
+    )
+}
+
+fn images(o: &Outcome) -> Vec<String> {
+    let patched = o.patched.as_ref().expect("a mutated object");
+    patched["spec"]["containers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["image"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn assign_external_data_sets_the_providers_value_at_every_location_in_one_call() {
+    let server = start(signed, true, Duration::ZERO);
+    let s = set(&(provider_yaml("digests", &server, 2) + &digest_mutator("digests", "Fail")));
+    let o = admit(
+        &s,
+        &pod(&["registry.ok/web:1", "registry.ok/db:2"]),
+        "alice",
+    );
+    assert!(o.allowed, "{:?}", o.status);
+    assert_eq!(
+        images(&o),
+        ["registry.ok/web:1@sha256:1", "registry.ok/db:2@sha256:1"]
+    );
+    // One call for both keys; the assigned digests are not sent back as keys in the next
+    // pass, which converges.
+    assert_eq!(server.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        *server.keys.lock().unwrap(),
+        ["registry.ok/web:1", "registry.ok/db:2"]
+    );
+}
+
+#[test]
+fn each_failure_policy_does_what_gatekeepers_does() {
+    let server = start(signed, true, Duration::ZERO);
+    let provider = provider_yaml("strict", &server, 2);
+    let object = pod(&["registry.ok/web:1", "evil.io/x:1"]);
+
+    let fail = admit(
+        &set(&(provider.clone() + &digest_mutator("strict", "Fail"))),
+        &object,
+        "a",
+    );
+    assert!(!fail.allowed);
+    let status = fail.status.expect("a failure");
+    assert_eq!(status.code, 500);
+    assert!(
+        status.message.contains(
+            r#"external data provider "strict" failed key "evil.io/x:1": evil.io/x:1 is not signed"#
+        ),
+        "{}",
+        status.message
+    );
+
+    let ignore = admit(
+        &set(&(provider.clone() + &digest_mutator("strict", "Ignore"))),
+        &object,
+        "a",
+    );
+    assert!(ignore.allowed, "{:?}", ignore.status);
+    assert_eq!(
+        images(&ignore),
+        ["registry.ok/web:1@sha256:1", "evil.io/x:1"]
+    );
+
+    let default = admit(
+        &set(&(provider + &digest_mutator("strict", "UseDefault"))),
+        &object,
+        "a",
+    );
+    assert!(default.allowed, "{:?}", default.status);
+    assert_eq!(
+        images(&default),
+        ["registry.ok/web:1@sha256:1", "registry.ok/fallback:1"]
+    );
+}
+
+#[test]
+fn a_failed_call_follows_the_failure_policy_too_and_usernames_are_keys() {
+    // No Provider "gone": Fail fails naming it, UseDefault assigns the default.
+    let object = pod(&["registry.ok/web:1"]);
+    let fail = admit(&set(&digest_mutator("gone", "Fail")), &object, "a");
+    assert!(
+        message(&fail).contains(r#"external data provider "gone" is not loaded"#),
+        "{}",
+        message(&fail)
+    );
+    let default = admit(&set(&digest_mutator("gone", "UseDefault")), &object, "a");
+    assert_eq!(images(&default), ["registry.ok/fallback:1"]);
+
+    fn owner(user: &str) -> Result<String, String> {
+        Ok(format!("{user}@example.com"))
+    }
+    let server = start(owner, true, Duration::ZERO);
+    let annotate = format!(
+        "{}---\napiVersion: mutations.gatekeeper.sh/v1\nkind: AssignMetadata\nmetadata: {{name: owner}}\nspec:\n  location: metadata.annotations.owner\n  parameters:\n    assign:\n      externalData: {{provider: owners, dataSource: Username}}\n",
+        provider_yaml("owners", &server, 2)
+    );
+    let o = admit(&set(&annotate), &object, "alice");
+    assert!(o.allowed, "{:?}", o.status);
+    let patched = o.patched.expect("annotated");
+    assert_eq!(
+        patched["metadata"]["annotations"]["owner"].as_str(),
+        Some("alice@example.com")
+    );
+    assert_eq!(*server.keys.lock().unwrap(), ["alice"]);
+}

@@ -107,10 +107,12 @@ impl System<'_> {
         };
         let mut applied_ever: Vec<&Mutator> = Vec::new();
         let mut applied: Vec<&Mutator> = Vec::new();
+        // The values external data assigned in this request, by mutator.
+        let assigned: std::cell::RefCell<Vec<(usize, Json)>> = Default::default();
         for pass in 1..=max {
             let before = tree.clone();
             applied.clear();
-            for m in &self.0.mutators {
+            for (index, m) in self.0.mutators.iter().enumerate() {
                 if stale {
                     view = written(&tree)?;
                     stale = false;
@@ -134,7 +136,45 @@ impl System<'_> {
                     Some(MetadataField::Name) => Json::from(Subject::of(&view).name),
                     None => Json::new(),
                 };
-                let setter = m.setter(&from_metadata);
+                let resolved = match m.external_data() {
+                    None => None,
+                    Some(external) => {
+                        let mine: Vec<Json> = assigned
+                            .borrow()
+                            .iter()
+                            .filter(|(i, _)| *i == index)
+                            .map(|(_, v)| v.clone())
+                            .collect();
+                        let username = request.ctx.request.user.username;
+                        let providers = &self.0.providers;
+                        match super::external::resolve(
+                            m, external, providers, &mut tree, username, &mine,
+                        ) {
+                            Ok(resolved) => Some(resolved),
+                            Err(e) => {
+                                outcome
+                                    .results
+                                    .push(result(m, ResultKind::Error, Some(e.clone())));
+                                return Err(errored(format!(
+                                    "mutation for mutator {} failed for {}: {e}",
+                                    m.id(),
+                                    describe(&view, namespace)
+                                )));
+                            }
+                        }
+                    }
+                };
+                let external = |current: Option<&Tree>| {
+                    let value = resolved.as_ref().and_then(|r| r.value_for(current));
+                    if let Some(v) = &value {
+                        assigned.borrow_mut().push((index, v.clone()));
+                    }
+                    value
+                };
+                let setter = match resolved {
+                    Some(_) => super::apply::Setter::External(super::apply::Resolve(&external)),
+                    None => m.setter(&from_metadata),
+                };
                 match super::apply::mutate(&m.path, &m.tester, &setter, &mut tree) {
                     Ok(true) => {
                         applied.push(m);
