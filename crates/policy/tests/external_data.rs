@@ -36,8 +36,9 @@ struct ProviderServer {
     calls: Arc<AtomicUsize>,
 }
 
-/// A CA, and a serving certificate for 127.0.0.1 signed by it.
-fn pki() -> (String, rustls::ServerConfig) {
+/// A CA, and a serving certificate for 127.0.0.1 signed by it; client certificates signed by
+/// `client_ca` are required when it is given.
+fn pki(client_ca: Option<rustls::RootCertStore>) -> (String, rustls::ServerConfig) {
     use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -47,10 +48,18 @@ fn pki() -> (String, rustls::ServerConfig) {
     let leaf = params.signed_by(&key, &ca).unwrap();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap()
-        .with_no_client_auth()
+        .unwrap();
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(roots) => builder.with_client_cert_verifier(
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap(),
+        ),
+    };
+    let config = builder
         .with_single_cert(vec![leaf.der().clone()], private)
         .unwrap();
     let bundle = base64::engine::general_purpose::STANDARD.encode(ca.pem());
@@ -60,7 +69,16 @@ fn pki() -> (String, rustls::ServerConfig) {
 /// Starts a provider answering each key with `answer`, after `delay`, marking its responses
 /// `idempotent` as told.
 fn start(answer: Answer, idempotent: bool, delay: Duration) -> ProviderServer {
-    let (ca_bundle, config) = pki();
+    start_with(answer, idempotent, delay, None)
+}
+
+fn start_with(
+    answer: Answer,
+    idempotent: bool,
+    delay: Duration,
+    client_ca: Option<rustls::RootCertStore>,
+) -> ProviderServer {
+    let (ca_bundle, config) = pki(client_ca);
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -312,6 +330,48 @@ fn a_provider_with_another_ca_fails_the_handshake_with_a_clear_error() {
         "{m}"
     );
     assert_eq!(server.calls.load(Ordering::SeqCst), 0);
+}
+
+/// A client CA (as roots for a provider) and a client certificate it signed.
+fn client_identity() -> (rustls::RootCertStore, rustls::sign::CertifiedKey) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa,
+        KeyPair,
+    };
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let mut params = CertificateParams::new(vec!["celer.test".to_string()]).unwrap();
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let key = KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &ca).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+    let provider = rustls::crypto::ring::default_provider();
+    let identity =
+        rustls::sign::CertifiedKey::from_der(vec![cert.der().clone()], private, &provider).unwrap();
+    (roots, identity)
+}
+
+#[test]
+fn a_provider_requiring_a_client_certificate_is_shown_the_one_celer_presents() {
+    let (client_ca, identity) = client_identity();
+    let server = start_with(signed, true, Duration::ZERO, Some(client_ca));
+    let s = set(&(provider_yaml("mutual", &server, 2) + &template_yaml("mutual")));
+    // No other test presents a certificate: the provider refuses the connection.
+    let refused = admit(&s, &pod(&["registry.ok/a:1"]), "alice");
+    assert!(!refused.allowed);
+    let m = message(&refused);
+    assert!(
+        m.starts_with(r#"[signed-images] provider failed: external data provider "mutual": "#)
+            && m.ends_with("received fatal alert: CertificateRequired"),
+        "{m}"
+    );
+    celer_policy::gatekeeper::external_data::present_client_certificate(Some(Arc::new(identity)));
+    let admitted = admit(&s, &pod(&["registry.ok/a:1"]), "alice");
+    assert!(admitted.allowed, "{:?}", admitted.status);
+    assert_eq!(server.calls.load(Ordering::SeqCst), 1);
 }
 
 #[test]

@@ -6,14 +6,13 @@
 //! (TCP, TLS 1.3 with the Provider's CA, HTTP/1.1) and is bounded by the Provider's
 //! timeout; the body read is bounded by [`MAX_RESPONSE`].
 
-use std::sync::OnceLock;
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
-use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::provider::Provider;
@@ -103,6 +102,21 @@ pub fn post(provider: &Arc<Provider>, body: Vec<u8>) -> Result<Bytes, CallError>
     }
 }
 
+/// An error with its causes (hyper's own text is terse: "connection error"), as the TLS
+/// alert that ended a connection is the useful part.
+fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
+}
+
 async fn send(provider: &Provider, body: Bytes) -> Result<Bytes, CallError> {
     let tcp = tokio::net::TcpStream::connect((provider.host.as_str(), provider.port))
         .await
@@ -112,7 +126,7 @@ async fn send(provider: &Provider, body: Bytes) -> Result<Bytes, CallError> {
         .connect(provider.server_name.clone(), tcp)
         .await
         .map_err(|e| CallError::Tls(e.to_string()))?;
-    let http = |e: hyper::Error| CallError::Http(e.to_string());
+    let http = |e: hyper::Error| CallError::Http(with_causes(&e));
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
         .await
         .map_err(http)?;
@@ -134,7 +148,7 @@ async fn send(provider: &Provider, body: Bytes) -> Result<Bytes, CallError> {
             if e.is::<http_body_util::LengthLimitError>() {
                 CallError::TooLarge
             } else {
-                CallError::Http(e.to_string())
+                CallError::Http(with_causes(&*e))
             }
         })?
         .to_bytes();

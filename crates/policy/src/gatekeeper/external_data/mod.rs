@@ -8,9 +8,11 @@
 //! Values of idempotent answers are cached by provider and key ([`cache`]); only the keys
 //! not cached are sent. A call is bounded in keys ([`MAX_KEYS`]), time (the Provider's
 //! timeout) and response size ([`client::MAX_RESPONSE`]); every failure names the provider.
+//! A client certificate is presented when one is set ([`present_client_certificate`]).
 
 pub mod cache;
 pub mod client;
+mod identity;
 pub mod provider;
 
 use std::collections::BTreeMap;
@@ -23,6 +25,7 @@ use hashbrown::HashMap;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 pub use client::CallError;
+pub use identity::present_client_certificate;
 pub use provider::{Provider, ProviderManifest};
 
 use crate::load::{LoadError, Manifest, Source};

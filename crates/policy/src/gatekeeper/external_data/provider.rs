@@ -143,7 +143,8 @@ pub fn compile(m: &ProviderManifest) -> Result<Provider, String> {
     })
 }
 
-/// A TLS 1.3 client trusting only the bundle's certificates.
+/// A TLS 1.3 client trusting only the bundle's certificates, presenting celer's client
+/// certificate when one is set ([`super::present_client_certificate`]).
 fn client_config(ca_bundle: &str) -> Result<Arc<rustls::ClientConfig>, String> {
     let engine = base64::engine::general_purpose::STANDARD;
     let pem = engine
@@ -164,7 +165,7 @@ fn client_config(ca_bundle: &str) -> Result<Arc<rustls::ClientConfig>, String> {
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| e.to_string())?
         .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_client_cert_resolver(Arc::new(super::identity::ClientIdentity));
     Ok(Arc::new(config))
 }
 
