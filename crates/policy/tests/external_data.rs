@@ -472,6 +472,8 @@ fn each_failure_policy_does_what_gatekeepers_does() {
         images(&ignore),
         ["registry.ok/web:1@sha256:1", "evil.io/x:1"]
     );
+    // Only the key not cached was sent, once: the next pass remembers it failed.
+    assert_eq!(server.calls.load(Ordering::SeqCst), 2);
 
     let default = admit(
         &set(&(provider + &digest_mutator("strict", "UseDefault"))),
@@ -483,6 +485,7 @@ fn each_failure_policy_does_what_gatekeepers_does() {
         images(&default),
         ["registry.ok/web:1@sha256:1", "registry.ok/fallback:1"]
     );
+    assert_eq!(server.calls.load(Ordering::SeqCst), 3);
 }
 
 #[test]

@@ -6,9 +6,10 @@
 //! assigns `default`. Gatekeeper requires idempotent answers for mutation; one that is not
 //! is a failure like any other.
 //!
-//! A value the mutator already assigned in this request is not sent again as a key: the
-//! passes repeat until nothing changes, and the provider's answer (a digest for a tag) is not
-//! a key of its own.
+//! The passes repeat until nothing changes, so each mutator remembers, for the request, what
+//! each key resolved to (a key is asked once per request, a failed one too), and a value it
+//! assigned is not sent again as a key: the provider's answer (a digest for a tag) is not a
+//! key of its own.
 
 use celer_cel::Json;
 use hashbrown::HashMap;
@@ -37,16 +38,25 @@ impl Resolved {
     }
 }
 
-/// Asks the Provider for the keys of `mutator`'s application to `tree`; `Err` is the
-/// request's failure (failurePolicy `Fail`).
+/// What one mutator resolved in a request: by key, the value to assign (`None`: leave it),
+/// and the values it assigned.
+#[derive(Debug, Default)]
+pub(super) struct Memo {
+    resolved: HashMap<String, Option<Json>>,
+    pub(super) assigned: Vec<Json>,
+}
+
+/// Asks the Provider for the keys of `mutator`'s application to `tree` not in `memo`;
+/// `Err` is the request's failure (failurePolicy `Fail`).
 pub(super) fn resolve(
     mutator: &Mutator,
     external: &ExternalData,
     providers: &Providers,
     tree: &mut Tree,
     username: &str,
-    assigned: &[Json],
+    memo: &mut Memo,
 ) -> Result<Resolved, String> {
+    let assigned = &memo.assigned;
     let keys = match external.data_source {
         DataSource::Username => vec![username.to_string()],
         DataSource::ValueAtLocation => {
@@ -71,6 +81,16 @@ pub(super) fn resolve(
         }
     };
     let mut by_key: HashMap<String, Option<Json>> = HashMap::new();
+    let keys: Vec<String> = keys
+        .into_iter()
+        .filter(|k| match memo.resolved.get(k) {
+            Some(known) => {
+                by_key.insert(k.clone(), known.clone());
+                false
+            }
+            None => true,
+        })
+        .collect();
     if !keys.is_empty() {
         let fallback = |error: String| -> Result<Option<Json>, String> {
             match external.failure_policy {
@@ -84,6 +104,7 @@ pub(super) fn resolve(
             Err(e) => {
                 let value = fallback(e.to_string())?;
                 for k in keys {
+                    memo.resolved.insert(k.clone(), value.clone());
                     by_key.insert(k, value.clone());
                 }
             }
@@ -101,6 +122,7 @@ pub(super) fn resolve(
                             "external data provider {provider:?} gave no answer for key {k:?}"
                         ))?,
                     };
+                    memo.resolved.insert(k.clone(), value.clone());
                     by_key.insert(k, value);
                 }
             }

@@ -107,8 +107,8 @@ impl System<'_> {
         };
         let mut applied_ever: Vec<&Mutator> = Vec::new();
         let mut applied: Vec<&Mutator> = Vec::new();
-        // The values external data assigned in this request, by mutator.
-        let assigned: std::cell::RefCell<Vec<(usize, Json)>> = Default::default();
+        // What each external data mutator resolved and assigned in this request.
+        let mut memos: Vec<super::external::Memo> = Vec::new();
         for pass in 1..=max {
             let before = tree.clone();
             applied.clear();
@@ -139,16 +139,18 @@ impl System<'_> {
                 let resolved = match m.external_data() {
                     None => None,
                     Some(external) => {
-                        let mine: Vec<Json> = assigned
-                            .borrow()
-                            .iter()
-                            .filter(|(i, _)| *i == index)
-                            .map(|(_, v)| v.clone())
-                            .collect();
+                        if memos.len() <= index {
+                            memos.resize_with(index + 1, Default::default);
+                        }
                         let username = request.ctx.request.user.username;
                         let providers = &self.0.providers;
                         match super::external::resolve(
-                            m, external, providers, &mut tree, username, &mine,
+                            m,
+                            external,
+                            providers,
+                            &mut tree,
+                            username,
+                            &mut memos[index],
                         ) {
                             Ok(resolved) => Some(resolved),
                             Err(e) => {
@@ -164,10 +166,11 @@ impl System<'_> {
                         }
                     }
                 };
+                let assigned = std::cell::RefCell::new(Vec::new());
                 let external = |current: Option<&Tree>| {
                     let value = resolved.as_ref().and_then(|r| r.value_for(current));
                     if let Some(v) = &value {
-                        assigned.borrow_mut().push((index, v.clone()));
+                        assigned.borrow_mut().push(v.clone());
                     }
                     value
                 };
@@ -175,7 +178,11 @@ impl System<'_> {
                     Some(_) => super::apply::Setter::External(super::apply::Resolve(&external)),
                     None => m.setter(&from_metadata),
                 };
-                match super::apply::mutate(&m.path, &m.tester, &setter, &mut tree) {
+                let applied_now = super::apply::mutate(&m.path, &m.tester, &setter, &mut tree);
+                if let Some(memo) = memos.get_mut(index) {
+                    memo.assigned.extend(assigned.into_inner());
+                }
+                match applied_now {
                     Ok(true) => {
                         applied.push(m);
                         stale = true;
