@@ -17,6 +17,9 @@
 //! a `Rego` entry of `code[]`, compiled once with regorus; when both engines are present CEL
 //! is the one used, as in Gatekeeper. A template with neither loads with a diagnostic and its
 //! Constraints are not enforced.
+//!
+//! External data `Provider`s are Gatekeeper documents of both phases ([`external_data`]):
+//! Rego templates call them through `external_data`, mutators through `assign.externalData`.
 
 pub mod constraint_match;
 mod evaluate;
