@@ -15,7 +15,7 @@
 //! result is the object the driver turns into the patch.
 //!
 //! `assign.externalData` asks a Gatekeeper `Provider` ([`crate::gatekeeper::external_data`])
-//! for the value, one call per mutator application, as [`external`] describes.
+//! for the value, one call per mutator application (`external.rs` says how).
 //!
 //! Not supported: Gatekeeper's batching of one provider's keys across mutators (here one call
 //! per mutator and pass, the cache sparing repeats), its mutation annotations and logging. `parameters.assignIf` (`in`, `notIn` on the current
