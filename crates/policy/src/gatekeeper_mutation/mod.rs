@@ -17,10 +17,11 @@
 //! `assign.externalData` asks a Gatekeeper `Provider` ([`crate::gatekeeper::external_data`])
 //! for the value, one call per mutator application (`external.rs` says how).
 //!
-//! Not supported: Gatekeeper's batching of one provider's keys across mutators (here one call
-//! per mutator and pass, the cache sparing repeats), its mutation annotations and logging. `parameters.assignIf` (`in`, `notIn` on the current
-//! value) is honoured as Gatekeeper honoured it before removing it (v3.7: it could make the
-//! mutators oscillate; the not-converging check stops that here).
+//! Not supported: Gatekeeper's batching of one provider's keys across mutators (here a call
+//! per mutator for the keys it has not resolved in the request yet), its mutation
+//! annotations and logging. `parameters.assignIf` (`in`, `notIn` on the current value) is
+//! honoured as Gatekeeper honoured it before removing it (v3.7: it could make the mutators
+//! oscillate; the not-converging check stops that here).
 
 mod apply;
 mod external;
