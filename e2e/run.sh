@@ -525,7 +525,7 @@ stop_celer TERM
 # ---------------------------------------------------------------------------------------
 echo "--- I. Gatekeeper as cluster objects: a template makes its Constraint kind, a Constraint is enforced"
 crds_ok=true
-for group in templates.gatekeeper.sh config.gatekeeper.sh syncset.gatekeeper.sh mutations.gatekeeper.sh; do
+for group in templates.gatekeeper.sh config.gatekeeper.sh syncset.gatekeeper.sh externaldata.gatekeeper.sh mutations.gatekeeper.sh; do
   "$CELER_BIN" crds --group "$group" --output json > "$work/gk-crds.json" || crds_ok=false
   while IFS= read -r crd; do
     api POST "$crd_path" "$crd"

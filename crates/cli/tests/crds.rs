@@ -48,6 +48,7 @@ fn prints_every_crd_as_yaml() {
             "constrainttemplates.templates.gatekeeper.sh",
             "configs.config.gatekeeper.sh",
             "syncsets.syncset.gatekeeper.sh",
+            "providers.externaldata.gatekeeper.sh",
             "assign.mutations.gatekeeper.sh",
             "assignmetadata.mutations.gatekeeper.sh",
             "modifyset.mutations.gatekeeper.sh",

@@ -69,6 +69,8 @@ pub const KINDS: &[WatchedKind] = &[
     // Gatekeeper's settings: excluded namespaces, kinds synced for data.inventory.
     kind("config.gatekeeper.sh", "Config", Use::Serve),
     kind("syncset.gatekeeper.sh", "SyncSet", Use::Serve),
+    // Gatekeeper's external data sources, for external_data and assign.externalData.
+    kind("externaldata.gatekeeper.sh", "Provider", Use::Serve),
     // Gatekeeper's mutators.
     kind("mutations.gatekeeper.sh", "Assign", Use::Serve),
     kind("mutations.gatekeeper.sh", "AssignMetadata", Use::Serve),
@@ -457,6 +459,7 @@ mod tests {
             "ClusterPolicy",
             "Policy",
             "ConstraintTemplate",
+            "Provider",
             "AuthorizationPolicy",
         ] {
             assert!(

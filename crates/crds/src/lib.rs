@@ -1,6 +1,6 @@
 //! CustomResourceDefinitions of celer's own making for the third-party kinds it serves:
 //! Kyverno's CEL policies and exceptions, Kyverno's ClusterPolicy and Policy, Gatekeeper's
-//! ConstraintTemplate, Config, SyncSet and mutators. They are generated from the typed structs of this crate (kube-rs'
+//! ConstraintTemplate, Config, SyncSet, external data Provider and mutators. They are generated from the typed structs of this crate (kube-rs'
 //! `CustomResource` derive and schemars), in the groups, versions, scopes, names and printer
 //! columns the originals have, so that manifests written for Kyverno or Gatekeeper are
 //! accepted unchanged by a cluster that runs celer alone.
@@ -13,6 +13,7 @@ pub mod admission;
 pub mod authorization;
 pub mod gatekeeper;
 pub mod gatekeeper_config;
+pub mod gatekeeper_external_data;
 pub mod gatekeeper_mutation;
 pub mod kyverno_cel;
 pub mod kyverno_classic;
@@ -22,12 +23,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 /// The API groups the CRDs are in, in the order `all` gives them.
-pub const GROUPS: [&str; 7] = [
+pub const GROUPS: [&str; 8] = [
     "policies.kyverno.io",
     "kyverno.io",
     "templates.gatekeeper.sh",
     "config.gatekeeper.sh",
     "syncset.gatekeeper.sh",
+    "externaldata.gatekeeper.sh",
     "mutations.gatekeeper.sh",
     "authorization.celer.dev",
 ];
@@ -71,6 +73,7 @@ const CEL_STORAGE: &str = "v1beta1";
 pub fn all() -> Vec<CustomResourceDefinition> {
     use gatekeeper::ConstraintTemplate;
     use gatekeeper_config::{Config, SyncSet};
+    use gatekeeper_external_data::Provider;
     use gatekeeper_mutation::{Assign, AssignImage, AssignMetadata, ModifySet};
     use kyverno_cel::{
         MutatingPolicy, NamespacedMutatingPolicy, NamespacedValidatingPolicy, PolicyException,
@@ -105,6 +108,11 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         ),
         Config::crd(),
         SyncSet::crd(),
+        served(
+            Provider::crd(),
+            &[current("v1beta1"), current("v1alpha1")],
+            "v1beta1",
+        ),
         // Gatekeeper serves its mutators at v1 (stored), v1alpha1, v1beta1; AssignImage at
         // v1alpha1 only.
         served(Assign::crd(), &GATEKEEPER_MUTATOR, "v1"),

@@ -27,7 +27,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 15] = [
+    let expected: [Expected; 16] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -107,6 +107,14 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "Cluster",
             &[],
             &[("v1alpha1", true)],
+        ),
+        (
+            "Provider",
+            "externaldata.gatekeeper.sh",
+            "providers",
+            "Cluster",
+            &[],
+            &[("v1beta1", true), ("v1alpha1", false)],
         ),
         (
             "Assign",
@@ -264,7 +272,7 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(15));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(16));
     assert_eq!(
         for_group(Some("mutations.gatekeeper.sh"))
             .map(|c| c.len())

@@ -469,6 +469,50 @@ mod tests {
         assert!(admission_review(&empty).is_err());
     }
 
+    /// A Provider in a suite's template file is loaded like the template; offline (no
+    /// runtime) `external_data` calls it, and a provider that cannot be reached is the
+    /// template's `system_error`.
+    #[test]
+    fn suites_load_providers_and_external_data_runs_offline() {
+        // A CA certificate of no one's (made for this test); port 9 refuses connections.
+        const CA: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJsekNDQVQyZ0F3SUJBZ0lVTVMxL2RQTnhJaStXZU9ta2ZmQ2NUdXBYTkY4d0NnWUlLb1pJemowRUF3SXcKSURFZU1Cd0dBMVVFQXd3VlkyVnNaWElnYjJabWJHbHVaU0IwWlhOMElFTkJNQ0FYRFRJMk1USXdNakEzTlRReQpOVm9ZRHpJeE1qWXhNVEE0TURjMU5ESTFXakFnTVI0d0hBWURWUVFEREJWalpXeGxjaUJ2Wm1ac2FXNWxJSFJsCmMzUWdRMEV3V1RBVEJnY3Foa2pPUFFJQkJnZ3Foa2pPUFFNQkJ3TkNBQVRZYmtnTm1aZmNtamdqVVFzOGRnVmsKVXhxMVZ3RjEwaURGZ3NxN1laS0w2WmN1NFF6L3p6MHdBbWpKbVRZcmgzdmd3bGUxdXhoSWRVTlB1UEdHZlNSaQpvMU13VVRBZEJnTlZIUTRFRmdRVTZVMmREd2NYTjdqUDh2RllkZzdwNFRMM01DOHdId1lEVlIwakJCZ3dGb0FVCjZVMmREd2NYTjdqUDh2RllkZzdwNFRMM01DOHdEd1lEVlIwVEFRSC9CQVV3QXdFQi96QUtCZ2dxaGtqT1BRUUQKQWdOSUFEQkZBaUJpMmlseDdPbHRtYXYrdkQyNFNBNGJDeGtJY0pHdUt0NG5qY3llZFBSSnFRSWhBTW1nNjB5QworeUU2YWYwNlhpZmZpL1Z3ellRbnhudUZnTlIvcmdzd0hEUUUKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=";
+        let dir = std::env::temp_dir().join(format!("celer-gk-extdata-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+        write(
+            "template.yaml",
+            &format!(
+                "apiVersion: externaldata.gatekeeper.sh/v1beta1\nkind: Provider\nmetadata: {{name: nowhere}}\nspec: {{url: 'https://127.0.0.1:9/', timeout: 1, caBundle: {CA}}}\n---\napiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {{name: k8sasked}}\nspec:\n  crd: {{spec: {{names: {{kind: K8sAsked}}}}}}\n  targets:\n  - target: admission.k8s.gatekeeper.sh\n    rego: |\n      package k8sasked\n      violation[{{\"msg\": msg}}] {{\n        r := external_data({{\"provider\": \"nowhere\", \"keys\": [input.review.object.metadata.name]}})\n        r.system_error != \"\"\n        msg := r.system_error\n      }}\n"
+            ),
+        );
+        write(
+            "constraint.yaml",
+            "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sAsked\nmetadata: {name: asked}\n",
+        );
+        write(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: prod}\n",
+        );
+        write(
+            "suite.yaml",
+            "apiVersion: test.gatekeeper.sh/v1alpha1\nkind: Suite\ntests:\n- name: t\n  template: template.yaml\n  constraint: constraint.yaml\n  cases:\n  - name: unreachable\n    object: cm.yaml\n    assertions:\n    - {violations: 1, message: 'external data provider \"nowhere\": cannot connect to 127.0.0.1:9'}\n",
+        );
+        let outcome = run(&dir.join("suite.yaml")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+        let results: Vec<(String, bool)> = outcome
+            .checks
+            .iter()
+            .map(|c| (c.name.clone(), c.passed))
+            .collect();
+        assert_eq!(
+            results,
+            [("t/unreachable: assertion 0".to_string(), true)],
+            "{:?}",
+            outcome.checks
+        );
+    }
+
     /// A suite in a temporary directory: each assertion form, a failing one, a skipped case,
     /// an AdmissionReview case and an inventory Namespace read by namespaceSelector.
     #[test]

@@ -232,6 +232,7 @@ fn inventory(opts: Options) -> Result<(), String> {
         &program,
         &review,
         &celer_rego::RegoValue::Undefined,
+        None,
         &mut found,
     );
     if found != ["cm-7"] {

@@ -12,7 +12,9 @@
 pub mod scan;
 pub mod value;
 
+use std::cell::RefCell;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -39,6 +41,61 @@ pub struct Options {
     pub timeout: Duration,
     /// Builtins a module may not call; a call is a compile error naming it.
     pub disabled: &'static [&'static str],
+    /// Functions the embedding engine gives Rego beside regorus's builtins, answered by the
+    /// [`Host`] an evaluation is given ([`Program::eval_rule_with`]).
+    pub extensions: &'static [Extension],
+}
+
+/// A function the embedding engine gives Rego by name (Gatekeeper's `external_data`): it is
+/// declared at compile time, so that modules calling it compile, and answered per evaluation
+/// by a [`Host`], so that compiled programs stay independent of what answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extension {
+    /// The name modules call it by.
+    pub name: &'static str,
+    /// How many arguments it takes.
+    pub args: u8,
+}
+
+/// What answers a program's [`Extension`]s during one evaluation. An error ends the
+/// evaluation with it ([`EvalError::Failed`]).
+pub trait Host: Send + Sync {
+    fn call(&self, name: &str, args: Vec<Value>) -> Result<Value, String>;
+}
+
+thread_local! {
+    /// The host of the evaluation running on this thread: regorus calls an extension from
+    /// inside the evaluation, on the evaluating thread, with no way to pass it along.
+    static HOST: RefCell<Option<Arc<dyn Host>>> = const { RefCell::new(None) };
+}
+
+/// Makes `host` this thread's host until dropped, then puts the previous one back.
+struct HostScope(Option<Arc<dyn Host>>);
+
+impl HostScope {
+    fn enter(host: Option<Arc<dyn Host>>) -> HostScope {
+        HostScope(HOST.with(|h| h.replace(host)))
+    }
+}
+
+impl Drop for HostScope {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        HOST.with(|h| *h.borrow_mut() = previous);
+    }
+}
+
+/// Calls this thread's host for the extension `name`.
+fn call_host(name: &'static str, args: Vec<Value>) -> anyhow::Result<Value> {
+    let host = HOST.with(|h| h.borrow().clone());
+    match host {
+        Some(host) => host
+            .call(name, args)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}")),
+        None => Err(anyhow::anyhow!(
+            "{name}: no host answers this function in this evaluation"
+        )),
+    }
 }
 
 /// Builtins that reach outside the process, which no admission policy may call unasked:
@@ -51,6 +108,7 @@ impl Default for Options {
             rego_v0: true,
             timeout: Duration::from_secs(1),
             disabled: DISABLED_BUILTINS,
+            extensions: &[],
         }
     }
 }
@@ -110,6 +168,19 @@ impl Program {
                 limit: options.timeout,
                 check_interval,
             });
+        }
+        for extension in options.extensions {
+            let name = extension.name;
+            engine
+                .add_extension(
+                    name.to_string(),
+                    extension.args,
+                    Box::new(move |args: Vec<Value>| call_host(name, args)),
+                )
+                .map_err(|e| CompileError {
+                    module: None,
+                    message: format!("extension {name}: {e}"),
+                })?;
         }
         let mut packages = Vec::new();
         for module in modules {
@@ -184,13 +255,27 @@ impl Program {
     /// Evaluates the rule at `path` (`data.k8srequiredlabels.violation`) with `input`.
     /// An undefined rule is `Value::Undefined`.
     pub fn eval_rule(&self, path: &str, input: &Value) -> Result<Value, EvalError> {
+        self.eval_rule_with(path, input, None)
+    }
+
+    /// [`Program::eval_rule`] with `host` answering the program's extensions (without one,
+    /// a call to an extension is an evaluation error naming it).
+    pub fn eval_rule_with(
+        &self,
+        path: &str,
+        input: &Value,
+        host: Option<Arc<dyn Host>>,
+    ) -> Result<Value, EvalError> {
         let mut engine = self
             .ready
             .lock()
             .pop()
             .unwrap_or_else(|| self.prototype.clone());
         engine.set_input(input.clone());
-        let result = engine.eval_rule(path.to_string());
+        let result = {
+            let _scope = HostScope::enter(host);
+            engine.eval_rule(path.to_string())
+        };
         // Releases the input before the interpreter waits in the pool.
         engine.set_input(Value::Undefined);
         {

@@ -162,3 +162,53 @@ fn data_is_the_base_document() -> Result<(), String> {
     assert_eq!(found.map(|v| messages(&v)), Ok(vec!["prod".to_string()]));
     Ok(())
 }
+
+/// Answers `ext.echo(x)` with `{"got": x}` and counts its calls.
+struct Echo(std::sync::atomic::AtomicUsize);
+
+impl celer_rego::Host for Echo {
+    fn call(&self, name: &str, mut args: Vec<RegoValue>) -> Result<RegoValue, String> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if name != "echo" {
+            return Err(format!("unknown {name}"));
+        }
+        let mut out = std::collections::BTreeMap::new();
+        out.insert(
+            RegoValue::from("got"),
+            args.pop().unwrap_or(RegoValue::Undefined),
+        );
+        Ok(RegoValue::from(out))
+    }
+}
+
+#[test]
+fn extensions_compile_and_are_answered_by_the_evaluations_host() {
+    const ECHO: &[celer_rego::Extension] = &[celer_rego::Extension {
+        name: "echo",
+        args: 1,
+    }];
+    let text = "package p\n\nviolation[{\"msg\": m}] { r := echo(input.x); m := r.got }\n";
+    let options = Options {
+        extensions: ECHO,
+        ..Options::default()
+    };
+    let program = Program::compile(&[module("p.rego", text)], None, options);
+    let Ok(program) = program else {
+        unreachable!("compiles: {program:?}")
+    };
+    let host = Arc::new(Echo(Default::default()));
+    let answered = program.eval_rule_with(
+        "data.p.violation",
+        &input(r#"{"x":"hi"}"#),
+        Some(host.clone()),
+    );
+    assert_eq!(answered.map(|v| messages(&v)), Ok(vec!["hi".to_string()]));
+    assert_eq!(host.0.load(std::sync::atomic::Ordering::Relaxed), 1);
+    // Without a host the call is an error naming the function, and the host does not leak
+    // into later evaluations on the thread.
+    let unanswered = program.eval_rule("data.p.violation", &input(r#"{"x":"hi"}"#));
+    assert!(
+        matches!(&unanswered, Err(EvalError::Failed(m)) if m.contains("echo: no host")),
+        "{unanswered:?}"
+    );
+}

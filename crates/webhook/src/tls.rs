@@ -165,7 +165,11 @@ pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
         KeyUsagePurpose::DigitalSignature,
         KeyUsagePurpose::KeyEncipherment,
     ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    // ClientAuth too: the serving certificate is what external data providers are shown.
+    params.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ServerAuth,
+        ExtendedKeyUsagePurpose::ClientAuth,
+    ];
     let leaf_key = KeyPair::generate()?;
     let leaf = params.signed_by(&leaf_key, &ca)?;
 
@@ -231,7 +235,9 @@ fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsErro
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-/// The serving certificate, swapped whole when the files change.
+/// The serving certificate, swapped whole when the files change. It is also the client
+/// certificate presented to Gatekeeper's external data providers (mutual TLS), as Gatekeeper
+/// presents its webhook's, and follows the same reloads.
 #[derive(Debug)]
 pub struct CertResolver {
     current: ArcSwap<CertifiedKey>,
@@ -239,14 +245,22 @@ pub struct CertResolver {
 
 impl CertResolver {
     pub fn new(key: CertifiedKey) -> CertResolver {
+        let key = Arc::new(key);
+        present_to_providers(&key);
         CertResolver {
-            current: ArcSwap::from_pointee(key),
+            current: ArcSwap::new(key),
         }
     }
 
     pub fn replace(&self, key: CertifiedKey) {
-        self.current.store(Arc::new(key));
+        let key = Arc::new(key);
+        present_to_providers(&key);
+        self.current.store(key);
     }
+}
+
+fn present_to_providers(key: &Arc<CertifiedKey>) {
+    celer_policy::gatekeeper::external_data::present_client_certificate(Some(Arc::clone(key)));
 }
 
 impl ResolvesServerCert for CertResolver {

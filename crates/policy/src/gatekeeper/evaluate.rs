@@ -366,7 +366,14 @@ impl ValidatingFamily for Constraints<'_> {
                 };
                 match review {
                     Ok(review) => {
-                        rego.violations(review, &constraint.rego_parameters, inventory, violations)
+                        let providers = Arc::clone(&self.set.providers);
+                        rego.violations(
+                            review,
+                            &constraint.rego_parameters,
+                            inventory,
+                            Some(providers),
+                            violations,
+                        )
                     }
                     Err(e) => violations.push(e.clone()),
                 }

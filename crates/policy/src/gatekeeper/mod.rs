@@ -17,10 +17,14 @@
 //! a `Rego` entry of `code[]`, compiled once with regorus; when both engines are present CEL
 //! is the one used, as in Gatekeeper. A template with neither loads with a diagnostic and its
 //! Constraints are not enforced.
+//!
+//! External data `Provider`s are Gatekeeper documents of both phases ([`external_data`]):
+//! Rego templates call them through `external_data`, mutators through `assign.externalData`.
 
 pub mod constraint_match;
 mod evaluate;
 pub mod expansion;
+pub mod external_data;
 mod lower;
 pub mod model;
 pub mod rego;
@@ -89,6 +93,8 @@ pub struct GatekeeperSet {
     pub exclusions: Exclusions,
     /// ExpansionTemplates, by name.
     pub expansions: Vec<expansion::CompiledExpansion>,
+    /// The external data Providers, which `external_data` calls.
+    pub providers: Arc<external_data::Providers>,
     /// The last synced list and what [`GatekeeperSet::inventory`] made of it, so that an
     /// unchanged list gives the same one back (templates key their programs by it).
     filtered: parking_lot::Mutex<Option<SyncedPair>>,
@@ -168,6 +174,8 @@ pub enum GatekeeperManifest {
     SyncSet(Box<model::SyncSet>),
     /// An `ExpansionTemplate`.
     Expansion(Box<model::ExpansionTemplate>),
+    /// An external data `Provider`.
+    Provider(Box<external_data::ProviderManifest>),
 }
 
 impl FamilyManifest for GatekeeperManifest {
@@ -178,6 +186,7 @@ impl FamilyManifest for GatekeeperManifest {
             GatekeeperManifest::Config(_) => "Config",
             GatekeeperManifest::SyncSet(_) => "SyncSet",
             GatekeeperManifest::Expansion(_) => "ExpansionTemplate",
+            GatekeeperManifest::Provider(_) => "Provider",
         }
     }
 
@@ -188,13 +197,15 @@ impl FamilyManifest for GatekeeperManifest {
             GatekeeperManifest::Config(c) => &c.metadata.name,
             GatekeeperManifest::SyncSet(s) => &s.metadata.name,
             GatekeeperManifest::Expansion(e) => &e.metadata.name,
+            GatekeeperManifest::Provider(p) => &p.metadata.name,
         }
     }
 
     fn phases(&self) -> Phases {
         match self {
-            // The mutation webhook reads the Config's exclusions too.
-            GatekeeperManifest::Config(_) => Phases::Both,
+            // The mutation webhook reads the Config's exclusions too, and its mutators call
+            // Providers.
+            GatekeeperManifest::Config(_) | GatekeeperManifest::Provider(_) => Phases::Both,
             _ => Phases::Validating,
         }
     }
@@ -255,6 +266,9 @@ pub fn read_manifest(
     }
     if model::EXPANSION_VERSIONS.contains(&api_version) && kind == "ExpansionTemplate" {
         return Some(crate::load::read(doc).map(|e| GatekeeperManifest::Expansion(Box::new(e))));
+    }
+    if external_data::provider::VERSIONS.contains(&api_version) && kind == "Provider" {
+        return Some(crate::load::read(doc).map(|p| GatekeeperManifest::Provider(Box::new(p))));
     }
     if api_version == model::SYNCSET_VERSION && kind == "SyncSet" {
         return Some(crate::load::read(doc).map(|s| GatekeeperManifest::SyncSet(Box::new(s))));
@@ -321,6 +335,7 @@ pub(crate) fn build(
         }
     }
     read_config(items, errors, &mut set);
+    set.providers = Arc::new(external_data::Providers::build(items, errors));
     let mut constraint_names: HashMap<(String, String), ()> = HashMap::new();
     for (source, item) in items {
         let Some(GatekeeperManifest::Constraint(c)) = item.downcast() else {

@@ -18,6 +18,8 @@ use celer_rego::{Module, Options, Program, RegoValue};
 use parking_lot::Mutex;
 use sonic_rs::JsonValueTrait;
 
+use super::external_data;
+
 /// The packages a template's modules may reference under `data` besides their own: the
 /// synced objects, and the template's libs.
 const DATA_ROOTS: [&str; 2] = ["data.inventory", "data.lib"];
@@ -31,6 +33,8 @@ pub struct RegoTemplate {
     pub violation: String,
     /// Whether any module reads `data.inventory`.
     pub reads_inventory: bool,
+    /// Whether any module calls `external_data`, so that evaluations need the Providers.
+    pub calls_external_data: bool,
     program: Arc<Program>,
     /// The program with the last inventory it was given, by the inventory's address.
     with_inventory: Mutex<WithInventory>,
@@ -41,6 +45,7 @@ impl std::fmt::Debug for RegoTemplate {
         f.debug_struct("RegoTemplate")
             .field("violation", &self.violation)
             .field("reads_inventory", &self.reads_inventory)
+            .field("calls_external_data", &self.calls_external_data)
             .finish_non_exhaustive()
     }
 }
@@ -69,8 +74,12 @@ pub fn compile(code: &RegoCode<'_>) -> Result<RegoTemplate, Vec<String>> {
         });
     }
     let mut reads_inventory = false;
+    let mut calls_external_data = false;
     for module in &modules {
         for name in celer_rego::scan::names(&module.text) {
+            if name.called && name.path == external_data::EXTERNAL_DATA.name {
+                calls_external_data = true;
+            }
             if !(name.path == "data" || name.path.starts_with("data.")) {
                 continue;
             }
@@ -91,9 +100,16 @@ pub fn compile(code: &RegoCode<'_>) -> Result<RegoTemplate, Vec<String>> {
     if !errors.is_empty() {
         return Err(errors);
     }
+    let defaults = Options::default();
     let options = Options {
         rego_v0: !code.v1,
-        ..Options::default()
+        extensions: external_data::EXTENSIONS,
+        // A call to a provider may take up to its timeout, within the evaluation's bound.
+        timeout: match calls_external_data {
+            true => defaults.timeout + external_data::provider::MAX_TIMEOUT,
+            false => defaults.timeout,
+        },
+        ..defaults
     };
     let program = Program::compile(&modules, None, options).map_err(|e| vec![e.message])?;
     let packages = program.packages();
@@ -122,6 +138,7 @@ pub fn compile(code: &RegoCode<'_>) -> Result<RegoTemplate, Vec<String>> {
     Ok(RegoTemplate {
         violation: format!("{package}.violation"),
         reads_inventory,
+        calls_external_data,
         program: Arc::new(program),
         with_inventory: Mutex::new(None),
     })
@@ -163,6 +180,7 @@ impl RegoTemplate {
         review: &RegoValue,
         parameters: &RegoValue,
         inventory: Option<Arc<Vec<Arc<Json>>>>,
+        host: Option<Arc<dyn celer_rego::Host>>,
         out: &mut Vec<String>,
     ) {
         let program = match self.program(inventory) {
@@ -172,15 +190,17 @@ impl RegoTemplate {
                 return;
             }
         };
-        self.violations_with(&program, review, parameters, out);
+        self.violations_with(&program, review, parameters, host, out);
     }
 
     /// [`Self::violations`] with a given program (the template's, with some inventory).
+    /// `host` answers `external_data` (without one, a call is an evaluation error).
     pub fn violations_with(
         &self,
         program: &Program,
         review: &RegoValue,
         parameters: &RegoValue,
+        host: Option<Arc<dyn celer_rego::Host>>,
         out: &mut Vec<String>,
     ) {
         let mut input = BTreeMap::new();
@@ -188,7 +208,8 @@ impl RegoTemplate {
         if !matches!(parameters, RegoValue::Undefined) {
             input.insert(RegoValue::from("parameters"), parameters.clone());
         }
-        match program.eval_rule(&self.violation, &RegoValue::from(input)) {
+        let host = host.filter(|_| self.calls_external_data);
+        match program.eval_rule_with(&self.violation, &RegoValue::from(input), host) {
             Ok(RegoValue::Set(results)) => {
                 let mut messages: Vec<String> = results
                     .iter()

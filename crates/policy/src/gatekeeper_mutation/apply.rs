@@ -53,6 +53,18 @@ pub enum Setter<'a> {
         path: &'a str,
         tag: &'a str,
     },
+    /// `assign.externalData`: the value for what is at the location, or `None` to leave it.
+    External(Resolve<'a>),
+}
+
+/// What external data assigns for the value at a location (`None`: nothing).
+#[derive(Clone, Copy)]
+pub struct Resolve<'a>(pub &'a dyn Fn(Option<&Tree>) -> Option<Json>);
+
+impl std::fmt::Debug for Resolve<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Resolve(<external data>)")
+    }
 }
 
 /// Why a mutator could not be applied.
@@ -281,6 +293,13 @@ impl Walk<'_, '_> {
                 };
                 let image = super::image::mutate(domain, path, tag, &current);
                 set_member(members, field, Tree::Leaf(Json::from(image.as_str())));
+            }
+            Setter::External(Resolve(resolve)) => {
+                let current = members.iter().find(|(k, _)| k == field).map(|(_, v)| v);
+                match resolve(current) {
+                    Some(value) => set_member(members, field, Tree::from_json(&value)),
+                    None => return Ok(false),
+                }
             }
         }
         Ok(true)

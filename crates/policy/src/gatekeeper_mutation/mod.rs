@@ -14,12 +14,17 @@
 //! rounds are kube-apiserver's and Kyverno's rule; Gatekeeper's is its own loop), whose
 //! result is the object the driver turns into the patch.
 //!
-//! Not supported: `assign.externalData` (a load error: "not supported yet"), Gatekeeper's
-//! mutation annotations and logging. `parameters.assignIf` (`in`, `notIn` on the current
-//! value) is honoured as Gatekeeper honoured it before removing it (v3.7: it could make the
-//! mutators oscillate; the not-converging check stops that here).
+//! `assign.externalData` asks a Gatekeeper `Provider` ([`crate::gatekeeper::external_data`])
+//! for the value, one call per mutator application (`external.rs` says how).
+//!
+//! Not supported: Gatekeeper's batching of one provider's keys across mutators (here a call
+//! per mutator for the keys it has not resolved in the request yet), its mutation
+//! annotations and logging. `parameters.assignIf` (`in`, `notIn` on the current value) is
+//! honoured as Gatekeeper honoured it before removing it (v3.7: it could make the mutators
+//! oscillate; the not-converging check stops that here).
 
 mod apply;
+mod external;
 mod image;
 pub mod location;
 pub mod model;
@@ -49,6 +54,8 @@ pub struct GatekeeperMutators {
     /// How many mutators the system holds, the conflicting ones (which do not run) included:
     /// Gatekeeper's bound on passes is this plus one.
     pub system_size: usize,
+    /// The external data Providers `assign.externalData` asks.
+    pub providers: std::sync::Arc<crate::gatekeeper::external_data::Providers>,
 }
 
 impl GatekeeperMutators {
@@ -190,9 +197,12 @@ pub(crate) fn build(
         .collect();
     // The group and the namespace (cluster-scoped: none) are the same for every mutator.
     mutators.sort_by(|a, b| (a.kind, a.name.as_str()).cmp(&(b.kind, b.name.as_str())));
+    // The validating family reports invalid Providers; the same errors are not repeated.
+    let providers = crate::gatekeeper::external_data::Providers::build(items, &mut Vec::new());
     GatekeeperMutators {
         mutators,
         system_size,
+        providers: std::sync::Arc::new(providers),
     }
 }
 

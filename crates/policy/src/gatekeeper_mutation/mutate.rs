@@ -107,10 +107,12 @@ impl System<'_> {
         };
         let mut applied_ever: Vec<&Mutator> = Vec::new();
         let mut applied: Vec<&Mutator> = Vec::new();
+        // What each external data mutator resolved and assigned in this request.
+        let mut memos: Vec<super::external::Memo> = Vec::new();
         for pass in 1..=max {
             let before = tree.clone();
             applied.clear();
-            for m in &self.0.mutators {
+            for (index, m) in self.0.mutators.iter().enumerate() {
                 if stale {
                     view = written(&tree)?;
                     stale = false;
@@ -134,8 +136,53 @@ impl System<'_> {
                     Some(MetadataField::Name) => Json::from(Subject::of(&view).name),
                     None => Json::new(),
                 };
-                let setter = m.setter(&from_metadata);
-                match super::apply::mutate(&m.path, &m.tester, &setter, &mut tree) {
+                let resolved = match m.external_data() {
+                    None => None,
+                    Some(external) => {
+                        if memos.len() <= index {
+                            memos.resize_with(index + 1, Default::default);
+                        }
+                        let username = request.ctx.request.user.username;
+                        let providers = &self.0.providers;
+                        match super::external::resolve(
+                            m,
+                            external,
+                            providers,
+                            &mut tree,
+                            username,
+                            &mut memos[index],
+                        ) {
+                            Ok(resolved) => Some(resolved),
+                            Err(e) => {
+                                outcome
+                                    .results
+                                    .push(result(m, ResultKind::Error, Some(e.clone())));
+                                return Err(errored(format!(
+                                    "mutation for mutator {} failed for {}: {e}",
+                                    m.id(),
+                                    describe(&view, namespace)
+                                )));
+                            }
+                        }
+                    }
+                };
+                let assigned = std::cell::RefCell::new(Vec::new());
+                let external = |current: Option<&Tree>| {
+                    let value = resolved.as_ref().and_then(|r| r.value_for(current));
+                    if let Some(v) = &value {
+                        assigned.borrow_mut().push(v.clone());
+                    }
+                    value
+                };
+                let setter = match resolved {
+                    Some(_) => super::apply::Setter::External(super::apply::Resolve(&external)),
+                    None => m.setter(&from_metadata),
+                };
+                let applied_now = super::apply::mutate(&m.path, &m.tester, &setter, &mut tree);
+                if let Some(memo) = memos.get_mut(index) {
+                    memo.assigned.extend(assigned.into_inner());
+                }
+                match applied_now {
                     Ok(true) => {
                         applied.push(m);
                         stale = true;

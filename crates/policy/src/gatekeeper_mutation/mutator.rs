@@ -25,6 +25,38 @@ pub enum MetadataField {
 pub enum AssignValue {
     Value(Json),
     FromMetadata(MetadataField),
+    /// What a Provider answers (`assign.externalData`).
+    External(ExternalData),
+}
+
+/// `assign.externalData`: which Provider is asked, with what key, and what a failure does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalData {
+    pub provider: String,
+    pub data_source: DataSource,
+    pub failure_policy: FailurePolicy,
+    /// The value `UseDefault` assigns.
+    pub default: String,
+}
+
+/// `externalData.dataSource`: the key sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataSource {
+    /// The string at the location (each one, for a `*` selector).
+    ValueAtLocation,
+    /// The requesting user's name.
+    Username,
+}
+
+/// `externalData.failurePolicy`: what a provider's error (for a key, or for the call) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailurePolicy {
+    /// The request fails with the error.
+    Fail,
+    /// The location is left as it is.
+    Ignore,
+    /// `default` is assigned.
+    UseDefault,
 }
 
 /// `parameters.assignIf`: the value already at the location must be one of `in` (when
@@ -92,7 +124,9 @@ impl Mutator {
             Action::Assign { value, assign_if } => Setter::Assign {
                 value: match value {
                     AssignValue::Value(v) => v,
-                    AssignValue::FromMetadata(_) => from_metadata,
+                    // The system resolves external data with its own setter
+                    // (`external::setter`); this one never runs.
+                    AssignValue::FromMetadata(_) | AssignValue::External(_) => from_metadata,
                 },
                 assign_if: assign_if.as_ref(),
             },
@@ -111,6 +145,17 @@ impl Mutator {
                 value: AssignValue::FromMetadata(f),
                 ..
             } => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// `assign.externalData`, when the value comes from a Provider.
+    pub fn external_data(&self) -> Option<&ExternalData> {
+        match &self.action {
+            Action::Assign {
+                value: AssignValue::External(e),
+                ..
+            } => Some(e),
             _ => None,
         }
     }
@@ -388,11 +433,9 @@ fn assign_value(name: &str, kind: MutatorKind, params: &Parameters) -> Result<As
             "{field}: assign must only set one of `externalData`, `value` or `fromMetadata`"
         ));
     }
-    if a.external_data.is_some() {
-        return Err(format!(
-            "{field}.externalData: external data is not supported yet by celer ({} {name})",
-            kind.as_str()
-        ));
+    if let Some(raw) = &a.external_data {
+        return external_data(&format!("{field}.externalData"), kind, name, raw)
+            .map(AssignValue::External);
     }
     if let Some(from) = &a.from_metadata {
         return match from.field.as_str() {
@@ -407,6 +450,64 @@ fn assign_value(name: &str, kind: MutatorKind, params: &Parameters) -> Result<As
         Some(v) => Ok(AssignValue::Value(v.clone())),
         None => Err(format!("{field}.value: missing")),
     }
+}
+
+/// `assign.externalData`, with Gatekeeper's checks: a provider, a known dataSource and
+/// failurePolicy, and a `default` for `UseDefault`.
+fn external_data(
+    field: &str,
+    kind: MutatorKind,
+    name: &str,
+    raw: &Json,
+) -> Result<ExternalData, String> {
+    let text = |key: &str| -> Result<String, String> {
+        match raw.get(key) {
+            None => Ok(String::new()),
+            Some(v) if v.is_null() => Ok(String::new()),
+            Some(v) => v
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("{field}.{key}: Invalid value: must be a string")),
+        }
+    };
+    let provider = text("provider")?;
+    if provider.is_empty() {
+        return Err(format!(
+            "{field}.provider: Required value: the Provider to ask ({} {name})",
+            kind.as_str()
+        ));
+    }
+    let data_source = match text("dataSource")?.as_str() {
+        "" | "ValueAtLocation" => DataSource::ValueAtLocation,
+        "Username" => DataSource::Username,
+        other => {
+            return Err(format!(
+                "{field}.dataSource: Unsupported value: {other:?}: supported values: \"ValueAtLocation\", \"Username\""
+            ));
+        }
+    };
+    let failure_policy = match text("failurePolicy")?.as_str() {
+        "" | "Fail" => FailurePolicy::Fail,
+        "Ignore" => FailurePolicy::Ignore,
+        "UseDefault" => FailurePolicy::UseDefault,
+        other => {
+            return Err(format!(
+                "{field}.failurePolicy: Unsupported value: {other:?}: supported values: \"Fail\", \"Ignore\", \"UseDefault\""
+            ));
+        }
+    };
+    let default = text("default")?;
+    if failure_policy == FailurePolicy::UseDefault && default.is_empty() {
+        return Err(format!(
+            "{field}.default: Required value: failurePolicy UseDefault needs a default"
+        ));
+    }
+    Ok(ExternalData {
+        provider,
+        data_source,
+        failure_policy,
+        default,
+    })
 }
 
 fn check_metadata(
@@ -449,6 +550,12 @@ fn check_assign(name: &str, path: &Path, params: &Parameters) -> Result<Action, 
     let value = assign_value(name, MutatorKind::Assign, params)?;
     if let Some(Node::List(list)) = path.0.last() {
         match &value {
+            AssignValue::External(_) => {
+                return Err(
+                    "spec.parameters.assign.externalData: external data assigns strings, not list elements"
+                        .to_string(),
+                );
+            }
             AssignValue::FromMetadata(_) => {
                 return Err(
                     "spec.parameters.assign.fromMetadata: cannot assign a metadata field to a list"

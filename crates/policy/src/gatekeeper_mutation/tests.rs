@@ -349,8 +349,36 @@ fn what_gatekeeper_refuses_is_a_load_error_naming_the_object_and_field() {
             "assign must only set one of",
         ),
         (
-            &assign("m", "spec.x", "    assign: {externalData: {provider: p}}\n"),
-            "spec.parameters.assign.externalData: external data is not supported yet",
+            &assign(
+                "m",
+                "spec.x",
+                "    assign: {externalData: {dataSource: Username}}\n",
+            ),
+            "spec.parameters.assign.externalData.provider: Required value",
+        ),
+        (
+            &assign(
+                "m",
+                "spec.x",
+                "    assign: {externalData: {provider: p, failurePolicy: UseDefault}}\n",
+            ),
+            "spec.parameters.assign.externalData.default: Required value: failurePolicy UseDefault needs a default",
+        ),
+        (
+            &assign(
+                "m",
+                "spec.x",
+                "    assign: {externalData: {provider: p, dataSource: Annotation}}\n",
+            ),
+            "spec.parameters.assign.externalData.dataSource: Unsupported value: \"Annotation\"",
+        ),
+        (
+            &assign(
+                "m",
+                "spec.c[name: a]",
+                "    assign: {externalData: {provider: p}}\n",
+            ),
+            "external data assigns strings, not list elements",
         ),
         (
             &assign("m", "spec.x", "    assign: {fromMetadata: {field: uid}}\n"),
