@@ -9,14 +9,14 @@
 #            75% reads) at $RATE for $DURATION, CPU and RSS of celer from /proc. Reference: the
 #            same celer with no policy for the mix (every answer NoOpinion), then with 1,000 more policies
 #            for resources the mix never asks about.
-# apiserver  the mix through kube-apiserver as bench-user (bound to cluster-admin by RBAC): 75%
-#            GETs (list Pods, get the kubernetes Service, list Namespaces), 25% dry-run Pod
-#            creates, at 75 rps, 20 concurrent, 60 s. Three API servers, one after another:
-#            RBAC only (the reference); celer first in --authorization-config with caching off
-#            (every request reaches celer); celer first with the API server's default caching.
-#            The added p99 is (celer) - (RBAC only).
-# sweep      the same mix at rising rates on the reference and on celer (caching off); per
-#            rate the added p99, and the highest rate whose added p99 stays under 5 ms.
+# apiserver  the mix through kube-apiserver: 75% GETs (list Pods, get the kubernetes Service,
+#            list Namespaces), 25% dry-run Pod creates, at 75 rps, 20 concurrent, 60 s, as
+#            bench-user (celer is called) and as bench-reference (a matchCondition skips celer)
+#            on the same API server, interleaved, $ROUNDS [3] rounds each; the added p50/p99 is
+#            the median of the per-round differences. Once with the API server's answer cache
+#            off (every request reaches celer), once with its defaults.
+# sweep      the same pair at rising rates, caching off, one 20 s round each, until the added
+#            p99 reaches 5 ms or a request fails.
 #
 # Environment: CELER_BIN [target/release/celer, built if missing]; RATE [5000], DURATION [30s],
 # API_RATE [75], API_DURATION [60s], API_CONCURRENCY [20], SWEEP [75,150,300,600,1000,1500];
@@ -73,35 +73,56 @@ if want webhook; then
     "webhook: celer cores per 1,000 SAR/s: \(($p[0].run.resources.cpu_cores.mean / ($p[0].run.achieved_rps / 1000) * 1000 | round) / 1000) (no policies: \(($n[0].run.resources.cpu_cores.mean / ($n[0].run.achieved_rps / 1000) * 1000 | round) / 1000))"'
 fi
 
-# plane MODE: the control plane with RBAC only (rbac) or celer first (nocache, cache), with
-# bench-user's token and binding, namespace policy-bench, and $work/user.kubeconfig.
-token="$(openssl rand -hex 24)"
-echo "$token,bench-user,bench-user,\"bench:users\"" > "$work/tokens.csv"
+# plane MODE: the control plane with celer first in --authorization-config, caching off
+# (nocache: every matched request reaches celer) or on (cache: the API server's defaults), and
+# users bench-user and bench-reference (both bound to cluster-admin by RBAC), namespace
+# policy-bench, and $work/user.kubeconfig and $work/reference.kubeconfig. The configuration's
+# matchConditions are celer's, plus one that skips celer for bench-reference: the reference
+# takes every other step of the same API server (authentication, RBAC, the matchConditions
+# themselves), so the difference between the two is what celer adds.
+user_token="$(openssl rand -hex 24)" reference_token="$(openssl rand -hex 24)"
+{
+  echo "$user_token,bench-user,bench-user,\"bench:users\""
+  echo "$reference_token,bench-reference,bench-reference,\"bench:users\""
+} > "$work/tokens.csv"
 export CELER_E2E_EXTRA_TOKENS="$work/tokens.csv"
 plane() {
   "$here/control-plane.sh" down >/dev/null 2>&1 || true
-  unset CELER_E2E_AUTHORIZATION_CONFIG
-  if [ "$1" != rbac ]; then
-    local cache=()
-    [ "$1" = nocache ] && cache=(--no-cache)
-    "$CELER_BIN" authz config --policy "$work/policies.yaml" "${cache[@]}" \
-      --kubeconfig-file "$work/webhook.kubeconfig" > "$work/authorization-config-$1.yaml"
-    export CELER_E2E_AUTHORIZATION_CONFIG="$work/authorization-config-$1.yaml"
-  fi
+  local cache=()
+  [ "$1" = nocache ] && cache=(--no-cache)
+  "$CELER_BIN" authz config --policy "$work/policies.yaml" "${cache[@]}" \
+    --kubeconfig-file "$work/webhook.kubeconfig" > "$work/authorization-config-$1.celer.yaml"
+  python3 - "$work/authorization-config-$1.celer.yaml" "$work/authorization-config-$1.yaml" <<'PY'
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+webhook = config["authorizers"][0]["webhook"]
+webhook.setdefault("matchConditions", []).append({"expression": "request.user != 'bench-reference'"})
+yaml.safe_dump(config, open(sys.argv[2], "w"), sort_keys=False)
+PY
+  export CELER_E2E_AUTHORIZATION_CONFIG="$work/authorization-config-$1.yaml"
   eval "$("$here/control-plane.sh" up)"
   api POST /apis/rbac.authorization.k8s.io/v1/clusterrolebindings \
     '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"bench-users-admin"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"bench:users"}]}'
   [ "$status" = 201 ] || { echo "binding: $status" >&2; return 1; }
   api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"policy-bench"}}'
-  sed -e "s/user: celer-e2e-admin/user: bench-user/; s/name: celer-e2e-admin/name: bench-user/" \
-    -e "s/token: .*/token: $token/" "$KUBECONFIG" > "$work/user.kubeconfig"
-  chmod 600 "$work/user.kubeconfig"
-  # The mix's reads must be answered 200 before anything is measured.
-  local path
-  for path in /api/v1/namespaces/default/services/kubernetes /api/v1/namespaces/policy-bench/pods; do
-    CELER_E2E_TOKEN="$token" api GET "$path"
-    [ "$status" = 200 ] || { echo "bench-user GET $path: $status $(head -c 300 "$work/body.json")" >&2; return 1; }
+  local who t path
+  for who in user reference; do
+    t="$user_token"; [ "$who" = reference ] && t="$reference_token"
+    sed -e "s/user: celer-e2e-admin/user: bench-$who/; s/name: celer-e2e-admin/name: bench-$who/" \
+      -e "s/token: .*/token: $t/" "$KUBECONFIG" > "$work/$who.kubeconfig"
+    chmod 600 "$work/$who.kubeconfig"
+    # The mix's reads must be answered 200 before anything is measured.
+    for path in /api/v1/namespaces/default/services/kubernetes /api/v1/namespaces/policy-bench/pods; do
+      CELER_E2E_TOKEN="$t" api GET "$path"
+      [ "$status" = 200 ] || { echo "bench-$who GET $path: $status $(head -c 300 "$work/body.json")" >&2; return 1; }
+    done
   done
+  # celer is called for bench-user and not for bench-reference.
+  local before after
+  before="$(curl -s --cacert "$work/tls-served/ca.crt" "https://127.0.0.1:$celer_port/metrics" | awk '/^celer_webhook_requests_total\{endpoint="authorize"/ {n += $2} END {print n + 0}')"
+  CELER_E2E_TOKEN="$reference_token" api GET /api/v1/namespaces/policy-bench/pods?limit=2
+  after="$(curl -s --cacert "$work/tls-served/ca.crt" "https://127.0.0.1:$celer_port/metrics" | awk '/^celer_webhook_requests_total\{endpoint="authorize"/ {n += $2} END {print n + 0}')"
+  [ "$before" = "$after" ] || { echo "bench-reference reached celer ($before -> $after reviews)" >&2; return 1; }
 }
 
 if want apiserver || want sweep; then
@@ -124,39 +145,67 @@ current-context: celer
 KC
 fi
 
-api_bench() { # NAME ARGS...: the mix through the API server, report in $work/api-NAME.json
-  local name="$1"; shift
-  "$CELER_BIN" bench --kube --kubeconfig "$work/user.kubeconfig" --authz-mix \
-    --max-concurrency "$API_CONCURRENCY" --warmup-rate 20 --warmup-duration 5s \
+api_bench() { # WHO NAME ARGS...: the mix through the API server as bench-WHO, in $work/api-NAME.json
+  local who="$1" name="$2"; shift 2
+  "$CELER_BIN" bench --kube --kubeconfig "$work/$who.kubeconfig" --authz-mix \
+    --max-concurrency "$API_CONCURRENCY" --warmup-rate 20 --warmup-duration 3s \
     --output json --quiet "$@" > "$work/api-$name.json"
 }
 
-if want apiserver; then
-  for mode in rbac nocache cache; do
-    plane "$mode"
-    pid_args=()
-    [ "$mode" != rbac ] && pid_args=(--pid "$celer_pid")
-    api_bench "$mode" --rate "$API_RATE" --duration "$API_DURATION" "${pid_args[@]}"
-    summary "apiserver, $mode" "$work/api-$mode.json"
+ROUNDS="${ROUNDS:-3}"
+# added NAME: rounds of reference and celer at the same rate, interleaved; prints each round
+# and the medians of the per-round differences.
+added() {
+  local mode="$1" rate="$2" duration="$3" r
+  for r in $(seq 1 "$ROUNDS"); do
+    api_bench reference "$mode-$rate-ref-$r" --rate "$rate" --duration "$duration"
+    api_bench user "$mode-$rate-celer-$r" --rate "$rate" --duration "$duration" --pid "$celer_pid"
   done
-  jq -rn --slurpfile a "$work/api-rbac.json" --slurpfile b "$work/api-nocache.json" \
-    --slurpfile c "$work/api-cache.json" '
-    def p(x; q): (x[0].run.scheduled[q]);
-    "apiserver: added p50 / p99 with celer, caching off: \((p($b; "p50") - p($a; "p50")) * 1000 | round) / \((p($b; "p99") - p($a; "p99")) * 1000 | round) us; caching on: \((p($c; "p50") - p($a; "p50")) * 1000 | round) / \((p($c; "p99") - p($a; "p99")) * 1000 | round) us (reference p50 \(p($a; "p50")) ms, p99 \(p($a; "p99")) ms)"'
+  jq -rn --arg mode "$mode" --argjson rate "$rate" --argjson rounds "$ROUNDS" \
+    --slurpfile ref <(for r in $(seq 1 "$ROUNDS"); do cat "$work/api-$mode-$rate-ref-$r.json"; done) \
+    --slurpfile cel <(for r in $(seq 1 "$ROUNDS"); do cat "$work/api-$mode-$rate-celer-$r.json"; done) '
+    def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+    def us: . * 1000 | round;
+    [range(0; $rounds) as $i | {ref: $ref[$i].run, cel: $cel[$i].run}] as $rows
+    | ($rows | to_entries[] | "\($mode) \($rate)/s round \(.key + 1): reference p50 \(.value.ref.scheduled.p50) p99 \(.value.ref.scheduled.p99) ms; celer p50 \(.value.cel.scheduled.p50) p99 \(.value.cel.scheduled.p99) ms; failed \(.value.ref.requests - .value.ref.successful) / \(.value.cel.requests - .value.cel.successful)"),
+      "\($mode) \($rate)/s: added p50 \([$rows[] | .cel.scheduled.p50 - .ref.scheduled.p50] | median | us) us, added p99 \([$rows[] | .cel.scheduled.p99 - .ref.scheduled.p99] | median | us) us (medians of \($rounds) rounds); celer \([$rows[] | .cel.resources.cpu_cores.mean] | median) cores"'
+}
+
+# where the added time goes: celer's own time per review (its histogram, from reading the body
+# to writing the answer) and the API server's time per webhook call (its histogram), means over
+# the plane's life.
+where() {
+  local c a
+  c="$(curl -s --cacert "$work/tls-served/ca.crt" "https://127.0.0.1:$celer_port/metrics" | awk '
+    /^celer_webhook_request_duration_seconds_sum\{endpoint="authorize"/ {s += $2}
+    /^celer_webhook_request_duration_seconds_count\{endpoint="authorize"/ {n += $2}
+    END {if (n) printf "%d reviews, mean %.0f us", n, s / n * 1e6}')"
+  api GET /metrics
+  a="$(awk '
+    /^apiserver_authorization_webhook_duration_seconds_sum/ {s += $2}
+    /^apiserver_authorization_webhook_duration_seconds_count/ {n += $2}
+    END {if (n) printf "%d calls, mean %.0f us", n, s / n * 1e6}' "$work/body.json")"
+  echo "$1: celer's own time: ${c:-none}; the API server's webhook calls: ${a:-none}"
+}
+
+if want apiserver; then
+  for mode in nocache cache; do
+    plane "$mode"
+    added "$mode" "$API_RATE" "$API_DURATION"
+    where "$mode"
+  done
 fi
 
 if want sweep; then
-  for mode in rbac nocache; do
-    plane "$mode"
-    api_bench "sweep-$mode" --rate-sweep "$SWEEP" --slo-ms 1000 --duration 20s
+  plane nocache
+  for rate in ${SWEEP//,/ }; do
+    ROUNDS=1 added sweep "$rate" 20s | tee "$work/sweep-$rate.txt"
+    if ! grep -q "added p99" "$work/sweep-$rate.txt"; then break; fi
+    p99="$(grep -o 'added p99 -\?[0-9]*' "$work/sweep-$rate.txt" | grep -o -- '-\?[0-9]*$')"
+    failed="$(jq '.run.requests - .run.successful' "$work/api-sweep-$rate-celer-1.json")"
+    if [ "$p99" -ge 5000 ] || [ "$failed" -gt 0 ]; then
+      echo "sweep: added p99 reached 5 ms (or requests failed) at $rate/s"; break
+    fi
+    echo "sweep: $rate/s within 5 ms added p99"
   done
-  jq -rn --slurpfile a "$work/api-sweep-rbac.json" --slurpfile b "$work/api-sweep-nocache.json" '
-    [range(0; [$a[0].sweep.steps, $b[0].sweep.steps] | map(length) | min) as $i
-     | {rate: $a[0].sweep.steps[$i].summary.rate,
-        ref: $a[0].sweep.steps[$i].summary.scheduled.p99,
-        celer: $b[0].sweep.steps[$i].summary.scheduled.p99,
-        failed: ($b[0].sweep.steps[$i].summary | .requests - .successful)}
-     | .added = ((.celer - .ref) * 1000 | round) / 1000] as $rows
-    | ($rows[] | "sweep: \(.rate)/s: p99 reference \(.ref) ms, celer \(.celer) ms, added \(.added) ms, failed \(.failed)"),
-      "sweep: highest rate with added p99 under 5 ms: \([$rows[] | select(.added < 5 and .failed == 0) | .rate] | max)"'
 fi

@@ -1,7 +1,8 @@
 //! Authorization policies by what they can decide: (verb, API group, resource) for resource
-//! requests, (verb, path) for non-resource ones. Names without `*` are hash keys, so a request
-//! costs three probes however many policies there are for other resources; patterns with `*`
-//! are kept apart and checked one by one (RBAC's meaning of `*`, `*/scale`, `pods/*`, `/api/*`).
+//! requests, (verb, path) for non-resource ones. Names without `*` are hash keys, and so are a
+//! named group and resource for every verb (`verbs: ["*"]`), so a request costs a few probes
+//! however many policies there are for other resources; other patterns with `*` are kept apart
+//! and checked one by one (RBAC's meaning of `*`, `*/scale`, `pods/*`, `/api/*`).
 
 use hashbrown::HashMap;
 
@@ -14,6 +15,9 @@ type ByResource = HashMap<String, Vec<u32>>;
 pub struct AuthorizationIndex {
     /// verb -> group -> `resource` or `resource/subresource` -> policy ids.
     resources: HashMap<String, HashMap<String, ByResource>>,
+    /// Rules for every verb (`verbs: ["*"]`, the common case) of a named group and resource:
+    /// group -> `resource` or `resource/subresource` -> policy ids.
+    any_verb: HashMap<String, ByResource>,
     /// Resource rules with a `*` in a verb, group or resource.
     resource_patterns: Vec<(Pattern, u32)>,
     /// verb -> path -> policy ids.
@@ -56,7 +60,15 @@ impl AuthorizationIndex {
         for verb in &rule.verbs {
             for group in &rule.api_groups {
                 for resource in &rule.resources {
-                    if verb.contains('*') || group.contains('*') || resource.contains('*') {
+                    let literal = !group.contains('*') && !resource.contains('*');
+                    if verb == "*" && literal {
+                        let ids = (self.any_verb.entry(group.clone()).or_default())
+                            .entry(resource.clone())
+                            .or_default();
+                        if ids.last() != Some(&id) {
+                            ids.push(id);
+                        }
+                    } else if verb.contains('*') || !literal {
                         self.resource_patterns.push((
                             Pattern {
                                 verb: verb.clone(),
@@ -118,6 +130,9 @@ impl AuthorizationIndex {
                 .and_then(|g| g.get(r.group.as_str()))
                 .and_then(|k| k.get(key))
             {
+                out.extend_from_slice(ids);
+            }
+            if let Some(ids) = (self.any_verb.get(r.group.as_str())).and_then(|k| k.get(key)) {
                 out.extend_from_slice(ids);
             }
             for (p, id) in &self.resource_patterns {
