@@ -445,14 +445,15 @@ where
         if !rego || !loaded.rego_offloaded() {
             let begun = Instant::now();
             let answer = decide(state, &loaded, &review, started);
-            if rego && begun.elapsed() > INLINE_BUDGET {
-                if loaded.slow_rego.fetch_add(1, Ordering::Relaxed) + 1 == OFFLOAD_AFTER {
-                    tracing::warn!(
-                        elapsed_ms = begun.elapsed().as_secs_f64() * 1e3,
-                        generation = loaded.generation,
-                        "a Rego authorization module ran long: reviews it may decide go to the blocking pool until the next policy load"
-                    );
-                }
+            if rego
+                && begun.elapsed() > INLINE_BUDGET
+                && loaded.slow_rego.fetch_add(1, Ordering::Relaxed) + 1 == OFFLOAD_AFTER
+            {
+                tracing::warn!(
+                    elapsed_ms = begun.elapsed().as_secs_f64() * 1e3,
+                    generation = loaded.generation,
+                    "a Rego authorization module ran long: reviews it may decide go to the blocking pool until the next policy load"
+                );
             }
             return respond(path, Ok(answer));
         }
