@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod index;
 pub mod scan;
 pub mod value;
 
@@ -138,6 +139,8 @@ pub struct Program {
     ready: Mutex<Vec<Engine>>,
     packages: Vec<String>,
     options: Options,
+    /// Whether a base document was given: data could then define rules' paths.
+    has_data: bool,
 }
 
 impl std::fmt::Debug for Program {
@@ -207,6 +210,7 @@ impl Program {
                     })?;
             packages.push(package);
         }
+        let has_data = data.is_some();
         if let Some(data) = data {
             engine.add_data(data).map_err(|e| CompileError {
                 module: None,
@@ -227,6 +231,7 @@ impl Program {
             ready: Mutex::new(Vec::new()),
             packages,
             options,
+            has_data,
         })
     }
 
@@ -249,6 +254,7 @@ impl Program {
             ready: Mutex::new(Vec::new()),
             packages: self.packages.clone(),
             options: self.options,
+            has_data: true,
         })
     }
 
@@ -292,6 +298,19 @@ impl Program {
                 EvalError::Failed(message)
             }
         })
+    }
+
+    /// The index of the rule at `path` (`data.pkg.deny`), when its bodies open with guards
+    /// on `input` that tell, before any evaluation, that none can succeed
+    /// ([`index::RuleIndex::may_succeed`]). `None` when no such index is sound (see
+    /// [`index`]), or when a base document was given.
+    pub fn index(&self, path: &str) -> Option<index::RuleIndex> {
+        if self.has_data {
+            return None;
+        }
+        // regorus hands out its modules only from a mutable interpreter; a copy shares them.
+        let mut engine = self.prototype.clone();
+        index::RuleIndex::build(engine.get_modules(), path)
     }
 
     /// Whether the module named `module` declares a rule at `rule` (`violation`) or under it.

@@ -441,7 +441,7 @@ where
             Err(e) => return invalid(path, StatusCode::BAD_REQUEST, e.to_string()),
         };
         let set = loaded.policies.validating.authorization();
-        let rego = set.may_run_rego(&review.attributes);
+        let rego = set.may_run_rego(&review);
         if !rego || !loaded.rego_offloaded() {
             let begun = Instant::now();
             let answer = decide(state, &loaded, &review, started);

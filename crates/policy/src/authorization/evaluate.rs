@@ -185,11 +185,13 @@ fn decide<'p>(
         }
     }
     if let Some(module) = &policy.rego {
-        let input = rego_input
-            .get_or_init(|| super::rego::input(review))
-            .as_ref()
-            .map_err(Clone::clone)?;
-        return Ok(match module.decide(input)? {
+        let input = || {
+            rego_input
+                .get_or_init(|| super::rego::input(review))
+                .as_ref()
+                .map_err(Clone::clone)
+        };
+        return Ok(match module.decide(review, input)? {
             RegoDecision::Deny(reasons) => Some(Decided {
                 rule: "deny",
                 decision: RuleDecision::Deny,

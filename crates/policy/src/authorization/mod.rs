@@ -35,12 +35,15 @@ pub struct AuthorizationPolicies {
 }
 
 impl AuthorizationPolicies {
-    /// Whether deciding a request with these attributes may run a Rego module: its time is
-    /// bounded by a wall-clock limit rather than a CEL cost budget, so callers that must not
-    /// block (an I/O thread) run it elsewhere.
-    pub fn may_run_rego(&self, attributes: &review::Attributes) -> bool {
-        (self.index.candidates(attributes).into_iter())
-            .any(|id| (self.policies.get(id as usize)).is_some_and(|p| p.rego.is_some()))
+    /// Whether deciding `review` may run a Rego module (one is a candidate and its rules'
+    /// indexes do not rule it out): its time is bounded by a wall-clock limit rather than a
+    /// CEL cost budget, so callers that must not block (an I/O thread) run it elsewhere.
+    pub fn may_run_rego(&self, review: &review::SubjectAccessReview) -> bool {
+        (self.index.candidates(&review.attributes).into_iter()).any(|id| {
+            (self.policies.get(id as usize))
+                .and_then(|p| p.rego.as_ref())
+                .is_some_and(|m| m.may_run(review))
+        })
     }
 }
 

@@ -1,13 +1,15 @@
 //! Rego authorization modules, OPA's way: `deny[reason]` (a set of reasons) and an optional
 //! `allow`, over `input` = the SubjectAccessReview as the webhook is sent it. Compiled once
-//! with celer-rego (regorus); the input is converted once per request, only when a Rego
-//! policy is a candidate.
+//! with celer-rego (regorus); each rule's index ([`celer_rego::index`]) is checked against
+//! the review as it was parsed, and the input is converted once per request, only when some
+//! Rego rule may succeed on it.
 
 use std::sync::Arc;
 
 use celer_cel::Json;
+use celer_rego::index::{Found, Lookup, RuleIndex};
 use celer_rego::{Module, Options, Program, RegoValue, value};
-use sonic_rs::JsonValueMutTrait;
+use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
 
 use super::review::{SarVersion, SubjectAccessReview};
 
@@ -16,9 +18,25 @@ use super::review::{SarVersion, SubjectAccessReview};
 pub struct RegoModule {
     program: Arc<Program>,
     /// `data.<package>.deny`, when declared.
-    deny: Option<String>,
+    deny: Option<Rule>,
     /// `data.<package>.allow`, when declared.
-    allow: Option<String>,
+    allow: Option<Rule>,
+}
+
+/// A rule to evaluate, and its index when one is sound.
+#[derive(Debug)]
+struct Rule {
+    path: String,
+    index: Option<RuleIndex>,
+}
+
+impl Rule {
+    /// Whether the rule may have a value on `review`: `false` proves it has none.
+    fn may_succeed(&self, review: &SubjectAccessReview) -> bool {
+        self.index
+            .as_ref()
+            .is_none_or(|index| index.may_succeed(&ReviewInput(review)))
+    }
 }
 
 /// What a module decided.
@@ -50,9 +68,13 @@ pub fn compile(text: &str, v1: bool) -> Result<RegoModule, Vec<String>> {
         return Err(vec![format!("{MODULE}: Required value: a package")]);
     };
     let declared = |rule: &str| {
-        program
-            .declares(MODULE, rule)
-            .then(|| format!("{package}.{rule}"))
+        program.declares(MODULE, rule).then(|| {
+            let path = format!("{package}.{rule}");
+            Rule {
+                index: program.index(&path),
+                path,
+            }
+        })
     };
     let (deny, allow) = (declared("deny"), declared("allow"));
     if deny.is_none() && allow.is_none() {
@@ -68,12 +90,37 @@ pub fn compile(text: &str, v1: bool) -> Result<RegoModule, Vec<String>> {
 }
 
 impl RegoModule {
-    /// Evaluates `deny`, then `allow` when nothing denied.
-    pub fn decide(&self, input: &RegoValue) -> Result<RegoDecision, String> {
-        if let Some(deny) = &self.deny {
+    /// Whether the rule `deny` / `allow` has an index, for tests and diagnostics.
+    pub fn indexed(&self, rule: &str) -> bool {
+        let rule = if rule == "deny" {
+            &self.deny
+        } else {
+            &self.allow
+        };
+        rule.as_ref().is_some_and(|r| r.index.is_some())
+    }
+
+    /// Whether deciding `review` may evaluate a rule: `false` when every rule's index rules
+    /// it out.
+    pub fn may_run(&self, review: &SubjectAccessReview) -> bool {
+        [&self.deny, &self.allow]
+            .into_iter()
+            .flatten()
+            .any(|r| r.may_succeed(review))
+    }
+
+    /// Evaluates `deny`, then `allow` when nothing denied. A rule whose index rules it out
+    /// on `review` is not evaluated, and `input` (the review converted) is asked for only
+    /// when some rule is.
+    pub fn decide<'i>(
+        &self,
+        review: &SubjectAccessReview,
+        input: impl Fn() -> Result<&'i RegoValue, String>,
+    ) -> Result<RegoDecision, String> {
+        if let Some(deny) = self.deny.as_ref().filter(|r| r.may_succeed(review)) {
             match self
                 .program
-                .eval_rule(deny, input)
+                .eval_rule(&deny.path, input()?)
                 .map_err(|e| e.to_string())?
             {
                 RegoValue::Set(reasons) if !reasons.is_empty() => {
@@ -85,26 +132,73 @@ impl RegoModule {
                 RegoValue::Set(_) | RegoValue::Bool(false) | RegoValue::Undefined => {}
                 other => {
                     return Err(format!(
-                        "{deny}: expected a set of reasons or a boolean, got {}",
+                        "{}: expected a set of reasons or a boolean, got {}",
+                        deny.path,
                         text(&other)
                     ));
                 }
             }
         }
-        if let Some(allow) = &self.allow {
+        if let Some(allow) = self.allow.as_ref().filter(|r| r.may_succeed(review)) {
             match self
                 .program
-                .eval_rule(allow, input)
+                .eval_rule(&allow.path, input()?)
                 .map_err(|e| e.to_string())?
             {
                 RegoValue::Bool(true) => return Ok(RegoDecision::Allow),
                 RegoValue::Bool(false) | RegoValue::Undefined => {}
                 other => {
-                    return Err(format!("{allow}: expected a boolean, got {}", text(&other)));
+                    return Err(format!(
+                        "{}: expected a boolean, got {}",
+                        allow.path,
+                        text(&other)
+                    ));
                 }
             }
         }
         Ok(RegoDecision::NoOpinion)
+    }
+}
+
+/// The review as [`input`] would convert it, read in place.
+struct ReviewInput<'a>(&'a SubjectAccessReview);
+
+impl Lookup for ReviewInput<'_> {
+    fn find(&self, path: &[String]) -> Found<'_> {
+        let review = self.0;
+        let Some((root, rest)) = path.split_first() else {
+            return Found::Other;
+        };
+        match root.as_str() {
+            "apiVersion" if rest.is_empty() => Found::String(review.version.api_version()),
+            "kind" if rest.is_empty() => Found::String("SubjectAccessReview"),
+            "apiVersion" | "kind" => Found::Missing,
+            "spec" => {
+                // v1beta1's groups move to `group` in the input: left to the conversion.
+                if review.version == SarVersion::V1beta1
+                    && rest
+                        .first()
+                        .is_some_and(|k| k.as_str() == "group" || k.as_str() == "groups")
+                {
+                    return Found::Unknown;
+                }
+                let mut node = &review.spec;
+                for key in rest {
+                    match node.get(key.as_str()) {
+                        Some(next) => node = next,
+                        None => return Found::Missing,
+                    }
+                }
+                if let Some(s) = node.as_str() {
+                    Found::String(s)
+                } else if let Some(b) = node.as_bool() {
+                    Found::Bool(b)
+                } else {
+                    Found::Other
+                }
+            }
+            _ => Found::Missing,
+        }
     }
 }
 

@@ -493,6 +493,10 @@ fn only_requests_a_rego_module_may_decide_are_said_to_run_rego() {
     let cel_only = set(EXAMPLES);
     let a = both.authorization();
     let pods = sar("alice", &resource("list", "", "pods", "", "default", ""));
+    let system_pods = sar(
+        "alice",
+        &resource("list", "", "pods", "", "kube-system", ""),
+    );
     let ceph = sar(
         "alice",
         &resource("patch", "storage.k8s.io", "storageclasses", "", "", "ceph"),
@@ -502,8 +506,66 @@ fn only_requests_a_rego_module_may_decide_are_said_to_run_rego() {
         &resource("get", "", "configmaps", "", "default", ""),
     );
     // The Rego module matches Pods; StorageClasses only for delete and deletecollection.
-    assert!(a.may_run_rego(&pods.attributes));
-    assert!(!a.may_run_rego(&ceph.attributes));
-    assert!(!a.may_run_rego(&configmaps.attributes));
-    assert!(!cel_only.authorization().may_run_rego(&pods.attributes));
+    assert!(a.may_run_rego(&system_pods));
+    assert!(!a.may_run_rego(&ceph));
+    assert!(!a.may_run_rego(&configmaps));
+    assert!(!cel_only.authorization().may_run_rego(&system_pods));
+    // Its `deny` rule is indexed: every body opens with `namespace == "kube-system"` or
+    // `resource == "storageclasses"`, so Pods elsewhere run no Rego at all.
+    assert!(!a.may_run_rego(&pods));
+    let rego_only = set(REGO_EXAMPLES);
+    let module = rego_only.authorization().policies[0].rego.as_ref().unwrap();
+    assert!(module.indexed("deny"));
+}
+
+/// The index only skips work: every decision is the interpreter's, for reviews that meet
+/// the guards, miss them, or leave them to the conversion (v1beta1's `group`).
+#[test]
+fn indexed_rego_rules_decide_as_evaluated_ones() {
+    let indexed = "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: q}\nspec:\n  match:\n    resources:\n    - apiGroups: [\"*\"]\n      resources: [\"*\"]\n      verbs: [\"*\"]\n  rego: |\n    package q\n    deny[r] {\n      startswith(input.spec.resourceAttributes.namespace, \"quarantine-\")\n      not input.spec.resourceAttributes.verb == \"get\"\n      r := sprintf(\"%s is quarantined\", [input.spec.resourceAttributes.namespace])\n    }\n    deny[r] {\n      input.spec.resourceAttributes.resource == \"pods\"\n      input.spec.group[_] == \"x\"\n      r := \"x\"\n    }\n    deny[r] {\n      input.apiVersion == \"authorization.k8s.io/v1beta1\"\n      input.spec.user == \"old\"\n      r := \"old client\"\n    }\n";
+    let set = set(indexed);
+    let module = set.authorization().policies[0].rego.as_ref().unwrap();
+    assert!(module.indexed("deny"));
+    let cases: [(&str, &str, Option<&str>); 5] = [
+        (
+            "v1",
+            r#""user":"a","resourceAttributes":{"verb":"create","resource":"pods","namespace":"quarantine-1"}"#,
+            Some("quarantine-1 is quarantined"),
+        ),
+        (
+            "v1",
+            r#""user":"a","resourceAttributes":{"verb":"get","resource":"pods","namespace":"quarantine-1"}"#,
+            None,
+        ),
+        (
+            "v1",
+            r#""user":"a","resourceAttributes":{"verb":"create","resource":"pods","namespace":"team-1"}"#,
+            None,
+        ),
+        (
+            "v1beta1",
+            r#""user":"a","group":["x"],"resourceAttributes":{"verb":"get","resource":"pods","namespace":"team-1"}"#,
+            Some("x"),
+        ),
+        (
+            "v1beta1",
+            r#""user":"old","resourceAttributes":{"verb":"get","resource":"pods"}"#,
+            Some("old client"),
+        ),
+    ];
+    for (version, spec, reason) in cases {
+        let body = format!(
+            r#"{{"apiVersion":"authorization.k8s.io/{version}","kind":"SubjectAccessReview","spec":{{{spec}}}}}"#
+        );
+        let review = SubjectAccessReview::parse(body.as_bytes()).unwrap();
+        let out = authorize(set.authorization(), &review, FailureMode::NoOpinion);
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        match reason {
+            Some(reason) => {
+                assert_eq!(out.decision, AuthorizationDecision::Deny, "{spec}");
+                assert_eq!(out.message.as_deref(), Some(reason), "{spec}");
+            }
+            None => assert_eq!(out.decision, AuthorizationDecision::NoOpinion, "{spec}"),
+        }
+    }
 }
