@@ -4,7 +4,7 @@
 //! else NoOpinion. A policy whose CEL fails is an evaluation error: a Deny elsewhere still
 //! denies; otherwise the configured failure mode answers (NoOpinion by default).
 
-use celer_cel::{Activation, Value};
+use celer_cel::{Activation, Json, Value};
 use celer_cel_kubernetes::cost::Budget;
 
 use super::AuthorizationPolicies;
@@ -102,15 +102,17 @@ pub fn authorize(
     };
     let mut allow: Option<(String, String, Option<String>)> = None;
     let mut message_errors = Vec::new();
-    // The Rego input, converted once, when a Rego policy first needs it.
+    // The Rego input, converted once, when a Rego policy first needs it; CEL's `request`
+    // likewise, when a CEL policy first does.
     let rego_input: std::cell::OnceCell<Result<celer_rego::RegoValue, String>> =
         std::cell::OnceCell::new();
+    let request = std::cell::OnceCell::new();
     for id in set.index.candidates(&review.attributes) {
         let Some(policy) = set.policies.get(id as usize) else {
             continue;
         };
         out.evaluated += 1;
-        match decide(policy, review, &rego_input) {
+        match decide(policy, review, &request, &rego_input) {
             Err(e) => out
                 .errors
                 .push(format!("AuthorizationPolicy {:?}: {e}", &*policy.name)),
@@ -167,10 +169,12 @@ struct Decided<'p> {
 fn decide<'p>(
     policy: &'p CompiledAuthorizationPolicy,
     review: &SubjectAccessReview,
+    request: &std::cell::OnceCell<Json>,
     rego_input: &std::cell::OnceCell<Result<celer_rego::RegoValue, String>>,
 ) -> Result<Option<Decided<'p>>, String> {
     let mut activation = Activation::new(&policy.env.env);
-    activation.set(policy.env.request, Value::from_json(&review.spec));
+    let request = request.get_or_init(|| review.cel_request());
+    activation.set(policy.env.request, Value::from_json(request));
     for v in &policy.variables {
         if let Ok(program) = &v.expression.program {
             activation.set_lazy(v.slot, program);

@@ -138,6 +138,100 @@ impl SubjectAccessReview {
     }
 }
 
+impl SubjectAccessReview {
+    /// `request` as CEL sees it, shaped as kube-apiserver shapes it for its authorizers'
+    /// matchConditions: `user`, `groups`, `uid` and `extra` always there, and every string
+    /// attribute of `resourceAttributes` (or `nonResourceAttributes`) too, empty when the
+    /// review left it out, so that an expression written for the API server reads a
+    /// cluster-scoped request's `namespace` as `''`, not as a missing key. A selector keeps
+    /// its `requirements`, or only its `rawSelector` when it has one.
+    pub fn cel_request(&self) -> Json {
+        let spec = &self.spec;
+        let text = |object: &Json, key: &str| -> Json {
+            object
+                .get(key)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .into()
+        };
+        let list_or_empty = |object: &Json, key: &str| -> Json {
+            match object.get(key) {
+                Some(v) if v.is_array() => v.clone(),
+                _ => sonic_rs::Array::new().into_value(),
+            }
+        };
+        let mut out = sonic_rs::Object::new();
+        out.insert("user", text(spec, "user"));
+        out.insert("groups", list_or_empty(spec, "groups"));
+        out.insert("uid", text(spec, "uid"));
+        out.insert(
+            "extra",
+            match spec.get("extra") {
+                Some(v) if v.is_object() => v.clone(),
+                _ => sonic_rs::Object::new().into_value(),
+            },
+        );
+        if let Some(r) = spec.get("resourceAttributes").filter(|v| v.is_object()) {
+            let mut attributes = sonic_rs::Object::new();
+            for key in [
+                "namespace",
+                "verb",
+                "group",
+                "version",
+                "resource",
+                "subresource",
+                "name",
+            ] {
+                attributes.insert(key, text(r, key));
+            }
+            for key in ["fieldSelector", "labelSelector"] {
+                if let Some(selector) = r.get(key).filter(|v| v.is_object())
+                    && let Some(selector) = cel_selector(selector, &text, &list_or_empty)
+                {
+                    attributes.insert(key, selector);
+                }
+            }
+            out.insert("resourceAttributes", attributes.into_value());
+        }
+        if let Some(n) = spec.get("nonResourceAttributes").filter(|v| v.is_object()) {
+            let mut attributes = sonic_rs::Object::new();
+            attributes.insert("verb", text(n, "verb"));
+            attributes.insert("path", text(n, "path"));
+            out.insert("nonResourceAttributes", attributes.into_value());
+        }
+        out.into_value()
+    }
+}
+
+/// A field or label selector as the API server gives it to CEL: `{rawSelector}` when it has
+/// one, else `{requirements}` when it has any, else nothing.
+fn cel_selector(
+    selector: &Json,
+    text: &dyn Fn(&Json, &str) -> Json,
+    list_or_empty: &dyn Fn(&Json, &str) -> Json,
+) -> Option<Json> {
+    let mut out = sonic_rs::Object::new();
+    let raw = selector.get("rawSelector").and_then(|v| v.as_str());
+    if let Some(raw) = raw.filter(|r| !r.is_empty()) {
+        out.insert("rawSelector", raw);
+        return Some(out.into_value());
+    }
+    let requirements = selector
+        .get("requirements")
+        .and_then(|v| v.as_array())
+        .filter(|r| !r.is_empty())?;
+    let mut list = sonic_rs::Array::new();
+    for r in requirements.iter() {
+        let mut requirement = sonic_rs::Object::new();
+        requirement.insert("key", text(r, "key"));
+        requirement.insert("operator", text(r, "operator"));
+        requirement.insert("values", list_or_empty(r, "values"));
+        list.push(requirement.into_value());
+    }
+    out.insert("requirements", list.into_value());
+    Some(out.into_value())
+}
+
 fn field(object: &Json, key: &str, name: &'static str) -> Result<String, SubjectAccessReviewError> {
     match object.get(key) {
         None => Ok(String::new()),

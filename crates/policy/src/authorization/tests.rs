@@ -178,8 +178,9 @@ fn deny_wins_then_allow_then_no_opinion() {
 fn evaluation_errors_answer_per_the_failure_mode_unless_a_policy_denies() {
     let text = "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: broken}\nspec:\n  rules:\n  - {name: r, expression: \"request.resourceAttributes.name == 'x'\", decision: Deny}\n---\napiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: allow}\nspec:\n  rules:\n  - {name: r, expression: \"true\", decision: Allow}\n";
     let set = set(text);
-    // No name: reading it is an error, so the Allow does not stand.
-    let review = sar("a", &resource("list", "", "pods", "", "default", ""));
+    // A non-resource request has no resourceAttributes (in the API server's `request` too):
+    // reading them is an error, so the Allow does not stand.
+    let review = sar("a", r#""nonResourceAttributes":{"path":"/x","verb":"get"}"#);
     let out = authorize(set.authorization(), &review, FailureMode::NoOpinion);
     assert_eq!(out.decision, AuthorizationDecision::NoOpinion);
     assert!(
@@ -567,5 +568,56 @@ fn indexed_rego_rules_decide_as_evaluated_ones() {
             }
             None => assert_eq!(out.decision, AuthorizationDecision::NoOpinion, "{spec}"),
         }
+    }
+}
+
+/// `request` is shaped as kube-apiserver shapes it for CEL: an expression written for the
+/// API server's matchConditions reads a field the review left out as empty, not as an error.
+#[test]
+fn cel_request_has_every_field_the_api_server_gives_cel() {
+    let policy = |expression: &str| {
+        format!(
+            "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {{name: shaped}}\nspec:\n  rules:\n  - name: r\n    expression: {expression:?}\n    decision: Deny\n"
+        )
+    };
+    let cases = [
+        // A cluster-scoped request without namespace, name or subresource.
+        (
+            r#""user":"a","resourceAttributes":{"verb":"list","resource":"nodes"}"#,
+            "request.resourceAttributes.namespace == '' && request.resourceAttributes.name == '' && request.resourceAttributes.subresource == '' && request.resourceAttributes.group == '' && request.resourceAttributes.version == ''",
+        ),
+        // No groups, uid or extra.
+        (
+            r#""user":"a","resourceAttributes":{"verb":"get","resource":"pods"}"#,
+            "request.groups == [] && request.uid == '' && request.extra == {} && !has(request.nonResourceAttributes)",
+        ),
+        (
+            r#""user":"a","nonResourceAttributes":{"verb":"get"}"#,
+            "request.nonResourceAttributes.path == '' && !has(request.resourceAttributes)",
+        ),
+        // A raw selector wins over requirements; requirements have every field.
+        (
+            r#""user":"a","resourceAttributes":{"verb":"list","resource":"pods","fieldSelector":{"rawSelector":"spec.nodeName=n1","requirements":[{"key":"x"}]},"labelSelector":{"requirements":[{"key":"app","operator":"Exists"}]}}"#,
+            "request.resourceAttributes.fieldSelector == {'rawSelector': 'spec.nodeName=n1'} && request.resourceAttributes.labelSelector.requirements.size() == 1 && request.resourceAttributes.labelSelector.requirements[0].key == 'app' && request.resourceAttributes.labelSelector.requirements[0].operator == 'Exists' && request.resourceAttributes.labelSelector.requirements[0].values == []",
+        ),
+        // An empty selector is left out.
+        (
+            r#""user":"a","resourceAttributes":{"verb":"list","resource":"pods","fieldSelector":{}}"#,
+            "!has(request.resourceAttributes.fieldSelector) && !has(request.resourceAttributes.labelSelector)",
+        ),
+    ];
+    for (spec, expression) in cases {
+        let set = set(&policy(expression));
+        let body = format!(
+            r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{{{spec}}}}}"#
+        );
+        let review = SubjectAccessReview::parse(body.as_bytes()).unwrap();
+        let out = authorize(set.authorization(), &review, FailureMode::NoOpinion);
+        assert!(out.errors.is_empty(), "{expression}: {:?}", out.errors);
+        assert_eq!(
+            out.decision,
+            AuthorizationDecision::Deny,
+            "{expression} on {spec}"
+        );
     }
 }
