@@ -184,6 +184,18 @@ pub struct Env {
     pub(crate) presence_test_has_cost: bool,
     /// The type name of the `variables` object ([`Env::set_lazy_variables_type`]).
     pub(crate) lazy_variables_type: &'static str,
+    /// Object types whose fields the checker knows ([`Env::set_object_types`]).
+    pub(crate) object_types: Option<&'static dyn ObjectTypes>,
+}
+
+/// Object types an embedder declares for its variables (kube-apiserver's DeclTypes, such as
+/// an authorizer's `request`): the checker types `object.field` by them and refuses a field
+/// they do not have (`undefined field`), while the values stay what the activation binds (JSON
+/// maps), so nothing changes at run time.
+pub trait ObjectTypes: std::fmt::Debug + Send + Sync {
+    /// The type of `object.field` when `object` is one of these types: `Some(None)` when it
+    /// has no such field, `None` when the type is not one of these.
+    fn field_type(&self, object: &str, field: &str) -> Option<Option<Type>>;
 }
 
 /// The function registries environments are built from, one per sequence of libraries added
@@ -225,6 +237,7 @@ impl Env {
             check_options: CheckOptions::default(),
             presence_test_has_cost: true,
             lazy_variables_type: DEFAULT_VARIABLES_TYPE,
+            object_types: None,
         }
     }
 
@@ -277,6 +290,16 @@ impl Env {
     }
 
     /// The type name of the `variables` object ([`Env::set_lazy_variables_type`]).
+    /// Declares the object types variables may have ([`ObjectTypes`]); a variable declared
+    /// with `Type::Message(name)` of one of them is checked field by field.
+    pub fn set_object_types(&mut self, types: &'static dyn ObjectTypes) {
+        self.object_types = Some(types);
+    }
+
+    pub(crate) fn object_types(&self) -> Option<&'static dyn ObjectTypes> {
+        self.object_types
+    }
+
     pub fn lazy_variables_type(&self) -> &'static str {
         self.lazy_variables_type
     }

@@ -155,11 +155,12 @@ fn evaluation_errors_follow_the_failure_mode() {
     let dir = support::temp_dir("authorize-failure");
     std::fs::write(
         dir.join("p.yaml"),
-        "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: needs-name}\nspec:\n  rules:\n  - {name: r, expression: \"request.resourceAttributes.name == 'x'\", decision: Deny}\n",
+        "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: needs-resource}\nspec:\n  rules:\n  - {name: r, expression: \"request.resourceAttributes.name == 'x'\", decision: Deny}\n",
     )
     .unwrap();
     let source = PolicySource::Paths(vec![dir.clone()]);
-    let list = r#""resourceAttributes":{"namespace":"default","verb":"list","version":"v1","resource":"pods"}"#;
+    // A non-resource request has no resourceAttributes to read: an evaluation error.
+    let list = r#""nonResourceAttributes":{"path":"/healthz","verb":"get"}"#;
     for (mode, denied) in [(FailureMode::NoOpinion, false), (FailureMode::Deny, true)] {
         let state = state(&source, mode);
         run(async {
@@ -174,7 +175,7 @@ fn evaluation_errors_follow_the_failure_mode() {
             );
             let error = v["status"]["evaluationError"].as_str().unwrap();
             assert!(
-                error.starts_with("AuthorizationPolicy \"needs-name\": rule \"r\""),
+                error.starts_with("AuthorizationPolicy \"needs-resource\": rule \"r\""),
                 "{error}"
             );
         });

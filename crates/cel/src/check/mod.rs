@@ -327,6 +327,13 @@ impl Checker<'_> {
                 .and_then(|slot| vars.lazy_get(slot))
                 .map(|(_, t)| t.clone());
         }
+        if let Some(known) = self
+            .env
+            .object_types()
+            .and_then(|types| types.field_type(message, field))
+        {
+            return known;
+        }
         if let Some(types) = self.env.registry().message_types() {
             return types.field_type(message, field);
         }

@@ -2,6 +2,7 @@
 //! environment of `request` (the SubjectAccessReview spec) and the policy's `variables`.
 //! Anything that does not compile is a load error naming its field; such a policy is left out.
 
+use celer_cel::env::ObjectTypes;
 use celer_cel::{Env, Type};
 use celer_cel_kubernetes::KubernetesEnv;
 
@@ -17,10 +18,62 @@ pub struct AuthorizationEnv {
     pub request: usize,
 }
 
+/// The type of `request`, as kube-apiserver declares it for its authorizers' CEL.
+const REQUEST_TYPE: &str = "kubernetes.SubjectAccessReviewSpec";
+
+/// The SubjectAccessReview spec's object types, with the fields and names kube-apiserver
+/// declares (its authorizer CEL compiler): a misspelt field is refused when the policy
+/// loads, as the API server refuses it in an AuthorizationConfiguration.
+#[derive(Debug)]
+struct RequestTypes;
+
+impl ObjectTypes for RequestTypes {
+    fn field_type(&self, object: &str, field: &str) -> Option<Option<Type>> {
+        let object_type = |name: &str| Type::Message(name.into());
+        let strings = || Type::list(Type::String);
+        let selector_fields = |field: &str| match field {
+            "rawSelector" => Some(Type::String),
+            "requirements" => Some(Type::list(object_type("kubernetes.SelectorRequirement"))),
+            _ => None,
+        };
+        Some(match object {
+            REQUEST_TYPE => match field {
+                "resourceAttributes" => Some(object_type("kubernetes.ResourceAttributes")),
+                "nonResourceAttributes" => Some(object_type("kubernetes.NonResourceAttributes")),
+                "user" | "uid" => Some(Type::String),
+                "groups" => Some(strings()),
+                "extra" => Some(Type::map(Type::String, strings())),
+                _ => None,
+            },
+            "kubernetes.ResourceAttributes" => match field {
+                "namespace" | "verb" | "group" | "version" | "resource" | "subresource"
+                | "name" => Some(Type::String),
+                "fieldSelector" => Some(object_type("kubernetes.FieldSelectorAttributes")),
+                "labelSelector" => Some(object_type("kubernetes.LabelSelectorAttributes")),
+                _ => None,
+            },
+            "kubernetes.FieldSelectorAttributes" | "kubernetes.LabelSelectorAttributes" => {
+                selector_fields(field)
+            }
+            "kubernetes.SelectorRequirement" => match field {
+                "key" | "operator" => Some(Type::String),
+                "values" => Some(strings()),
+                _ => None,
+            },
+            "kubernetes.NonResourceAttributes" => match field {
+                "path" | "verb" => Some(Type::String),
+                _ => None,
+            },
+            _ => return None,
+        })
+    }
+}
+
 impl AuthorizationEnv {
     pub fn new() -> AuthorizationEnv {
         let mut env = Env::kubernetes();
-        let request = env.declare("request", Type::Dyn);
+        env.set_object_types(&RequestTypes);
+        let request = env.declare("request", Type::Message(REQUEST_TYPE.into()));
         env.enable_lazy_variables();
         AuthorizationEnv { env, request }
     }

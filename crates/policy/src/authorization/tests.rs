@@ -598,7 +598,7 @@ fn cel_request_has_every_field_the_api_server_gives_cel() {
         // A raw selector wins over requirements; requirements have every field.
         (
             r#""user":"a","resourceAttributes":{"verb":"list","resource":"pods","fieldSelector":{"rawSelector":"spec.nodeName=n1","requirements":[{"key":"x"}]},"labelSelector":{"requirements":[{"key":"app","operator":"Exists"}]}}"#,
-            "request.resourceAttributes.fieldSelector == {'rawSelector': 'spec.nodeName=n1'} && request.resourceAttributes.labelSelector.requirements.size() == 1 && request.resourceAttributes.labelSelector.requirements[0].key == 'app' && request.resourceAttributes.labelSelector.requirements[0].operator == 'Exists' && request.resourceAttributes.labelSelector.requirements[0].values == []",
+            "request.resourceAttributes.fieldSelector.rawSelector == 'spec.nodeName=n1' && !has(request.resourceAttributes.fieldSelector.requirements) && request.resourceAttributes.labelSelector.requirements.size() == 1 && request.resourceAttributes.labelSelector.requirements[0].key == 'app' && request.resourceAttributes.labelSelector.requirements[0].operator == 'Exists' && request.resourceAttributes.labelSelector.requirements[0].values == []",
         ),
         // An empty selector is left out.
         (
@@ -620,4 +620,37 @@ fn cel_request_has_every_field_the_api_server_gives_cel() {
             "{expression} on {spec}"
         );
     }
+}
+
+/// `request` is typed as kube-apiserver types it: a misspelt field is refused at load.
+#[test]
+fn a_misspelt_request_field_is_a_load_error() {
+    for (expression, field) in [
+        ("request.usr == 'a'", "usr"),
+        ("request.resourceAttributes.namspace == 'a'", "namspace"),
+        ("has(request.resourceAttributes.labels)", "labels"),
+        ("request.nonResourceAttributes.url == '/'", "url"),
+        (
+            "request.resourceAttributes.fieldSelector.requirements.exists(r, r.value == 'a')",
+            "value",
+        ),
+    ] {
+        let mut m = Manifests::default();
+        m.add_text(
+            "p.yaml",
+            &format!("apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {{name: typo}}\nspec:\n  rules:\n  - name: r\n    expression: {expression:?}\n    decision: Deny\n"),
+        );
+        let set = PolicySet::build(&m);
+        let errors: Vec<String> = set.errors.iter().map(ToString::to_string).collect();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains(&format!("undefined field '{field}'"))),
+            "{expression}: {errors:?}"
+        );
+    }
+    // Fields of every type, the maps' keys and the lists' elements type-check.
+    set(
+        "apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {name: typed}\nspec:\n  rules:\n  - name: r\n    expression: \"request.user.startsWith('a') && request.groups.exists(g, g.endsWith('x')) && request.extra['k'].size() > 0 && 'k' in request.extra && request.uid != '' && request.resourceAttributes.labelSelector.requirements.all(r, r.values.size() > 0 && r.key != '' && r.operator != '')\"\n    decision: Deny\n",
+    );
 }
