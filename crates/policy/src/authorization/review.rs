@@ -147,19 +147,6 @@ impl SubjectAccessReview {
     /// its `requirements`, or only its `rawSelector` when it has one.
     pub fn cel_request(&self) -> Json {
         let spec = &self.spec;
-        let text = |object: &Json, key: &str| -> Json {
-            object
-                .get(key)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .into()
-        };
-        let list_or_empty = |object: &Json, key: &str| -> Json {
-            match object.get(key) {
-                Some(v) if v.is_array() => v.clone(),
-                _ => sonic_rs::Array::new().into_value(),
-            }
-        };
         let mut out = sonic_rs::Object::new();
         out.insert("user", text(spec, "user"));
         out.insert("groups", list_or_empty(spec, "groups"));
@@ -186,7 +173,7 @@ impl SubjectAccessReview {
             }
             for key in ["fieldSelector", "labelSelector"] {
                 if let Some(selector) = r.get(key).filter(|v| v.is_object())
-                    && let Some(selector) = cel_selector(selector, &text, &list_or_empty)
+                    && let Some(selector) = cel_selector(selector)
                 {
                     attributes.insert(key, selector);
                 }
@@ -203,13 +190,26 @@ impl SubjectAccessReview {
     }
 }
 
+/// `object.key` when it is a string, else `''` (the API server's value of an omitted field).
+fn text(object: &Json, key: &str) -> Json {
+    object
+        .get(key)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .into()
+}
+
+/// `object.key` when it is a list, else `[]`.
+fn list_or_empty(object: &Json, key: &str) -> Json {
+    match object.get(key) {
+        Some(v) if v.is_array() => v.clone(),
+        _ => sonic_rs::Array::new().into_value(),
+    }
+}
+
 /// A field or label selector as the API server gives it to CEL: `{rawSelector}` when it has
 /// one, else `{requirements}` when it has any, else nothing.
-fn cel_selector(
-    selector: &Json,
-    text: &dyn Fn(&Json, &str) -> Json,
-    list_or_empty: &dyn Fn(&Json, &str) -> Json,
-) -> Option<Json> {
+fn cel_selector(selector: &Json) -> Option<Json> {
     let mut out = sonic_rs::Object::new();
     let raw = selector.get("rawSelector").and_then(|v| v.as_str());
     if let Some(raw) = raw.filter(|r| !r.is_empty()) {

@@ -16,6 +16,21 @@ fn set(text: &str) -> PolicySet {
     set
 }
 
+/// The load errors (reading and compiling) of one AuthorizationPolicy with this `spec:` text.
+fn load_errors(spec: &str) -> Vec<String> {
+    let mut m = Manifests::default();
+    m.add_text(
+        "p.yaml",
+        &format!("apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {{name: bad}}\n{spec}"),
+    );
+    let set = PolicySet::build(&m);
+    m.errors
+        .iter()
+        .chain(&set.errors)
+        .map(ToString::to_string)
+        .collect()
+}
+
 fn sar(user: &str, attributes: &str) -> SubjectAccessReview {
     let body = format!(
         r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{{"user":"{user}","groups":["system:authenticated"],{attributes}}}}}"#
@@ -428,18 +443,7 @@ fn rego_allow_input_is_the_review_in_its_version_and_errors_are_load_errors() {
             "spec.rego: Forbidden",
         ),
     ] {
-        let mut m = Manifests::default();
-        m.add_text(
-            "p.yaml",
-            &format!("apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {{name: bad}}\nspec:\n{text}"),
-        );
-        let set = PolicySet::build(&m);
-        let errors: Vec<String> = m
-            .errors
-            .iter()
-            .chain(&set.errors)
-            .map(ToString::to_string)
-            .collect();
+        let errors = load_errors(&format!("spec:\n{text}"));
         assert!(
             errors.iter().any(|e| e.contains(expected)),
             "{text}: {errors:?}"
@@ -635,13 +639,9 @@ fn a_misspelt_request_field_is_a_load_error() {
             "value",
         ),
     ] {
-        let mut m = Manifests::default();
-        m.add_text(
-            "p.yaml",
-            &format!("apiVersion: authorization.celer.dev/v1alpha1\nkind: AuthorizationPolicy\nmetadata: {{name: typo}}\nspec:\n  rules:\n  - name: r\n    expression: {expression:?}\n    decision: Deny\n"),
-        );
-        let set = PolicySet::build(&m);
-        let errors: Vec<String> = set.errors.iter().map(ToString::to_string).collect();
+        let errors = load_errors(&format!(
+            "spec:\n  rules:\n  - name: r\n    expression: {expression:?}\n    decision: Deny\n"
+        ));
         assert!(
             errors
                 .iter()
