@@ -112,8 +112,10 @@ for set in $SETS; do
       export CASES_FILE="$OUT/contract-api-cases.jsonl"
       [ "$config" = kyverno ] && CASES_FILE="$OUT/contract-api-cases.kyverno.jsonl"
       echo "== compare: $name, $COUNT requests" >&2
+      policies=yes
+      [ "$config" = none ] && policies=no
       # shellcheck disable=SC2046
-      if ! FAIL_ON_MISMATCH=1 "$e2e/bench-env.sh" "$config" $(paths_of "$set" "$config") -- \
+      if ! POLICIES="$policies" FAIL_ON_MISMATCH=1 "$e2e/bench-env.sh" "$config" $(paths_of "$set" "$config") -- \
           "$e2e/side-by-side.sh" __run "$name" "$cases" "$COUNT"; then
         failed+=("$name")
         echo "compare: $name did not complete (see above); it is reported as such" >&2
