@@ -53,13 +53,18 @@ fn load(dir: &Path, name: &str, n: usize) -> Result<PolicySet, String> {
     manifests.add_text(name, &text);
     let set = PolicySet::build(&manifests);
     if let Some(e) = set.errors.first() {
-        return Err(format!("{name}: {} load errors, the first: {e}", set.errors.len()));
+        return Err(format!(
+            "{name}: {} load errors, the first: {e}",
+            set.errors.len()
+        ));
     }
     // ValidatingPolicies come with their autogen variants for Pod controllers, as in Kyverno.
     let kyverno = set.kyverno();
     let loaded = kyverno.validating.len() + kyverno.mutating.len();
     if loaded < n {
-        return Err(format!("{name}: {loaded} Kyverno policies loaded, fewer than {n}"));
+        return Err(format!(
+            "{name}: {loaded} Kyverno policies loaded, fewer than {n}"
+        ));
     }
     Ok(set)
 }
@@ -76,7 +81,9 @@ fn admit(set: &PolicySet, body: &[u8]) -> Result<(Vec<ResultKind>, String), Stri
 
 fn response(text: &str) -> Result<Json, String> {
     let v: Json = sonic_rs::from_str(text).map_err(|e| format!("response: {e}"))?;
-    v.get("response").cloned().ok_or_else(|| "no response".to_string())
+    v.get("response")
+        .cloned()
+        .ok_or_else(|| "no response".to_string())
 }
 
 fn decision(dir: &Path, name: &str) -> Result<Json, String> {
@@ -111,11 +118,15 @@ fn check_validating(dir: &Path, set: &PolicySet, body: &[u8], n: usize) -> Resul
             .filter_map(|s| s.as_str())
             .collect();
         if statuses != ["pass"] {
-            return Err(format!("Kyverno's decision on a Pod policy is {statuses:?}"));
+            return Err(format!(
+                "Kyverno's decision on a Pod policy is {statuses:?}"
+            ));
         }
     }
     if pod_policies != n {
-        return Err(format!("Kyverno evaluated {pod_policies} Pod policies, not {n}"));
+        return Err(format!(
+            "Kyverno evaluated {pod_policies} Pod policies, not {n}"
+        ));
     }
     let (kinds, text) = admit(set, body)?;
     let r = response(&text)?;
@@ -123,7 +134,10 @@ fn check_validating(dir: &Path, set: &PolicySet, body: &[u8], n: usize) -> Resul
         || kinds.len() != n
         || kinds.iter().any(|k| *k != ResultKind::Pass)
     {
-        return Err(format!("celer: {} results {kinds:?}, response {text}", kinds.len()));
+        return Err(format!(
+            "celer: {} results {kinds:?}, response {text}",
+            kinds.len()
+        ));
     }
     Ok(())
 }
@@ -155,7 +169,9 @@ fn check_mutating(dir: &Path, set: &PolicySet, body: &[u8], n: usize) -> Result<
     let mut got = patch::metadata_strings(&patched, "labels");
     got.sort();
     if got != want || want.len() != n {
-        return Err(format!("labels after celer's patch {got:?}, Kyverno's {want:?}"));
+        return Err(format!(
+            "labels after celer's patch {got:?}, Kyverno's {want:?}"
+        ));
     }
     if patch::members_but(&patched, "labels") != patch::members_but(&original, "labels") {
         return Err("celer's patch changes more than the labels".into());
@@ -174,7 +190,9 @@ fn run(dir: &Path, opts: Options) -> Result<(), String> {
             }
             let mut once = || black_box(admit(&set, black_box(&body)));
             let per = calibrate(&mut once, opts.batch);
-            let mut times: Vec<f64> = (0..opts.rounds).map(|_| time_batch(&mut once, per)).collect();
+            let mut times: Vec<f64> = (0..opts.rounds)
+                .map(|_| time_batch(&mut once, per))
+                .collect();
             let (allocs, _) = allocations(&mut once);
             println!(
                 "peer_inputs {family} N={n}: {:.1} us/op {allocs} allocs/op (decision as Kyverno's)",
@@ -187,7 +205,9 @@ fn run(dir: &Path, opts: Options) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let Some(dir) = std::env::var_os("CELER_PEER_INPUTS").map(PathBuf::from) else {
-        println!("peer_inputs: CELER_PEER_INPUTS is not set; nothing to run (e2e/peers/engine.sh sets it)");
+        println!(
+            "peer_inputs: CELER_PEER_INPUTS is not set; nothing to run (e2e/peers/engine.sh sets it)"
+        );
         return ExitCode::SUCCESS;
     };
     match run(&dir, Options::from_args()) {
