@@ -24,13 +24,6 @@ SIZES="${SIZES:-512 1024 10240 102400 1048576}"
 RATE="${RATE:-100}" DURATION="${DURATION:-5s}"
 export CELER_BIN="${CELER_BIN:-$repo/target/release/celer}"
 if [ ! -x "$CELER_BIN" ]; then (cd "$repo" && cargo build --release -p celer); fi
-mkdir -p "$out/work"
-for k in $COUNTS; do
-  mkdir -p "$out/policies-$k"
-  "$here/growth.py" policies "$k" "$out/policies-$k/policies.yaml"
-done
-for s in $SIZES; do "$here/growth.py" bodies "$s" "$out/bodies-$s.jsonl"; done
-
 bench_args=(--requests BODIES --rate "$RATE" --duration "$DURATION" --warmup-rate "$RATE"
   --warmup-duration 1s --max-concurrency 64 --expect allowed --quiet --output json)
 
@@ -46,6 +39,17 @@ point() {
       "$(jq -r '"\(.run.successful)/\(.run.requests)"' "$out/$name-$s.json") allowed" >&2
   done
 }
+
+# The inner step, run by bench-env.sh inside a configured control plane:
+#   growth.sh __point NAME BENCH-ARGS...
+if [ "$what" = __point ]; then shift; point "$@"; exit 0; fi
+
+mkdir -p "$out/work"
+for k in $COUNTS; do
+  mkdir -p "$out/policies-$k"
+  "$here/growth.py" policies "$k" "$out/policies-$k/policies.yaml"
+done
+for s in $SIZES; do "$here/growth.py" bodies "$s" "$out/bodies-$s.jsonl"; done
 
 if [ "$what" = webhook ] || [ "$what" = both ]; then
   work="$out/work"
@@ -74,8 +78,9 @@ if [ "$what" = kube ] || [ "$what" = both ]; then
   source <("$here/control-plane.sh" env)
   for k in $COUNTS; do
     for mode in native celer; do
-      SIZES="$SIZES" "$here/bench-env.sh" "$mode" "$out/policies-$k" -- \
-        bash -c "$(declare -f point); $(declare -p bench_args); out='$out' SIZES='$SIZES' CELER_BIN='$CELER_BIN'; point kube-$mode-$k --kube --kubeconfig \"\$KUBECONFIG\" --namespace policy-bench"
+      OUT="$out" SIZES="$SIZES" RATE="$RATE" DURATION="$DURATION" \
+        "$here/bench-env.sh" "$mode" "$out/policies-$k" -- \
+        "$here/growth.sh" __point "kube-$mode-$k" --kube --kubeconfig "$KUBECONFIG" --namespace policy-bench
     done
   done
 fi

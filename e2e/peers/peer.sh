@@ -110,11 +110,22 @@ for n in names:
 PY
 }
 
+# wait_crds DIR: until every CRD in DIR is Established (60 s at most).
+wait_crds() {
+  local i
+  for i in $(seq 1 60); do
+    crds_established "$1" 2>/dev/null && return 0
+    sleep 1
+  done
+  log "the CRDs of $1 are not Established after 60 s"
+  return 1
+}
+
 start_kyverno() {
   local dir="$1" port
   port="$(free_port)"
   "$e2e/apply.py" "$dir/crds" >/dev/null
-  crds_established "$dir/crds" || sleep 2
+  wait_crds "$dir/crds" || return 1
   api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kyverno"}}'
   for cm in kyverno kyverno-metrics; do
     api POST /api/v1/namespaces/kyverno/configmaps \
@@ -145,7 +156,7 @@ start_gatekeeper() {
   local dir="$1" port health certs="$state/certs"
   port="$(free_port)" health="$(free_port)"
   "$e2e/apply.py" "$dir/crds" >/dev/null
-  crds_established "$dir/crds" || sleep 2
+  wait_crds "$dir/crds" || return 1
   api POST /api/v1/namespaces \
     '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"gatekeeper-system","labels":{"admission.gatekeeper.sh/ignore":"no-self-managing"}}}'
   # Gatekeeper owns its per-Pod status objects by its Pod, which it reads by POD_NAME: a Pod
