@@ -105,7 +105,7 @@ impl<'r> RequestContext<'r> {
     }
 
     /// The Namespace whose labels namespaceSelector reads (the object itself for Namespaces).
-    fn namespace_for_selector(&self) -> Result<Option<Arc<Json>>, LookupError> {
+    pub(crate) fn namespace_for_selector(&self) -> Result<Option<Arc<Json>>, LookupError> {
         let a = &self.request.attributes;
         if a.namespace.is_empty() {
             return Ok(None);

@@ -32,6 +32,7 @@ pub mod model;
 pub mod mutating;
 pub mod mutation;
 pub mod name;
+pub mod namespace_index;
 mod native_load;
 pub use native_load::{NativeManifest, NativePolicies};
 pub mod policy_set;

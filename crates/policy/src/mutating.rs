@@ -186,7 +186,7 @@ impl MutatingFamily for MutatingPolicies<'_> {
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
-        self.0.index.for_request(&request.attributes)
+        self.0.candidates(&request.attributes, request.ctx)
     }
 
     fn start(&self) -> Dispatch {

@@ -290,6 +290,10 @@ impl LoadingFamily for NativeKinds {
                 )),
             }
         }
+        set.validating
+            .index_namespaces(lowering.equivalents, |p| &p.common.constraints);
+        set.mutating
+            .index_namespaces(lowering.equivalents, |p| &p.common.constraints);
         Box::new(set)
     }
 }

@@ -15,11 +15,19 @@ pub struct Family<P> {
     /// Bindings of `policies[i]`, in load order.
     pub bindings: Vec<Vec<Binding>>,
     pub index: PolicyIndex,
+    /// The same policies split by the namespaces their selectors pin them to; built by
+    /// [`Family::index_namespaces`] once the bindings are in.
+    pub by_namespace: NamespaceIndex,
 }
 
 use std::sync::Arc;
 
+use crate::attributes::Attributes;
 use crate::compiled::Binding;
+use crate::engine::RequestContext;
+use crate::index::Candidates;
+use crate::matching::MatchConstraints;
+use crate::namespace_index::{self, NamespaceIndex, Pin};
 
 impl<P> Default for Family<P> {
     fn default() -> Self {
@@ -27,6 +35,7 @@ impl<P> Default for Family<P> {
             policies: Vec::new(),
             bindings: Vec::new(),
             index: PolicyIndex::default(),
+            by_namespace: NamespaceIndex::default(),
         }
     }
 }
@@ -39,6 +48,73 @@ impl<P> Family<P> {
         let bindings = self.bindings.get(id as usize)?;
         (!bindings.is_empty()).then_some((&**policy, bindings.as_slice()))
     }
+
+    /// Builds [`Family::by_namespace`]: a policy is pinned by its own namespaceSelector, or
+    /// else by the union of its bindings' when every binding has one that pins.
+    pub fn index_namespaces(
+        &mut self,
+        equivalents: &EquivalentResources,
+        constraints: impl Fn(&P) -> &MatchConstraints,
+    ) {
+        let mut index = NamespaceIndex::default();
+        for (id, (policy, bindings)) in self.policies.iter().zip(&self.bindings).enumerate() {
+            let own = constraints(policy);
+            let pin = match own.namespace_pins() {
+                Some(names) => Pin::Namespaces(names.iter().map(|n| &**n).collect()),
+                None => bindings_pin(bindings),
+            };
+            index.insert(id as u32, &own.index_keys(equivalents), &pin);
+        }
+        self.by_namespace = if index.has_pinned() {
+            index
+        } else {
+            NamespaceIndex::default()
+        };
+    }
+
+    /// The ids of the policies that can match a request, sorted and unique: the index, and,
+    /// when some policy is pinned to namespaces and the request's Namespace was found, only
+    /// the pinned ones of its namespace.
+    pub fn candidates<'a>(
+        &'a self,
+        attributes: &Attributes<'_>,
+        ctx: &RequestContext<'_>,
+    ) -> Candidates<'a> {
+        let all = self.index.for_request(attributes);
+        if all.is_empty()
+            || !self.by_namespace.has_pinned()
+            || !namespace_index::reads_stored_namespace(attributes)
+        {
+            return all;
+        }
+        match ctx.namespace_for_selector() {
+            Ok(Some(namespace)) => self
+                .by_namespace
+                .lookup(attributes, namespace_index::name_label(&namespace)),
+            // Missing or unreadable: every candidate, so the errors are the same.
+            _ => all,
+        }
+    }
+}
+
+/// A policy's pin from its bindings: the union of theirs if every one pins.
+fn bindings_pin(bindings: &[Binding]) -> Pin<'_> {
+    let mut names = Vec::new();
+    for binding in bindings {
+        match binding
+            .match_resources
+            .as_ref()
+            .and_then(MatchConstraints::namespace_pins)
+        {
+            Some(pins) => names.extend(pins.iter().map(|n| &**n)),
+            None => return Pin::Anywhere,
+        }
+    }
+    if bindings.is_empty() {
+        // Applies to nothing; kept where it costs least to find.
+        return Pin::Namespaces(Vec::new());
+    }
+    Pin::Namespaces(names)
 }
 
 /// A compiled policy set: each family's compiled set, in [`FAMILIES`] order. A family reads

@@ -134,7 +134,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
-        self.0.index.for_request(&request.attributes)
+        self.0.candidates(&request.attributes, request.ctx)
     }
 
     fn matches<'a>(

@@ -339,3 +339,113 @@ fn match_conditions_see_the_matched_kind_and_the_requests_resource() {
         "horizontalpodautoscalers.autoscaling \"web\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'p-binding' denied request: ran"
     );
 }
+
+/// Policies pinned to namespaces by `kubernetes.io/metadata.name` (through the policy's own
+/// namespaceSelector or every binding's) are looked up by that label, not matched one by one;
+/// the outcome must be the one matching each would give: by the label's value on the stored
+/// Namespace (not the request's namespace name), all of them for cluster-scoped requests and
+/// Namespaces being written, and upstream's error when the Namespace is missing.
+#[test]
+fn policies_pinned_to_namespaces_by_name() {
+    let pinned = |ns: &str| format!("{{matchLabels: {{kubernetes.io/metadata.name: {ns}}}}}");
+    let pods_and_namespaces = r#"resourceRules: [{operations: ["*"], apiGroups: [""], apiVersions: [v1], resources: [pods, namespaces, nodes]}]"#;
+    let audit = r#"validations: [{expression: "false", message: "matched"}]"#;
+    let yaml = [
+        // Pinned by its bindings.
+        vap_matching("by-bindings", &format!("{{{pods_and_namespaces}}}"), audit),
+        binding("by-bindings-a", "by-bindings", "[Audit]", &format!("matchResources: {{namespaceSelector: {}}}", pinned("team-a"))),
+        binding("by-bindings-b", "by-bindings", "[Audit]", &format!("matchResources: {{namespaceSelector: {}}}", pinned("team-b"))),
+        // Pinned by the policy, to two namespaces with an expression.
+        vap_matching(
+            "by-policy",
+            &format!("{{namespaceSelector: {{matchExpressions: [{{key: kubernetes.io/metadata.name, operator: In, values: [team-b, team-c]}}]}}, {pods_and_namespaces}}}"),
+            audit,
+        ),
+        deny_binding("by-policy").replace("[Deny]", "[Audit]"),
+        // One binding pins, one does not: anywhere.
+        vap_matching("mixed", &format!("{{{pods_and_namespaces}}}"), audit),
+        binding("mixed-a", "mixed", "[Audit]", &format!("matchResources: {{namespaceSelector: {}}}", pinned("team-a"))),
+        binding("mixed-any", "mixed", "[Audit]", "matchResources: {namespaceSelector: {matchLabels: {env: prod}}}"),
+        // Pinned, but with a NotIn beside it.
+        vap_matching(
+            "pinned-not-in",
+            &format!("{{namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: team-a}}, matchExpressions: [{{key: env, operator: NotIn, values: [prod]}}]}}, {pods_and_namespaces}}}"),
+            audit,
+        ),
+        deny_binding("pinned-not-in").replace("[Deny]", "[Audit]"),
+        namespace("team-a", "{kubernetes.io/metadata.name: team-a, env: prod}"),
+        namespace("team-b", "{kubernetes.io/metadata.name: team-b}"),
+        namespace("team-c", "{kubernetes.io/metadata.name: team-c, env: dev}"),
+        // The label decides, not the name (a fixture the API server would never store).
+        namespace("impostor", "{kubernetes.io/metadata.name: team-c}"),
+        // No label at all (an offline fixture).
+        namespace("bare", "{env: prod}"),
+    ]
+    .concat();
+    let h = Harness::clean(&yaml);
+    let audited = |r: &Req| {
+        let outcome = h.eval(r);
+        assert!(outcome.allowed, "{}", verdict(&outcome));
+        let mut names: Vec<String> = outcome
+            .results
+            .iter()
+            .filter(|r| r.result == celer_policy::response::ResultKind::Audit)
+            .map(|r| format!("{}/{}", r.policy, r.binding.as_deref().unwrap_or("-")))
+            .collect();
+        names.sort();
+        names
+    };
+    let pod_in = |ns: &str| Req::create_pod("web", "{}").in_namespace(ns);
+    assert_eq!(
+        audited(&pod_in("team-a")),
+        [
+            "by-bindings/by-bindings-a",
+            "mixed/mixed-a",
+            "mixed/mixed-any"
+        ]
+    );
+    assert_eq!(
+        audited(&pod_in("team-b")),
+        ["by-bindings/by-bindings-b", "by-policy/by-policy-binding"]
+    );
+    assert_eq!(audited(&pod_in("team-c")), ["by-policy/by-policy-binding"]);
+    assert_eq!(
+        audited(&pod_in("impostor")),
+        ["by-policy/by-policy-binding"]
+    );
+    assert_eq!(audited(&pod_in("bare")), ["mixed/mixed-any"]);
+    // Cluster-scoped: namespaceSelector is not read, every policy matches.
+    let mut node = Req::create(r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}"#);
+    node.kind = ("", "v1", "Node");
+    node.resource = ("", "v1", "nodes");
+    node.namespace = String::new();
+    assert_eq!(
+        audited(&node),
+        [
+            "by-bindings/by-bindings-a",
+            "by-bindings/by-bindings-b",
+            "by-policy/by-policy-binding",
+            "mixed/mixed-a",
+            "mixed/mixed-any",
+            "pinned-not-in/pinned-not-in-binding"
+        ]
+    );
+    // A Namespace being created is matched by its own labels.
+    let mut created = Req::create(
+        r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-b","labels":{"kubernetes.io/metadata.name":"team-b"}}}"#,
+    );
+    created.kind = ("", "v1", "Namespace");
+    created.resource = ("", "v1", "namespaces");
+    created.namespace = "team-b".to_string();
+    assert_eq!(
+        audited(&created),
+        ["by-bindings/by-bindings-b", "by-policy/by-policy-binding"]
+    );
+    // A missing Namespace is the error matching gives (a binding configuration error of the
+    // first pinned policy), not a skip.
+    let outcome = h.eval(&pod_in("ghost"));
+    assert_eq!(
+        denial(&outcome).2,
+        "pods \"web\" is forbidden: ValidatingAdmissionPolicy 'by-bindings' with binding 'by-bindings-a' denied request: failed to configure binding: namespaces \"ghost\" not found"
+    );
+}

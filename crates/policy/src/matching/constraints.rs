@@ -323,6 +323,13 @@ impl MatchConstraints {
         }
     }
 
+    /// The namespaces (by their `kubernetes.io/metadata.name` label) outside which these
+    /// constraints match no namespaced request; `None` when the selector does not pin them.
+    pub fn namespace_pins(&self) -> Option<&[Box<str>]> {
+        self.namespace_selector
+            .required_values(crate::namespace_index::NAMESPACE_NAME_LABEL)
+    }
+
     /// What the resource rules name, for an index: one key per (group, resource, operation)
     /// of each rule, `*` as [`Pattern::Any`]. A binding without rules names everything.
     /// Versions, scope, names, selectors and exclusions are left to [`Self::matches`].

@@ -82,4 +82,5 @@ pub use equivalent::{EquivalentResource, EquivalentResources, LATEST_KUBERNETES_
 pub use exempt::{is_excluded_review, is_exempt, is_exempt_from_webhooks};
 pub use field::{BadValue, FieldError, FieldErrorKind, FieldErrors};
 pub use rules::{Pattern, RuleKey};
+pub(crate) use selector::labels_of;
 pub use selector::{Selector, validate as validate_selector};

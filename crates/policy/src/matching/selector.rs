@@ -111,6 +111,15 @@ impl Selector {
         self.requirements.is_empty()
     }
 
+    /// The values a label must have for this selector to select: those of an `In` requirement
+    /// on `key` (`matchLabels` included). `None` when no requirement pins it.
+    pub fn required_values(&self, key: &str) -> Option<&[Box<str>]> {
+        self.requirements
+            .iter()
+            .find(|r| r.operator == Operator::In && &*r.key == key)
+            .map(|r| &*r.values)
+    }
+
     /// Whether the labels of `object` (its `metadata.labels`; none when absent) are selected.
     /// This is the check for `paramRef.selector`.
     pub fn matches_labels(&self, object: &Json) -> bool {
