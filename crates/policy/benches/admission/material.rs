@@ -108,6 +108,36 @@ pub fn non_matching_yaml(n: usize) -> String {
     out
 }
 
+/// The growth shape of `e2e/growth.py` at engine level (case (g)): one policy that matches
+/// every Pod create and passes, and `n` that do not: even ones for ConfigMaps, odd ones for
+/// Pods but bound (by `kubernetes.io/metadata.name`) to tenant namespaces the request is not
+/// in, so the resource index alone cannot leave them out.
+pub fn pinned_elsewhere_yaml(n: usize) -> String {
+    let mut out = always_true_yaml(1);
+    for i in 0..n {
+        let name = format!("tenant-{i:04}");
+        let rules = if i % 2 == 0 {
+            rule("\"\"", "\"configmaps\"", "\"CREATE\", \"UPDATE\"")
+        } else {
+            pods_rule()
+        };
+        validating_pair(&mut out, &name, &rules, "false");
+        out.push_str(&format!(
+            "  matchResources:\n    namespaceSelector:\n      matchLabels:\n        \
+             kubernetes.io/metadata.name: {name}\n"
+        ));
+    }
+    out
+}
+
+/// The Namespace of the bench reviews, labelled as the API server labels it.
+pub fn review_namespace() -> Result<celer_cel::Json, String> {
+    sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"production","labels":{"kubernetes.io/metadata.name":"production"}}}"#,
+    )
+    .map_err(|e| e.to_string())
+}
+
 /// `n` Kyverno ClusterPolicy `validate.cel` rules (ten per policy, `Enforce`) for kinds other
 /// than Pod: other core kinds, kinds of other groups, and Pod controllers (which autogen
 /// does not touch, as no rule names Pod). None can match a Pod create, and none would pass.
