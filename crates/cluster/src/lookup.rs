@@ -14,8 +14,8 @@ use crate::{Cluster, ParamEntry, Shared};
 
 impl Shared {
     /// Runs `work` on the runtime and waits for it on this (blocking) thread, at most the
-    /// lookup timeout. Never panics, also when called from a runtime thread (it then only
-    /// waits out the timeout).
+    /// lookup timeout. Never panics; on a runtime I/O thread (a webhook evaluating inline) the
+    /// thread's other tasks move away first (`wait_blocking`).
     fn block<T, F>(&self, what: &str, work: F) -> Result<T, LookupError>
     where
         T: Send + 'static,
@@ -29,9 +29,11 @@ impl Shared {
                 .unwrap_or_else(|_| Err(LookupError(format!("timed out after {timeout:?}"))));
             let _ = tx.send(result);
         });
-        rx.recv_timeout(timeout + Duration::from_millis(500))
-            .map_err(|_| LookupError(format!("{what}: timed out after {timeout:?}")))?
-            .map_err(|e| LookupError(format!("{what}: {e}")))
+        celer_policy::lookup::wait_blocking(|| {
+            rx.recv_timeout(timeout + Duration::from_millis(500))
+        })
+        .map_err(|_| LookupError(format!("{what}: timed out after {timeout:?}")))?
+        .map_err(|e| LookupError(format!("{what}: {e}")))
     }
 
     fn entry(self: &Arc<Shared>, kind: &ParamKind) -> Result<Option<ParamEntry>, LookupError> {

@@ -275,3 +275,63 @@ mod tests {
         assert_eq!(lookup.param_scope(&unknown), None);
     }
 }
+
+/// Runs `wait`, which blocks this thread on work done elsewhere (a live read, a call out).
+/// Evaluations usually run on the blocking pool, but a webhook evaluates small requests on a
+/// runtime I/O thread; there the thread first hands its other tasks to another one
+/// (`tokio::task::block_in_place`), so nothing it serves waits, and the work it waits for can
+/// run. Elsewhere (the blocking pool, no runtime, a current-thread runtime) it just waits.
+pub fn wait_blocking<T>(wait: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(wait)
+        }
+        _ => wait(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod wait_tests {
+    use super::wait_blocking;
+
+    /// On a two-thread runtime, two tasks each waiting inline for work spawned on the same
+    /// runtime finish: without handing their threads' tasks away they would wait forever.
+    #[test]
+    fn waits_on_runtime_threads_do_not_starve_the_runtime() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let answers = runtime.block_on(async {
+            let tasks: Vec<_> = (0..4)
+                .map(|i| {
+                    tokio::spawn(async move {
+                        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+                        tokio::spawn(async move {
+                            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                            let _ = tx.send(i);
+                        });
+                        wait_blocking(|| rx.recv_timeout(std::time::Duration::from_secs(5)))
+                    })
+                })
+                .collect();
+            let mut answers = Vec::new();
+            for t in tasks {
+                answers.push(t.await.unwrap());
+            }
+            answers
+        });
+        assert_eq!(answers, [Ok(0), Ok(1), Ok(2), Ok(3)]);
+    }
+
+    #[test]
+    fn without_a_runtime_or_on_a_current_thread_one_it_just_waits() {
+        assert_eq!(wait_blocking(|| 7), 7);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(runtime.block_on(async { wait_blocking(|| 8) }), 8);
+    }
+}

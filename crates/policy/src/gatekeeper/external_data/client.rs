@@ -93,7 +93,9 @@ pub fn post(provider: &Arc<Provider>, body: Vec<u8>) -> Result<Bytes, CallError>
         })
         .map_err(|_| CallError::Unavailable("its thread has stopped".to_string()))?;
     // The client enforces the timeout; the margin only covers a client too busy to.
-    match answer.recv_timeout(provider.timeout + Duration::from_secs(1)) {
+    match crate::lookup::wait_blocking(|| {
+        answer.recv_timeout(provider.timeout + Duration::from_secs(1))
+    }) {
         Ok(answer) => answer,
         Err(RecvTimeoutError::Timeout) => Err(CallError::Timeout(provider.timeout)),
         Err(RecvTimeoutError::Disconnected) => {
