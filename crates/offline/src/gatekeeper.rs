@@ -361,7 +361,7 @@ fn gvk_value(group: &str, version: &str, kind: &str) -> Json {
 /// its own name and namespace (none when it has none, as gator sends it); an AdmissionReview
 /// keeps its request, with `uid`, `kind`, `resource`, `name`, `namespace` and `operation`
 /// filled in from its object when absent.
-fn admission_review(object: &Json) -> Result<Json, OfflineError> {
+pub fn admission_review(object: &Json) -> Result<Json, OfflineError> {
     let is_review = str_of(object, "kind") == "AdmissionReview"
         && str_of(object, "apiVersion").starts_with("admission.k8s.io/");
     let mut request = if is_review {
