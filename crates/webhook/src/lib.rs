@@ -34,11 +34,11 @@ pub(crate) fn on_large_stack() -> bool {
     ON_LARGE_STACK.get()
 }
 
-/// I/O threads `celer serve` starts by default. One costs least per request: with two, each
-/// request woke the idle one for nothing (tokio's work-stealing notifications), 0.19 ms of
-/// CPU per small review at 400/s against 0.10 ms with one, and a p50 of 0.30 ms against
-/// 0.12 ms (docs/benchmarks.md). Large requests and slow policy sets are evaluated on the
-/// blocking pool whatever the count.
+/// I/O threads `celer serve` starts by default. One costs least per request: with two, tokio
+/// wakes the idle one for requests it then has nothing to do for (work-stealing
+/// notifications): 167-177 µs of CPU per small review at 400/s against 142-157 µs with one
+/// (`e2e/serve-cpu.sh`, docs/benchmarks.md). Large requests and slow policy sets are
+/// evaluated on the blocking pool whatever the count.
 pub const DEFAULT_IO_THREADS: usize = 1;
 
 /// A multi-threaded tokio runtime with `io_threads` workers and the stacks evaluation needs.

@@ -236,7 +236,7 @@ pub struct ServeArgs {
     pub max_streams_per_connection: u32,
 
     /// Threads that serve connections (TLS, HTTP/1.1 and HTTP/2) and evaluate requests up to
-    /// 64 KiB. One costs the least CPU and latency per request (no cross-thread wake-ups) and
+    /// 64 KiB. One costs the least CPU per request (no cross-thread wake-ups) and
     /// takes several thousand reviews a second; larger requests and slow policy sets are
     /// evaluated on the blocking pool whatever this is. Raise it for a replica that must take
     /// more than one core's worth of TLS and small reviews.
