@@ -202,7 +202,7 @@ fn case(name: &str, review: Value, expect: Expectation) -> Case {
 #[test]
 fn api_mode_against_a_fake_api_server() {
     let dir = temp_dir("kube");
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS).unwrap().block_on(async {
+    celer_webhook::runtime().unwrap().block_on(async {
         let (port, seen) = start_fake_api(&dir).await;
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(

@@ -41,8 +41,13 @@ pub(crate) fn on_large_stack() -> bool {
 /// evaluated on the blocking pool whatever the count.
 pub const DEFAULT_IO_THREADS: usize = 1;
 
+/// [`runtime_with`] with [`DEFAULT_IO_THREADS`].
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    runtime_with(DEFAULT_IO_THREADS)
+}
+
 /// A multi-threaded tokio runtime with `io_threads` workers and the stacks evaluation needs.
-pub fn runtime(io_threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+pub fn runtime_with(io_threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(io_threads.max(1))
         .enable_all()

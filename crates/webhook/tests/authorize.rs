@@ -25,9 +25,7 @@ fn examples() -> PolicySource {
 }
 
 fn run<F: std::future::Future>(f: F) -> F::Output {
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS)
-        .unwrap()
-        .block_on(f)
+    celer_webhook::runtime().unwrap().block_on(f)
 }
 
 async fn post(state: &Arc<State>, body: &str) -> (StatusCode, String) {

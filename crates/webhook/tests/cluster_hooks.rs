@@ -104,7 +104,7 @@ fn namespaces_come_from_the_cluster_and_it_hears_of_every_load() {
         loads: AtomicUsize::new(0),
         validating: AtomicUsize::new(0),
     });
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS).unwrap().block_on(async {
+    celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = support::start(ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             policies: PolicySource::Paths(vec![dir.clone()]),

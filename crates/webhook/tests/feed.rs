@@ -106,106 +106,104 @@ fn fed_policies_are_served_changed_and_removed_and_a_broken_one_disturbs_nothing
         changes: watch::Sender::new(0),
         synced: AtomicBool::new(false),
     });
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS)
-        .unwrap()
-        .block_on(async {
-            // The first load waits for the feed to be read once.
-            let syncing = {
-                let feed = Arc::clone(&feed);
-                tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    feed.synced.store(true, Ordering::SeqCst);
-                })
-            };
-            let started = tokio::time::Instant::now();
-            let (running, stop) = support::start(ServeOptions {
-                listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-                policies: PolicySource::Paths(vec![dir.clone()]),
-                // Files are checked rarely: fed changes must not wait for that.
-                reload_interval: Duration::from_secs(30),
-                feed: Some(Arc::clone(&feed) as Arc<dyn PolicyFeed>),
-                ..ServeOptions::default()
+    celer_webhook::runtime().unwrap().block_on(async {
+        // The first load waits for the feed to be read once.
+        let syncing = {
+            let feed = Arc::clone(&feed);
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                feed.synced.store(true, Ordering::SeqCst);
             })
-            .await;
-            syncing.await.unwrap();
-            assert!(started.elapsed() >= Duration::from_millis(300));
-            let addr = running.addr;
-            assert!(decide(addr, "first").await.contains("no pod named first"));
-            assert!(decide(addr, "files").await.contains("no pod named files"));
-            assert!(decide(addr, "other").await.contains(r#""allowed":true"#));
+        };
+        let started = tokio::time::Instant::now();
+        let (running, stop) = support::start(ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            policies: PolicySource::Paths(vec![dir.clone()]),
+            // Files are checked rarely: fed changes must not wait for that.
+            reload_interval: Duration::from_secs(30),
+            feed: Some(Arc::clone(&feed) as Arc<dyn PolicyFeed>),
+            ..ServeOptions::default()
+        })
+        .await;
+        syncing.await.unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        let addr = running.addr;
+        assert!(decide(addr, "first").await.contains("no pod named first"));
+        assert!(decide(addr, "files").await.contains("no pod named files"));
+        assert!(decide(addr, "other").await.contains(r#""allowed":true"#));
 
-            // A policy added to the feed is enforced at once (not at the files' interval).
-            feed.set(vec![
-                deny_named("one", "first"),
-                deny_named("two", "second"),
-            ]);
-            let took = until(addr, "second", true).await;
-            assert!(took < Duration::from_secs(5), "took {took:?}");
+        // A policy added to the feed is enforced at once (not at the files' interval).
+        feed.set(vec![
+            deny_named("one", "first"),
+            deny_named("two", "second"),
+        ]);
+        let took = until(addr, "second", true).await;
+        assert!(took < Duration::from_secs(5), "took {took:?}");
 
-            // A broken fed policy (its expression does not compile) and an unreadable fed file
-            // are left out and named; the other fed policies and the files keep serving.
-            let mut broken = deny_named("broken", "x");
-            if let FeedDocument::Object { json, .. } = &mut broken {
-                let text = sonic_rs::to_string(json.as_ref())
-                    .unwrap()
-                    .replace("object.metadata.name !=", "object.metadata.name !=== (");
-                *json = Arc::new(sonic_rs::from_str(&text).unwrap());
-            }
-            let unreadable = FeedDocument::File {
-                origin: "configmap celer/policies a.yaml".to_string(),
-                text: "kind: [unclosed".to_string(),
-            };
-            feed.set(vec![
-                deny_named("one", "first"),
-                broken,
-                unreadable,
-                deny_named("three", "third"),
-            ]);
-            until(addr, "third", true).await;
-            assert!(decide(addr, "first").await.contains("no pod named first"));
-            assert!(decide(addr, "files").await.contains("no pod named files"));
-            // `two` left the feed: no longer enforced.
-            until(addr, "second", false).await;
-            let serving = running.state.current().unwrap();
-            let rejected: Vec<&str> = serving
+        // A broken fed policy (its expression does not compile) and an unreadable fed file
+        // are left out and named; the other fed policies and the files keep serving.
+        let mut broken = deny_named("broken", "x");
+        if let FeedDocument::Object { json, .. } = &mut broken {
+            let text = sonic_rs::to_string(json.as_ref())
+                .unwrap()
+                .replace("object.metadata.name !=", "object.metadata.name !=== (");
+            *json = Arc::new(sonic_rs::from_str(&text).unwrap());
+        }
+        let unreadable = FeedDocument::File {
+            origin: "configmap celer/policies a.yaml".to_string(),
+            text: "kind: [unclosed".to_string(),
+        };
+        feed.set(vec![
+            deny_named("one", "first"),
+            broken,
+            unreadable,
+            deny_named("three", "third"),
+        ]);
+        until(addr, "third", true).await;
+        assert!(decide(addr, "first").await.contains("no pod named first"));
+        assert!(decide(addr, "files").await.contains("no pod named files"));
+        // `two` left the feed: no longer enforced.
+        until(addr, "second", false).await;
+        let serving = running.state.current().unwrap();
+        let rejected: Vec<&str> = serving
+            .policies
+            .rejected
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            rejected,
+            [
+                "ValidatingPolicy \"broken\"",
+                "configmap celer/policies a.yaml"
+            ]
+        );
+        let why = serving
+            .policies
+            .rejected
+            .values()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(why.contains("broken"), "{why}");
+        assert_eq!(
+            serving
                 .policies
-                .rejected
-                .keys()
-                .map(String::as_str)
-                .collect();
-            assert_eq!(
-                rejected,
-                [
-                    "ValidatingPolicy \"broken\"",
-                    "configmap celer/policies a.yaml"
-                ]
-            );
-            let why = serving
-                .policies
-                .rejected
-                .values()
-                .flatten()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n");
-            assert!(why.contains("broken"), "{why}");
-            assert_eq!(
-                serving
-                    .policies
-                    .fed
-                    .get("ValidatingPolicy \"three\"")
-                    .map(Vec::as_slice),
-                Some(&["ValidatingPolicy \"three\"".to_string()][..])
-            );
+                .fed
+                .get("ValidatingPolicy \"three\"")
+                .map(Vec::as_slice),
+            Some(&["ValidatingPolicy \"three\"".to_string()][..])
+        );
 
-            // Removing every fed policy is a deliberate removal: the files keep serving alone.
-            feed.set(Vec::new());
-            until(addr, "first", false).await;
-            assert!(decide(addr, "files").await.contains("no pod named files"));
+        // Removing every fed policy is a deliberate removal: the files keep serving alone.
+        feed.set(Vec::new());
+        until(addr, "first", false).await;
+        assert!(decide(addr, "files").await.contains("no pod named files"));
 
-            let _ = stop.send(());
-            running.wait().await;
-        });
+        let _ = stop.send(());
+        running.wait().await;
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -62,7 +62,7 @@ fn two_thousand_policies_load_and_reload_ten_times_within_bounds() {
     let dir = temp_dir("2000");
     write_policies(&dir, 2000);
     let before = rss().0;
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS).unwrap().block_on(async {
+    celer_webhook::runtime().unwrap().block_on(async {
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let started = Instant::now();
         let running = server::start(

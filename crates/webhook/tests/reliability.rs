@@ -391,34 +391,32 @@ fn attacker_process() {
     let addr: SocketAddr = words.next().unwrap().parse().unwrap();
     let count: usize = words.next().unwrap().parse().unwrap();
     let say = |what: String| println!("{}{what}", attack::PREFIX);
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS)
-        .unwrap()
-        .block_on(async move {
-            match kind.as_str() {
-                "slow-h1" => {
-                    slow_http1_bodies(addr, count);
-                    say("ready".to_string());
-                }
-                "slow-h2" => {
-                    slow_http2_bodies(addr, count, 250).await;
-                    say("ready".to_string());
-                }
-                "idle-h2" => {
-                    let held = idle_http2_connections(addr, count).await;
-                    say(format!("ready held={held}"));
-                }
-                "burst" => {
-                    let (answered, p99, max) = connection_burst(addr, count).await;
-                    say(format!(
-                        "ready answered={answered} p99_us={} max_us={}",
-                        p99.as_micros(),
-                        max.as_micros()
-                    ));
-                }
-                other => panic!("unknown attack {other}"),
+    celer_webhook::runtime().unwrap().block_on(async move {
+        match kind.as_str() {
+            "slow-h1" => {
+                slow_http1_bodies(addr, count);
+                say("ready".to_string());
             }
-            std::future::pending::<()>().await;
-        });
+            "slow-h2" => {
+                slow_http2_bodies(addr, count, 250).await;
+                say("ready".to_string());
+            }
+            "idle-h2" => {
+                let held = idle_http2_connections(addr, count).await;
+                say(format!("ready held={held}"));
+            }
+            "burst" => {
+                let (answered, p99, max) = connection_burst(addr, count).await;
+                say(format!(
+                    "ready answered={answered} p99_us={} max_us={}",
+                    p99.as_micros(),
+                    max.as_micros()
+                ));
+            }
+            other => panic!("unknown attack {other}"),
+        }
+        std::future::pending::<()>().await;
+    });
 }
 
 /// `count` connections, each: headers announcing a 100 kB body, then one byte a second;
@@ -547,95 +545,89 @@ async fn connection_burst(addr: SocketAddr, count: usize) -> (usize, Duration, D
 #[test]
 fn slow_bodies_over_http1_do_not_take_evaluation_slots() {
     let _serial = serial();
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS)
-        .unwrap()
-        .block_on(async {
-            let (running, stop) = start(options()).await;
-            let addr = running.addr;
-            let reference = reference(addr).await;
-            let attackers = size(300, 1100);
-            let attack = attack::start("slow-h1", addr, attackers, true);
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            let normal = normal_client(addr, 200, probe_time()).await;
-            drop(attack);
-            let metrics = running.state.metrics.render();
-            println!(
-                "slow bodies h1: {attackers} attackers, body timeouts {}",
-                metric(&metrics, "celer_webhook_body_timeouts_total")
-            );
-            normal.assert_kept_succeeding_against("slow bodies over HTTP/1.1", &reference);
-            stop.send(()).unwrap();
-            running.wait().await;
-        });
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(options()).await;
+        let addr = running.addr;
+        let reference = reference(addr).await;
+        let attackers = size(300, 1100);
+        let attack = attack::start("slow-h1", addr, attackers, true);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let normal = normal_client(addr, 200, probe_time()).await;
+        drop(attack);
+        let metrics = running.state.metrics.render();
+        println!(
+            "slow bodies h1: {attackers} attackers, body timeouts {}",
+            metric(&metrics, "celer_webhook_body_timeouts_total")
+        );
+        normal.assert_kept_succeeding_against("slow bodies over HTTP/1.1", &reference);
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
 }
 
 #[test]
 fn slow_bodies_over_http2_do_not_take_evaluation_slots() {
     let _serial = serial();
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS)
-        .unwrap()
-        .block_on(async {
-            let (running, stop) = start(options()).await;
-            let addr = running.addr;
-            let reference = reference(addr).await;
-            let connections = 6;
-            let attack = attack::start("slow-h2", addr, connections, true);
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            let normal = normal_client(addr, 200, probe_time()).await;
-            drop(attack);
-            let metrics = running.state.metrics.render();
-            println!(
-                "slow bodies h2: {connections} connections x 250 streams asked, body timeouts {}",
-                metric(&metrics, "celer_webhook_body_timeouts_total")
-            );
-            normal.assert_kept_succeeding_against("slow bodies over HTTP/2", &reference);
-            stop.send(()).unwrap();
-            running.wait().await;
-        });
+    celer_webhook::runtime().unwrap().block_on(async {
+        let (running, stop) = start(options()).await;
+        let addr = running.addr;
+        let reference = reference(addr).await;
+        let connections = 6;
+        let attack = attack::start("slow-h2", addr, connections, true);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let normal = normal_client(addr, 200, probe_time()).await;
+        drop(attack);
+        let metrics = running.state.metrics.render();
+        println!(
+            "slow bodies h2: {connections} connections x 250 streams asked, body timeouts {}",
+            metric(&metrics, "celer_webhook_body_timeouts_total")
+        );
+        normal.assert_kept_succeeding_against("slow bodies over HTTP/2", &reference);
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
 }
 
 #[test]
 fn idle_http2_connections_are_closed_and_new_ones_accepted() {
     let _serial = serial();
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS)
-        .unwrap()
-        .block_on(async {
-            let limit = size(300, 4096);
-            let (running, stop) = start(ServeOptions {
-                max_connections: limit,
-                idle_timeout: Duration::from_secs(1),
-                ..options()
-            })
-            .await;
-            let addr = running.addr;
-            let reference = reference(addr).await;
-            // Fill all but one connection slot with idle h2 connections that answer PINGs.
-            let attack = attack::start("idle-h2", addr, limit - 1, true);
-            let normal = normal_client(addr, 200, probe_time().max(Duration::from_secs(4))).await;
-            let (idle, _) = running.state.metrics.connections_retired();
-            println!(
-                "idle h2: {} idle connections opened (limit {limit}), {idle} closed for idleness",
-                attack.figure("held"),
-            );
-            assert!(
-                idle >= (limit as u64 - 1) * 9 / 10,
-                "closed for idleness: {idle}"
-            );
-            // New connections are accepted again: open as many as the limit allows.
-            for _ in 0..10 {
-                let mut s = TcpStream::connect(addr).await.unwrap();
-                s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                    .await
-                    .unwrap();
-                let mut out = String::new();
-                s.read_to_string(&mut out).await.unwrap();
-                assert!(out.starts_with("HTTP/1.1 200"), "{out}");
-            }
-            drop(attack);
-            normal.assert_kept_succeeding_against("idle HTTP/2 connections", &reference);
-            stop.send(()).unwrap();
-            running.wait().await;
-        });
+    celer_webhook::runtime().unwrap().block_on(async {
+        let limit = size(300, 4096);
+        let (running, stop) = start(ServeOptions {
+            max_connections: limit,
+            idle_timeout: Duration::from_secs(1),
+            ..options()
+        })
+        .await;
+        let addr = running.addr;
+        let reference = reference(addr).await;
+        // Fill all but one connection slot with idle h2 connections that answer PINGs.
+        let attack = attack::start("idle-h2", addr, limit - 1, true);
+        let normal = normal_client(addr, 200, probe_time().max(Duration::from_secs(4))).await;
+        let (idle, _) = running.state.metrics.connections_retired();
+        println!(
+            "idle h2: {} idle connections opened (limit {limit}), {idle} closed for idleness",
+            attack.figure("held"),
+        );
+        assert!(
+            idle >= (limit as u64 - 1) * 9 / 10,
+            "closed for idleness: {idle}"
+        );
+        // New connections are accepted again: open as many as the limit allows.
+        for _ in 0..10 {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .await
+                .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.unwrap();
+            assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        }
+        drop(attack);
+        normal.assert_kept_succeeding_against("idle HTTP/2 connections", &reference);
+        stop.send(()).unwrap();
+        running.wait().await;
+    });
 }
 
 /// `TcpExtListenOverflows` (system-wide) from /proc/net/netstat.
@@ -656,7 +648,7 @@ fn listen_overflows() -> Option<u64> {
 #[test]
 fn a_burst_of_a_thousand_connections_overflows_no_queue() {
     let _serial = serial();
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS).unwrap().block_on(async {
+    celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = start(options()).await;
         let addr = running.addr;
         let reference = reference(addr).await;
@@ -694,7 +686,7 @@ fn a_reload_storm_of_broken_and_empty_files_never_admits_a_privileged_pod() {
     let other = dir.join("other.yaml");
     std::fs::write(&deny, DENY_PRIVILEGED).unwrap();
     std::fs::write(&other, DENY_PRIVILEGED.replace("no-privileged", "other")).unwrap();
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS).unwrap().block_on(async {
+    celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = start(ServeOptions {
             policies: PolicySource::Paths(vec![dir.clone()]),
             reload_interval: Duration::from_millis(20),
@@ -754,7 +746,7 @@ fn a_reload_storm_of_broken_and_empty_files_never_admits_a_privileged_pod() {
 #[test]
 fn shutdown_under_load_answers_every_request_it_accepted() {
     let _serial = serial();
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS).unwrap().block_on(async {
+    celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = start(ServeOptions {
             limits: Limits::default(),
             drain_timeout: Duration::from_secs(5),

@@ -31,9 +31,7 @@ fn pod_security() -> Arc<State> {
 }
 
 fn run<F: std::future::Future>(f: F) -> F::Output {
-    celer_webhook::runtime(celer_webhook::DEFAULT_IO_THREADS)
-        .unwrap()
-        .block_on(f)
+    celer_webhook::runtime().unwrap().block_on(f)
 }
 
 fn post(path: &str, body: impl Into<Bytes>) -> Request<Full<Bytes>> {

@@ -612,7 +612,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         let _ = writeln!(std::io::stderr(), "error: {e}");
         return ExitCode::from(EXIT_SETUP);
     }
-    let runtime = match celer_webhook::runtime(args.io_threads) {
+    let runtime = match celer_webhook::runtime_with(args.io_threads) {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the runtime");
