@@ -6,7 +6,8 @@
 # over every object (default 100: 11,100 reviews per run; gator takes about half a second per
 # round here) after 10 warm-up rounds, one review timed at a time.
 # Both must find the same violations per round; the summary table gives mean, p50, p95, p99
-# per review and reviews per second, per run, and celer / gator of the medians.
+# per review and reviews per second, per run, and celer / gator of the medians; the script
+# exits 1 when the violations differ.
 #
 #   e2e/peers/gator-bench.sh                  # builds gator once (e2e/peers/build.sh gator)
 #   ROUNDS=1 ITERATIONS=100 e2e/peers/gator-bench.sh
@@ -80,3 +81,8 @@ if rows["gator"][0]["skipped"]:
     print(f"- gator skipped templates: {', '.join(rows['gator'][0]['skipped'])}")
 PY
 cat "$out/summary.md"
+# The figures only compare like with like if both engines found the same violations.
+if grep -q "DIFFERENT" "$out/summary.md"; then
+  echo "gator-bench: gator and celer found different violations (see above)" >&2
+  exit 1
+fi
