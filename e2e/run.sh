@@ -515,6 +515,55 @@ fi
 check "H8 kyverno-policies' disallow-latest-tag (v1alpha1, patched to Deny as its chainsaw test does): its $sample_pods test Pods decided as expected through the API server" \
   "$sample_wrong wrong ($(last))" test "$sample_wrong" = 0
 api DELETE /apis/policies.kyverno.io/v1alpha1/validatingpolicies/disallow-latest-tag
+# A ClusterPolicy with a podSecurity rule (baseline, Enforce) on the Pods of e2e-fed, and a
+# kyverno.io/v2 PolicyException exempting one Pod's privileged container from it: Kyverno's
+# own kinds, in celer's CRDs.
+classic_ok=true
+"$CELER_BIN" crds --group kyverno.io --output json > "$work/classic-crds.json" || classic_ok=false
+while IFS= read -r crd; do
+  api POST "$crd_path" "$crd"
+  [ "$status" = 201 ] || classic_ok=false
+done < <(jq -c '.items[]' "$work/classic-crds.json")
+classic_established() {
+  api GET "$crd_path/policyexceptions.kyverno.io"
+  jq -e '.status.conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
+}
+$classic_ok && eventually 30 classic_established || classic_ok=false
+api POST /apis/kyverno.io/v1/clusterpolicies '{"apiVersion":"kyverno.io/v1","kind":"ClusterPolicy",
+  "metadata":{"name":"psa-baseline"},
+  "spec":{"validationFailureAction":"Enforce","background":false,"rules":[{"name":"baseline",
+    "match":{"any":[{"resources":{"kinds":["Pod"],"namespaces":["e2e-fed"]}}]},
+    "validate":{"podSecurity":{"level":"baseline","version":"latest"}}}]}}'
+[ "$status" = 201 ] || classic_ok=false
+pss_denied() {
+  api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" privileged)"
+  [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qF -- "$2"
+}
+pss_admitted() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" privileged)"; [ "$status" = 201 ]; }
+pss_message='It violates PodSecurity "baseline:latest": (Forbidden reason: privileged, field error list: [spec.containers[0].securityContext.privileged is forbidden, forbidden values found: true])'
+if $classic_ok && eventually 10 pss_denied pss-denied "$pss_message"; then
+  ok "H9 a ClusterPolicy podSecurity rule (baseline, Enforce) applied to the API server refuses a privileged Pod with Kyverno's message: $(message | head -c 200)"
+else
+  bad "H9 a ClusterPolicy podSecurity rule (baseline, Enforce) refuses a privileged Pod with Kyverno's message" "$(last)"
+fi
+api POST /apis/kyverno.io/v2/namespaces/e2e-fed/policyexceptions '{"apiVersion":"kyverno.io/v2","kind":"PolicyException",
+  "metadata":{"name":"allow-busybox","namespace":"e2e-fed"},
+  "spec":{"exceptions":[{"policyName":"psa-baseline","ruleNames":["baseline"]}],
+    "match":{"any":[{"resources":{"kinds":["Pod"],"names":["pss-exempt*"]}}]},
+    "podSecurity":[{"controlName":"Privileged Containers","images":["busybox*"]}]}}'
+exception_status=$status
+if [ "$exception_status" = 201 ] && eventually 10 pss_admitted pss-exempt-1 && pss_denied pss-other "$pss_message"; then
+  ok "H10 a kyverno.io/v2 PolicyException exempts the Pods it matches from the control it names, and only those"
+else
+  bad "H10 a kyverno.io/v2 PolicyException exempts the Pods it matches (exception $exception_status)" "$(last)"
+fi
+api DELETE /apis/kyverno.io/v2/namespaces/e2e-fed/policyexceptions/allow-busybox
+if eventually 10 pss_denied pss-exempt-2 "$pss_message"; then
+  ok "H11 once the PolicyException is deleted, the Pod it exempted is refused again"
+else
+  bad "H11 once the PolicyException is deleted, the Pod it exempted is refused again" "$(last)"
+fi
+api DELETE /apis/kyverno.io/v1/clusterpolicies/psa-baseline
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"

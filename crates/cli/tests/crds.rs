@@ -45,6 +45,7 @@ fn prints_every_crd_as_yaml() {
             "policyexceptions.policies.kyverno.io",
             "clusterpolicies.kyverno.io",
             "policies.kyverno.io",
+            "policyexceptions.kyverno.io",
             "constrainttemplates.templates.gatekeeper.sh",
             "configs.config.gatekeeper.sh",
             "syncsets.syncset.gatekeeper.sh",
@@ -79,5 +80,5 @@ fn json_is_a_list() {
     use sonic_rs::{JsonContainerTrait as _, JsonValueTrait as _};
     assert_eq!(list.get("kind").and_then(|k| k.as_str()), Some("List"));
     let items = list.get("items").and_then(|i| i.as_array()).expect("items");
-    assert_eq!(items.len(), 2);
+    assert_eq!(items.len(), 3);
 }

@@ -65,6 +65,8 @@ pub const KINDS: &[WatchedKind] = &[
     kind("policies.kyverno.io", "PolicyException", Use::Serve),
     kind("kyverno.io", "ClusterPolicy", Use::Serve),
     kind("kyverno.io", "Policy", Use::Serve),
+    // Exceptions to ClusterPolicy and Policy rules; no status is written for them.
+    kind("kyverno.io", "PolicyException", Use::Serve),
     kind("templates.gatekeeper.sh", "ConstraintTemplate", Use::Serve),
     // Gatekeeper's settings: excluded namespaces, kinds synced for data.inventory.
     kind("config.gatekeeper.sh", "Config", Use::Serve),

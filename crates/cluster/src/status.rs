@@ -218,6 +218,7 @@ impl Writer {
                 }
                 Some(status)
             }
+            ("kyverno.io", "PolicyException") => None,
             ("kyverno.io", _) => Some(classic_status(health)),
             ("templates.gatekeeper.sh", _) => {
                 let kind = (object.object.get("spec"))

@@ -307,3 +307,81 @@ pub struct RuleCount {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verifyimages: Option<i64>,
 }
+
+/// The spec of a `kyverno.io` PolicyException: which ClusterPolicy and Policy rules it
+/// exempts matching resources from, and, for `validate.podSecurity` rules, which controls.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "kyverno.io",
+    version = "v2",
+    kind = "PolicyException",
+    doc = "Kyverno PolicyException: exempts matching resources from named ClusterPolicy and Policy rules.",
+    namespaced,
+    shortname = "polex",
+    category = "kyverno"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyExceptionSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<bool>,
+    /// `any` / `all` resource filters, as a rule's `match`.
+    #[schemars(schema_with = "preserved_object")]
+    pub r#match: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserved_object")]
+    pub conditions: Option<serde_json::Value>,
+    pub exceptions: Vec<PolicyExceptionEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_security: Option<Vec<PodSecurityStandard>>,
+}
+
+/// One policy (`name` for a ClusterPolicy, `namespace/name` for a Policy) and its rules.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyExceptionEntry {
+    pub policy_name: String,
+    pub rule_names: Vec<String>,
+}
+
+/// A Pod Security Standards control exempted, in containers of some images or Pod-wide.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSecurityStandard {
+    pub control_name: PodSecurityControl,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restricted_field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
+}
+
+/// The controls of the Pod Security Standards, by the names the standard gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PodSecurityControl {
+    HostProcess,
+    #[serde(rename = "Host Namespaces")]
+    HostNamespaces,
+    #[serde(rename = "Privileged Containers")]
+    PrivilegedContainers,
+    Capabilities,
+    #[serde(rename = "HostPath Volumes")]
+    HostPathVolumes,
+    #[serde(rename = "Host Ports")]
+    HostPorts,
+    AppArmor,
+    #[serde(rename = "SELinux")]
+    SeLinux,
+    #[serde(rename = "/proc Mount Type")]
+    ProcMountType,
+    Seccomp,
+    Sysctls,
+    #[serde(rename = "Volume Types")]
+    VolumeTypes,
+    #[serde(rename = "Privilege Escalation")]
+    PrivilegeEscalation,
+    #[serde(rename = "Running as Non-root")]
+    RunningAsNonRoot,
+    #[serde(rename = "Running as Non-root user")]
+    RunningAsNonRootUser,
+}

@@ -80,6 +80,7 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         ValidatingPolicy,
     };
     use kyverno_classic::{ClusterPolicy, Policy};
+    let classic_exception = kyverno_classic::PolicyException::crd();
     vec![
         served(ValidatingPolicy::crd(), &CEL_KINDS, CEL_STORAGE),
         served(
@@ -101,6 +102,12 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             "v1",
         ),
         served(Policy::crd(), &[current("v1"), current("v2beta1")], "v1"),
+        // v2 stored; v2beta1 still served, deprecated, as Kyverno serves it.
+        served(
+            classic_exception,
+            &[current("v2"), deprecated("v2beta1")],
+            "v2",
+        ),
         served(
             ConstraintTemplate::crd(),
             &[current("v1"), current("v1alpha1"), current("v1beta1")],

@@ -1,9 +1,13 @@
 use super::*;
 
+/// The CRD of `kind`, or of `group/Kind` where two groups have a kind of that name.
 fn find(kind: &str) -> CustomResourceDefinition {
+    let (group, kind) = kind.rsplit_once('/').unwrap_or(("", kind));
     let crds = all();
-    let found = crds.into_iter().find(|crd| crd.spec.names.kind == kind);
-    assert!(found.is_some(), "no CRD for {kind}");
+    let found = crds
+        .into_iter()
+        .find(|crd| crd.spec.names.kind == kind && (group.is_empty() || crd.spec.group == group));
+    assert!(found.is_some(), "no CRD for {group}/{kind}");
     found.unwrap_or_else(|| unreachable!())
 }
 
@@ -27,7 +31,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 16] = [
+    let expected: [Expected; 17] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -61,7 +65,7 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             &[("v1beta1", true), ("v1", false)],
         ),
         (
-            "PolicyException",
+            "policies.kyverno.io/PolicyException",
             "policies.kyverno.io",
             "policyexceptions",
             "Namespaced",
@@ -83,6 +87,14 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "Namespaced",
             &["pol"],
             &[("v1", true), ("v2beta1", false)],
+        ),
+        (
+            "kyverno.io/PolicyException",
+            "kyverno.io",
+            "policyexceptions",
+            "Namespaced",
+            &["polex"],
+            &[("v2", true), ("v2beta1", false)],
         ),
         (
             "ConstraintTemplate",
@@ -203,13 +215,23 @@ fn status_subresource_and_columns_as_upstream_has_them() {
             );
         }
     }
-    let exception = find("PolicyException");
-    assert!(
-        exception
-            .spec
-            .versions
-            .iter()
-            .all(|v| v.subresources.is_none())
+    for exception in [
+        find("policies.kyverno.io/PolicyException"),
+        find("kyverno.io/PolicyException"),
+    ] {
+        assert!(
+            exception
+                .spec
+                .versions
+                .iter()
+                .all(|v| v.subresources.is_none())
+        );
+    }
+    let classic = find("kyverno.io/PolicyException");
+    assert_eq!(
+        classic.spec.versions.iter().map(|v| v.deprecated).collect::<Vec<_>>(),
+        [None, Some(true)],
+        "v2beta1 deprecated"
     );
     let vpol = find("ValidatingPolicy");
     let columns: Vec<_> = vpol.spec.versions[0]
@@ -271,8 +293,8 @@ fn groups_filter() {
     let Ok(kyverno) = for_group(Some("kyverno.io")) else {
         unreachable!("a known group")
     };
-    assert_eq!(kyverno.len(), 2);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(16));
+    assert_eq!(kyverno.len(), 3);
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(17));
     assert_eq!(
         for_group(Some("mutations.gatekeeper.sh"))
             .map(|c| c.len())

@@ -164,6 +164,8 @@ impl State {
             let meta = match item.downcast_mut() {
                 Some(KyvernoManifest::Policy(kind, p)) if kind.is_namespaced() => &mut p.metadata,
                 Some(KyvernoManifest::Exception(e)) => &mut e.metadata,
+                Some(KyvernoManifest::ClassicException(e)) => &mut e.metadata,
+                Some(KyvernoManifest::ClusterPolicy(true, p)) => &mut p.metadata,
                 _ => continue,
             };
             if meta.namespace.as_deref().is_none_or(str::is_empty) {

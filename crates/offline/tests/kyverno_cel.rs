@@ -339,3 +339,42 @@ fn kyverno_cli_context() {
         "=test-context-apicall-vpol|test-context-configmap-vpol|test-context-apicall-mpol|test-context-configmap-mpol",
     );
 }
+
+/// Kyverno's chainsaw conformance tests for ClusterPolicy `validate.podSecurity` rules.
+#[test]
+fn kyverno_chainsaw_pod_security() {
+    run_family_as(
+        "kyverno/test/conformance/chainsaw/validate/clusterpolicy/standard/psa*",
+        "kyverno/test/conformance/chainsaw/validate/clusterpolicy/standard",
+        "=psa|psa-deprecated",
+        Format::Chainsaw,
+    );
+}
+
+/// Kyverno's chainsaw conformance tests for `kyverno.io/v2` PolicyExceptions, most of them
+/// exempting podSecurity controls.
+#[test]
+fn kyverno_chainsaw_exceptions() {
+    run_family_as(
+        "kyverno/test/conformance/chainsaw/exceptions",
+        "kyverno/test/conformance/chainsaw",
+        "=exceptions",
+        Format::Chainsaw,
+    );
+}
+
+/// The podSecurity subrule policies of kyverno-policies, and Kyverno's CLI suites for
+/// PolicyExceptions.
+#[test]
+fn kyverno_cli_pod_security_and_exceptions() {
+    run_family(
+        "kyverno-policies/pod-security/subrule",
+        "kyverno-policies/pod-security",
+        "=subrule",
+    );
+    run_family(
+        "kyverno/test/cli/test-exceptions",
+        "kyverno/test/cli/test-exceptions",
+        "",
+    );
+}

@@ -460,11 +460,11 @@ pub fn cluster_policy_rules(p: &ClusterPolicy) -> Vec<Rule> {
         .spec
         .rules
         .iter()
-        .filter(|r| r.is_cel())
+        .filter(|r| r.is_supported())
         .cloned()
         .collect();
     let (controllers, cronjob) = autogen_controllers(p);
-    for rule in p.spec.rules.iter().filter(|r| r.is_cel()) {
+    for rule in p.spec.rules.iter().filter(|r| r.is_supported()) {
         let match_kinds = kinds_of(&rule.match_resources);
         let exclude_kinds = rule
             .exclude_resources

@@ -1,10 +1,16 @@
-//! Kyverno's ClusterPolicy and Policy `validate.cel` rules (`pkg/engine/handlers/validation/
-//! validate_cel.go`): each rule is lowered into a compiled ValidatingPolicy (Kubernetes'
-//! validator: variables, messages, celPreconditions as matchConditions, params) and matched
-//! with Kyverno's classic `match` / `exclude` (kinds, names, namespaces, operations,
-//! selectors, annotations, subjects). A rule's result is `fail` at its first denying
-//! validation (errors deny too, failurePolicy being Fail), `skip` when its celPreconditions do
-//! not hold, `pass` otherwise. Pod rules get Kyverno's autogen rules
+//! Kyverno's ClusterPolicy and Policy rules celer runs, matched with Kyverno's classic
+//! `match` / `exclude` (kinds, names, namespaces, operations, selectors, annotations,
+//! subjects):
+//! - `validate.cel` (`pkg/engine/handlers/validation/validate_cel.go`): lowered into a
+//!   compiled ValidatingPolicy (Kubernetes' validator: variables, messages, celPreconditions
+//!   as matchConditions, params). The result is `fail` at the first denying validation
+//!   (errors deny too, failurePolicy being Fail), `skip` when the celPreconditions do not
+//!   hold, `pass` otherwise.
+//! - `validate.podSecurity` (`validate_pss.go`): the Pod Security Standards, see
+//!   [`super::pod_security`].
+//!
+//! `kyverno.io/v2` PolicyExceptions that name a rule and match the resource skip it (for
+//! podSecurity rules, exempt the controls they list). Pod rules get Kyverno's autogen rules
 //! ([`super::autogen::cluster_policy_rules`]).
 
 use std::cell::OnceCell;
@@ -30,7 +36,8 @@ use crate::name::Name;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind};
 use crate::validating::{self, Decision};
 
-use super::classic_model::{ClusterPolicy, Filter, MatchBlock, Subject};
+use super::classic_model::{ClassicException, ClusterPolicy, Filter, MatchBlock, Subject};
+use super::pod_security::{self, Exclusion, PodSecurityRule, Verdict};
 
 /// One part of a `kinds` entry: `Kind`, `version/Kind` or `group/version/Kind`, each part a
 /// glob; `Kind/subresource` names a subresource.
@@ -220,7 +227,24 @@ fn str_at<'j>(v: Option<&'j Json>, keys: &[&str]) -> &'j str {
 }
 
 impl CompiledFilter {
-    fn matches(&self, s: &Subjects<'_>) -> bool {
+    /// `ResourceFilter.IsEmpty`: a filter that names nothing.
+    fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+            && self.names.is_empty()
+            && self.namespaces.is_empty()
+            && self.operations.is_empty()
+            && self.annotations.is_none()
+            && self.selector.is_none()
+            && self.namespace_selector.is_none()
+            && self.subjects.is_empty()
+            && self.roles.is_empty()
+            && self.cluster_roles.is_empty()
+    }
+
+    /// Whether a rule's filter selects the request. An exception's filter (`exception`)
+    /// reads no operations and checks no namespaceSelector on Namespaces
+    /// (`checkResourceDescription`).
+    fn matches(&self, s: &Subjects<'_>, exception: bool) -> bool {
         let a = s.attributes;
         let object = s.object.or(a.old_object);
         if !self.kinds.is_empty() && !self.kinds.iter().any(|k| k.matches(a)) {
@@ -244,7 +268,9 @@ impl CompiledFilter {
                 return false;
             }
         }
-        if !self.operations.is_empty() && !self.operations.iter().any(|o| o == a.operation.as_str())
+        if !exception
+            && !self.operations.is_empty()
+            && !self.operations.iter().any(|o| o == a.operation.as_str())
         {
             return false;
         }
@@ -273,7 +299,11 @@ impl CompiledFilter {
                 .and_then(|n| n.get("metadata"))
                 .and_then(|m| m.get("labels"))
                 .and_then(|l| l.as_object());
-            if a.namespace.is_empty() || !sel.matches_label_map(labels) {
+            if exception {
+                if a.kind.kind != "Namespace" && !sel.matches_label_map(labels) {
+                    return false;
+                }
+            } else if a.namespace.is_empty() || !sel.matches_label_map(labels) {
                 return false;
             }
         }
@@ -338,14 +368,36 @@ impl CompiledMatch {
     }
 
     fn matches(&self, s: &Subjects<'_>) -> bool {
-        if !self.any.is_empty() && !self.any.iter().any(|f| f.matches(s)) {
+        if !self.any.is_empty() && !self.any.iter().any(|f| f.matches(s, false)) {
             return false;
         }
-        self.all.iter().all(|f| f.matches(s))
+        self.all.iter().all(|f| f.matches(s, false))
+    }
+
+    /// An exception's `match` (`checkMatchesResources`): any of `any`, else all of `all`,
+    /// else nothing; an empty filter matches nothing.
+    fn matches_exception(&self, s: &Subjects<'_>) -> bool {
+        let one = |f: &CompiledFilter| !f.is_empty() && f.matches(s, true);
+        if !self.any.is_empty() {
+            self.any.iter().any(one)
+        } else if !self.all.is_empty() {
+            self.all.iter().all(one)
+        } else {
+            false
+        }
     }
 }
 
-/// A `validate.cel` rule (or one autogen made), compiled.
+/// What a rule does.
+#[derive(Debug)]
+pub enum RuleBody {
+    /// `validate.cel`, as a ValidatingPolicy.
+    Cel(Box<ValidatingPolicy>),
+    /// `validate.podSecurity`.
+    PodSecurity(Box<PodSecurityRule>),
+}
+
+/// A rule celer runs (or one autogen made), compiled.
 #[derive(Debug)]
 pub struct ClassicRule {
     pub policy: Name,
@@ -354,13 +406,15 @@ pub struct ClassicRule {
     /// The namespace of a `Policy`: it applies to requests in it only.
     pub namespace: Option<String>,
     pub rule: Name,
-    pub validate: ValidatingPolicy,
+    pub body: RuleBody,
     matches: CompiledMatch,
     excludes: Option<CompiledMatch>,
     /// `Enforce`: a failure refuses the request.
     pub enforce: bool,
     /// `spec.admission` (default true).
     pub admission: bool,
+    /// `validate.allowExistingViolations` (default true).
+    allow_existing_violations: bool,
 }
 
 impl ClassicRule {
@@ -368,6 +422,97 @@ impl ClassicRule {
     pub fn kind_keys(&self) -> Vec<KindKey<'_>> {
         self.matches.kind_keys()
     }
+
+    /// How PolicyExceptions name the rule's policy: `name`, or `namespace/name` for a Policy.
+    pub fn exception_key(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}/{}", self.policy),
+            None => self.policy.to_string(),
+        }
+    }
+}
+
+/// A `kyverno.io/v2` PolicyException, compiled.
+#[derive(Debug)]
+pub struct ClassicExceptionRule {
+    /// `namespace/name`, as Kyverno's messages name it.
+    pub key: String,
+    /// (policy key, rule name patterns).
+    refs: Vec<(String, Vec<String>)>,
+    matches: CompiledMatch,
+    /// `spec.podSecurity`: the controls exempted in podSecurity rules; none exempts the
+    /// whole rule.
+    pod_security: Vec<Exclusion>,
+}
+
+impl ClassicExceptionRule {
+    /// `Exception.Contains`: the policy by its key, the rule by a glob of its name.
+    fn names(&self, rule: &ClassicRule, policy_key: &str) -> bool {
+        self.refs.iter().any(|(policy, rules)| {
+            policy == policy_key && rules.iter().any(|p| glob(p, rule.rule.as_str()))
+        })
+    }
+}
+
+/// Compiles a PolicyException. One with `conditions` (JMESPath) is reported and left out,
+/// as is one that does not validate.
+pub fn compile_exception(
+    e: &ClassicException,
+    source: &Source,
+    errors: &mut Vec<LoadError>,
+) -> Option<ClassicExceptionRule> {
+    let what = format!("PolicyException {:?}", e.metadata.name);
+    let mut problems = Vec::new();
+    if e.spec.conditions.is_some() {
+        problems.push(
+            "spec.conditions: JMESPath conditions are not supported; the exception is left out"
+                .to_string(),
+        );
+    }
+    if e.spec.exceptions.is_empty() {
+        problems.push("spec.exceptions: Required value".to_string());
+    }
+    for (i, x) in e.spec.exceptions.iter().enumerate() {
+        if x.policy_name.is_empty() {
+            problems.push(format!(
+                "spec.exceptions[{i}].policyName: Required value: An exception requires a policy name"
+            ));
+        }
+    }
+    let block = MatchBlock {
+        any: e.spec.match_resources.any.clone(),
+        all: e.spec.match_resources.all.clone(),
+        inline: Filter::default(),
+    };
+    let matches = compile_match(&block, &mut problems, "spec.match");
+    if matches.is_empty() {
+        problems.push("spec.match: Required value: any or all is required".to_string());
+    }
+    let pod_security: Vec<Exclusion> = e.spec.pod_security.iter().map(Exclusion::new).collect();
+    for (i, x) in pod_security.iter().enumerate() {
+        problems.extend(x.problems(&format!("spec.podSecurity[{i}]")));
+    }
+    if !problems.is_empty() {
+        for message in problems {
+            errors.push(LoadError::new(source, what.clone(), message));
+        }
+        return None;
+    }
+    let key = match e.metadata.namespace.as_deref().filter(|n| !n.is_empty()) {
+        Some(ns) => format!("{ns}/{}", e.metadata.name),
+        None => e.metadata.name.clone(),
+    };
+    Some(ClassicExceptionRule {
+        key,
+        refs: e
+            .spec
+            .exceptions
+            .iter()
+            .map(|x| (x.policy_name.clone(), x.rule_names.clone()))
+            .collect(),
+        matches,
+        pod_security,
+    })
 }
 
 fn enforce(action: Option<&str>) -> bool {
@@ -396,9 +541,9 @@ pub fn compile(
         })
     };
     for (i, r) in p.spec.rules.iter().enumerate() {
-        if !r.is_cel() {
+        if !r.is_supported() {
             push(format!(
-                "spec.rules[{i}] ({}): only validate.cel rules are supported; the rule is left out",
+                "spec.rules[{i}] ({}): only validate.cel and validate.podSecurity rules are supported; the rule is left out",
                 r.name
             ));
         } else if r.preconditions.is_some() || r.context.is_some() {
@@ -414,7 +559,7 @@ pub fn compile(
         if rule.preconditions.is_some() || rule.context.is_some() {
             continue;
         }
-        let Some(cel) = rule.validate.as_ref().and_then(|v| v.cel.as_ref()) else {
+        let Some(validate) = rule.validate.as_ref() else {
             continue;
         };
         let mut problems = Vec::new();
@@ -429,6 +574,58 @@ pub fn compile(
                 "match: Required value: a match block with resources is required".to_string(),
             );
         }
+        let body = if let Some(cel) = &validate.cel {
+            RuleBody::Cel(Box::new(compile_cel(p, &rule, cel, &mut problems)))
+        } else if let Some(pss) = &validate.pod_security {
+            match PodSecurityRule::compile(pss) {
+                Ok(r) => RuleBody::PodSecurity(Box::new(r)),
+                Err(e) => {
+                    if !rule.name.starts_with("autogen-") {
+                        for e in e {
+                            push(format!("rule {}: {e}; the rule is left out", rule.name));
+                        }
+                    }
+                    continue;
+                }
+            }
+        } else {
+            continue;
+        };
+        if !problems.is_empty() && !rule.name.starts_with("autogen-") {
+            for e in problems {
+                push(format!("rule {}: {e}", rule.name));
+            }
+        }
+        let action = validate.failure_action.as_deref().or(policy_action);
+        out.push(ClassicRule {
+            policy: Name::from(p.metadata.name.as_str()),
+            kind,
+            namespace: namespaced.then(|| {
+                p.metadata
+                    .namespace
+                    .clone()
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| "default".to_string())
+            }),
+            rule: Name::from(rule.name.as_str()),
+            body,
+            matches,
+            excludes,
+            enforce: enforce(action),
+            admission: p.spec.admission.unwrap_or(true),
+            allow_existing_violations: validate.allow_existing_violations.unwrap_or(true),
+        });
+    }
+    out
+}
+
+/// A `validate.cel` rule as a ValidatingPolicy; expressions that do not compile are problems.
+fn compile_cel(
+    p: &ClusterPolicy,
+    rule: &super::classic_model::Rule,
+    cel: &super::classic_model::CelValidation,
+    problems: &mut Vec<String>,
+) -> ValidatingPolicy {
         let rule_message = rule.validate.as_ref().and_then(|v| v.message.clone());
         let spec = model::ValidatingAdmissionPolicySpec {
             param_kind: cel.param_kind.clone(),
@@ -468,35 +665,7 @@ pub fn compile(
                 ));
             }
         }
-        if !problems.is_empty() && !rule.name.starts_with("autogen-") {
-            for e in problems {
-                push(format!("rule {}: {e}", rule.name));
-            }
-        }
-        let action = rule
-            .validate
-            .as_ref()
-            .and_then(|v| v.failure_action.as_deref())
-            .or(policy_action);
-        out.push(ClassicRule {
-            policy: Name::from(p.metadata.name.as_str()),
-            kind,
-            namespace: namespaced.then(|| {
-                p.metadata
-                    .namespace
-                    .clone()
-                    .filter(|n| !n.is_empty())
-                    .unwrap_or_else(|| "default".to_string())
-            }),
-            rule: Name::from(rule.name.as_str()),
-            validate,
-            matches,
-            excludes,
-            enforce: enforce(action),
-            admission: p.spec.admission.unwrap_or(true),
-        });
-    }
-    out
+        validate
 }
 
 /// Runs the rules that match the request through the family driver; records a result per
@@ -608,43 +777,21 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         request: &FamilyRequest<'a>,
         outcome: &mut Outcome,
     ) -> Result<(), EngineError> {
-        let (kind, message) = if r.validate.common.param_kind.is_some() {
-            (
-                ResultKind::Error,
-                "validate.cel rules with params are not supported".to_string(),
-            )
-        } else {
-            let inputs = Inputs {
-                object: request.object,
-                old_object: request.attributes.old_object,
-                request: request.ctx.default_cel_request(),
-                namespace_object: state.namespace.as_deref(),
-                params: None,
-                authorizer: None,
-            };
-            match crate::engine::match_conditions(&r.validate.common, &inputs, &mut state.buffers) {
-                Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
-                Err(e) => (ResultKind::Fail, e.to_string()),
-                Ok(true) => {
-                    let result = &mut state.result;
-                    validating::validate_into(&r.validate, &inputs, &mut state.buffers, result);
-                    let first = result
-                        .decisions
-                        .iter()
-                        .find(|d| !matches!(d, Decision::Admit));
-                    match first {
-                        None => (
-                            ResultKind::Pass,
-                            format!("Validation rule '{}' passed.", r.rule),
-                        ),
-                        Some(Decision::Error {
-                            enforced: false,
-                            message,
-                        }) => (ResultKind::Error, message.clone()),
-                        Some(d) => (ResultKind::Fail, d.message().to_string()),
-                    }
-                }
+        let exceptions = self.matched_exceptions(r, state, request);
+        let result = match &r.body {
+            RuleBody::Cel(_) if !exceptions.is_empty() => {
+                // `validate_cel.go` joins the keys with no space after "exceptions".
+                let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
+                Some((
+                    ResultKind::Skip,
+                    format!("rule is skipped due to policy exceptions{}", keys.join(", ")),
+                ))
             }
+            RuleBody::Cel(validate) => Some(evaluate_cel(validate, r.rule.as_str(), state, request)),
+            RuleBody::PodSecurity(rule) => evaluate_pod_security(r, rule, &exceptions, request),
+        };
+        let Some((kind, message)) = result else {
+            return Ok(());
         };
         if matches!(kind, ResultKind::Fail | ResultKind::Error) && r.enforce {
             state
@@ -675,6 +822,150 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
             )));
         }
     }
+}
+
+impl ClusterPolicyRules<'_> {
+    /// The PolicyExceptions that name `r` and match the request (`MatchesException`).
+    fn matched_exceptions<'a>(
+        &'a self,
+        r: &ClassicRule,
+        state: &RulesState<'a>,
+        request: &FamilyRequest<'a>,
+    ) -> Vec<&'a ClassicExceptionRule> {
+        if self.0.classic_exceptions.is_empty() {
+            return Vec::new();
+        }
+        let policy_key = r.exception_key();
+        let subjects = Subjects {
+            attributes: &request.attributes,
+            object: request.object,
+            namespace_labels: state.namespace.as_deref(),
+            username: request.ctx.request.user.username,
+            groups: state
+                .groups
+                .get_or_init(|| request.ctx.request.groups().collect()),
+        };
+        self.0
+            .classic_exceptions
+            .iter()
+            .filter(|e| e.names(r, &policy_key) && e.matches.matches_exception(&subjects))
+            .map(|e| &**e)
+            .collect()
+    }
+}
+
+/// A `validate.cel` rule's result.
+fn evaluate_cel<'a>(
+    validate: &ValidatingPolicy,
+    rule: &str,
+    state: &mut RulesState<'a>,
+    request: &FamilyRequest<'a>,
+) -> (ResultKind, String) {
+    if validate.common.param_kind.is_some() {
+        return (
+            ResultKind::Error,
+            "validate.cel rules with params are not supported".to_string(),
+        );
+    }
+    let inputs = Inputs {
+        object: request.object,
+        old_object: request.attributes.old_object,
+        request: request.ctx.default_cel_request(),
+        namespace_object: state.namespace.as_deref(),
+        params: None,
+        authorizer: None,
+    };
+    match crate::engine::match_conditions(&validate.common, &inputs, &mut state.buffers) {
+        Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
+        Err(e) => (ResultKind::Fail, e.to_string()),
+        Ok(true) => {
+            let result = &mut state.result;
+            validating::validate_into(validate, &inputs, &mut state.buffers, result);
+            let first = result
+                .decisions
+                .iter()
+                .find(|d| !matches!(d, Decision::Admit));
+            match first {
+                None => (
+                    ResultKind::Pass,
+                    format!("Validation rule '{rule}' passed."),
+                ),
+                Some(Decision::Error {
+                    enforced: false,
+                    message,
+                }) => (ResultKind::Error, message.clone()),
+                Some(d) => (ResultKind::Fail, d.message().to_string()),
+            }
+        }
+    }
+}
+
+/// A `validate.podSecurity` rule's result (`validate_pss.go`); none on DELETE.
+fn evaluate_pod_security(
+    r: &ClassicRule,
+    rule: &PodSecurityRule,
+    exceptions: &[&ClassicExceptionRule],
+    request: &FamilyRequest<'_>,
+) -> Option<(ResultKind, String)> {
+    let a = &request.attributes;
+    if a.operation == crate::attributes::Operation::Delete {
+        return None;
+    }
+    // An exception with no podSecurity controls exempts the whole rule.
+    if let Some(e) = exceptions.iter().find(|e| e.pod_security.is_empty()) {
+        return Some((
+            ResultKind::Skip,
+            format!("rule is skipped due to policy exception {}", e.key),
+        ));
+    }
+    let controls: Vec<&Exclusion> = exceptions
+        .iter()
+        .flat_map(|e| e.pod_security.iter())
+        .collect();
+    let matched = (!exceptions.is_empty()).then_some(controls.as_slice());
+    let object = request.object.or(a.old_object)?;
+    let kind = object
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .unwrap_or(a.kind.kind);
+    let verdict = pod_security::evaluate(rule, r.rule.as_str(), kind, object, matched);
+    Some(match verdict {
+        Verdict::Pass => (
+            ResultKind::Pass,
+            format!("Validation rule '{}' passed.", r.rule),
+        ),
+        Verdict::Exempted => {
+            let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
+            (
+                ResultKind::Skip,
+                format!("rule is skipped due to policy exceptions {}", keys.join(", ")),
+            )
+        }
+        Verdict::Error(m) => (ResultKind::Error, m),
+        Verdict::Fail(m) => {
+            // An UPDATE of an object that already failed is not refused by an Enforce rule
+            // that allows existing violations.
+            let old_fails = r.enforce
+                && r.allow_existing_violations
+                && a.operation == crate::attributes::Operation::Update
+                && request.object.is_some()
+                && a.old_object.is_some_and(|old| {
+                    matches!(
+                        pod_security::evaluate(rule, r.rule.as_str(), kind, old, matched),
+                        Verdict::Fail(_)
+                    )
+                });
+            if old_fails {
+                (
+                    ResultKind::Skip,
+                    "skipping the rule evaluation as pre-existing violations are allowed"
+                        .to_string(),
+                )
+            } else {
+                (ResultKind::Fail, m)
+            }
+        }
+    })
 }
 
 /// `GetBlockedMessages`: the failures as YAML, policies and rules sorted.

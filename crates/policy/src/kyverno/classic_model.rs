@@ -1,6 +1,7 @@
 //! Kyverno's ClusterPolicy and Policy (`kyverno.io/v1`, `v2beta1`), for the rules celer runs:
-//! `validate.cel`. Rules of other types (patterns, deny, mutate, generate, verifyImages) are
-//! recognised so that they can be reported as unsupported.
+//! `validate.cel` and `validate.podSecurity`; and the `kyverno.io/v2` PolicyException that
+//! exempts resources from them. Rules of other types (patterns, deny, mutate, generate,
+//! verifyImages) are recognised so that they can be reported as unsupported.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,8 @@ use crate::model::{
 pub const GROUP: &str = "kyverno.io";
 /// The versions of [`GROUP`] whose ClusterPolicy and Policy celer reads.
 pub const VERSIONS: [&str; 2] = ["v1", "v2beta1"];
+/// The versions of [`GROUP`] whose PolicyException celer reads.
+pub const EXCEPTION_VERSIONS: [&str; 2] = ["v2", "v2beta1"];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -69,6 +72,16 @@ impl Rule {
     pub fn is_cel(&self) -> bool {
         self.validate.as_ref().is_some_and(|v| v.cel.is_some())
     }
+
+    /// Whether the rule is a `validate.podSecurity` rule.
+    pub fn is_pod_security(&self) -> bool {
+        self.validate.as_ref().is_some_and(|v| v.pod_security.is_some())
+    }
+
+    /// Whether celer runs rules of this type.
+    pub fn is_supported(&self) -> bool {
+        self.is_cel() || self.is_pod_security()
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -80,6 +93,74 @@ pub struct Validate {
     pub failure_action: Option<String>,
     #[serde(default)]
     pub cel: Option<CelValidation>,
+    #[serde(default)]
+    pub pod_security: Option<PodSecurity>,
+    /// `validate.allowExistingViolations` (default true): an UPDATE of an object that already
+    /// failed an `Enforce` podSecurity rule is not refused.
+    #[serde(default)]
+    pub allow_existing_violations: Option<bool>,
+}
+
+/// `validate.podSecurity`: a Pod Security Standards level and version, less some controls.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSecurity {
+    #[serde(default)]
+    pub level: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub exclude: Vec<PodSecurityStandard>,
+}
+
+/// A control exempted from a podSecurity rule, in the containers of some images or Pod-wide.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSecurityStandard {
+    #[serde(default)]
+    pub control_name: String,
+    #[serde(default)]
+    pub images: Vec<String>,
+    #[serde(default)]
+    pub restricted_field: String,
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+/// A `kyverno.io/v2` PolicyException.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassicException {
+    #[serde(default)]
+    pub metadata: Metadata,
+    #[serde(default)]
+    pub spec: ClassicExceptionSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassicExceptionSpec {
+    #[serde(default)]
+    pub background: Option<bool>,
+    #[serde(default, rename = "match")]
+    pub match_resources: MatchBlock,
+    /// JMESPath `any` / `all` conditions: not supported.
+    #[serde(default)]
+    pub conditions: Option<serde_yaml_ng::Value>,
+    #[serde(default)]
+    pub exceptions: Vec<ExceptionEntry>,
+    #[serde(default)]
+    pub pod_security: Vec<PodSecurityStandard>,
+}
+
+/// The rules of one policy (`name`, or `namespace/name` for a Policy) an exception covers.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExceptionEntry {
+    #[serde(default)]
+    pub policy_name: String,
+    #[serde(default)]
+    pub rule_names: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -87,6 +87,8 @@ pub struct KyvernoPolicies {
     pub classic: Vec<Arc<super::classic::ClassicRule>>,
     /// `classic` by the kinds each rule's `match` names.
     pub classic_index: KindIndex,
+    /// `kyverno.io/v2` PolicyExceptions, for the `classic` rules.
+    pub classic_exceptions: Vec<Arc<super::classic::ClassicExceptionRule>>,
     pub validating: Vec<Arc<KyvernoValidating>>,
     pub validating_index: PolicyIndex,
     pub mutating: Vec<Arc<KyvernoMutating>>,
@@ -176,6 +178,12 @@ pub(crate) fn build(
     }
     for (id, rule) in out.classic.iter().enumerate() {
         out.classic_index.insert(id as u32, &rule.kind_keys());
+    }
+    for (source, item) in items {
+        if let Some(KyvernoManifest::ClassicException(e)) = item.downcast() {
+            out.classic_exceptions
+                .extend(super::classic::compile_exception(e, source, errors).map(Arc::new));
+        }
     }
     let mut names: hashbrown::HashSet<(PolicyKind, String)> = hashbrown::HashSet::new();
     for (source, item) in items {

@@ -46,7 +46,9 @@ impl FamilyManifest for KyvernoManifest {
     fn kind(&self) -> &str {
         match self {
             KyvernoManifest::Policy(kind, _) => kind.as_str(),
-            KyvernoManifest::Exception(_) => "PolicyException",
+            KyvernoManifest::Exception(_) | KyvernoManifest::ClassicException(_) => {
+                "PolicyException"
+            }
             KyvernoManifest::ClusterPolicy(true, _) => "Policy",
             KyvernoManifest::ClusterPolicy(false, _) => "ClusterPolicy",
         }
@@ -56,6 +58,7 @@ impl FamilyManifest for KyvernoManifest {
         match self {
             KyvernoManifest::Policy(_, p) => &p.metadata.name,
             KyvernoManifest::Exception(e) => &e.metadata.name,
+            KyvernoManifest::ClassicException(e) => &e.metadata.name,
             KyvernoManifest::ClusterPolicy(_, p) => &p.metadata.name,
         }
     }
@@ -64,6 +67,7 @@ impl FamilyManifest for KyvernoManifest {
     fn phases(&self) -> Phases {
         match self {
             KyvernoManifest::Exception(_) => Phases::Both,
+            KyvernoManifest::ClassicException(_) => Phases::Validating,
             KyvernoManifest::ClusterPolicy(..) => Phases::Validating,
             KyvernoManifest::Policy(kind, _) if kind.is_validating() => Phases::Validating,
             KyvernoManifest::Policy(..) => Phases::Mutating,
@@ -122,16 +126,24 @@ pub fn read_manifest(
         && super::classic_model::VERSIONS.contains(&version)
         && matches!(kind, "ClusterPolicy" | "Policy")
     {
-        // Only policies with `validate.cel` rules are Kyverno policies for celer; the others
-        // (and what does not read) stay plain objects, as before.
+        // Only policies with rules celer runs are Kyverno policies for celer; the others (and
+        // what does not read) stay plain objects, as before.
         let policy: super::classic_model::ClusterPolicy = crate::load::read(doc).ok()?;
-        if !policy.spec.rules.iter().any(|r| r.is_cel()) {
+        if !policy.spec.rules.iter().any(|r| r.is_supported()) {
             return None;
         }
         return Some(Ok(KyvernoManifest::ClusterPolicy(
             kind == "Policy",
             Box::new(policy),
         )));
+    }
+    if group == super::classic_model::GROUP
+        && super::classic_model::EXCEPTION_VERSIONS.contains(&version)
+        && kind == "PolicyException"
+    {
+        return Some(
+            crate::load::read(doc).map(|e| KyvernoManifest::ClassicException(Box::new(e))),
+        );
     }
     if group != GROUP || !VERSIONS.contains(&version) {
         return None;

@@ -18,6 +18,7 @@
 pub mod autogen;
 pub mod classic;
 pub mod classic_model;
+pub mod pod_security;
 pub mod compile;
 pub mod load;
 pub mod model;

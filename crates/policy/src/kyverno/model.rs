@@ -224,6 +224,8 @@ pub struct PolicyRef {
 pub enum KyvernoManifest {
     Policy(PolicyKind, Box<Policy>),
     Exception(Box<PolicyException>),
-    /// A `kyverno.io` ClusterPolicy (`false`) or Policy (`true`) with `validate.cel` rules.
+    /// A `kyverno.io` ClusterPolicy (`false`) or Policy (`true`) with rules celer runs.
     ClusterPolicy(bool, Box<super::classic_model::ClusterPolicy>),
+    /// A `kyverno.io/v2` PolicyException, for ClusterPolicy and Policy rules.
+    ClassicException(Box<super::classic_model::ClassicException>),
 }

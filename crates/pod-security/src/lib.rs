@@ -1,0 +1,2 @@
+//! Kubernetes Pod Security Standards checks reporting field errors.
+#![forbid(unsafe_code)]
