@@ -22,7 +22,6 @@ pub(crate) struct Pod {
     pub host_network: bool,
     pub host_pid: bool,
     pub host_ipc: bool,
-    pub host_users: Option<bool>,
     /// `spec.os.name == "windows"`.
     pub windows: bool,
     /// `spec.securityContext`, if set.
@@ -30,13 +29,6 @@ pub(crate) struct Pod {
     pub volumes: Vec<Volume>,
     /// initContainers, containers, then ephemeralContainers, as PSA visits them.
     pub containers: Vec<Container>,
-}
-
-impl Pod {
-    /// Whether the pod runs in a user namespace (`hostUsers: false`).
-    pub fn in_user_namespace(&self) -> bool {
-        self.host_users == Some(false)
-    }
 }
 
 /// A container's or the pod's security context; fields the level does not have stay unset.
@@ -150,20 +142,27 @@ pub(crate) fn decode(metadata: &Value, spec: &Value) -> Result<Pod, DecodeError>
     pod.host_network = boolean(spec.get(&"hostNetwork"), "spec.hostNetwork")?.unwrap_or(false);
     pod.host_pid = boolean(spec.get(&"hostPID"), "spec.hostPID")?.unwrap_or(false);
     pod.host_ipc = boolean(spec.get(&"hostIPC"), "spec.hostIPC")?.unwrap_or(false);
-    pod.host_users = boolean(spec.get(&"hostUsers"), "spec.hostUsers")?;
+    // Read only to reject a wrongly typed value: Kyverno never relaxes checks for
+    // user-namespace pods.
+    boolean(spec.get(&"hostUsers"), "spec.hostUsers")?;
     if let Some(os) = object(spec.get(&"os"), "spec.os")? {
         pod.windows = string(os.get(&"name"), "spec.os.name")?.as_deref() == Some("windows");
     }
     if let Some(sc) = object(spec.get(&"securityContext"), "spec.securityContext")? {
         pod.security = Some(security(sc, "spec.securityContext", true)?);
     }
-    for (i, volume) in array(spec.get(&"volumes"), "spec.volumes")?.iter().enumerate() {
-        pod.volumes.push(decode_volume(volume, &format!("spec.volumes[{i}]"))?);
+    for (i, volume) in array(spec.get(&"volumes"), "spec.volumes")?
+        .iter()
+        .enumerate()
+    {
+        pod.volumes
+            .push(decode_volume(volume, &format!("spec.volumes[{i}]"))?);
     }
     for list in ["initContainers", "containers", "ephemeralContainers"] {
         let list_path = format!("spec.{list}");
         for (i, c) in array(spec.get(&list), &list_path)?.iter().enumerate() {
-            pod.containers.push(container(c, format!("{list_path}[{i}]"))?);
+            pod.containers
+                .push(container(c, format!("{list_path}[{i}]"))?);
         }
     }
     Ok(pod)
@@ -190,7 +189,11 @@ fn container(value: &Value, path: String) -> Result<Container, DecodeError> {
         c.security = Some(security(sc, &sc_path, false)?);
     }
     for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
-        handler_hosts(obj.get(&probe), &format!("{path}.{probe}"), &mut c.probe_hosts)?;
+        handler_hosts(
+            obj.get(&probe),
+            &format!("{path}.{probe}"),
+            &mut c.probe_hosts,
+        )?;
     }
     let lifecycle_path = format!("{path}.lifecycle");
     if let Some(lifecycle) = object(obj.get(&"lifecycle"), &lifecycle_path)? {
@@ -290,7 +293,7 @@ fn decode_volume(value: &Value, path: &str) -> Result<Volume, DecodeError> {
         return Ok(volume);
     };
     volume.name = string(obj.get(&"name"), &format!("{path}.name"))?.unwrap_or_default();
-    let mut present = |source: &str| -> Result<bool, DecodeError> {
+    let present = |source: &str| -> Result<bool, DecodeError> {
         Ok(object(obj.get(&source), &format!("{path}.{source}"))?.is_some())
     };
     let mut allowed = false;

@@ -38,7 +38,11 @@ pub(crate) fn join_quote<S: AsRef<str>>(items: &[S]) -> String {
 }
 
 /// `singular` for exactly one, `plural` otherwise (zero included), as PSA words it.
-pub(crate) fn pluralize(singular: &'static str, plural: &'static str, count: usize) -> &'static str {
+pub(crate) fn pluralize(
+    singular: &'static str,
+    plural: &'static str,
+    count: usize,
+) -> &'static str {
     if count == 1 { singular } else { plural }
 }
 
