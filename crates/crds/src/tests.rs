@@ -229,7 +229,12 @@ fn status_subresource_and_columns_as_upstream_has_them() {
     }
     let classic = find("kyverno.io/PolicyException");
     assert_eq!(
-        classic.spec.versions.iter().map(|v| v.deprecated).collect::<Vec<_>>(),
+        classic
+            .spec
+            .versions
+            .iter()
+            .map(|v| v.deprecated)
+            .collect::<Vec<_>>(),
         [None, Some(true)],
         "v2beta1 deprecated"
     );

@@ -626,46 +626,46 @@ fn compile_cel(
     cel: &super::classic_model::CelValidation,
     problems: &mut Vec<String>,
 ) -> ValidatingPolicy {
-        let rule_message = rule.validate.as_ref().and_then(|v| v.message.clone());
-        let spec = model::ValidatingAdmissionPolicySpec {
-            param_kind: cel.param_kind.clone(),
-            match_constraints: None,
-            validations: cel
-                .expressions
-                .iter()
-                .map(|e| model::Validation {
-                    message: e
-                        .message
-                        .clone()
-                        .filter(|m| !m.is_empty())
-                        .or_else(|| rule_message.clone()),
-                    ..e.clone()
-                })
-                .collect(),
-            failure_policy: Some(FailurePolicy::Fail),
-            audit_annotations: cel.audit_annotations.clone(),
-            match_conditions: rule.cel_preconditions.clone(),
-            variables: cel.variables.clone(),
-        };
-        let common = PolicyCommon::with_env(
-            super::classic_env(spec.param_kind.is_some()),
-            &p.metadata.name,
-            spec.failure_policy,
-            spec.param_kind.as_ref(),
-            MatchConstraints::everything(),
-            &spec.match_conditions,
-            &spec.variables,
-        );
-        let validate = ValidatingPolicy::compile_validations(common, &spec);
-        for v in &validate.validations {
-            if let Err(e) = &v.expression.program {
-                problems.push(format!(
-                    "rule {}: validate.cel.expressions: Invalid value: {:?}: {e}",
-                    rule.name, v.expression.source
-                ));
-            }
+    let rule_message = rule.validate.as_ref().and_then(|v| v.message.clone());
+    let spec = model::ValidatingAdmissionPolicySpec {
+        param_kind: cel.param_kind.clone(),
+        match_constraints: None,
+        validations: cel
+            .expressions
+            .iter()
+            .map(|e| model::Validation {
+                message: e
+                    .message
+                    .clone()
+                    .filter(|m| !m.is_empty())
+                    .or_else(|| rule_message.clone()),
+                ..e.clone()
+            })
+            .collect(),
+        failure_policy: Some(FailurePolicy::Fail),
+        audit_annotations: cel.audit_annotations.clone(),
+        match_conditions: rule.cel_preconditions.clone(),
+        variables: cel.variables.clone(),
+    };
+    let common = PolicyCommon::with_env(
+        super::classic_env(spec.param_kind.is_some()),
+        &p.metadata.name,
+        spec.failure_policy,
+        spec.param_kind.as_ref(),
+        MatchConstraints::everything(),
+        &spec.match_conditions,
+        &spec.variables,
+    );
+    let validate = ValidatingPolicy::compile_validations(common, &spec);
+    for v in &validate.validations {
+        if let Err(e) = &v.expression.program {
+            problems.push(format!(
+                "rule {}: validate.cel.expressions: Invalid value: {:?}: {e}",
+                rule.name, v.expression.source
+            ));
         }
-        validate
+    }
+    validate
 }
 
 /// Runs the rules that match the request through the family driver; records a result per
@@ -784,10 +784,15 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
                 let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
                 Some((
                     ResultKind::Skip,
-                    format!("rule is skipped due to policy exceptions{}", keys.join(", ")),
+                    format!(
+                        "rule is skipped due to policy exceptions{}",
+                        keys.join(", ")
+                    ),
                 ))
             }
-            RuleBody::Cel(validate) => Some(evaluate_cel(validate, r.rule.as_str(), state, request)),
+            RuleBody::Cel(validate) => {
+                Some(evaluate_cel(validate, r.rule.as_str(), state, request))
+            }
             RuleBody::PodSecurity(rule) => evaluate_pod_security(r, rule, &exceptions, request),
         };
         let Some((kind, message)) = result else {
@@ -938,7 +943,10 @@ fn evaluate_pod_security(
             let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
             (
                 ResultKind::Skip,
-                format!("rule is skipped due to policy exceptions {}", keys.join(", ")),
+                format!(
+                    "rule is skipped due to policy exceptions {}",
+                    keys.join(", ")
+                ),
             )
         }
         Verdict::Error(m) => (ResultKind::Error, m),

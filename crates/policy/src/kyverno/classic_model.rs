@@ -75,7 +75,9 @@ impl Rule {
 
     /// Whether the rule is a `validate.podSecurity` rule.
     pub fn is_pod_security(&self) -> bool {
-        self.validate.as_ref().is_some_and(|v| v.pod_security.is_some())
+        self.validate
+            .as_ref()
+            .is_some_and(|v| v.pod_security.is_some())
     }
 
     /// Whether celer runs rules of this type.

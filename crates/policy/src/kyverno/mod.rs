@@ -18,11 +18,11 @@
 pub mod autogen;
 pub mod classic;
 pub mod classic_model;
-pub mod pod_security;
 pub mod compile;
 pub mod load;
 pub mod model;
 pub mod mutate;
+pub mod pod_security;
 pub mod validate;
 
 use std::sync::OnceLock;

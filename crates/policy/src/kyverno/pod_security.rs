@@ -333,8 +333,7 @@ fn exempt(
                 (Some(m), Some((list, index))) => container_name(m, list, *index),
                 _ => "",
             };
-            if !exclude.restricted_field.is_empty() && field.starred != exclude.restricted_field
-            {
+            if !exclude.restricted_field.is_empty() && field.starred != exclude.restricted_field {
                 continue;
             }
             if !exclude.values.is_empty()

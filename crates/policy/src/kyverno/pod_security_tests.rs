@@ -48,7 +48,10 @@ fn bad_values_as_exclusions_compare_them() {
     assert_eq!(bad_values(&BadValue::Bool(true)), ["true"]);
     assert_eq!(bad_values(&BadValue::Int(8080)), ["8080"]);
     assert_eq!(
-        bad_values(&BadValue::Strings(vec!["NET_ADMIN".into(), "SYS_TIME".into()])),
+        bad_values(&BadValue::Strings(vec![
+            "NET_ADMIN".into(),
+            "SYS_TIME".into()
+        ])),
         ["NET_ADMIN", "SYS_TIME"]
     );
 }
@@ -70,7 +73,12 @@ fn exclusion_entries_are_checked_as_kyverno_does() {
         ]
     );
     assert_eq!(
-        problems(standard("Sysctls", &[], "spec.securityContext.sysctls[*].name", &[])),
+        problems(standard(
+            "Sysctls",
+            &[],
+            "spec.securityContext.sysctls[*].name",
+            &[]
+        )),
         ["spec.podSecurity[0].values: Forbidden: values is required"]
     );
     assert_eq!(
@@ -79,7 +87,10 @@ fn exclusion_entries_are_checked_as_kyverno_does() {
     );
     let unknown = problems(standard("Host Probes", &[], "", &[]));
     assert_eq!(unknown.len(), 1);
-    assert!(unknown[0].contains("Unsupported value: \"Host Probes\""), "{unknown:?}");
+    assert!(
+        unknown[0].contains("Unsupported value: \"Host Probes\""),
+        "{unknown:?}"
+    );
 }
 
 #[test]
@@ -135,7 +146,9 @@ fn a_workload_reports_its_template_fields() {
         panic!("a privileged CronJob fails")
     };
     assert!(
-        message.contains("spec.jobTemplate.spec.template.spec.containers[1].securityContext.privileged"),
+        message.contains(
+            "spec.jobTemplate.spec.template.spec.containers[1].securityContext.privileged"
+        ),
         "{message}"
     );
     assert!(matches!(
@@ -160,7 +173,12 @@ fn exclusions_exempt_the_containers_of_their_images() {
     let both = rule(
         "baseline",
         "latest",
-        vec![standard("Privileged Containers", &["nginx", "busy*"], "", &[])],
+        vec![standard(
+            "Privileged Containers",
+            &["nginx", "busy*"],
+            "",
+            &[],
+        )],
     );
     assert_eq!(evaluate(&both, "r", "Pod", &pod, None), Verdict::Pass);
 }
@@ -229,7 +247,10 @@ fn pod_fields_are_renamed_under_the_template_for_every_kind() {
         }],
     }];
     convert_fields(&mut checks, "Pod");
-    assert_eq!(checks[0].errors[0].field, "spec.template.metadata.annotations[x]");
+    assert_eq!(
+        checks[0].errors[0].field,
+        "spec.template.metadata.annotations[x]"
+    );
     assert_eq!(
         format_checks(&checks),
         "(Forbidden reason: r, field error list: [spec.template.metadata.annotations[x] is forbidden, forbidden values found: unconfined])"
