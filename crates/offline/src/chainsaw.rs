@@ -72,7 +72,13 @@ fn expectation(op: &Json) -> Result<Expect, OfflineError> {
 
 fn is_policy_document(doc: &Json) -> bool {
     let api = str_of(doc, "apiVersion");
-    api.starts_with("policies.kyverno.io/") || api.starts_with("admissionregistration.k8s.io/")
+    api.starts_with("policies.kyverno.io/")
+        || api.starts_with("admissionregistration.k8s.io/")
+        || (api.starts_with("kyverno.io/")
+            && matches!(
+                str_of(doc, "kind"),
+                "ClusterPolicy" | "Policy" | "PolicyException"
+            ))
 }
 
 fn key(o: &Json) -> (String, String, String) {

@@ -256,3 +256,33 @@ fn pod_fields_are_renamed_under_the_template_for_every_kind() {
         "(Forbidden reason: r, field error list: [spec.template.metadata.annotations[x] is forbidden, forbidden values found: unconfined])"
     );
 }
+
+#[test]
+fn exceptions_with_fields_and_values_exempt_init_and_app_containers() {
+    let pod = json(
+        r#"{"kind":"Pod","metadata":{"name":"p","namespace":"staging"},"spec":{
+            "containers":[{"name":"a","image":"nginx","securityContext":{"privileged":true}}],
+            "initContainers":[{"name":"b","image":"nginx","securityContext":{"privileged":true}}]}}"#,
+    );
+    let r = rule("baseline", "latest", vec![]);
+    let app = Exclusion::new(&standard(
+        "Privileged Containers",
+        &["nginx"],
+        "spec.containers[*].securityContext.privileged",
+        &["true"],
+    ));
+    let init = Exclusion::new(&standard(
+        "Privileged Containers",
+        &["nginx"],
+        "spec.initContainers[*].securityContext.privileged",
+        &["true"],
+    ));
+    assert!(matches!(
+        evaluate(&r, "r", "Pod", &pod, Some(&[&app])),
+        Verdict::Fail(_)
+    ));
+    assert_eq!(
+        evaluate(&r, "r", "Pod", &pod, Some(&[&app, &init])),
+        Verdict::Exempted
+    );
+}
