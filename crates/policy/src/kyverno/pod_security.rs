@@ -186,7 +186,7 @@ fn pod_of(kind: &str, object: &Json) -> Option<(Json, Json)> {
         }
         cur.filter(|v| v.is_object())
             .cloned()
-            .unwrap_or_else(|| Json::new_object())
+            .unwrap_or_else(Json::new_object)
     };
     match kind {
         "Pod" => Some((at(&["metadata"]), at(&["spec"]))),
@@ -265,11 +265,8 @@ fn exempt_all(
             if let Some(obj) = reduced.as_object_mut() {
                 obj.remove(&"initContainers");
                 obj.remove(&"ephemeralContainers");
-                let mut fake = Json::new_object();
-                fake.as_object_mut().map(|f| f.insert("name", "fake"));
-                let mut containers = Json::new_array();
-                containers.as_array_mut().map(|c| c.push(fake));
-                obj.insert("containers", containers);
+                let fake: Json = sonic_rs::json!([{"name": "fake"}]);
+                obj.insert("containers", fake);
             }
             let found = pss::evaluate(lv, metadata, &reduced)?;
             exempt(&mut checks, &found, exclude, spec, None);
@@ -291,14 +288,10 @@ fn exempt_all(
                             .collect()
                     })
                     .unwrap_or_default();
-                if !kept.is_empty() {
-                    let mut array = Json::new_array();
-                    if let Some(a) = array.as_array_mut() {
-                        for c in kept {
-                            a.push(c);
-                        }
-                    }
-                    matching.as_object_mut().map(|m| m.insert(list, array));
+                if !kept.is_empty()
+                    && let Some(m) = matching.as_object_mut()
+                {
+                    m.insert(list, Json::from(kept));
                 }
             }
             let mut meta = Json::new_object();
