@@ -300,6 +300,7 @@ impl State {
                 r.kind,
                 celer_policy::response::PolicyKind::KyvernoValidating
                     | celer_policy::response::PolicyKind::KyvernoMutating
+                    | celer_policy::response::PolicyKind::KyvernoClusterPolicy
             )
         });
         if !matched && *expect == Expect::Admitted && outcome.allowed {
