@@ -105,6 +105,20 @@ pub const KINDS: &[WatchedKind] = &[
 /// Gatekeeper's Constraints: one kind per ConstraintTemplate.
 pub const CONSTRAINTS_GROUP: &str = "constraints.gatekeeper.sh";
 
+/// `kind` in the group's preferred version, or else in the first version (in the API server's
+/// order) that serves it: a group's preferred version need not hold every kind
+/// (`kyverno.io/v2` has PolicyException but not ClusterPolicy, which is `v1`).
+fn kind_in(group: &kube::discovery::ApiGroup, kind: &str) -> Option<ApiResource> {
+    if let Some((resource, _)) = group.recommended_kind(kind) {
+        return Some(resource);
+    }
+    group.versions().find_map(|version| {
+        (group.versioned_resources(version).into_iter())
+            .map(|(resource, _)| resource)
+            .find(|resource| resource.kind == kind)
+    })
+}
+
 /// One document for the loader: a cluster object, or one file of a ConfigMap.
 #[derive(Debug, Clone)]
 pub enum Document {
@@ -335,10 +349,7 @@ impl PolicyObjects {
             } else {
                 (KINDS.iter())
                     .filter(|k| k.group == group)
-                    .filter_map(|k| {
-                        let (resource, _) = found.recommended_kind(k.kind)?;
-                        Some((resource, k.used))
-                    })
+                    .filter_map(|k| Some((kind_in(&found, k.kind)?, k.used)))
                     .collect()
             };
             for (resource, used) in kinds {
