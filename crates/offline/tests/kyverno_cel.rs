@@ -351,6 +351,17 @@ fn kyverno_chainsaw_pod_security() {
     );
 }
 
+/// Kyverno's chainsaw conformance tests for ClusterPolicy `validate.cel` rules.
+#[test]
+fn kyverno_chainsaw_cel_cluster_policies() {
+    run_family_as(
+        "kyverno/test/conformance/chainsaw/validate/clusterpolicy/standard/cel*",
+        "kyverno/test/conformance/chainsaw/validate/clusterpolicy/standard",
+        "=cel|cel-deprecated",
+        Format::Chainsaw,
+    );
+}
+
 /// Kyverno's chainsaw conformance tests for `kyverno.io/v2` PolicyExceptions, most of them
 /// exempting podSecurity controls.
 #[test]
