@@ -234,7 +234,8 @@ impl State {
     ) -> Result<(), OfflineError> {
         let info =
             celer_policy::kinds::kind_info(str_of(&object, "apiVersion"), str_of(&object, "kind"));
-        if info.namespaced
+        let namespaced = crd_scope(&self.objects, &object).unwrap_or(info.namespaced);
+        if namespaced
             && let Some(meta) = object.get_mut("metadata").and_then(|m| m.as_object_mut())
             && meta
                 .get(&"namespace")
@@ -275,12 +276,8 @@ impl State {
         })?;
         let review = AdmissionReview::parse(body.as_bytes())?;
         let request = review.request()?;
-        let lookup = ObjectLookup::new(
-            self.objects
-                .iter()
-                .filter(|o| str_of(o, "kind") == "Namespace")
-                .cloned(),
-        );
+        // Namespaces, and params: every object the test created.
+        let lookup = ObjectLookup::new(self.objects.iter().cloned());
         let set = {
             let manifests = &self.manifests;
             self.set.get_or_insert_with(|| PolicySet::build(manifests))
@@ -403,6 +400,22 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// Whether `object`'s kind is namespaced, by a CustomResourceDefinition the test created.
+fn crd_scope(objects: &[Json], object: &Json) -> Option<bool> {
+    let api_version = str_of(object, "apiVersion");
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let kind = str_of(object, "kind");
+    objects
+        .iter()
+        .filter(|o| str_of(o, "kind") == "CustomResourceDefinition")
+        .filter_map(|o| o.get("spec"))
+        .find(|spec| {
+            str_of(spec, "group") == group
+                && spec.get("names").map(|n| str_of(n, "kind")) == Some(kind)
+        })
+        .map(|spec| str_of(spec, "scope") != "Cluster")
 }
 
 /// The API server's defaulting of a Namespace (`SetDefaults_Namespace`): the label

@@ -30,7 +30,8 @@ use crate::index::Candidates;
 use crate::invocation::Inputs;
 use crate::kind_index::KindKey;
 use crate::load::{LoadError, Source};
-use crate::matching::{MatchConstraints, Selector};
+use crate::lookup::ParamScope;
+use crate::matching::{FieldErrors, MatchConstraints, Selector};
 use crate::model::{self, FailurePolicy};
 use crate::name::Name;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind};
@@ -391,10 +392,20 @@ impl CompiledMatch {
 /// What a rule does.
 #[derive(Debug)]
 pub enum RuleBody {
-    /// `validate.cel`, as a ValidatingPolicy.
-    Cel(Box<ValidatingPolicy>),
+    /// `validate.cel`, as a ValidatingPolicy, with its params.
+    Cel(Box<CelRule>),
     /// `validate.podSecurity`.
     PodSecurity(Box<PodSecurityRule>),
+}
+
+/// A `validate.cel` rule: its expressions as a ValidatingPolicy, and where its params come
+/// from when it has a `paramKind` (the rule is its own binding).
+#[derive(Debug)]
+pub struct CelRule {
+    pub validate: ValidatingPolicy,
+    pub param_ref: Option<model::ParamRef>,
+    /// `paramRef.selector`, compiled at load.
+    pub param_selector: Option<Result<Selector, FieldErrors>>,
 }
 
 /// A rule celer runs (or one autogen made), compiled.
@@ -575,7 +586,11 @@ pub fn compile(
             );
         }
         let body = if let Some(cel) = &validate.cel {
-            RuleBody::Cel(Box::new(compile_cel(p, &rule, cel, &mut problems)))
+            RuleBody::Cel(Box::new(CelRule {
+                validate: compile_cel(p, &rule, cel, &mut problems),
+                param_ref: cel.param_ref.clone(),
+                param_selector: crate::compiled::Binding::param_selector_of(cel.param_ref.as_ref()),
+            }))
         } else if let Some(pss) = &validate.pod_security {
             match PodSecurityRule::compile(pss) {
                 Ok(r) => RuleBody::PodSecurity(Box::new(r)),
@@ -790,9 +805,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
                     ),
                 ))
             }
-            RuleBody::Cel(validate) => {
-                Some(evaluate_cel(validate, r.rule.as_str(), state, request))
-            }
+            RuleBody::Cel(cel) => Some(evaluate_cel(cel, r.rule.as_str(), state, request)),
             RuleBody::PodSecurity(rule) => evaluate_pod_security(r, rule, &exceptions, request),
         };
         let Some((kind, message)) = result else {
@@ -859,50 +872,140 @@ impl ClusterPolicyRules<'_> {
     }
 }
 
-/// A `validate.cel` rule's result.
+/// A `validate.cel` rule's result (`validate_cel.go`): with params, the rule runs once per
+/// param object and the first failure or error is its result; no params is a pass.
 fn evaluate_cel<'a>(
-    validate: &ValidatingPolicy,
+    cel: &CelRule,
     rule: &str,
     state: &mut RulesState<'a>,
     request: &FamilyRequest<'a>,
 ) -> (ResultKind, String) {
-    if validate.common.param_kind.is_some() {
-        return (
-            ResultKind::Error,
-            "validate.cel rules with params are not supported".to_string(),
-        );
-    }
-    let inputs = Inputs {
-        object: request.object,
-        old_object: request.attributes.old_object,
-        request: request.ctx.default_cel_request(),
-        namespace_object: state.namespace.as_deref(),
-        params: None,
-        authorizer: None,
+    let validate = &cel.validate;
+    let params: Vec<Option<Arc<Json>>> = match (&validate.common.param_kind, &cel.param_ref) {
+        (Some(kind), Some(param_ref)) => {
+            match rule_params(kind, param_ref, cel.param_selector.as_ref(), request) {
+                Ok(params) => params.into_iter().map(Some).collect(),
+                Err(e) => {
+                    return (
+                        ResultKind::Error,
+                        format!("error in parameterized resource: {e}"),
+                    );
+                }
+            }
+        }
+        // A paramKind without a paramRef: Kyverno's CollectParams reads no params.
+        (Some(_), None) => Vec::new(),
+        _ => vec![None],
     };
-    match crate::engine::match_conditions(&validate.common, &inputs, &mut state.buffers) {
-        Ok(false) => (ResultKind::Skip, "cel preconditions not met".to_string()),
-        Err(e) => (ResultKind::Fail, e.to_string()),
-        Ok(true) => {
-            let result = &mut state.result;
-            validating::validate_into(validate, &inputs, &mut state.buffers, result);
-            let first = result
-                .decisions
-                .iter()
-                .find(|d| !matches!(d, Decision::Admit));
-            match first {
-                None => (
-                    ResultKind::Pass,
-                    format!("Validation rule '{rule}' passed."),
-                ),
-                Some(Decision::Error {
-                    enforced: false,
-                    message,
-                }) => (ResultKind::Error, message.clone()),
-                Some(d) => (ResultKind::Fail, d.message().to_string()),
+    for param in &params {
+        let inputs = Inputs {
+            object: request.object,
+            old_object: request.attributes.old_object,
+            request: request.ctx.default_cel_request(),
+            namespace_object: state.namespace.as_deref(),
+            params: param.as_deref(),
+            authorizer: None,
+        };
+        match crate::engine::match_conditions(&validate.common, &inputs, &mut state.buffers) {
+            Ok(false) => return (ResultKind::Skip, "cel preconditions not met".to_string()),
+            Err(e) => return (ResultKind::Fail, e.to_string()),
+            Ok(true) => {
+                let result = &mut state.result;
+                validating::validate_into(validate, &inputs, &mut state.buffers, result);
+                let first = result
+                    .decisions
+                    .iter()
+                    .find(|d| !matches!(d, Decision::Admit));
+                match first {
+                    None => {}
+                    Some(Decision::Error {
+                        enforced: false,
+                        message,
+                    }) => return (ResultKind::Error, message.clone()),
+                    Some(d) => return (ResultKind::Fail, d.message().to_string()),
+                }
             }
         }
     }
+    (
+        ResultKind::Pass,
+        format!("Validation rule '{rule}' passed."),
+    )
+}
+
+/// Kyverno's `CollectParams`: a namespaced param kind is read in `paramRef.namespace`, else in
+/// the request's namespace (none for a Namespace request); a cluster-scoped one takes no
+/// namespace. A named param that does not exist is an error, as its GET is in Kyverno.
+fn rule_params(
+    kind: &model::ParamKind,
+    param_ref: &model::ParamRef,
+    selector: Option<&Result<Selector, FieldErrors>>,
+    request: &FamilyRequest<'_>,
+) -> Result<Vec<Arc<Json>>, String> {
+    let lookup = request.ctx.lookup();
+    let a = &request.attributes;
+    let Some(scope) = lookup.param_scope(kind) else {
+        return Err(format!(
+            "failed to check if resource is namespaced or not (the kind {} {} is not served)",
+            kind.api_version, kind.kind
+        ));
+    };
+    let ref_namespace = param_ref.namespace.as_deref().filter(|n| !n.is_empty());
+    let namespace = match scope {
+        ParamScope::Namespaced => {
+            let own = if a.kind.group.is_empty() && a.kind.kind == "Namespace" {
+                ""
+            } else {
+                a.namespace
+            };
+            match ref_namespace {
+                Some(ns) => Some(ns),
+                None if own.is_empty() => {
+                    return Err(
+                        "can't use namespaced paramRef to match cluster-scoped resources"
+                            .to_string(),
+                    );
+                }
+                None => Some(own),
+            }
+        }
+        ParamScope::Cluster if ref_namespace.is_some() => {
+            return Err(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
+                    .to_string(),
+            );
+        }
+        ParamScope::Cluster => None,
+    };
+    let mut params = Vec::new();
+    if let Some(name) = param_ref.name.as_deref().filter(|n| !n.is_empty()) {
+        return match lookup.param(kind, namespace, name) {
+            Ok(Some(p)) => Ok(vec![p]),
+            Ok(None) => {
+                let info = crate::kinds::kind_info(&kind.api_version, &kind.kind);
+                let resource = if info.group.is_empty() {
+                    info.resource
+                } else {
+                    format!("{}.{}", info.resource, info.group)
+                };
+                Err(format!("{resource} \"{name}\" not found"))
+            }
+            Err(e) => Err(e.to_string()),
+        };
+    } else if let Some(selector) = selector {
+        let selector = selector.as_ref().map_err(|e| e.to_string())?;
+        for p in lookup.params(kind, namespace).map_err(|e| e.to_string())? {
+            if selector.matches_labels(&p) {
+                params.push(p);
+            }
+        }
+    }
+    if params.is_empty()
+        && param_ref.parameter_not_found_action == Some(model::ParameterNotFoundAction::Deny)
+    {
+        return Err("no params found".to_string());
+    }
+    Ok(params)
 }
 
 /// A `validate.podSecurity` rule's result (`validate_pss.go`); none on DELETE.
