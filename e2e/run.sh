@@ -427,7 +427,7 @@ while IFS= read -r crd; do
 done < <(jq -c '.items[]' "$work/crds.json")
 vpol_established() {
   api GET "$crd_path/validatingpolicies.policies.kyverno.io"
-  jq -e '.status.conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
+  jq -e '.status | objects | .conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
 }
 if $crds_ok && eventually 30 vpol_established; then
   ok "H0 celer's CRDs for policies.kyverno.io are installed and Established"
@@ -500,7 +500,7 @@ api POST /apis/policies.kyverno.io/v1alpha1/validatingpolicies "$(docs_json "$sa
 api PATCH /apis/policies.kyverno.io/v1alpha1/validatingpolicies/disallow-latest-tag '{"spec":{"validationActions":["Deny"]}}'
 sample_denied() { api POST "$(pods default)?dryRun=All" "$1"; [ "$status" -ge 400 ] && [ "$status" -lt 500 ]; }
 sample_wrong=0; sample_pods=0
-bad_first="$(docs_json "$sample/.chainsaw-test/bad-pod-no-tag.yaml" | head -1)"
+bad_first="$(docs_json "$sample/.chainsaw-test/bad-pod-no-tag.yaml" | sed -n 1p)"
 if eventually 10 sample_denied "$bad_first"; then
   while IFS= read -r p; do
     sample_pods=$((sample_pods + 1)); sample_denied "$p" || sample_wrong=$((sample_wrong + 1))
@@ -526,7 +526,7 @@ while IFS= read -r crd; do
 done < <(jq -c '.items[]' "$work/classic-crds.json")
 classic_established() {
   api GET "$crd_path/policyexceptions.kyverno.io"
-  jq -e '.status.conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
+  jq -e '.status | objects | .conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
 }
 $classic_ok && eventually 30 classic_established || classic_ok=false
 api POST /apis/kyverno.io/v1/clusterpolicies '{"apiVersion":"kyverno.io/v1","kind":"ClusterPolicy",
@@ -583,7 +583,7 @@ for group in templates.gatekeeper.sh config.gatekeeper.sh syncset.gatekeeper.sh 
 done
 crd_established() {
   api GET "$crd_path/$1"
-  jq -e '.status.conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
+  jq -e '.status | objects | .conditions[]? | select(.type == "Established" and .status == "True")' "$work/body.json" >/dev/null
 }
 $crds_ok && eventually 30 crd_established constrainttemplates.templates.gatekeeper.sh || bad "I0 ConstraintTemplate CRD" "$(last)"
 to_json() { python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' "$1"; }
