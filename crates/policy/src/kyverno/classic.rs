@@ -881,23 +881,23 @@ fn evaluate_cel<'a>(
     request: &FamilyRequest<'a>,
 ) -> (ResultKind, String) {
     let validate = &cel.validate;
-    let params: Vec<Option<Arc<Json>>> = match (&validate.common.param_kind, &cel.param_ref) {
-        (Some(kind), Some(param_ref)) => {
-            match rule_params(kind, param_ref, cel.param_selector.as_ref(), request) {
-                Ok(params) => params.into_iter().map(Some).collect(),
-                Err(e) => {
-                    return (
-                        ResultKind::Error,
-                        format!("error in parameterized resource: {e}"),
-                    );
+    // `CEL.HasParam`: params only with both paramKind and paramRef; no allocation otherwise.
+    let params: std::borrow::Cow<'static, [Option<Arc<Json>>]> =
+        match (&validate.common.param_kind, &cel.param_ref) {
+            (Some(kind), Some(param_ref)) => {
+                match rule_params(kind, param_ref, cel.param_selector.as_ref(), request) {
+                    Ok(params) => params.into_iter().map(Some).collect(),
+                    Err(e) => {
+                        return (
+                            ResultKind::Error,
+                            format!("error in parameterized resource: {e}"),
+                        );
+                    }
                 }
             }
-        }
-        // A paramKind without a paramRef: Kyverno's CollectParams reads no params.
-        (Some(_), None) => Vec::new(),
-        _ => vec![None],
-    };
-    for param in &params {
+            _ => std::borrow::Cow::Borrowed(&[None]),
+        };
+    for param in params.iter() {
         let inputs = Inputs {
             object: request.object,
             old_object: request.attributes.old_object,
