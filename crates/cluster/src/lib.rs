@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod constraint_crds;
+pub mod kyverno_webhooks;
 mod lookup;
 pub mod register;
 pub mod sources;

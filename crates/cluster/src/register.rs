@@ -1,12 +1,22 @@
-//! The webhook configurations celer registers: rules derived from the loaded policies (only the
-//! resources and operations some bound policy can match, so the API server sends nothing
-//! else), the CA bundle, failurePolicy and timeout from flags, `sideEffects: None`,
-//! `admissionReviewVersions: [v1]`, and reinvocation when a mutating policy asks for it.
-//! Applied with server-side apply under the field manager `celer`; removed when asked.
+//! The webhook configurations celer registers. Kyverno's CEL policies get the webhooks
+//! Kyverno's controller would register for them ([`crate::kyverno_webhooks`]); every other
+//! policy shares one webhook per configuration (`validate.celer.webhook` on
+//! `/validate/shared`, `mutate.celer.webhook` on `/mutate/shared`): rules derived from the
+//! loaded policies (only the resources and operations some bound policy can match, so the API
+//! server sends nothing else), the CA bundle, failurePolicy and timeout from flags,
+//! `sideEffects: None`, `admissionReviewVersions: [v1]`, and reinvocation when a mutating
+//! policy asks for it. Every webhook skips the excluded namespaces (kube-system and celer's
+//! own by default: an outage of celer must not block the Pods that would bring it back).
+//! Kyverno's webhooks go into celer's configurations, or into Kyverno's own
+//! (`kyverno-resource-validating-webhook-cfg`, `kyverno-resource-mutating-webhook-cfg`) when
+//! asked, for a cluster whose tools look for those. Applied with server-side apply under the
+//! field manager `celer`; removed when asked.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use celer_policy::kyverno::webhook::KyvernoWebhook;
 use celer_policy::matching::{Pattern, RuleKey};
+use celer_policy::model::LabelSelector;
 use celer_policy::model::ReinvocationPolicy;
 use celer_policy::policy_set::{Family, PolicySet};
 use k8s_openapi::api::admissionregistration::v1::{
@@ -17,6 +27,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::ClusterError;
+use crate::kyverno_webhooks::{self, Common};
 
 /// The field manager of celer's server-side applies.
 pub const FIELD_MANAGER: &str = "celer";
@@ -25,6 +36,10 @@ pub const FIELD_MANAGER: &str = "celer";
 pub const VALIDATING_WEBHOOK: &str = "validate.celer.webhook";
 /// The name of the webhook inside the MutatingWebhookConfiguration.
 pub const MUTATING_WEBHOOK: &str = "mutate.celer.webhook";
+
+/// Kyverno's configuration names, for [`WebhookSettings::kyverno_configurations`].
+pub const KYVERNO_VALIDATING_CONFIGURATION: &str = "kyverno-resource-validating-webhook-cfg";
+pub const KYVERNO_MUTATING_CONFIGURATION: &str = "kyverno-resource-mutating-webhook-cfg";
 
 /// Where the API server reaches celer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +66,29 @@ pub struct WebhookSettings {
     pub failure_policy: String,
     /// Seconds the API server waits for an answer (1 to 30).
     pub timeout_seconds: u8,
+    /// Namespaces no webhook is called for.
+    pub exclude_namespaces: Vec<String>,
+    /// Kyverno's policies in Kyverno's own configurations, labelled as Kyverno labels them,
+    /// rather than in celer's.
+    pub kyverno_configurations: bool,
+}
+
+impl WebhookSettings {
+    /// Every configuration these settings may register: (validating, name).
+    pub fn names(&self) -> Vec<(bool, String)> {
+        configuration_names(&self.name, self.kyverno_configurations)
+    }
+}
+
+/// The configurations registered under celer's `name`, with Kyverno's own when
+/// `kyverno_configurations`: (validating, name).
+pub fn configuration_names(name: &str, kyverno_configurations: bool) -> Vec<(bool, String)> {
+    let mut out = vec![(true, name.to_string()), (false, name.to_string())];
+    if kyverno_configurations {
+        out.push((true, KYVERNO_VALIDATING_CONFIGURATION.to_string()));
+        out.push((false, KYVERNO_MUTATING_CONFIGURATION.to_string()));
+    }
+    out
 }
 
 /// One webhook rule: operations on resources of one API group, any version, any scope.
@@ -127,15 +165,10 @@ fn family_keys<P>(
         .collect()
 }
 
-/// The rules of the validating webhook: the validating policies' (bound ones, and Kyverno's
-/// CEL kinds) and, for Gatekeeper Constraints and Kyverno ClusterPolicy rules (which match
+/// The rules of the shared validating webhook: the bound validating policies' and, for Gatekeeper Constraints and Kyverno ClusterPolicy rules (which match
 /// kinds, not resources), every resource on CREATE, UPDATE and DELETE.
 pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
     let mut keys = family_keys(&set.native().validating, |p| &p.common.constraints);
-    // Kyverno's CEL policies need no binding: each matches by its own matchConstraints.
-    keys.extend(
-        (set.kyverno().validating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
-    );
     // ClusterPolicy rules, like Constraints, match kinds.
     if !set.gatekeeper().constraints.is_empty() || !set.kyverno().classic.is_empty() {
         use celer_policy::attributes::Operation;
@@ -151,14 +184,10 @@ pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
     rules_from_keys(keys)
 }
 
-/// The rules of the mutating webhook: bound MutatingAdmissionPolicies' and Kyverno's
-/// MutatingPolicies'; and, for Gatekeeper's mutators (which match kinds, not resources),
+/// The rules of the shared mutating webhook: bound MutatingAdmissionPolicies'; and, for Gatekeeper's mutators (which match kinds, not resources),
 /// every resource on CREATE and UPDATE, the operations Gatekeeper mutates.
 pub fn mutating_rules(set: &PolicySet) -> Vec<WebhookRule> {
     let mut keys = family_keys(&set.native().mutating, |p| &p.common.constraints);
-    keys.extend(
-        (set.kyverno().mutating.iter()).flat_map(|k| k.policy.common.constraints.rule_keys()),
-    );
     if !set.gatekeeper_mutators().is_empty() {
         use celer_policy::attributes::Operation;
         for op in [Operation::Create, Operation::Update] {
@@ -173,8 +202,7 @@ pub fn mutating_rules(set: &PolicySet) -> Vec<WebhookRule> {
     rules_from_keys(keys)
 }
 
-/// `IfNeeded` when some bound MutatingAdmissionPolicy or some Kyverno MutatingPolicy asks to
-/// be reinvoked, else `Never`.
+/// `IfNeeded` when some bound MutatingAdmissionPolicy asks to be reinvoked, else `Never`.
 pub fn reinvocation(set: &PolicySet) -> &'static str {
     let needed = set
         .native()
@@ -182,10 +210,23 @@ pub fn reinvocation(set: &PolicySet) -> &'static str {
         .policies
         .iter()
         .zip(&set.native().mutating.bindings)
-        .any(|(p, b)| !b.is_empty() && p.reinvocation == ReinvocationPolicy::IfNeeded)
-        || (set.kyverno().mutating.iter())
-            .any(|k| k.policy.reinvocation == ReinvocationPolicy::IfNeeded);
+        .any(|(p, b)| !b.is_empty() && p.reinvocation == ReinvocationPolicy::IfNeeded);
     if needed { "IfNeeded" } else { "Never" }
+}
+
+/// The webhook parts of the Kyverno CEL policies of a set (the policies as written, not
+/// autogen's variants, which their policy's webhook covers).
+fn kyverno_policies(set: &PolicySet, mutating: bool) -> Vec<&KyvernoWebhook> {
+    let k = set.kyverno();
+    if mutating {
+        (k.mutating.iter())
+            .filter_map(|m| m.extras.webhook.as_deref())
+            .collect()
+    } else {
+        (k.validating.iter())
+            .filter_map(|v| v.extras.webhook.as_deref())
+            .collect()
+    }
 }
 
 fn client_config(settings: &WebhookSettings, path: &str) -> Value {
@@ -208,7 +249,13 @@ fn client_config(settings: &WebhookSettings, path: &str) -> Value {
     }
 }
 
-fn webhook(settings: &WebhookSettings, name: &str, path: &str, rules: &[WebhookRule]) -> Value {
+fn webhook(
+    settings: &WebhookSettings,
+    exclusions: Option<&LabelSelector>,
+    name: &str,
+    path: &str,
+    rules: &[WebhookRule],
+) -> Value {
     let rules: Vec<Value> = rules
         .iter()
         .map(|r| {
@@ -227,25 +274,36 @@ fn webhook(settings: &WebhookSettings, name: &str, path: &str, rules: &[WebhookR
         "rules": rules,
         "failurePolicy": settings.failure_policy,
         "matchPolicy": "Equivalent",
+        "namespaceSelector": exclusions.map_or_else(|| json!({}), kyverno_webhooks::selector_json),
         "sideEffects": "None",
         "timeoutSeconds": settings.timeout_seconds,
         "admissionReviewVersions": ["v1"],
     })
 }
 
-fn metadata(settings: &WebhookSettings) -> Value {
-    json!({
-        "name": settings.name,
-        "labels": {"app.kubernetes.io/managed-by": "celer"},
-    })
+fn metadata(name: &str, kyverno: bool) -> Value {
+    let labels = if kyverno {
+        json!({"webhook.kyverno.io/managed-by": "kyverno"})
+    } else {
+        json!({"app.kubernetes.io/managed-by": "celer"})
+    };
+    json!({"name": name, "labels": labels})
 }
 
-/// The two configurations for the loaded sets; `None` where no policy can match anything
-/// (the configuration is then removed rather than registered empty).
+/// One configuration to register: `body` `None` where nothing is left to match (it is then
+/// removed rather than registered empty).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Configuration {
+    /// A ValidatingWebhookConfiguration, else a MutatingWebhookConfiguration.
+    pub validating: bool,
+    pub name: String,
+    pub body: Option<Value>,
+}
+
+/// The configurations for the loaded sets, every name of [`WebhookSettings::names`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Configurations {
-    pub validating: Option<Value>,
-    pub mutating: Option<Value>,
+    pub items: Vec<Configuration>,
 }
 
 impl Configurations {
@@ -254,35 +312,87 @@ impl Configurations {
         validating: &PolicySet,
         mutating: &PolicySet,
     ) -> Configurations {
+        let exclusions = kyverno_webhooks::exclusions(&settings.exclude_namespaces);
+        let client_config = |path: &str| client_config(settings, path);
+        let common = Common {
+            client_config: &client_config,
+            exclusions: exclusions.clone(),
+            timeout_seconds: settings.timeout_seconds,
+        };
         let v_rules = validating_rules(validating);
         let m_rules = mutating_rules(mutating);
-        let validating = (!v_rules.is_empty()).then(|| {
-            json!({
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": "ValidatingWebhookConfiguration",
-                "metadata": metadata(settings),
-                "webhooks": [webhook(settings, VALIDATING_WEBHOOK, "/validate", &v_rules)],
-            })
-        });
-        let mutating_config = (!m_rules.is_empty()).then(|| {
-            let mut hook = webhook(settings, MUTATING_WEBHOOK, "/mutate", &m_rules);
+        let mut v_hooks = Vec::new();
+        if !v_rules.is_empty() {
+            v_hooks.push(webhook(
+                settings,
+                exclusions.as_ref(),
+                VALIDATING_WEBHOOK,
+                celer_policy::scope::SHARED_VALIDATE_PATH,
+                &v_rules,
+            ));
+        }
+        let mut m_hooks = Vec::new();
+        if !m_rules.is_empty() {
+            let mut hook = webhook(
+                settings,
+                exclusions.as_ref(),
+                MUTATING_WEBHOOK,
+                celer_policy::scope::SHARED_MUTATE_PATH,
+                &m_rules,
+            );
             if let Some(h) = hook.as_object_mut() {
                 h.insert(
                     "reinvocationPolicy".to_string(),
                     Value::from(reinvocation(mutating)),
                 );
             }
-            json!({
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": "MutatingWebhookConfiguration",
-                "metadata": metadata(settings),
-                "webhooks": [hook],
-            })
-        });
-        Configurations {
-            validating,
-            mutating: mutating_config,
+            m_hooks.push(hook);
         }
+        let kv = kyverno_webhooks::webhooks(kyverno_policies(validating, false), false, &common);
+        let km = kyverno_webhooks::webhooks(kyverno_policies(mutating, true), true, &common);
+        let config = |validating: bool, name: &str, kyverno: bool, hooks: Vec<Value>| {
+            let kind = if validating {
+                "ValidatingWebhookConfiguration"
+            } else {
+                "MutatingWebhookConfiguration"
+            };
+            Configuration {
+                validating,
+                name: name.to_string(),
+                body: (!hooks.is_empty()).then(|| {
+                    json!({
+                        "apiVersion": "admissionregistration.k8s.io/v1",
+                        "kind": kind,
+                        "metadata": metadata(name, kyverno),
+                        "webhooks": hooks,
+                    })
+                }),
+            }
+        };
+        let items = if settings.kyverno_configurations {
+            vec![
+                config(true, &settings.name, false, v_hooks),
+                config(false, &settings.name, false, m_hooks),
+                config(true, KYVERNO_VALIDATING_CONFIGURATION, true, kv),
+                config(false, KYVERNO_MUTATING_CONFIGURATION, true, km),
+            ]
+        } else {
+            v_hooks.extend(kv);
+            m_hooks.extend(km);
+            vec![
+                config(true, &settings.name, false, v_hooks),
+                config(false, &settings.name, false, m_hooks),
+            ]
+        };
+        Configurations { items }
+    }
+
+    /// The body of a configuration, if it is registered.
+    pub fn body(&self, validating: bool, name: &str) -> Option<&Value> {
+        self.items
+            .iter()
+            .find(|c| c.validating == validating && c.name == name)
+            .and_then(|c| c.body.as_ref())
     }
 }
 
@@ -293,34 +403,33 @@ fn api_error(what: String, e: kube::Error) -> ClusterError {
     }
 }
 
-/// Creates or updates both configurations called `name` (or removes the one with no rules).
-pub async fn apply(
-    client: &Client,
-    name: &str,
-    configurations: &Configurations,
-) -> Result<(), ClusterError> {
+/// Creates or updates each configuration (or removes the ones with no webhook).
+pub async fn apply(client: &Client, configurations: &Configurations) -> Result<(), ClusterError> {
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    match &configurations.validating {
-        Some(body) => {
-            validating
-                .patch(name, &params, &Patch::Apply(body))
-                .await
-                .map_err(|e| {
-                    api_error(format!("apply ValidatingWebhookConfiguration {name}"), e)
-                })?;
-        }
-        None => delete(&validating, name).await?,
-    }
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    match &configurations.mutating {
-        Some(body) => {
-            mutating
-                .patch(name, &params, &Patch::Apply(body))
-                .await
-                .map_err(|e| api_error(format!("apply MutatingWebhookConfiguration {name}"), e))?;
+    for c in &configurations.items {
+        let name = c.name.as_str();
+        match (&c.body, c.validating) {
+            (Some(body), true) => {
+                validating
+                    .patch(name, &params, &Patch::Apply(body))
+                    .await
+                    .map_err(|e| {
+                        api_error(format!("apply ValidatingWebhookConfiguration {name}"), e)
+                    })?;
+            }
+            (Some(body), false) => {
+                mutating
+                    .patch(name, &params, &Patch::Apply(body))
+                    .await
+                    .map_err(|e| {
+                        api_error(format!("apply MutatingWebhookConfiguration {name}"), e)
+                    })?;
+            }
+            (None, true) => delete(&validating, name).await?,
+            (None, false) => delete(&mutating, name).await?,
         }
-        None => delete(&mutating, name).await?,
     }
     Ok(())
 }
@@ -336,12 +445,18 @@ where
     }
 }
 
-/// Removes both configurations called `name` (absent ones are fine).
-pub async fn remove(client: &Client, name: &str) -> Result<(), ClusterError> {
+/// Removes the configurations of `names` ([`configuration_names`]; absent ones are fine).
+pub async fn remove(client: &Client, names: &[(bool, String)]) -> Result<(), ClusterError> {
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    delete(&validating, name).await?;
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    delete(&mutating, name).await
+    for (is_validating, name) in names {
+        if *is_validating {
+            delete(&validating, name).await?;
+        } else {
+            delete(&mutating, name).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Keeps the registered configurations in step with the policies: each reload hands it the
@@ -370,7 +485,7 @@ impl Registrar {
                     continue;
                 }
                 loop {
-                    match apply(&client, &name, &wanted).await {
+                    match apply(&client, &wanted).await {
                         Ok(()) => {
                             tracing::info!(name = %name, "webhook configurations updated");
                             applied = Some(wanted);
@@ -429,6 +544,8 @@ mod tests {
             ca_bundle: b"PEM".to_vec(),
             failure_policy: "Fail".into(),
             timeout_seconds: 5,
+            exclude_namespaces: vec!["kube-system".into()],
+            kyverno_configurations: false,
         }
     }
 
@@ -512,45 +629,99 @@ spec:
     }
 
     #[test]
-    fn kyverno_policies_register_what_they_match() {
+    fn kyverno_policies_get_kyvernos_webhooks() {
         let validating = set("
 apiVersion: policies.kyverno.io/v1
 kind: ValidatingPolicy
-metadata: {name: v}
+metadata: {name: b}
 spec:
   matchConstraints:
     resourceRules:
     - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
   validations: [{expression: 'true'}]
-");
-        let rule = |g: &str, ops: &[&str], res: &[&str]| WebhookRule {
-            api_group: g.into(),
-            operations: ops.iter().map(|s| s.to_string()).collect(),
-            resources: res.iter().map(|s| s.to_string()).collect(),
-        };
-        // Autogen's variants add nothing here: Deployments are no Pod.
-        assert_eq!(
-            validating_rules(&validating),
-            vec![rule("apps", &["CREATE"], &["deployments"])]
-        );
-        let mutating = set("
+---
 apiVersion: policies.kyverno.io/v1
-kind: MutatingPolicy
-metadata: {name: m}
+kind: ValidatingPolicy
+metadata: {name: a}
 spec:
-  reinvocationPolicy: IfNeeded
+  failurePolicy: Ignore
   matchConstraints:
     resourceRules:
-    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
-  mutations:
-  - patchType: ApplyConfiguration
-    applyConfiguration: {expression: 'Object{}'}
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  validations: [{expression: 'true'}]
+---
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: fine}
+spec:
+  webhookConfiguration: {timeoutSeconds: 20}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations: [{expression: 'true'}]
 ");
+        // Kyverno's CEL policies are not on the shared webhook.
+        assert!(validating_rules(&validating).is_empty());
+        let mut s = settings();
+        s.kyverno_configurations = true;
+        s.endpoint = Endpoint::Service {
+            namespace: "kyverno".into(),
+            name: "kyverno-svc".into(),
+            port: 443,
+        };
+        s.exclude_namespaces.push("kyverno".into());
+        let c = Configurations::new(&s, &validating, &set(""));
+        assert!(c.body(true, "celer").is_none());
+        let v = c.body(true, KYVERNO_VALIDATING_CONFIGURATION).unwrap();
         assert_eq!(
-            mutating_rules(&mutating),
-            vec![rule("", &["CREATE", "UPDATE"], &["configmaps"])]
+            v["metadata"]["labels"],
+            json!({"webhook.kyverno.io/managed-by": "kyverno"})
         );
-        assert_eq!(reinvocation(&mutating), "IfNeeded");
+        let hooks = v["webhooks"].as_array().unwrap();
+        let summary: Vec<(&str, &str, &str, u64)> = hooks
+            .iter()
+            .map(|h| {
+                (
+                    h["name"].as_str().unwrap(),
+                    h["clientConfig"]["service"]["path"].as_str().unwrap(),
+                    h["failurePolicy"].as_str().unwrap(),
+                    h["timeoutSeconds"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("vpol.validate.kyverno.svc-fail", "/vpol/a/b", "Fail", 5),
+                (
+                    "vpol.validate.kyverno.svc-fail-finegrained-fine",
+                    "/vpol/fine",
+                    "Fail",
+                    20
+                ),
+                ("vpol.validate.kyverno.svc-ignore", "/vpol/a/b", "Ignore", 5),
+            ]
+        );
+        assert_eq!(hooks[0]["sideEffects"], "NoneOnDryRun");
+        assert_eq!(
+            hooks[0]["rules"],
+            json!([{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                    "resources": ["deployments"], "scope": "*"}])
+        );
+        assert_eq!(
+            hooks[0]["namespaceSelector"]["matchExpressions"][1]["values"],
+            json!(["kyverno"])
+        );
+        // In celer's own configurations by default.
+        let c = Configurations::new(&settings(), &validating, &set(""));
+        assert_eq!(c.items.len(), 2);
+        assert_eq!(
+            c.body(true, "celer").unwrap()["webhooks"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
         // ClusterPolicy rules match kinds: every resource, as for Constraints.
         let classic = set("
 apiVersion: kyverno.io/v1
@@ -569,6 +740,29 @@ spec:
                 .any(|r| r.api_group == "*" && r.resources == ["*"]),
             "{rules:?}"
         );
+    }
+
+    #[test]
+    fn kyverno_mutating_policies_get_their_kinds_webhook() {
+        let mutating = set("
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: m}
+spec:
+  reinvocationPolicy: IfNeeded
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration: {expression: 'Object{}'}
+");
+        assert!(mutating_rules(&mutating).is_empty());
+        let c = Configurations::new(&settings(), &set(""), &mutating);
+        let hook = &c.body(false, "celer").unwrap()["webhooks"][0];
+        assert_eq!(hook["name"], "mpol.validate.kyverno.svc-fail");
+        assert_eq!(hook["clientConfig"]["url"], "https://127.0.0.1:8443/mpol/m");
+        assert_eq!(hook["reinvocationPolicy"], "IfNeeded");
     }
 
     #[test]
@@ -593,14 +787,18 @@ metadata: {name: inject}
 spec: {policyName: inject}
 ");
         let c = Configurations::new(&settings(), &validating, &mutating);
-        let v = c.validating.unwrap();
+        let v = c.body(true, "celer").unwrap();
         assert_eq!(v["kind"], "ValidatingWebhookConfiguration");
         assert_eq!(v["metadata"]["name"], "celer");
         let hook = &v["webhooks"][0];
         assert_eq!(hook["name"], VALIDATING_WEBHOOK);
         assert_eq!(
             hook["clientConfig"]["url"],
-            "https://127.0.0.1:8443/validate"
+            "https://127.0.0.1:8443/validate/shared"
+        );
+        assert_eq!(
+            hook["namespaceSelector"],
+            json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}]})
         );
         assert_eq!(hook["clientConfig"]["caBundle"], "UEVN");
         assert_eq!(hook["failurePolicy"], "Fail");
@@ -608,9 +806,12 @@ spec: {policyName: inject}
         assert_eq!(hook["timeoutSeconds"], 5);
         assert_eq!(hook["admissionReviewVersions"], json!(["v1"]));
         assert!(hook.get("reinvocationPolicy").is_none());
-        let m = c.mutating.unwrap();
+        let m = c.body(false, "celer").unwrap();
         let hook = &m["webhooks"][0];
-        assert_eq!(hook["clientConfig"]["url"], "https://127.0.0.1:8443/mutate");
+        assert_eq!(
+            hook["clientConfig"]["url"],
+            "https://127.0.0.1:8443/mutate/shared"
+        );
         assert_eq!(hook["reinvocationPolicy"], "IfNeeded");
         assert_eq!(
             hook["rules"],
@@ -629,15 +830,15 @@ spec: {policyName: inject}
             port: 443,
         };
         let c = Configurations::new(&s, &set(VALIDATING), &empty);
-        assert!(c.mutating.is_none());
+        assert!(c.body(false, "celer").is_none());
         assert_eq!(reinvocation(&empty), "Never");
-        let config = &c.validating.unwrap()["webhooks"][0]["clientConfig"];
+        let config = &c.body(true, "celer").unwrap()["webhooks"][0]["clientConfig"];
         assert_eq!(
             config["service"],
-            json!({"namespace": "celer-system", "name": "celer", "path": "/validate", "port": 443})
+            json!({"namespace": "celer-system", "name": "celer", "path": "/validate/shared", "port": 443})
         );
         assert!(config.get("url").is_none());
         let none = Configurations::new(&s, &empty, &empty);
-        assert!(none.validating.is_none() && none.mutating.is_none());
+        assert!(none.items.iter().all(|c| c.body.is_none()));
     }
 }

@@ -22,6 +22,7 @@ use crate::mutating::MutationState;
 use crate::policy_set::PolicySet;
 use crate::request::Request;
 use crate::response::Outcome;
+use crate::scope::{Scope, Served};
 use crate::validating::{self, Evaluated, OutOfBudget};
 
 pub use crate::validating_policies::VALIDATION_FAILURE_ANNOTATION;
@@ -58,6 +59,8 @@ pub struct RequestContext<'r> {
     kyverno_context: Option<Arc<dyn KyvernoContext>>,
     /// The Kyverno context's variables for cluster-wide policies, made once.
     kyverno_values: OnceCell<Option<ContextValues>>,
+    /// The policies this call runs (the webhook's).
+    scope: &'r Scope,
 }
 
 impl<'r> RequestContext<'r> {
@@ -73,7 +76,19 @@ impl<'r> RequestContext<'r> {
             authorizer: OnceCell::new(),
             kyverno_context: options.kyverno_context.clone(),
             kyverno_values: OnceCell::new(),
+            scope: &Scope::All,
         }
+    }
+
+    /// The context for a call of one webhook, which runs `scope`'s policies only.
+    pub fn scoped(mut self, scope: &'r Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Whether a policy served by `served` runs in this call.
+    pub(crate) fn admits(&self, served: Served<'_>) -> bool {
+        self.scope.admits(served)
     }
 
     /// The variables of Kyverno's context-backed functions for a policy (`namespace`: a
@@ -217,11 +232,22 @@ pub fn evaluate(
     lookup: &dyn Lookup,
     options: &EvalOptions,
 ) -> Outcome {
+    evaluate_scoped(set, request, lookup, options, &Scope::All)
+}
+
+/// Evaluates a request against the policies of the set one webhook serves.
+pub fn evaluate_scoped(
+    set: &PolicySet,
+    request: &Request<'_>,
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
+    scope: &Scope,
+) -> Outcome {
     let mut outcome = Outcome::allowed();
     if matching::is_exempt(&request.attributes) {
         return outcome;
     }
-    let ctx = RequestContext::new(request, lookup, options);
+    let ctx = RequestContext::new(request, lookup, options).scoped(scope);
 
     // Mutating admission first, family by family; validation sees its result.
     let mut mutation = None;

@@ -38,6 +38,7 @@ pub use native_load::{NativeManifest, NativePolicies};
 pub mod policy_set;
 pub mod request;
 pub mod response;
+pub mod scope;
 pub mod validating;
 mod validating_policies;
 pub mod validation;

@@ -4,6 +4,8 @@
 //! |---|---|---|
 //! | `/validate` | POST | the AdmissionReview response from the validating policies only |
 //! | `/mutate` | POST | the AdmissionReview response from the mutating policies only (with the JSON Patch) |
+//! | `/validate/shared`, `/mutate/shared` | POST | the same from the policies without a webhook of their own (all but Kyverno's CEL kinds) |
+//! | `/vpol/<names>`, `/nvpol/<names>`, `/mpol/<names>`, `/nmpol/<names>` | POST | the same from the Kyverno policies of that kind named in the path, as Kyverno's webhooks call them |
 //! | `/authorize` | POST | the SubjectAccessReview (v1, v1beta1) answered by the AuthorizationPolicies |
 //! | `/healthz` | GET | 200 `ok` while the process serves |
 //! | `/readyz` | GET | 200 `ready` once a policy set is loaded, else 503 |
@@ -28,6 +30,7 @@ use celer_policy::engine::{self, EvalOptions};
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, ReviewError, ReviewVersion};
 use celer_policy::response::{Outcome, ResultKind, Status};
+use celer_policy::scope::{self, Scope};
 use http::header::{ALLOW, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
@@ -247,17 +250,26 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let started = Instant::now();
+    let mut scope = Scope::All;
     let endpoint = match request.uri().path() {
-        "/validate" => Endpoint::Validate,
-        "/mutate" => Endpoint::Mutate,
         "/authorize" => Endpoint::Authorize,
         "/healthz" => Endpoint::Healthz,
         "/readyz" => Endpoint::Readyz,
         "/metrics" => Endpoint::Metrics,
-        _ => Endpoint::Other,
+        path => match scope::from_path(path) {
+            Some((validating, s)) => {
+                scope = s;
+                if validating {
+                    Endpoint::Validate
+                } else {
+                    Endpoint::Mutate
+                }
+            }
+            None => Endpoint::Other,
+        },
     };
     let in_flight = InFlight::start(&state.metrics);
-    let (decision, response) = route(&state, endpoint, request, started).await;
+    let (decision, response) = route(&state, endpoint, scope, request, started).await;
     drop(in_flight);
     state
         .metrics
@@ -285,6 +297,7 @@ impl Drop for InFlight<'_> {
 async fn route<B>(
     state: &Arc<State>,
     endpoint: Endpoint,
+    scope: Scope,
     request: Request<B>,
     started: Instant,
 ) -> (Decision, HttpResponse)
@@ -299,7 +312,7 @@ where
             if method != Method::POST {
                 return (Decision::Invalid, not_allowed("POST"));
             }
-            admission(state, endpoint, request, started).await
+            admission(state, endpoint, scope, request, started).await
         }
         Endpoint::Healthz if read_only => (Decision::Served, text(StatusCode::OK, "ok\n")),
         Endpoint::Readyz if read_only => match state.current() {
@@ -331,7 +344,7 @@ where
             Decision::Invalid,
             text(
                 StatusCode::NOT_FOUND,
-                "not found: the routes are POST /validate, POST /mutate, POST /authorize, GET /healthz, GET /readyz, GET /metrics\n",
+                "not found: the routes are POST /validate, POST /mutate (also /validate/shared, /mutate/shared, /vpol/<names>, /nvpol/<names>, /mpol/<names>, /nmpol/<names>), POST /authorize, GET /healthz, GET /readyz, GET /metrics\n",
             ),
         ),
     }
@@ -365,6 +378,7 @@ where
 async fn admission<B>(
     state: &Arc<State>,
     endpoint: Endpoint,
+    scope: Scope,
     request: Request<B>,
     started: Instant,
 ) -> (Decision, HttpResponse)
@@ -491,7 +505,7 @@ where
     {
         let begun = Instant::now();
         let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            evaluate(state, &loaded, endpoint, &body.bytes, started)
+            evaluate(state, &loaded, endpoint, &scope, &body.bytes, started)
         }));
         if begun.elapsed() > INLINE_BUDGET
             && loaded.slow_admission.fetch_add(1, Ordering::Relaxed) + 1 == OFFLOAD_AFTER
@@ -512,7 +526,7 @@ where
     // runtime's large stacks (see `crate::runtime`).
     let job = tokio::task::spawn_blocking(move || match endpoint {
         Endpoint::Authorize => authorization(&shared, &loaded, &body.bytes, started),
-        _ => evaluate(&shared, &loaded, endpoint, &body.bytes, started),
+        _ => evaluate(&shared, &loaded, endpoint, &scope, &body.bytes, started),
     });
     respond(path, job.await)
 }
@@ -593,6 +607,7 @@ fn evaluate(
     state: &State,
     loaded: &Loaded,
     endpoint: Endpoint,
+    scope: &Scope,
     body: &[u8],
     started: Instant,
 ) -> Answer {
@@ -614,7 +629,13 @@ fn evaluate(
         Endpoint::Mutate => &loaded.policies.mutating,
         _ => &loaded.policies.validating,
     };
-    let outcome = engine::evaluate(set, &request, &loaded.policies.lookup, &state.options);
+    let outcome = engine::evaluate_scoped(
+        set,
+        &request,
+        &loaded.policies.lookup,
+        &state.options,
+        scope,
+    );
     let body = outcome.review_json(request.uid, review.version());
     state.metrics.observe_results(&outcome.results);
     log_outcome(&outcome, &request, endpoint, loaded.generation, started);

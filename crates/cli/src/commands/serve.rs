@@ -351,6 +351,31 @@ pub struct ClusterArgs {
     )]
     pub policy_configmaps: Option<String>,
 
+    /// Namespaces no webhook is called for (comma-separated; empty: none). The namespace of
+    /// --webhook-service is always added: a celer outage must not block the Pods that would
+    /// bring it back.
+    #[arg(
+        long,
+        value_name = "NAMESPACES",
+        env = "CELER_WEBHOOK_EXCLUDE_NAMESPACES",
+        value_delimiter = ',',
+        default_value = "kube-system",
+        help_heading = "Cluster"
+    )]
+    pub webhook_exclude_namespaces: Vec<String>,
+
+    /// Register the webhooks of Kyverno's policies in Kyverno's own configurations
+    /// (kyverno-resource-validating-webhook-cfg, kyverno-resource-mutating-webhook-cfg,
+    /// labelled webhook.kyverno.io/managed-by: kyverno) instead of celer's, for a cluster
+    /// Kyverno has left whose tools look for them. The webhooks are named as Kyverno names
+    /// them either way.
+    #[arg(
+        long,
+        env = "CELER_KYVERNO_WEBHOOK_CONFIGURATIONS",
+        help_heading = "Cluster"
+    )]
+    pub kyverno_webhook_configurations: bool,
+
     /// Seconds the API server waits for an answer (1 to 30).
     #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
     pub webhook_timeout: u8,
@@ -493,7 +518,24 @@ impl ServeArgs {
             ca_bundle,
             failure_policy: self.cluster.webhook_failure_policy.as_str().to_string(),
             timeout_seconds: self.cluster.webhook_timeout,
+            exclude_namespaces: self.excluded_namespaces(),
+            kyverno_configurations: self.cluster.kyverno_webhook_configurations,
         })
+    }
+
+    /// `--webhook-exclude-namespaces`, and the namespace of `--webhook-service` (celer's own:
+    /// its webhooks must not block the Pods that serve them).
+    fn excluded_namespaces(&self) -> Vec<String> {
+        let mut out: Vec<String> = (self.cluster.webhook_exclude_namespaces.iter())
+            .filter(|n| !n.is_empty())
+            .cloned()
+            .collect();
+        if let Some(Endpoint::Service { namespace, .. }) = &self.cluster.webhook_service
+            && !out.contains(namespace)
+        {
+            out.push(namespace.clone());
+        }
+        out
     }
 }
 
@@ -681,11 +723,20 @@ pub fn run(args: ServeArgs) -> ExitCode {
         let unregister = adapter
             .as_ref()
             .filter(|_| args.cluster.unregister_webhooks)
-            .map(|a| (a.cluster.client().clone(), args.cluster.webhook_name.clone()));
+            .map(|a| {
+                (
+                    a.cluster.client().clone(),
+                    args.cluster.webhook_name.clone(),
+                    celer_cluster::register::configuration_names(
+                        &args.cluster.webhook_name,
+                        args.cluster.kyverno_webhook_configurations,
+                    ),
+                )
+            });
         let shutdown = async move {
             server::shutdown_signal().await;
-            if let Some((client, name)) = unregister {
-                match celer_cluster::register::remove(&client, &name).await {
+            if let Some((client, name, names)) = unregister {
+                match celer_cluster::register::remove(&client, &names).await {
                     Ok(()) => tracing::info!(name = %name, "webhook configurations removed"),
                     Err(e) => tracing::error!(error = %e, "webhook configurations not removed"),
                 }
@@ -756,7 +807,7 @@ async fn connect(
                 &loaded.policies.validating,
                 &loaded.policies.mutating,
             );
-            celer_cluster::register::apply(&client, &settings.name, &configurations)
+            celer_cluster::register::apply(&client, &configurations)
                 .await
                 .map_err(|e| e.to_string())?;
             tracing::info!(name = %settings.name, "webhook configurations registered");

@@ -24,6 +24,7 @@ use crate::index::Candidates;
 use crate::mutating::MutationState;
 use crate::mutation::patched::Patched;
 use crate::response::{Outcome, Status};
+use crate::scope::Served;
 
 use super::FamilyRequest;
 
@@ -77,6 +78,12 @@ pub(crate) trait MutatingFamily {
 
     /// The policy of an id from the index; `None` when it applies to nothing.
     fn policy(&self, id: u32) -> Option<Self::Policy<'_>>;
+
+    /// The webhook that serves a policy ([`crate::scope`]): the shared one unless the family
+    /// says otherwise.
+    fn served_by<'a>(&'a self, _policy: Self::Policy<'a>) -> Served<'a> {
+        Served::Shared
+    }
 
     /// The ids of the policies that can match the request, sorted and unique.
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a>;
@@ -137,6 +144,7 @@ pub(crate) fn run<'a, F: MutatingFamily>(
         .as_slice()
         .iter()
         .filter_map(|&id| family.policy(id))
+        .filter(|&p| request.ctx.admits(family.served_by(p)))
     {
         family.invocations(policy, &mut gathered, request, outcome, &mut invocations);
     }

@@ -18,6 +18,7 @@
 use crate::error::{ConfigurationError, EngineError};
 use crate::index::Candidates;
 use crate::response::Outcome;
+use crate::scope::Served;
 
 use super::{FamilyRequest, Selection};
 
@@ -43,6 +44,12 @@ pub(crate) trait ValidatingFamily {
 
     /// The policy of an id from the index; `None` when it applies to nothing.
     fn policy(&self, id: u32) -> Option<Self::Policy<'_>>;
+
+    /// The webhook that serves a policy ([`crate::scope`]): the shared one unless the family
+    /// says otherwise.
+    fn served_by<'a>(&'a self, _policy: Self::Policy<'a>) -> Served<'a> {
+        Served::Shared
+    }
 
     /// The ids of the policies that can match the request, sorted and unique: the index
     /// lookup, before anything is read for the request.
@@ -105,6 +112,7 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
         .as_slice()
         .iter()
         .filter_map(|&id| family.policy(id))
+        .filter(|&p| request.ctx.admits(family.served_by(p)))
     {
         let matched = match family.matches(policy, &state, request) {
             Selection::Skip => continue,

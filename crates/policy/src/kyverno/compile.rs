@@ -58,6 +58,9 @@ pub struct KyvernoExtras {
     pub background: bool,
     /// Whether matchConstraints has a namespace or object selector.
     pub has_selector: bool,
+    /// What Kyverno registers for the policy: on the policy as written, `None` on autogen's
+    /// variants.
+    pub webhook: Option<Arc<super::webhook::KyvernoWebhook>>,
     /// `evaluation.mode: JSON`: the policy reads a JSON payload, not admission requests.
     pub json_mode: bool,
     /// Whether an expression may read `request.object` or `request.oldObject`
@@ -321,6 +324,7 @@ fn compile_variants(
         .and_then(|a| a.pod_controllers.as_ref())
         .and_then(|c| c.controllers.as_deref());
     let generated = autogen::generate(p.spec.match_constraints.as_ref(), controllers);
+    let webhook = Arc::new(super::webhook::of_policy(p, kind, &generated));
     let mut variants: Vec<(Option<Template>, MatchConstraints, MatchResources)> = vec![(
         None,
         written,
@@ -342,8 +346,9 @@ fn compile_variants(
     }
     for (template, constraints, resources) in variants {
         let mut compile_errors = Vec::new();
+        let own = template.is_none().then(|| Arc::clone(&webhook));
         if kind.is_validating() {
-            out.validating.push(Arc::new(compile_validating(
+            let mut v = compile_validating(
                 p,
                 kind,
                 template,
@@ -351,9 +356,11 @@ fn compile_variants(
                 &resources,
                 refs,
                 &mut compile_errors,
-            )));
+            );
+            v.extras.webhook = own;
+            out.validating.push(Arc::new(v));
         } else {
-            out.mutating.push(Arc::new(compile_mutating(
+            let mut m = compile_mutating(
                 p,
                 kind,
                 template,
@@ -361,7 +368,9 @@ fn compile_variants(
                 &resources,
                 refs,
                 &mut compile_errors,
-            )));
+            );
+            m.extras.webhook = own;
+            out.mutating.push(Arc::new(m));
         }
         // Errors of the autogen variants repeat the policy's own.
         if template.is_none() {
@@ -439,6 +448,7 @@ fn extras(
         admission: p.spec.admission_enabled(),
         background: p.spec.background_enabled(),
         has_selector: has_selector(p.spec.match_constraints.as_ref()),
+        webhook: None,
         json_mode: p.spec.mode() == "JSON",
         reads_request_object: sources(p, refs).any(super::reads_request_object),
     }

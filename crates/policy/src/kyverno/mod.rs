@@ -24,6 +24,7 @@ pub mod model;
 pub mod mutate;
 pub mod pod_security;
 pub mod validate;
+pub mod webhook;
 
 use std::sync::OnceLock;
 

@@ -111,6 +111,16 @@ pub struct PolicySpec {
     pub mutations: Vec<Mutation>,
     #[serde(default)]
     pub reinvocation_policy: Option<ReinvocationPolicy>,
+    #[serde(default)]
+    pub webhook_configuration: Option<WebhookConfiguration>,
+}
+
+/// `spec.webhookConfiguration`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookConfiguration {
+    #[serde(default)]
+    pub timeout_seconds: Option<i32>,
 }
 
 impl PolicySpec {

@@ -19,6 +19,7 @@ use crate::mutation::patched::Patched;
 
 use super::compile::KyvernoPolicies;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::scope::Served;
 
 use super::compile::KyvernoMutating;
 use super::validate::{Exempt, Verdict, applies, conditions_hold, exceptions};
@@ -63,6 +64,13 @@ impl MutatingFamily for MutatingPolicies<'_> {
 
     fn policy(&self, id: u32) -> Option<&KyvernoMutating> {
         self.0.mutating.get(id as usize).map(|p| &**p)
+    }
+
+    fn served_by<'a>(&'a self, k: &'a KyvernoMutating) -> Served<'a> {
+        Served::Kyverno {
+            kind: k.extras.kind,
+            name: k.policy.common.name.as_str(),
+        }
     }
 
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {

@@ -20,6 +20,7 @@ use crate::model::{FailurePolicy, ValidationAction};
 
 use super::compile::KyvernoPolicies;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::scope::Served;
 use crate::validating::{self, Evaluated, OutOfBudget};
 
 use super::compile::{CompiledException, KyvernoExtras, KyvernoValidating};
@@ -388,6 +389,13 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
 
     fn policy(&self, id: u32) -> Option<&KyvernoValidating> {
         self.0.validating.get(id as usize).map(|p| &**p)
+    }
+
+    fn served_by<'a>(&'a self, k: &'a KyvernoValidating) -> Served<'a> {
+        Served::Kyverno {
+            kind: k.extras.kind,
+            name: k.policy.common.name.as_str(),
+        }
     }
 
     fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
