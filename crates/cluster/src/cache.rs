@@ -221,7 +221,7 @@ impl ObjectCache {
         if let Some(selector) = &self.label_selector {
             config = config.labels(selector);
         }
-        let stream = watcher::watcher(api, config).default_backoff();
+        let stream = watcher::watcher(api, config).backoff(WatchBackoff::default());
         let mut stream = std::pin::pin!(stream);
         let mut buffer: Option<BTreeMap<Key, Arc<Json>>> = None;
         while let Some(event) = stream.next().await {
@@ -241,10 +241,41 @@ impl ObjectCache {
                 Ok(Event::Apply(object)) => self.apply(&object),
                 Ok(Event::Delete(object)) => self.delete(&object),
                 Err(e) => {
+                    // The resource is gone (its CRD deleted): so are its objects.
+                    if let watcher::Error::InitialListFailed(kube::Error::Api(status)) = &e
+                        && status.code == 404
+                    {
+                        self.replace(BTreeMap::new());
+                    }
                     tracing::warn!(kind = %self.resource.kind, error = %e, "watch failed; retrying with backoff");
                 }
             }
         }
+    }
+}
+
+/// The watch's retry delays: 250 ms doubling to 5 s, reset once a list succeeds. Shorter
+/// than client-go's 30 s cap because a param or policy kind whose CRD is deleted and created
+/// again (a GitOps re-sync, a test) must be served again within seconds; one relist per
+/// cache every 5 s is still little for a failing API server.
+#[derive(Debug, Clone, Default)]
+struct WatchBackoff {
+    failures: u32,
+}
+
+impl Iterator for WatchBackoff {
+    type Item = std::time::Duration;
+
+    fn next(&mut self) -> Option<std::time::Duration> {
+        let delay = 250u64.saturating_mul(1 << self.failures.min(5)).min(5_000);
+        self.failures = self.failures.saturating_add(1);
+        Some(std::time::Duration::from_millis(delay))
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.failures = 0;
     }
 }
 
@@ -259,6 +290,18 @@ fn key_of(object: &DynamicObject) -> Key {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn watch_retries_stay_within_seconds() {
+        use kube::runtime::utils::Backoff as _;
+        let mut b = WatchBackoff::default();
+        let delays: Vec<u64> = (0..8)
+            .map(|_| b.next().unwrap().as_millis() as u64)
+            .collect();
+        assert_eq!(delays, [250, 500, 1000, 2000, 4000, 5000, 5000, 5000]);
+        b.reset();
+        assert_eq!(b.next().unwrap().as_millis(), 250);
+    }
     use kube::core::GroupVersionKind;
     use sonic_rs::JsonValueTrait;
 

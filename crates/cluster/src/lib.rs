@@ -77,8 +77,20 @@ enum ParamEntry {
         scope: ParamScope,
         cache: Arc<ObjectCache>,
     },
-    /// The API server does not serve it (the policy is misconfigured).
-    Unknown,
+    /// The API server did not serve it when asked (the policy is misconfigured, or its CRD
+    /// is not there yet): asked again once [`UNKNOWN_RETRY`] has passed.
+    Unknown { since: std::time::Instant },
+}
+
+/// How long a param kind the API server did not serve stays unknown before it is looked up
+/// again (a CRD applied after the policy that names it).
+pub(crate) const UNKNOWN_RETRY: Duration = Duration::from_secs(2);
+
+impl ParamEntry {
+    /// An unknown kind due to be discovered again.
+    pub(crate) fn stale(&self) -> bool {
+        matches!(self, ParamEntry::Unknown { since } if since.elapsed() >= UNKNOWN_RETRY)
+    }
 }
 
 /// The synced kinds and the last list of their objects, with each cache's change counter
@@ -155,7 +167,7 @@ impl Cluster {
     /// tried again on the next request or load.
     pub async fn watch_param_kinds(&self, kinds: impl IntoIterator<Item = ParamKind>) {
         for kind in kinds {
-            let known = self.shared.params.read().contains_key(&kind);
+            let known = (self.shared.params.read().get(&kind)).is_some_and(|e| !e.stale());
             if !known && let Err(e) = Arc::clone(&self.shared).resolve(&kind).await {
                 tracing::warn!(error = %e, "param kind not watched yet");
             }
@@ -191,7 +203,7 @@ impl Cluster {
             .values()
             .filter_map(|e| match e {
                 ParamEntry::Known { cache, .. } => Some(Arc::clone(cache)),
-                ParamEntry::Unknown => None,
+                ParamEntry::Unknown { .. } => None,
             })
             .collect()
     }
@@ -282,7 +294,9 @@ impl Shared {
                 let cache = ObjectCache::new(resource);
                 ParamEntry::Known { scope, cache }
             }
-            Err(kube::Error::Api(status)) if status.code == 404 => ParamEntry::Unknown,
+            Err(kube::Error::Api(status)) if status.code == 404 => ParamEntry::Unknown {
+                since: std::time::Instant::now(),
+            },
             Err(e) => {
                 return Err(ClusterError::Api {
                     what: format!("discovery of paramKind {} {}", kind.api_version, kind.kind),
@@ -292,7 +306,7 @@ impl Shared {
         };
         let mut params = self.params.write();
         // Another request may have resolved it meanwhile: keep the first.
-        if let Some(existing) = params.get(kind) {
+        if let Some(existing) = params.get(kind).filter(|e| !e.stale()) {
             return Ok(existing.clone());
         }
         match &entry {
@@ -302,7 +316,7 @@ impl Shared {
                 let task = self.runtime.spawn(Arc::clone(cache).run(api));
                 self.tasks.lock().push(task);
             }
-            ParamEntry::Unknown => {
+            ParamEntry::Unknown { .. } => {
                 tracing::warn!(api_version = %kind.api_version, kind = %kind.kind, "paramKind not served by the API server");
             }
         }

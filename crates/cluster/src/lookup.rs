@@ -37,7 +37,7 @@ impl Shared {
     }
 
     fn entry(self: &Arc<Shared>, kind: &ParamKind) -> Result<Option<ParamEntry>, LookupError> {
-        let cached = self.params.read().get(kind).cloned();
+        let cached = (self.params.read().get(kind).cloned()).filter(|e| !e.stale());
         if let Some(entry) = cached {
             return Ok(Some(entry));
         }
