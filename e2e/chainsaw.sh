@@ -24,6 +24,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 work="${CELER_E2E_WORK:-$repo/target/e2e/chainsaw}"
 export CELER_E2E_DIR="${CELER_E2E_DIR:-$repo/target/e2e/control-plane}"
+# The user Kyverno's tests expect to see in userInfo (kubeadm's admin).
+export CELER_E2E_ADMIN_USER="${CELER_E2E_ADMIN_USER:-kubernetes-admin}"
 corpus="${CELER_CORPUS:-$repo/../shared/corpus}"
 chainsaw_dir="$corpus/kyverno/test/conformance/chainsaw"
 all=(validating-policies mutating-policies namespaced-validating-policies namespaced-mutating-policies exceptions cel)
@@ -108,12 +110,40 @@ finalize_namespaces &
 finalizer_pid=$!
 
 echo "--- celer"
+# celer in Kyverno's place as Kyverno's tests see it: behind the Service kyverno/kyverno-svc
+# (an EndpointSlice this script writes at this machine's address, as the endpoint controller
+# would for a Pod; the API server calls it there), its Kyverno webhooks in Kyverno's own
+# configurations. Without a routable address, by URL in celer's configurations (the tests
+# that read Kyverno's webhook configurations then fail).
+host_ip="$(ip -4 route get 192.0.2.1 2>/dev/null | sed -nE 's/.* src ([0-9.]+).*/\1/p' | sed -n 1p)"
+case "$host_ip" in ""|127.*) host_ip="$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+\.' | grep -v '^127\.' | sed -n 1p)" ;; esac
+kyverno_args=()
+if [ -n "$host_ip" ]; then
+  kyverno_args=(--webhook-service kyverno/kyverno-svc:443 --kyverno-webhook-configurations)
+  export CELER_LISTEN_HOST=0.0.0.0
+else
+  echo "note: no non-loopback address here: celer is registered by URL"
+fi
 if ! start_celer chainsaw --kubeconfig "$CELER_E2E_WEBHOOK_KUBECONFIG" --register-webhooks \
-    --unregister-webhooks --policies-from-cluster; then
+    --unregister-webhooks --policies-from-cluster "${kyverno_args[@]}"; then
   echo "FAIL celer: did not start (see $celer_log)"
   exit 1
 fi
-echo "celer serves on 127.0.0.1:$celer_port (log: $celer_log), set up in $(( $(date +%s) - started ))s"
+if [ -n "$host_ip" ]; then
+  service="$(jq -cn '{apiVersion: "v1", kind: "Service", metadata: {name: "kyverno-svc", namespace: "kyverno"},
+    spec: {ports: [{name: "https", port: 443, protocol: "TCP"}]}}')"
+  slice="$(jq -cn --arg ip "$host_ip" --argjson port "$celer_port" '{apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice", metadata: {name: "kyverno-svc-celer", namespace: "kyverno",
+      labels: {"kubernetes.io/service-name": "kyverno-svc"}},
+    addressType: "IPv4", ports: [{name: "https", port: $port, protocol: "TCP"}],
+    endpoints: [{addresses: [$ip], conditions: {ready: true}}]}')"
+  api POST /api/v1/namespaces/kyverno/services "$service"
+  [ "$status" = 201 ] || { echo "FAIL Service kyverno/kyverno-svc: HTTP $status: $(message | head -c 300)"; exit 1; }
+  api POST /apis/discovery.k8s.io/v1/namespaces/kyverno/endpointslices "$slice"
+  [ "$status" = 201 ] || { echo "FAIL EndpointSlice for kyverno-svc: HTTP $status: $(message | head -c 300)"; exit 1; }
+  echo "celer is kyverno/kyverno-svc at $host_ip:$celer_port"
+fi
+echo "celer serves on port $celer_port (log: $celer_log), set up in $(( $(date +%s) - started ))s"
 
 echo "--- chainsaw $("$chainsaw" version 2>/dev/null | awk '/Version/ {print $2}') over ${folders[*]}"
 t0=$(date +%s)

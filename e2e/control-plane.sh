@@ -20,8 +20,13 @@
 #   CELER_E2E_AUTHORIZATION_CONFIG  an AuthorizationConfiguration file: kube-apiserver runs with
 #                              --authorization-config instead of --authorization-mode RBAC
 #   CELER_E2E_EXTRA_TOKENS     a file of more static-token lines (token,user,uid,"groups")
+#   CELER_E2E_ADMIN_USER       the admin user's name [celer-e2e-admin] (Kyverno's chainsaw tests
+#                              expect kubeadm's kubernetes-admin)
 #
-# Users (static token file): celer-e2e-admin in system:masters (admin.kubeconfig), and
+# Webhooks registered by Service are called at the Service's EndpointSlice addresses
+# (--enable-aggregator-routing: there is no kube-proxy to route a ClusterIP).
+#
+# Users (static token file): celer-e2e-admin (CELER_E2E_ADMIN_USER) in system:masters (admin.kubeconfig), and
 # celer-e2e-webhook with no rights until RBAC grants some (celer.kubeconfig; e2e/run.sh applies
 # e2e/manifests/rbac.yaml). Authorization is RBAC only.
 set -euo pipefail
@@ -33,6 +38,7 @@ etcd_port="${CELER_E2E_ETCD_PORT:-12379}"
 peer_port="$((etcd_port + 1))"
 ready_timeout="${CELER_E2E_READY_TIMEOUT:-120}"
 server="https://127.0.0.1:${api_port}"
+admin_user="${CELER_E2E_ADMIN_USER:-celer-e2e-admin}"
 
 log() { echo "control-plane: $*" >&2; }
 
@@ -168,7 +174,7 @@ up() {
   openssl rand -hex 24 > "$state/admin.token"
   openssl rand -hex 24 > "$state/celer.token"
   {
-    echo "$(cat "$state/admin.token"),celer-e2e-admin,celer-e2e-admin,\"system:masters\""
+    echo "$(cat "$state/admin.token"),$admin_user,$admin_user,\"system:masters\""
     echo "$(cat "$state/celer.token"),celer-e2e-webhook,celer-e2e-webhook,\"celer:webhook\""
     if [ -n "${CELER_E2E_EXTRA_TOKENS:-}" ]; then cat "$CELER_E2E_EXTRA_TOKENS"; fi
   } > "$state/tokens.csv"
@@ -213,13 +219,14 @@ up() {
     --allow-privileged=true \
     --disable-admission-plugins ServiceAccount \
     --endpoint-reconciler-type none \
+    --enable-aggregator-routing=true \
     > "$state/kube-apiserver.log" 2>&1 < /dev/null &
   echo $! > "$state/kube-apiserver.pid"
   if ! wait_ready; then
     down
     return 1
   fi
-  kubeconfig "$state/admin.kubeconfig" celer-e2e-admin "$(cat "$state/admin.token")"
+  kubeconfig "$state/admin.kubeconfig" "$admin_user" "$(cat "$state/admin.token")"
   kubeconfig "$state/celer.kubeconfig" celer-e2e-webhook "$(cat "$state/celer.token")"
   log "ready in $(( $(date +%s) - started ))s (state and logs in $state)"
   env_lines

@@ -28,7 +28,8 @@ celer_port=""
 celer_log=""
 
 # start_celer NAME ARGS...: `celer serve` on a free loopback port with a self-signed CA in
-# $work/tls-NAME (unless ARGS give --tls-cert), the given arguments added; waits for /readyz. Cluster mode and
+# $work/tls-NAME (unless ARGS give --tls-cert), the given arguments added; waits for /readyz.
+# CELER_LISTEN_HOST binds another address than 127.0.0.1 (0.0.0.0 for a Service's endpoint). Cluster mode and
 # registration are up to the arguments.
 start_celer() {
   local name="$1"; shift
@@ -42,7 +43,7 @@ start_celer() {
     [ "$arg" = --tls-cert ] && tls=()
     [ "$arg" = --register-webhooks ] && register=true
   done
-  setsid "$CELER_BIN" serve --listen "127.0.0.1:$celer_port" "${tls[@]}" \
+  setsid "$CELER_BIN" serve --listen "${CELER_LISTEN_HOST:-127.0.0.1}:$celer_port" "${tls[@]}" \
     --log-level info "$@" > "$celer_log" 2>&1 < /dev/null &
   celer_pid=$!
   # Not a job of this shell: it is stopped by stop_celer, and a KILL is not reported.

@@ -602,3 +602,78 @@ fn documents_nested_up_to_the_limit_are_evaluated() {
         assert!(body.contains("\"allowed\":false"), "{body}");
     });
 }
+
+/// Kyverno's webhooks each run only the policies their path names, and the shared webhook
+/// the others: a request that several webhooks receive is evaluated once per policy.
+#[test]
+fn webhook_paths_run_only_their_policies() {
+    let dir = support::temp_dir("router-scopes");
+    let vpol = |name: &str, kind: &str, namespace: &str| {
+        format!(
+            "apiVersion: policies.kyverno.io/v1
+kind: {kind}
+metadata: {{name: {name}{namespace}}}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}}
+  validations: [{{expression: 'false', message: '{name} says no'}}]
+"
+        )
+    };
+    let text = [
+        vpol("alpha", "ValidatingPolicy", ""),
+        vpol("beta", "ValidatingPolicy", ""),
+        vpol("gamma", "NamespacedValidatingPolicy", ", namespace: shop"),
+        "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: native}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations: [{expression: 'false', message: 'native says no'}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: native}
+spec: {policyName: native, validationActions: [Deny]}
+"
+        .to_string(),
+    ]
+    .join("---\n");
+    std::fs::write(dir.join("policies.yaml"), text).unwrap();
+    let state = state_with(&PolicySource::Paths(vec![dir]), Limits::default());
+    let review = example("admission-review-privileged-pod.json");
+    let says = |body: &str| -> Vec<&'static str> {
+        ["alpha", "beta", "gamma", "native"]
+            .into_iter()
+            .filter(|n| body.contains(&format!("{n} says no")))
+            .collect()
+    };
+    run(async {
+        // Every policy (the first family to deny answers).
+        let (_, body, _) = send(&state, post("/validate", review.clone())).await;
+        assert_eq!(json(&body)["response"]["allowed"].as_bool(), Some(false));
+        for (path, expected) in [
+            ("/validate/shared", vec!["native"]),
+            ("/vpol/alpha", vec!["alpha"]),
+            ("/vpol/alpha/beta", vec!["alpha", "beta"]),
+            ("/vpol/gamma", vec![]),
+            ("/nvpol/gamma", vec!["gamma"]),
+            ("/vpol/nobody", vec![]),
+        ] {
+            let (status, body, _) = send(&state, post(path, review.clone())).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {body}");
+            let review = json(&body);
+            let allowed = review["response"]["allowed"].as_bool().unwrap();
+            assert_eq!(allowed, expected.is_empty(), "{path}: {body}");
+            assert_eq!(says(&body), expected, "{path}: {body}");
+        }
+        // Not an admission route: a path with no names, an unknown prefix.
+        for path in ["/vpol/", "/vpolicy/alpha", "/validate/other"] {
+            let (status, _, _) = send(&state, post(path, review.clone())).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        }
+    });
+}

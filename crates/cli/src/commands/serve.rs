@@ -458,7 +458,7 @@ impl ServeArgs {
                     .tls_dir
                     .clone()
                     .unwrap_or_else(|| std::env::temp_dir().join("celer-tls")),
-                sans: self.tls_san.clone(),
+                sans: self.self_signed_sans(),
             },
         };
         ServeOptions {
@@ -490,6 +490,26 @@ impl ServeArgs {
             },
             ..ServeOptions::default()
         }
+    }
+
+    /// `--tls-san`, and the names the API server checks the certificate for when it calls
+    /// `--webhook-service` (`<name>.<namespace>.svc`).
+    fn self_signed_sans(&self) -> Vec<String> {
+        let mut sans = self.tls_san.clone();
+        if let Some(Endpoint::Service {
+            namespace, name, ..
+        }) = &self.cluster.webhook_service
+        {
+            for san in [
+                format!("{name}.{namespace}.svc"),
+                format!("{name}.{namespace}.svc.cluster.local"),
+            ] {
+                if !sans.contains(&san) {
+                    sans.push(san);
+                }
+            }
+        }
+        sans
     }
 
     fn cluster_mode(&self) -> bool {
