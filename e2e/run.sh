@@ -492,6 +492,13 @@ if eventually 10 fed_admitted kyv-denied; then
 else
   bad "H6 a deleted ValidatingPolicy stops being enforced" "$(last)"
 fi
+api POST "$vpols" '{"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "kyv-no-match"}, "spec": {"validations": [{"expression": "true"}]}}'
+if [ "$status" -ge 400 ] && message | grep -qF 'admission webhook "validate-policy.kyverno.svc" denied the request: spec.matchConstraints: Required value: a matchConstraints with at least one resource rule is required' \
+    && warnings | grep -qF 'spec.matchConstraints: Required value'; then
+  ok "H12 a ValidatingPolicy Kyverno would refuse (no matchConstraints) is refused with Kyverno's error and warning"
+else
+  bad "H12 a ValidatingPolicy without matchConstraints is refused as Kyverno refuses it" "$status $(message) $(warnings)"
+fi
 # A sample of the corpus: kyverno-policies' disallow-latest-tag, as its own chainsaw test runs
 # it (applied, patched to Deny), and the Pods of that test: the good one admitted, each bad
 # one denied.

@@ -40,6 +40,9 @@ pub const MUTATING_WEBHOOK: &str = "mutate.celer.webhook";
 /// Kyverno's configuration names, for [`WebhookSettings::kyverno_configurations`].
 pub const KYVERNO_VALIDATING_CONFIGURATION: &str = "kyverno-resource-validating-webhook-cfg";
 pub const KYVERNO_MUTATING_CONFIGURATION: &str = "kyverno-resource-mutating-webhook-cfg";
+pub const KYVERNO_POLICY_CONFIGURATION: &str = "kyverno-policy-validating-webhook-cfg";
+/// The webhook that checks Kyverno's policy objects before they are stored.
+pub const POLICY_WEBHOOK: &str = "validate-policy.kyverno.svc";
 
 /// Where the API server reaches celer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +74,9 @@ pub struct WebhookSettings {
     /// Kyverno's policies in Kyverno's own configurations, labelled as Kyverno labels them,
     /// rather than in celer's.
     pub kyverno_configurations: bool,
+    /// Register [`POLICY_WEBHOOK`] (`/policyvalidate`): Kyverno's policy objects refused as
+    /// Kyverno refuses them.
+    pub validate_policy_objects: bool,
 }
 
 impl WebhookSettings {
@@ -87,6 +93,7 @@ pub fn configuration_names(name: &str, kyverno_configurations: bool) -> Vec<(boo
     if kyverno_configurations {
         out.push((true, KYVERNO_VALIDATING_CONFIGURATION.to_string()));
         out.push((false, KYVERNO_MUTATING_CONFIGURATION.to_string()));
+        out.push((true, KYVERNO_POLICY_CONFIGURATION.to_string()));
     }
     out
 }
@@ -349,6 +356,28 @@ impl Configurations {
             m_hooks.push(hook);
         }
         let kv = kyverno_webhooks::webhooks(kyverno_policies(validating, false), false, &common);
+        // Failure policy Ignore: a celer outage must not stop a team applying policies (they
+        // are then checked on load, and a broken one says so on its status).
+        let policy_hook = settings.validate_policy_objects.then(|| {
+            json!({
+                "name": POLICY_WEBHOOK,
+                "clientConfig": client_config("/policyvalidate"),
+                "rules": [
+                    {"apiGroups": ["policies.kyverno.io"], "apiVersions": ["*"],
+                     "operations": ["CREATE", "UPDATE"], "scope": "*",
+                     "resources": ["validatingpolicies", "namespacedvalidatingpolicies",
+                                   "mutatingpolicies", "namespacedmutatingpolicies"]},
+                    {"apiGroups": ["kyverno.io"], "apiVersions": ["*"],
+                     "operations": ["CREATE", "UPDATE"], "scope": "*",
+                     "resources": ["policyexceptions"]},
+                ],
+                "failurePolicy": "Ignore",
+                "matchPolicy": "Equivalent",
+                "sideEffects": "None",
+                "timeoutSeconds": settings.timeout_seconds,
+                "admissionReviewVersions": ["v1"],
+            })
+        });
         let km = kyverno_webhooks::webhooks(kyverno_policies(mutating, true), true, &common);
         let config = |validating: bool, name: &str, kyverno: bool, hooks: Vec<Value>| {
             let kind = if validating {
@@ -375,8 +404,15 @@ impl Configurations {
                 config(false, &settings.name, false, m_hooks),
                 config(true, KYVERNO_VALIDATING_CONFIGURATION, true, kv),
                 config(false, KYVERNO_MUTATING_CONFIGURATION, true, km),
+                config(
+                    true,
+                    KYVERNO_POLICY_CONFIGURATION,
+                    true,
+                    policy_hook.into_iter().collect(),
+                ),
             ]
         } else {
+            v_hooks.extend(policy_hook);
             v_hooks.extend(kv);
             m_hooks.extend(km);
             vec![
@@ -546,6 +582,7 @@ mod tests {
             timeout_seconds: 5,
             exclude_namespaces: vec!["kube-system".into()],
             kyverno_configurations: false,
+            validate_policy_objects: false,
         }
     }
 
@@ -712,6 +749,13 @@ spec:
             hooks[0]["namespaceSelector"]["matchExpressions"][1]["values"],
             json!(["kyverno"])
         );
+        assert!(c.body(true, KYVERNO_POLICY_CONFIGURATION).is_none());
+        s.validate_policy_objects = true;
+        let c = Configurations::new(&s, &validating, &set(""));
+        let policy = &c.body(true, KYVERNO_POLICY_CONFIGURATION).unwrap()["webhooks"][0];
+        assert_eq!(policy["name"], POLICY_WEBHOOK);
+        assert_eq!(policy["clientConfig"]["service"]["path"], "/policyvalidate");
+        assert_eq!(policy["failurePolicy"], "Ignore");
         // In celer's own configurations by default.
         let c = Configurations::new(&settings(), &validating, &set(""));
         assert_eq!(c.items.len(), 2);

@@ -41,6 +41,8 @@ pub enum Endpoint {
     Mutate,
     /// SubjectAccessReviews (the authorization webhook).
     Authorize,
+    /// Kyverno's policy objects, checked before they are stored (`/policyvalidate`).
+    PolicyValidate,
     Healthz,
     Readyz,
     Metrics,
@@ -48,10 +50,11 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 7] = [
+    const ALL: [Endpoint; 8] = [
         Endpoint::Validate,
         Endpoint::Mutate,
         Endpoint::Authorize,
+        Endpoint::PolicyValidate,
         Endpoint::Healthz,
         Endpoint::Readyz,
         Endpoint::Metrics,
@@ -63,6 +66,7 @@ impl Endpoint {
             Endpoint::Validate => "validate",
             Endpoint::Mutate => "mutate",
             Endpoint::Authorize => "authorize",
+            Endpoint::PolicyValidate => "policyvalidate",
             Endpoint::Healthz => "healthz",
             Endpoint::Readyz => "readyz",
             Endpoint::Metrics => "metrics",

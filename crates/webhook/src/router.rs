@@ -7,6 +7,7 @@
 //! | `/validate/shared`, `/mutate/shared` | POST | the same from the policies without a webhook of their own (all but Kyverno's CEL kinds) |
 //! | `/vpol/<names>`, `/nvpol/<names>`, `/mpol/<names>`, `/nmpol/<names>` | POST | the same from the Kyverno policies of that kind named in the path, as Kyverno's webhooks call them |
 //! | `/authorize` | POST | the SubjectAccessReview (v1, v1beta1) answered by the AuthorizationPolicies |
+//! | `/policyvalidate` | POST | Kyverno's policy objects checked as Kyverno's webhook checks them before they are stored ([`celer_policy::kyverno::admission`]) |
 //! | `/healthz` | GET | 200 `ok` while the process serves |
 //! | `/readyz` | GET | 200 `ready` once a policy set is loaded, else 503 |
 //! | `/metrics` | GET | Prometheus text exposition |
@@ -253,6 +254,7 @@ where
     let mut scope = Scope::All;
     let endpoint = match request.uri().path() {
         "/authorize" => Endpoint::Authorize,
+        "/policyvalidate" => Endpoint::PolicyValidate,
         "/healthz" => Endpoint::Healthz,
         "/readyz" => Endpoint::Readyz,
         "/metrics" => Endpoint::Metrics,
@@ -308,7 +310,7 @@ where
     let method = request.method().clone();
     let read_only = method == Method::GET || method == Method::HEAD;
     match endpoint {
-        Endpoint::Validate | Endpoint::Mutate | Endpoint::Authorize => {
+        Endpoint::Validate | Endpoint::Mutate | Endpoint::Authorize | Endpoint::PolicyValidate => {
             if method != Method::POST {
                 return (Decision::Invalid, not_allowed("POST"));
             }
@@ -611,6 +613,9 @@ fn evaluate(
     body: &[u8],
     started: Instant,
 ) -> Answer {
+    if endpoint == Endpoint::PolicyValidate {
+        return policy_objects(body);
+    }
     let review = match AdmissionReview::parse(body) {
         Ok(r) => r,
         Err(e) => return refused(body, e),
@@ -642,6 +647,18 @@ fn evaluate(
     Answer::Review {
         body,
         allowed: outcome.allowed,
+    }
+}
+
+/// `/policyvalidate`: the object refused with Kyverno's errors (each also a warning), or
+/// admitted.
+fn policy_objects(body: &[u8]) -> Answer {
+    match celer_policy::kyverno::admission::review(body) {
+        Ok((body, allowed)) => Answer::Review { body, allowed },
+        Err(message) => Answer::Invalid {
+            status: StatusCode::BAD_REQUEST,
+            message,
+        },
     }
 }
 

@@ -540,6 +540,7 @@ impl ServeArgs {
             timeout_seconds: self.cluster.webhook_timeout,
             exclude_namespaces: self.excluded_namespaces(),
             kyverno_configurations: self.cluster.kyverno_webhook_configurations,
+            validate_policy_objects: self.cluster.policies_from_cluster,
         })
     }
 

@@ -15,6 +15,7 @@
 //! - a denial reads `Policy <name> failed: <message>`, errors `Policy <name> error: ...`,
 //!   several joined with `; `; Warn gives the same texts as warnings.
 
+pub mod admission;
 pub mod autogen;
 pub mod classic;
 pub mod classic_model;

@@ -151,6 +151,15 @@ impl PolicySpec {
             .unwrap_or(true)
     }
 
+    /// `evaluation.mutateExisting.enabled`, default false.
+    pub fn mutate_existing_enabled(&self) -> bool {
+        self.evaluation
+            .as_ref()
+            .and_then(|e| e.mutate_existing.as_ref())
+            .and_then(|a| a.enabled)
+            .unwrap_or(false)
+    }
+
     /// `evaluation.mode`: `Kubernetes` (default) or `JSON`.
     pub fn mode(&self) -> &str {
         self.evaluation
@@ -168,6 +177,8 @@ pub struct Evaluation {
     pub admission: Option<Switch>,
     #[serde(default)]
     pub background: Option<Switch>,
+    #[serde(default)]
+    pub mutate_existing: Option<Switch>,
     #[serde(default)]
     pub mode: Option<String>,
 }

@@ -1,0 +1,310 @@
+//! The checks Kyverno's webhooks for its own objects make before the API server stores them
+//! (`validate-policy.kyverno.svc`: `pkg/cel/policies/{vpol,mpol}/validate.go`;
+//! PolicyExceptions: `api/kyverno/v2` `PolicyExceptionSpec.Validate`), so that an object
+//! Kyverno would refuse is refused with Kyverno's words, each error also a warning as Kyverno
+//! returns them.
+//!
+//! Only the structural checks are made here. Kyverno also refuses a policy whose expressions
+//! do not compile in its environment; celer's CEL environment differs in places, and refusing
+//! what Kyverno accepts would block a team's GitOps, so such a policy is admitted and says why
+//! it does not serve on its status, as every policy celer cannot compile does.
+
+use serde::de::DeserializeOwned;
+use sonic_rs::JsonValueMutTrait as _;
+
+use super::classic_model::{ClassicException, Filter};
+use super::model::{Policy, PolicyKind};
+
+/// What the checks found: errors refuse the object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    pub errors: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl Findings {
+    /// The denial's message, as a Go `field.ErrorList` aggregate prints it.
+    pub fn message(&self) -> Option<String> {
+        match self.errors.as_slice() {
+            [] => None,
+            [one] => Some(one.clone()),
+            many => Some(format!("[{}]", many.join(", "))),
+        }
+    }
+}
+
+/// Whether `group` and `kind` name an object these checks cover.
+pub fn covers(group: &str, kind: &str) -> bool {
+    match group {
+        super::model::GROUP => PolicyKind::parse(kind).is_some(),
+        "kyverno.io" => kind == "PolicyException",
+        _ => false,
+    }
+}
+
+fn read<T: DeserializeOwned>(object: &sonic_rs::Value) -> Option<T> {
+    // An object the API server's schema let through but that does not read is for the
+    // loader to report on the object; these checks have nothing to add.
+    sonic_rs::from_value(object).ok()
+}
+
+/// Checks one object of a kind [`covers`] names (others pass).
+pub fn check(group: &str, kind: &str, object: &sonic_rs::Value) -> Findings {
+    let mut errors = Vec::new();
+    match (group, PolicyKind::parse(kind)) {
+        (super::model::GROUP, Some(kind)) => {
+            if let Some(p) = read::<Policy>(object) {
+                policy(&p, kind, &mut errors);
+            }
+        }
+        ("kyverno.io", _) if kind == "PolicyException" => {
+            if let Some(e) = read::<ClassicException>(object) {
+                exception(&e, &mut errors);
+            }
+        }
+        _ => {}
+    }
+    Findings {
+        warnings: errors.clone(),
+        errors,
+    }
+}
+
+fn policy(p: &Policy, kind: PolicyKind, errors: &mut Vec<String>) {
+    let spec = &p.spec;
+    if spec
+        .match_constraints
+        .as_ref()
+        .is_none_or(|m| m.resource_rules.is_empty())
+    {
+        errors.push(
+            "spec.matchConstraints: Required value: a matchConstraints with at least one resource rule is required"
+                .to_string(),
+        );
+    }
+    if !kind.is_validating() && !spec.admission_enabled() && !spec.mutate_existing_enabled() {
+        errors.push(
+            "spec.evaluation: Forbidden: disabling both admission and mutateExisting evaluation modes is not allowed"
+                .to_string(),
+        );
+    }
+}
+
+fn no_user_info(filter: &Filter, path: &str, errors: &mut Vec<String>) {
+    for (field, used) in [
+        ("roles", !filter.roles.is_empty()),
+        ("clusterRoles", !filter.cluster_roles.is_empty()),
+        ("subjects", !filter.subjects.is_empty()),
+    ] {
+        if used {
+            errors.push(format!(
+                "{path}.{field}: Forbidden: Usage of user info is forbidden"
+            ));
+        }
+    }
+}
+
+fn exception(e: &ClassicException, errors: &mut Vec<String>) {
+    let spec = &e.spec;
+    // Background scans have no user: an exception that applies to them cannot name one.
+    if spec.background.unwrap_or(true) {
+        for (i, f) in spec.match_resources.any.iter().enumerate() {
+            no_user_info(f, &format!("spec.match.any[{i}]"), errors);
+        }
+        for (i, f) in spec.match_resources.all.iter().enumerate() {
+            no_user_info(f, &format!("spec.match.all[{i}]"), errors);
+        }
+    }
+    for (i, entry) in spec.exceptions.iter().enumerate() {
+        if entry.policy_name.is_empty() {
+            errors.push(format!(
+                "spec.exceptions[{i}].policyName: Required value: An exception requires a policy name"
+            ));
+        }
+    }
+}
+
+/// An AdmissionReview of a Kyverno policy object, as [`review`] reads it.
+#[derive(serde::Deserialize)]
+struct PolicyReview {
+    #[serde(rename = "apiVersion", default)]
+    api_version: String,
+    request: Option<PolicyReviewRequest>,
+}
+
+#[derive(serde::Deserialize)]
+struct PolicyReviewRequest {
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    kind: PolicyReviewKind,
+    #[serde(default)]
+    object: Option<sonic_rs::Value>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct PolicyReviewKind {
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    kind: String,
+}
+
+/// Answers an AdmissionReview of a policy object: the response's JSON and whether it admits.
+/// `Err` names what makes the body no AdmissionReview.
+pub fn review(body: &[u8]) -> Result<(String, bool), String> {
+    let review: PolicyReview =
+        sonic_rs::from_slice(body).map_err(|e| format!("not an AdmissionReview: {e}"))?;
+    let request = (review.request)
+        .filter(|r| !r.uid.is_empty())
+        .ok_or("AdmissionReview request.uid is missing or empty")?;
+    let findings = match &request.object {
+        Some(object) if covers(&request.kind.group, &request.kind.kind) => {
+            check(&request.kind.group, &request.kind.kind, object)
+        }
+        _ => Findings::default(),
+    };
+    let api_version = match review.api_version.as_str() {
+        "" => "admission.k8s.io/v1",
+        v => v,
+    };
+    let message = findings.message();
+    let mut response = sonic_rs::json!({"uid": request.uid, "allowed": message.is_none()});
+    if let Some(r) = response.as_object_mut() {
+        if let Some(message) = &message {
+            // Kyverno's answer: a Failure with its message, no code nor reason.
+            r.insert(
+                "status",
+                sonic_rs::json!({"status": "Failure", "message": message}),
+            );
+        }
+        if !findings.warnings.is_empty() {
+            r.insert("warnings", sonic_rs::json!(findings.warnings));
+        }
+    }
+    let out = sonic_rs::json!({
+        "apiVersion": api_version,
+        "kind": "AdmissionReview",
+        "response": response,
+    });
+    Ok((out.to_string(), message.is_none()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> sonic_rs::Value {
+        let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).unwrap();
+        sonic_rs::from_str(&sonic_rs::to_string(&v).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_policy_without_resource_rules_is_refused_with_kyvernos_words() {
+        let f = check(
+            "policies.kyverno.io",
+            "ValidatingPolicy",
+            &yaml("metadata: {name: p}\nspec: {validations: [{expression: 'true'}]}"),
+        );
+        assert_eq!(
+            f.message().unwrap(),
+            "spec.matchConstraints: Required value: a matchConstraints with at least one resource rule is required"
+        );
+        assert_eq!(f.warnings, f.errors);
+        let ok = check(
+            "policies.kyverno.io",
+            "ValidatingPolicy",
+            &yaml(
+                "metadata: {name: p}
+spec:
+  matchConstraints: {resourceRules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}]}
+  validations: [{expression: 'this does not compile ((('}]",
+            ),
+        );
+        assert_eq!(ok, Findings::default());
+    }
+
+    #[test]
+    fn a_mutating_policy_needs_an_evaluation_mode() {
+        let text = |existing: bool| {
+            format!(
+                "metadata: {{name: m}}
+spec:
+  evaluation: {{admission: {{enabled: false}}, mutateExisting: {{enabled: {existing}}}}}
+  matchConstraints: {{resourceRules: [{{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}}]}}"
+            )
+        };
+        let refused = check("policies.kyverno.io", "MutatingPolicy", &yaml(&text(false)));
+        assert_eq!(refused.errors.len(), 1, "{refused:?}");
+        assert!(refused.errors[0].starts_with("spec.evaluation: Forbidden"));
+        assert!(
+            check("policies.kyverno.io", "MutatingPolicy", &yaml(&text(true)))
+                .errors
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_background_exception_cannot_name_users() {
+        let text = |background: &str| {
+            format!(
+                "metadata: {{name: e}}
+spec:
+  {background}
+  exceptions: [{{policyName: test, ruleNames: [test]}}, {{policyName: '', ruleNames: [x]}}]
+  match:
+    any:
+    - resources: {{kinds: [Pod]}}
+      subjects: [{{kind: User, name: chip}}]"
+            )
+        };
+        let f = check(
+            "kyverno.io",
+            "PolicyException",
+            &yaml(&text("background: true")),
+        );
+        assert_eq!(
+            f.message().unwrap(),
+            "[spec.match.any[0].subjects: Forbidden: Usage of user info is forbidden, spec.exceptions[1].policyName: Required value: An exception requires a policy name]"
+        );
+        let f = check(
+            "kyverno.io",
+            "PolicyException",
+            &yaml(&text("background: false")),
+        );
+        assert_eq!(f.errors.len(), 1);
+        assert!(covers("kyverno.io", "PolicyException") && !covers("kyverno.io", "ClusterPolicy"));
+        assert!(covers("policies.kyverno.io", "NamespacedMutatingPolicy"));
+    }
+
+    #[test]
+    fn reviews_are_answered_with_the_errors_and_warnings() {
+        let body = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",
+            "kind":{"group":"policies.kyverno.io","version":"v1","kind":"ValidatingPolicy"},
+            "object":{"metadata":{"name":"p"},"spec":{}}}}"#;
+        let (text, allowed) = review(body.as_bytes()).unwrap();
+        assert!(!allowed);
+        let v: sonic_rs::Value = sonic_rs::from_str(&text).unwrap();
+        use sonic_rs::JsonValueTrait as _;
+        assert_eq!(v["response"]["uid"].as_str(), Some("u1"));
+        assert_eq!(v["response"]["allowed"].as_bool(), Some(false));
+        assert!(
+            v["response"]["status"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("spec.matchConstraints: Required value")
+        );
+        assert_eq!(
+            v["response"]["warnings"][0].as_str(),
+            v["response"]["status"]["message"].as_str()
+        );
+        // Other kinds pass; bad bodies are named.
+        let other = body
+            .replace("ValidatingPolicy", "ConfigMap")
+            .replace("policies.kyverno.io", "");
+        assert!(review(other.as_bytes()).unwrap().1);
+        assert!(review(b"{").unwrap_err().contains("not an AdmissionReview"));
+        assert!(review(br#"{"request":{}}"#).unwrap_err().contains("uid"));
+    }
+}
