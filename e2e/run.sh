@@ -572,6 +572,37 @@ else
   bad "H11 once the PolicyException is deleted, the Pod it exempted is refused again" "$(last)"
 fi
 api DELETE /apis/kyverno.io/v1/clusterpolicies/psa-baseline
+# Kyverno's context functions on the live cluster: a ValidatingPolicy whose decision reads a
+# ConfigMap through resource.Get (the webhook user may read ConfigMaps, e2e/manifests/rbac.yaml)
+# changes when the ConfigMap does; resource.List counts the Namespaces labelled e2e=ctx.
+api POST /api/v1/namespaces/e2e-fed/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kyv-env"},"data":{"env":"prod"}}'
+api POST "$vpols" "$(vpol kyv-context "!has(object.metadata.labels) || !('env' in object.metadata.labels) || object.metadata.labels.env == resource.Get('v1', 'configmaps', 'e2e-fed', 'kyv-env').data.env" 'env label must match ConfigMap kyv-env')"
+env_denied() {
+  api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted "{\"env\":\"$2\"}")"
+  [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qF 'env label must match ConfigMap kyv-env'
+}
+env_admitted() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted "{\"env\":\"$2\"}")"; [ "$status" = 201 ]; }
+if eventually 10 env_denied ctx-1 dev && env_admitted ctx-2 prod; then
+  api PATCH /api/v1/namespaces/e2e-fed/configmaps/kyv-env '{"data":{"env":"dev"}}'
+  if eventually 10 env_admitted ctx-3 dev && env_denied ctx-4 prod; then
+    ok "H13 a ValidatingPolicy reading a ConfigMap with resource.Get decides by its data, and by the new data once it changes"
+  else
+    bad "H13 after the ConfigMap changed, the decision follows its new data" "$(last)"
+  fi
+else
+  bad "H13 a ValidatingPolicy reading a ConfigMap with resource.Get decides by its data" "$(last)"
+fi
+api DELETE "$vpols/kyv-context"
+api DELETE /api/v1/namespaces/e2e-fed/configmaps/kyv-env
+api POST "$vpols" "$(vpol kyv-list "size(resource.List('v1', 'namespaces', '', {'e2e': 'ctx'}).items) < 1" 'a Namespace labelled e2e=ctx exists')"
+api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"e2e-ctx","labels":{"e2e":"ctx"}}}'
+if eventually 10 kyverno_denied ctx-5 'a Namespace labelled e2e=ctx exists'; then
+  ok "H14 resource.List of Namespaces by label reads the live cluster: $(message | head -c 160)"
+else
+  bad "H14 resource.List of Namespaces by label reads the live cluster" "$(last)"
+fi
+api DELETE "$vpols/kyv-list"
+api DELETE /api/v1/namespaces/e2e-ctx
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"

@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod constraint_crds;
+pub mod context;
 pub mod kyverno_webhooks;
 mod lookup;
 pub mod register;
@@ -159,6 +160,11 @@ impl Cluster {
 
     pub fn client(&self) -> &Client {
         &self.shared.client
+    }
+
+    /// Kyverno's `resource.*` functions reading this cluster ([`context::ClusterContext`]).
+    pub fn kyverno_context(&self, allow_secrets: bool) -> context::ClusterContext {
+        context::ClusterContext::new(Arc::clone(&self.shared), allow_secrets)
     }
 
     /// Discovers the param kinds not seen before and starts a watch cache for each the API

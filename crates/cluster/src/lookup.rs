@@ -16,7 +16,7 @@ impl Shared {
     /// Runs `work` on the runtime and waits for it on this (blocking) thread, at most the
     /// lookup timeout. Never panics; on a runtime I/O thread (a webhook evaluating inline) the
     /// thread's other tasks move away first (`wait_blocking`).
-    fn block<T, F>(&self, what: &str, work: F) -> Result<T, LookupError>
+    pub(crate) fn block<T, F>(&self, what: &str, work: F) -> Result<T, LookupError>
     where
         T: Send + 'static,
         F: Future<Output = Result<T, LookupError>> + Send + 'static,

@@ -188,6 +188,15 @@ impl State {
         }
     }
 
+    /// Sets what Kyverno's context functions read (without one they fail, naming the call).
+    pub fn with_kyverno_context(
+        mut self,
+        context: Option<Arc<dyn celer_cel_kyverno::KyvernoContext>>,
+    ) -> State {
+        self.options.kyverno_context = context;
+        self
+    }
+
     /// Sets what `/authorize` answers on evaluation errors (default: NoOpinion).
     pub fn with_authorization_failure(mut self, mode: FailureMode) -> State {
         self.authorization_failure = mode;

@@ -68,6 +68,8 @@ pub struct ServeOptions {
     pub feed_sync_timeout: Duration,
     /// What `/authorize` answers when an AuthorizationPolicy fails to evaluate and none denies.
     pub authorization_failure: celer_policy::authorization::evaluate::FailureMode,
+    /// What Kyverno's context functions (`resource.Get`...) read in admission.
+    pub kyverno_context: Option<Arc<dyn celer_cel_kyverno::KyvernoContext>>,
 }
 
 impl Default for ServeOptions {
@@ -90,6 +92,7 @@ impl Default for ServeOptions {
             feed: None,
             feed_sync_timeout: Duration::from_secs(60),
             authorization_failure: Default::default(),
+            kyverno_context: None,
         }
     }
 }
@@ -164,7 +167,8 @@ pub async fn start(
     with_cluster(options.cluster.as_ref(), &mut loaded);
     let state = Arc::new(
         State::new(options.limits.clone())
-            .with_authorization_failure(options.authorization_failure),
+            .with_authorization_failure(options.authorization_failure)
+            .with_kyverno_context(options.kyverno_context.clone()),
     );
     let counts = loaded.counts();
     let generation = state.install(loaded);

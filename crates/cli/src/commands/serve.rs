@@ -376,6 +376,12 @@ pub struct ClusterArgs {
     )]
     pub kyverno_webhook_configurations: bool,
 
+    /// Let Kyverno's `resource.Get`/`resource.List` read Secrets. Off by default: a policy
+    /// author is not always trusted with every Secret celer's identity may read, and
+    /// Kyverno's default roles do not read them either.
+    #[arg(long, env = "CELER_CONTEXT_ALLOW_SECRETS", help_heading = "Cluster")]
+    pub context_allow_secrets: bool,
+
     /// Seconds the API server waits for an answer (1 to 30).
     #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
     pub webhook_timeout: u8,
@@ -715,8 +721,12 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         });
                         (objects, writer, crds)
                     });
+                    let cluster = Cluster::start(client, args.cluster.lookup_timeout);
+                    options.kyverno_context = Some(Arc::new(
+                        cluster.kyverno_context(args.cluster.context_allow_secrets),
+                    ));
                     Some(Arc::new(ClusterAdapter {
-                        cluster: Cluster::start(client, args.cluster.lookup_timeout),
+                        cluster,
                         registration: parking_lot::Mutex::new(None),
                         status,
                     }))

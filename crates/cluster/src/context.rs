@@ -1,0 +1,183 @@
+//! Kyverno's `resource.*` functions on a live cluster: `resource.Get`, `resource.List`,
+//! `resource.Post` (a SubjectAccessReview, say) and `resource.ToGVR` reach the API server as celer's identity, bounded by the lookup timeout
+//! (so a slow API server fails the expression, by its policy's failurePolicy, inside the
+//! webhook's own timeout), as Kyverno reads them with its service account.
+//!
+//! Secrets are not read unless allowed: a policy author is not always trusted with every
+//! Secret the webhook's identity may read (Kyverno's default RBAC cannot read them either).
+//! Watch caches for the resources policies read, HTTP calls, global context entries and image
+//! metadata are not served here yet; they fail with the context library's "no context" error.
+
+use std::sync::Arc;
+
+use celer_cel::Json;
+use celer_cel_kyverno::{ContextError, Gvr, KyvernoContext};
+use celer_policy::lookup::LookupError;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::core::GroupVersionKind;
+
+use crate::Shared;
+
+/// The cluster as Kyverno's context libraries read it.
+#[derive(Debug, Clone)]
+pub struct ClusterContext {
+    shared: Arc<Shared>,
+    allow_secrets: bool,
+}
+
+impl ClusterContext {
+    pub(crate) fn new(shared: Arc<Shared>, allow_secrets: bool) -> ClusterContext {
+        ClusterContext {
+            shared,
+            allow_secrets,
+        }
+    }
+
+    fn api(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+    ) -> Result<Api<DynamicObject>, ContextError> {
+        let gvr = Gvr::new(api_version, resource);
+        if gvr.group.is_empty() && gvr.resource == "secrets" && !self.allow_secrets {
+            return Err(ContextError::Forbidden(
+                "celer does not read Secrets for policies unless started with --context-allow-secrets"
+                    .to_string(),
+            ));
+        }
+        if gvr.resource.is_empty() || gvr.version.is_empty() {
+            return Err(ContextError::Other(format!(
+                "{api_version:?} {resource:?} is not a resource"
+            )));
+        }
+        let resource = ApiResource {
+            group: gvr.group.clone(),
+            version: gvr.version.clone(),
+            api_version: gvr.api_version(),
+            kind: String::new(),
+            plural: gvr.resource.clone(),
+        };
+        Ok(if namespace.is_empty() {
+            Api::all_with(self.shared.client.clone(), &resource)
+        } else {
+            Api::namespaced_with(self.shared.client.clone(), namespace, &resource)
+        })
+    }
+}
+
+fn to_json(object: &DynamicObject) -> Result<Json, ContextError> {
+    let text = serde_json::to_string(object).map_err(|e| ContextError::Other(e.to_string()))?;
+    sonic_rs::from_str::<Json>(&text).map_err(|e| ContextError::Other(e.to_string()))
+}
+
+fn context_error(e: LookupError) -> ContextError {
+    ContextError::Other(e.0)
+}
+
+/// The API server's refusals as Kyverno reports them.
+fn api_error(e: kube::Error) -> LookupError {
+    match &e {
+        kube::Error::Api(status) if status.code == 403 => {
+            LookupError(format!("permission denied: {}", status.message))
+        }
+        _ => LookupError(e.to_string()),
+    }
+}
+
+impl KyvernoContext for ClusterContext {
+    fn get_resource(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Json>, ContextError> {
+        let api = self.api(api_version, resource, namespace)?;
+        let name = name.to_string();
+        let what = format!("resource.Get {api_version} {resource} {name:?}");
+        let object = self
+            .shared
+            .block(
+                &what,
+                async move { api.get_opt(&name).await.map_err(api_error) },
+            )
+            .map_err(context_error)?;
+        object.as_ref().map(to_json).transpose()
+    }
+
+    fn list_resources(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        labels: &[(String, String)],
+    ) -> Result<Vec<Json>, ContextError> {
+        let api = self.api(api_version, resource, namespace)?;
+        let selector = labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let what = format!("resource.List {api_version} {resource}");
+        let list = self
+            .shared
+            .block(&what, async move {
+                let params = if selector.is_empty() {
+                    ListParams::default()
+                } else {
+                    ListParams::default().labels(&selector)
+                };
+                api.list(&params).await.map_err(api_error)
+            })
+            .map_err(context_error)?;
+        list.items.iter().map(to_json).collect()
+    }
+
+    fn post_resource(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        body: &Json,
+    ) -> Result<Json, ContextError> {
+        let api = self.api(api_version, resource, namespace)?;
+        let object: DynamicObject = sonic_rs::to_string(body)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .ok_or_else(|| {
+                ContextError::Other(format!(
+                    "resource.Post {api_version} {resource}: the body is not an object"
+                ))
+            })?;
+        let what = format!("resource.Post {api_version} {resource}");
+        let created = self
+            .shared
+            .block(&what, async move {
+                api.create(&Default::default(), &object)
+                    .await
+                    .map_err(api_error)
+            })
+            .map_err(context_error)?;
+        to_json(&created)
+    }
+
+    fn to_gvr(&self, api_version: &str, kind: &str) -> Result<Gvr, ContextError> {
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let client = self.shared.client.clone();
+        let what = format!("resource.ToGVR {api_version} {kind}");
+        let (resource, _) = self
+            .shared
+            .block(&what, async move {
+                kube::discovery::pinned_kind(&client, &gvk)
+                    .await
+                    .map_err(api_error)
+            })
+            .map_err(context_error)?;
+        Ok(Gvr::new(&resource.api_version, &resource.plural))
+    }
+}
