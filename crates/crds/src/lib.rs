@@ -17,6 +17,7 @@ pub mod gatekeeper_external_data;
 pub mod gatekeeper_mutation;
 pub mod kyverno_cel;
 pub mod kyverno_classic;
+pub mod kyverno_global_context;
 pub mod schema;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -107,6 +108,12 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             classic_exception,
             &[current("v2"), deprecated("v2beta1")],
             "v2",
+        ),
+        // v2beta1 stored; v2alpha1 (the version Kyverno's docs and tests write) and v2 served.
+        served(
+            kyverno_global_context::GlobalContextEntry::crd(),
+            &[current("v2beta1"), current("v2alpha1"), current("v2")],
+            "v2beta1",
         ),
         served(
             ConstraintTemplate::crd(),

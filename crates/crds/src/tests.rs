@@ -31,7 +31,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 17] = [
+    let expected: [Expected; 18] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -95,6 +95,14 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "Namespaced",
             &["polex"],
             &[("v2", true), ("v2beta1", false)],
+        ),
+        (
+            "GlobalContextEntry",
+            "kyverno.io",
+            "globalcontextentries",
+            "Cluster",
+            &["gctxentry"],
+            &[("v2beta1", true), ("v2alpha1", false), ("v2", false)],
         ),
         (
             "ConstraintTemplate",
@@ -298,8 +306,8 @@ fn groups_filter() {
     let Ok(kyverno) = for_group(Some("kyverno.io")) else {
         unreachable!("a known group")
     };
-    assert_eq!(kyverno.len(), 3);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(17));
+    assert_eq!(kyverno.len(), 4);
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(18));
     assert_eq!(
         for_group(Some("mutations.gatekeeper.sh"))
             .map(|c| c.len())
