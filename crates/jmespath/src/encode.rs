@@ -23,7 +23,8 @@ fn write_value(out: &mut String, value: &Val<'_>, depth: usize) -> Result<(), Ru
         });
     }
     match value {
-        Val::Null | Val::ExprRef(_) => out.push_str("null"),
+        Val::Null => out.push_str("null"),
+        Val::ExprRef(_) => out.push_str("{}"),
         Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Val::Num(n) => write_number(out, *n),
         Val::Str(s) => write_string(out, s),

@@ -61,20 +61,22 @@
 //!
 //! - no elided-quote literals (`` `foo` ``): an error in go-jmespath too;
 //! - an unclosed raw string (`'abc`) is a syntax error (go-jmespath silently drops its last
-//!   character); a function call must be made on a name (`@(x)` is a syntax error; it is a
-//!   runtime error in go-jmespath); an out-of-range index is a syntax error (go-jmespath
-//!   swallows it and fails at evaluation);
+//!   character); a function call must be made on a name or a string (`@(x)` is a syntax
+//!   error; it is a runtime error in go-jmespath); an unfinished or out-of-range index or
+//!   slice at the start of an expression (`[0`, `[::-1`) is a syntax error (go-jmespath
+//!   swallows it there and fails if the node is evaluated);
 //! - `.*` projects the object's values once each, in the object's order (go-jmespath also
 //!   projects `len` nulls first, visible only with expressions that map null to a value);
 //!   `keys`/`values`/`merge` keep the object's order (Go's is random);
 //! - variadic arguments (`merge`, `not_null`, custom ones) are type checked (go-jmespath
 //!   does not, and `merge(`1`)` panics); `contains` compares arrays and objects deeply
 //!   (Go's `==` panics on them); `avg([])` is null (Go: NaN, which cannot be encoded);
-//!   `to_number` reads decimal numbers only (Go also reads hexadecimal floats like `0x1p-2`);
-//!   an expression reference is not an `any` argument (`type(&a)` is an invalid-type error);
+//!   `to_number` of `"inf"` or `"NaN"` is null (Go: a float JSON cannot encode);
 //! - numbers keep their JSON form (an integer input stays an integer); computed numbers are
-//!   integers when integral within ±2^53; two integers compare exactly (Go compares
-//!   float64s, equal beyond 2^53). `to_string` writes what Go's `json.Marshal` writes.
+//!   integers when integral within ±2^53; two integers compare exactly and print exactly
+//!   (Go rounds every number to a float64, so beyond 2^53 its `==`, `<` and `to_string`
+//!   see rounded values). Otherwise `to_string` writes what Go's `json.Marshal` writes.
+
 //!
 //! Left out: nothing of the pinned dialect. Not implemented because Kyverno's JMESPath does
 //! not have them: the jmespath-community extensions (arithmetic, `let`, `$var`,

@@ -6,6 +6,8 @@
 //! [`MAX_EXPRESSION_DEPTH`], so neither parsing nor evaluating can exhaust the stack.
 
 use crate::MAX_EXPRESSION_DEPTH;
+use sonic_rs::JsonValueTrait;
+
 use crate::ast::{Comparator, Node};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::functions::FunctionRegistry;
@@ -311,12 +313,18 @@ impl<'s> Parser<'s, '_> {
     /// `name(args...)`. As in go-jmespath, a comma between arguments may be left out and one
     /// may trail.
     fn call(&mut self, pos: usize, left: Ast) -> Result<Ast, ParseError> {
-        let Node::Field(name) = left.node else {
-            return Err(ParseError::unexpected(
-                pos,
-                "a function name before '('",
-                "'('".into(),
-            ));
+        // go-jmespath calls whatever string the left node holds: a name, and also a raw
+        // string or a string literal (`'length'(@)`).
+        let name: Box<str> = match left.node {
+            Node::Field(name) | Node::Str(name) => name,
+            Node::Literal(v) if v.is_str() => v.as_str().unwrap_or_default().into(),
+            _ => {
+                return Err(ParseError::unexpected(
+                    pos,
+                    "a function name before '('",
+                    "'('".into(),
+                ));
+            }
         };
         let mut args = Vec::new();
         let mut height = 0;
@@ -612,6 +620,8 @@ mod tests {
         assert_eq!(p("f(a b)"), p("f(a, b)"));
         assert_eq!(p("f(a,)"), p("f(a)"));
         assert_eq!(p("{a: b c: d}"), p("{a: b, c: d}"));
+        assert_eq!(p("'length'(@)"), p("length(@)"));
+        assert_eq!(p("`\"length\"`(@)"), p("length(@)"));
         let Call { function, .. } = p("no_such_function(@)") else {
             panic!()
         };

@@ -192,11 +192,12 @@ fn literals_raw_strings_current() {
     assert_eq!(run("@", &d), d);
     assert_eq!(run("@.a", &d), json!("b"));
     assert_eq!(run("`\"b\"` == a", &d), json!(true));
-    assert_eq!(
-        run("&a", &d),
-        json!(null),
-        "an expression reference outside a call is null"
-    );
+    // go-jmespath's expression reference outside a call encodes as `{}`.
+    assert_eq!(run("&a", &d), json!({}));
+    assert_eq!(run("to_string(&a)", &d), json!("{}"));
+    assert_eq!(run("[&a] == [&a]", &d), json!(true));
+    assert_eq!(run("[&a] == [&b]", &d), json!(false));
+    assert_eq!(search("type(&a)", &d).unwrap_err().kind(), "invalid-type");
 }
 
 #[test]

@@ -269,7 +269,9 @@ impl<'a> Val<'a> {
             return None;
         }
         Some(match self {
-            Val::Null | Val::ExprRef(_) => Value::new_null(),
+            Val::Null => Value::new_null(),
+            // go-jmespath's expression reference is a struct without exported fields.
+            Val::ExprRef(_) => Value::new_object(),
             Val::Bool(b) => Value::new_bool(*b),
             Val::Num(n) => n.to_json(),
             Val::Str(s) => Value::from(&**s),
@@ -292,7 +294,8 @@ impl<'a> Val<'a> {
     }
 
     /// The owned JSON value, failing past [`MAX_VALUE_DEPTH`]. Parts borrowed from the input
-    /// are cloned, which for sonic-rs values is O(1); an expression reference becomes null.
+    /// are cloned, which for sonic-rs values is O(1); an expression reference becomes `{}`
+    /// (what go-jmespath's encodes to).
     pub(crate) fn try_to_json(&self) -> Result<Value, RuntimeError> {
         self.to_json_at(0).ok_or(RuntimeError::TooDeep {
             limit: MAX_VALUE_DEPTH,
@@ -416,7 +419,7 @@ fn equal_at(a: &Val<'_>, b: &Val<'_>, depth: usize) -> Result<bool, RuntimeError
         (Val::Bool(x), Val::Bool(y)) => x == y,
         (Val::Num(x), Val::Num(y)) => x.compare(*y) == Some(Ordering::Equal),
         (Val::Str(x), Val::Str(y)) => **x == **y,
-        (Val::ExprRef(x), Val::ExprRef(y)) => std::ptr::eq(*x, *y),
+        (Val::ExprRef(x), Val::ExprRef(y)) => x == y,
         (Val::JsonArray(x, _), Val::JsonArray(y, _)) if std::ptr::eq(*x, *y) => true,
         (Val::JsonObject(x, _), Val::JsonObject(y, _)) if std::ptr::eq(*x, *y) => true,
         _ => match (a.elements(), b.elements()) {

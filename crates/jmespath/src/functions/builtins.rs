@@ -14,6 +14,7 @@ use std::rc::Rc;
 use crate::encode::to_json_text;
 use crate::error::RuntimeError;
 use crate::eval::{Ctx, Eval, Fault, eval, insert, missing_as_null};
+use crate::functions::parse_float::parse_float;
 use crate::functions::signature::{ArgType, Signature};
 use crate::value::{Num, Pairs, Text, Val, equal};
 
@@ -193,7 +194,19 @@ impl Builtin {
                 Val::Str(_) => first.clone(),
                 other => Val::string(to_json_text(other)?),
             },
-            Builtin::Type => Val::Str(Text::Borrowed(first.type_name())),
+            Builtin::Type => match first {
+                // go-jmespath: "unknown type".
+                Val::ExprRef(_) => {
+                    return Err(RuntimeError::InvalidType {
+                        function: self.name().to_owned(),
+                        position: 1,
+                        expected: "a JSON value".to_owned(),
+                        actual: first.type_name().to_owned(),
+                    }
+                    .into());
+                }
+                _ => Val::Str(Text::Borrowed(first.type_name())),
+            },
         })
     }
 }
@@ -410,20 +423,12 @@ fn reverse<'a>(v: &Val<'a>) -> Val<'a> {
     }
 }
 
-/// A number, a string that reads as one (Go's `strconv.ParseFloat` syntax, decimal), or
-/// null.
+/// A number, a string that reads as a finite one (as Go's `strconv.ParseFloat` reads it),
+/// or null.
 fn to_number<'a>(v: &Val<'a>) -> Val<'a> {
     match v {
         Val::Num(_) => v.clone(),
-        Val::Str(s) => match s.parse::<f64>() {
-            Ok(f)
-                if f.is_finite()
-                    && !s.contains(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E') =>
-            {
-                Val::Num(Num::from_f64(f))
-            }
-            _ => Val::Null,
-        },
+        Val::Str(s) => parse_float(s).map_or(Val::Null, |f| Val::Num(Num::from_f64(f))),
         _ => Val::Null,
     }
 }

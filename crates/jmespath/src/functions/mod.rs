@@ -9,6 +9,7 @@
 //! go-jmespath.
 
 mod builtins;
+mod parse_float;
 mod signature;
 
 use std::collections::HashMap;

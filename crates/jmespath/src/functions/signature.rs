@@ -30,8 +30,8 @@ impl ArgType {
     pub const ARRAY_STRING: ArgType = ArgType(1 << 7);
     /// An expression reference, `&expr`.
     pub const EXPREF: ArgType = ArgType(1 << 8);
-    /// Any JSON value (not an expression reference).
-    pub const ANY: ArgType = ArgType(0b11_1111);
+    /// Anything, an expression reference included (as go-jmespath's `any`).
+    pub const ANY: ArgType = ArgType(0b1_0011_1111);
 
     const NAMES: [(ArgType, &'static str); 9] = [
         (ArgType::NULL, "null"),
@@ -239,7 +239,8 @@ mod tests {
         assert!(!ArgType::ARRAY_NUMBER.accepts(&Val::from_json(&mixed)));
         assert!(ArgType::ARRAY_STRING.accepts(&Val::from_json(&empty)));
         assert!(ArgType::ANY.accepts(&Val::Null));
-        assert!(!ArgType::ANY.accepts(&Val::ExprRef(&crate::ast::Node::Identity)));
+        assert!(ArgType::ANY.accepts(&Val::ExprRef(&crate::ast::Node::Identity)));
+        assert!(!ArgType::OBJECT.accepts(&Val::ExprRef(&crate::ast::Node::Identity)));
         assert_eq!(describe(&Val::from_json(&mixed)), "array[number|string]");
     }
 
