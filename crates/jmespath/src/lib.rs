@@ -47,8 +47,8 @@
 //! - the fork's two additions: custom functions (with overriding of built-ins, which Kyverno
 //!   uses for `sum`), and `NotFoundError`. A field an object lacks raises
 //!   [`RuntimeError::NotFound`] (`Unknown key "x" in path`) where the fork does; most nodes
-//!   turn it into `null` on the way up (the rules are in the `eval` module's docs), so
-//!   `search` returns it only when the expression's result itself comes from a missing key
+//!   turn it into `null` on the way up (see [Missing keys](#missing-keys)), so `search`
+//!   returns it only when the expression's result itself comes from a missing key
 //!   (`a.missing`, `a && missing`). [`Expression::search_or_null`] gives the
 //!   specification's `null` instead;
 //! - unknown functions, arity and argument types are checked when a call is evaluated, not
@@ -67,18 +67,29 @@
 //!   swallows it there and fails if the node is evaluated);
 //! - `.*` projects the object's values once each, in the object's order (go-jmespath also
 //!   projects `len` nulls first, visible only with expressions that map null to a value);
-//!   `keys`/`values`/`merge` keep the object's order (Go's is random);
+//!   `keys`/`values`/`merge` keep the object's order (a parsed document's; Go's is random);
 //! - variadic arguments (`merge`, `not_null`, custom ones) are type checked (go-jmespath
-//!   does not, and `merge(`1`)` panics); `contains` compares arrays and objects deeply
+//!   does not, and ``merge(`1`)`` panics); `contains` compares arrays and objects deeply
 //!   (Go's `==` panics on them); `avg([])` is null (Go: NaN, which cannot be encoded);
 //!   `to_number` of `"inf"` or `"NaN"` is null (Go: a float JSON cannot encode);
 //! - numbers keep their JSON form (an integer input stays an integer); computed numbers are
 //!   integers when integral within ±2^53; two integers compare exactly and print exactly
 //!   (Go rounds every number to a float64, so beyond 2^53 its `==`, `<` and `to_string`
 //!   see rounded values). Otherwise `to_string` writes what Go's `json.Marshal` writes.
-
 //!
-//! Left out: nothing of the pinned dialect. Not implemented because Kyverno's JMESPath does
+//! ## Missing keys
+//!
+//! Node by node, as in the fork: a missing key passes up through `a.b` and `a[0]` (either
+//! side) and through the right side of `&&`; it becomes `null` in comparisons, `||` (both
+//! sides), the left side of `&&`, `!`, `|` (both sides), function arguments (and `map`,
+//! `sort_by`, ... applying their expression), multi-select items, the per-element
+//! expressions of projections and filters, and the left side of `[*]`/`[:]`/`[]`
+//! projections. On the left side of `.*`, `[?...]` and `[]`'s flattening, any error (missing
+//! key or not) makes the whole projection `null`.
+//!
+//! ## Left out
+//!
+//! Nothing of the pinned dialect. Not implemented because Kyverno's JMESPath does
 //! not have them: the jmespath-community extensions (arithmetic, `let`, `$var`,
 //! `find_first`, `group_by`, `items`, `lower`, `pad_left`, `split`, `zip`, ...).
 //!

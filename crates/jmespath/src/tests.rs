@@ -201,7 +201,7 @@ fn literals_raw_strings_current() {
 }
 
 #[test]
-fn results_from_the_input_are_shared_not_copied() {
+fn whole_subtrees_of_the_input_are_returned() {
     let d = json!({"big": {"list": [1, 2, 3]}});
     let out = run("big", &d);
     assert_eq!(out, json!({"list": [1, 2, 3]}));

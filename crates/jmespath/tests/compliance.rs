@@ -9,10 +9,11 @@
 //! errors of that [`RuntimeError::kind`]). As in go-jmespath's own runner, the fork's
 //! missing-key error reads as `null` (`search_or_null`).
 //!
-//! - `compliance.ratchet`: the fewest passes allowed per source; the test fails below it and
-//!   prints a hint when it could be raised.
+//! - `compliance.ratchet`: the fewest passes allowed per source (`<source><TAB><count>`); the
+//!   test fails below it and prints a hint when it could be raised.
 //! - `compliance.known_failures`: failing cases with the reason they fail, one per line as
-//!   `<file>#<suite>.<case> <reason>`; any other failure fails the test.
+//!   `<source><TAB><file>#<suite>.<case><TAB><reason>`; any other failure fails the test, and
+//!   so does a listed case that passes (the list only shrinks).
 //!
 //! Without `go`, or when the download fails: outside CI (`CI` unset) the test prints
 //! `SKIPPED: ...` and passes; with `CI=true` it fails.
@@ -24,6 +25,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use celer_jmespath::{Expression, RuntimeError};
+use celer_test_support::ratchet::Check;
+use celer_test_support::{KnownFailures, Ratchet, fail, in_ci, walk};
 use sonic_rs::{JsonContainerTrait, JsonNumberTrait, JsonValueTrait, Value, ValueRef};
 
 /// (name in reports and the ratchet, Go module, pinned version)
@@ -39,96 +42,87 @@ const SOURCES: &[(&str, &str, &str)] = &[
 #[test]
 fn compliance() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let ratchet = read_ratchet(&here.join("compliance.ratchet"));
-    let known = read_known_failures(&here.join("compliance.known_failures"));
-    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    let read = |name: &str| {
+        std::fs::read_to_string(here.join(name)).unwrap_or_else(|e| fail(format!("{name}: {e}")))
+    };
+    let ratchet = Ratchet::load(RATCHET, &read(RATCHET));
+    let known = KnownFailures::load(KNOWN_FAILURES, &read(KNOWN_FAILURES), 2);
 
     let mut problems = Vec::new();
-    let mut hints = Vec::new();
-    let mut seen_known = BTreeSet::new();
     for &(name, module, version) in SOURCES {
         let dir = match module_dir(module, version) {
             Ok(dir) => dir.join("compliance"),
             Err(why) => {
                 let message = format!("{name} ({module}@{version}) unavailable: {why}");
-                if in_ci {
-                    problems.push(format!("CI=true and {message}"));
+                if in_ci() {
+                    problems.push(format!("{message}; with CI=true that fails"));
                 } else {
-                    eprintln!("SKIPPED: jmespath compliance for {message}");
+                    eprintln!(
+                        "\n!!!!!!!!!! SKIPPED: jmespath compliance for {message} !!!!!!!!!!\n"
+                    );
                 }
                 continue;
             }
         };
-        let report = run_source(&dir, &known);
+        let report = run_source(&dir);
+        let known = known.scope(name);
         println!(
             "jmespath compliance [{name} {version}]: {} passed, {} failed, {} skipped",
-            report.passed,
-            report.failures.len() + report.known_failures.len(),
+            report.passed(),
+            report.failed.len(),
             report.skipped.len()
         );
         for (case, reason) in &report.skipped {
             println!("  skipped {case}: {reason}");
         }
-        for (case, reason) in &report.known_failures {
-            println!("  known failure {case}: {reason}");
-            seen_known.insert(case.clone());
+        for case in report.failed.keys() {
+            if let Some(reason) = known.reason(case) {
+                println!("  known failure {case}: {reason}");
+            }
         }
-        for failure in &report.failures {
-            problems.push(format!("[{name}] unexpected failure {failure}"));
-        }
-        for case in &report.fixed {
-            hints.push(format!(
-                "[{name}] {case} now passes: remove it from compliance.known_failures"
-            ));
-        }
-        match ratchet.get(name) {
-            Some(&floor) if report.passed < floor => problems.push(format!(
-                "[{name}] {} passed, below the ratchet of {floor}",
-                report.passed
-            )),
-            Some(&floor) if report.passed > floor => hints.push(format!(
-                "[{name}] {} passed: raise compliance.ratchet from {floor}",
-                report.passed
-            )),
-            Some(_) => {}
-            None => problems.push(format!("[{name}] no line in compliance.ratchet")),
+        let drift = known.drift(&report.ran, &report.failed, true);
+        problems.extend(
+            drift
+                .problems(KNOWN_FAILURES)
+                .into_iter()
+                .map(|p| format!("[{name}] {p}")),
+        );
+        match ratchet.check(name, report.passed()) {
+            Check::Held => {}
+            Check::Rose(message) => println!("hint: {message}"),
+            Check::Fell(message) => problems.push(message),
         }
     }
-    for hint in &hints {
-        println!("hint: {hint}");
+    if !problems.is_empty() {
+        fail(format!("jmespath compliance:\n{}", problems.join("\n")));
     }
-    assert!(
-        problems.is_empty(),
-        "jmespath compliance:\n{}",
-        problems.join("\n")
-    );
 }
 
+const RATCHET: &str = "compliance.ratchet";
+const KNOWN_FAILURES: &str = "compliance.known_failures";
+
+/// One source's run.
 #[derive(Default)]
 struct Report {
-    passed: usize,
-    /// (case, reason)
+    /// Every case that ran (passed or failed), as `<file>#<suite>.<case>`.
+    ran: BTreeSet<String>,
+    /// Failed cases and why.
+    failed: BTreeMap<String, String>,
+    /// (case, reason) of cases not run.
     skipped: Vec<(String, String)>,
-    /// Failures not in `compliance.known_failures`, described.
-    failures: Vec<String>,
-    /// (case, reason) of listed failures that failed.
-    known_failures: Vec<(String, String)>,
-    /// Listed failures that passed.
-    fixed: Vec<String>,
 }
 
-fn run_source(dir: &Path, known: &BTreeMap<String, String>) -> Report {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    assert!(
-        !files.is_empty(),
-        "no compliance files in {}",
-        dir.display()
-    );
+impl Report {
+    fn passed(&self) -> usize {
+        self.ran.len() - self.failed.len()
+    }
+}
+
+fn run_source(dir: &Path) -> Report {
+    let files = walk::files_with_extension(dir, "json");
+    if files.is_empty() {
+        fail(format!("no compliance files in {}", dir.display()));
+    }
     let mut report = Report::default();
     for path in files {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -147,18 +141,15 @@ fn run_source(dir: &Path, known: &BTreeMap<String, String>) -> Report {
                 .expect("cases");
             for (c, case) in cases.iter().enumerate() {
                 let id = format!("{file}#{s}.{c}");
-                let outcome = run_case(&given, case);
-                match (outcome, known.get(&id)) {
-                    (Outcome::Skipped(reason), _) => report.skipped.push((id, reason)),
-                    (Outcome::Passed, None) => report.passed += 1,
-                    (Outcome::Passed, Some(_)) => {
-                        report.passed += 1;
-                        report.fixed.push(id);
+                match run_case(&given, case) {
+                    Outcome::Skipped(reason) => report.skipped.push((id, reason)),
+                    Outcome::Passed => {
+                        report.ran.insert(id);
                     }
-                    (Outcome::Failed(_), Some(reason)) => {
-                        report.known_failures.push((id, reason.clone()));
+                    Outcome::Failed(why) => {
+                        report.ran.insert(id.clone());
+                        report.failed.insert(id, why);
                     }
-                    (Outcome::Failed(why), None) => report.failures.push(format!("{id}: {why}")),
                 }
             }
         }
@@ -303,38 +294,4 @@ fn go(args: &[&str]) -> Result<String, String> {
         ));
     }
     Ok(stdout)
-}
-
-fn read_ratchet(path: &Path) -> BTreeMap<String, usize> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut ratchet = BTreeMap::new();
-    for line in text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-    {
-        let (name, count) = line
-            .split_once(char::is_whitespace)
-            .expect("`<source> <passes>`");
-        ratchet.insert(name.to_owned(), count.trim().parse().expect("a pass count"));
-    }
-    ratchet
-}
-
-fn read_known_failures(path: &Path) -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut known = BTreeMap::new();
-    for line in text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-    {
-        let (case, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        assert!(
-            !reason.trim().is_empty(),
-            "compliance.known_failures: {case} needs a reason"
-        );
-        known.insert(case.to_owned(), reason.trim().to_owned());
-    }
-    known
 }
