@@ -603,6 +603,36 @@ else
 fi
 api DELETE "$vpols/kyv-list"
 api DELETE /api/v1/namespaces/e2e-ctx
+# Kyverno's GlobalContextEntries (kyverno.io, celer's CRDs installed above), kept by celer: one
+# watching the ConfigMaps of e2e-fed, one calling the API server every second; policies read
+# their JMESPath projections with globalContext.Get.
+api POST /apis/kyverno.io/v2alpha1/globalcontextentries '{"apiVersion":"kyverno.io/v2alpha1","kind":"GlobalContextEntry",
+  "metadata":{"name":"gctx-watch"},
+  "spec":{"kubernetesResource":{"version":"v1","resource":"configmaps","namespace":"e2e-fed"},
+    "projections":[{"name":"names","jmesPath":"[?metadata.labels.e2e == '"'gctx'"'].metadata.name"}]}}'
+gctx_watch_status=$status
+api POST /apis/kyverno.io/v2alpha1/globalcontextentries '{"apiVersion":"kyverno.io/v2alpha1","kind":"GlobalContextEntry",
+  "metadata":{"name":"gctx-call"},
+  "spec":{"apiCall":{"urlPath":"/api/v1/namespaces/e2e-fed/configmaps?labelSelector=e2e%3Dgctx","refreshInterval":"1s"},
+    "projections":[{"name":"count","jmesPath":"items | length(@)"}]}}'
+gctx_call_status=$status
+api POST "$vpols" "$(vpol kyv-gctx-watch "!(object.metadata.name in globalContext.Get('gctx-watch', 'names'))" 'a ConfigMap labelled e2e=gctx has this name')"
+api POST "$vpols" "$(vpol kyv-gctx-call "globalContext.Get('gctx-call', 'count') < 2" 'two ConfigMaps labelled e2e=gctx exist')"
+api POST /api/v1/namespaces/e2e-fed/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"gctx-a","labels":{"e2e":"gctx"}}}'
+if [ "$gctx_watch_status" = 201 ] && eventually 15 kyverno_denied gctx-a 'a ConfigMap labelled e2e=gctx has this name' \
+   && fed_admitted gctx-b; then
+  ok "H15 a kubernetesResource GlobalContextEntry follows its watch: a Pod named after a labelled ConfigMap is denied, another admitted"
+else
+  bad "H15 a kubernetesResource GlobalContextEntry follows its watch (entry $gctx_watch_status)" "$(last)"
+fi
+api POST /api/v1/namespaces/e2e-fed/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"gctx-b","labels":{"e2e":"gctx"}}}'
+if [ "$gctx_call_status" = 201 ] && eventually 15 kyverno_denied gctx-c 'two ConfigMaps labelled e2e=gctx exist'; then
+  ok "H16 an apiCall GlobalContextEntry refreshed every second: its projection counts the second ConfigMap, and the policy reading it denies"
+else
+  bad "H16 an apiCall GlobalContextEntry refreshed every second (entry $gctx_call_status)" "$(last)"
+fi
+for name in gctx-watch gctx-call; do api DELETE "$vpols/kyv-$name"; api DELETE "/apis/kyverno.io/v2alpha1/globalcontextentries/$name"; done
+for name in gctx-a gctx-b; do api DELETE "/api/v1/namespaces/e2e-fed/configmaps/$name"; done
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"

@@ -5,8 +5,10 @@
 //!
 //! Secrets are not read unless allowed: a policy author is not always trusted with every
 //! Secret the webhook's identity may read (Kyverno's default RBAC cannot read them either).
-//! Watch caches for the resources policies read, HTTP calls, global context entries and image
-//! metadata are not served here yet; they fail with the context library's "no context" error.
+//! `globalContext.Get` reads the GlobalContextEntries kept in memory
+//! ([`crate::global_context`]). Watch caches for the resources policies read, HTTP calls and
+//! image metadata are not served here yet; they fail with the context library's "no context"
+//! error.
 
 use std::sync::Arc;
 
@@ -160,6 +162,13 @@ impl KyvernoContext for ClusterContext {
             })
             .map_err(context_error)?;
         to_json(&created)
+    }
+
+    fn global_context(&self, name: &str, projection: &str) -> Result<Option<Json>, ContextError> {
+        match self.shared.global_context.get(name, projection) {
+            Ok(value) => Ok(value.map(|v| (*v).clone())),
+            Err(e) => Err(ContextError::Other(e.0)),
+        }
     }
 
     fn to_gvr(&self, api_version: &str, kind: &str) -> Result<Gvr, ContextError> {

@@ -12,6 +12,7 @@
 pub mod cache;
 pub mod constraint_crds;
 pub mod context;
+pub mod global_context;
 pub mod kyverno_webhooks;
 mod lookup;
 pub mod register;
@@ -117,6 +118,8 @@ struct Shared {
     /// The kinds synced for `data.inventory`, and the last list made of their caches.
     synced: RwLock<Synced>,
     lookup_timeout: Duration,
+    /// Kyverno's GlobalContextEntries, kept for `globalContext.Get`.
+    global_context: global_context::GlobalContext,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -145,6 +148,8 @@ impl Cluster {
         let runtime = tokio::runtime::Handle::current();
         let api = Api::<DynamicObject>::all_with(client.clone(), namespaces.resource());
         let task = runtime.spawn(Arc::clone(&namespaces).run(api));
+        let global_context = global_context::GlobalContext::default();
+        let entries = global_context.spawn(client.clone());
         Cluster {
             shared: Arc::new(Shared {
                 client,
@@ -153,7 +158,8 @@ impl Cluster {
                 params: RwLock::new(HashMap::new()),
                 synced: RwLock::new(Synced::default()),
                 lookup_timeout,
-                tasks: Mutex::new(vec![task]),
+                global_context,
+                tasks: Mutex::new(vec![task, entries]),
             }),
         }
     }

@@ -108,7 +108,7 @@ pub const CONSTRAINTS_GROUP: &str = "constraints.gatekeeper.sh";
 /// `kind` in the group's preferred version, or else in the first version (in the API server's
 /// order) that serves it: a group's preferred version need not hold every kind
 /// (`kyverno.io/v2` has PolicyException but not ClusterPolicy, which is `v1`).
-fn kind_in(group: &kube::discovery::ApiGroup, kind: &str) -> Option<ApiResource> {
+pub(crate) fn kind_in(group: &kube::discovery::ApiGroup, kind: &str) -> Option<ApiResource> {
     if let Some((resource, _)) = group.recommended_kind(kind) {
         return Some(resource);
     }
