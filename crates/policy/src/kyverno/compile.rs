@@ -96,6 +96,8 @@ pub struct KyvernoPolicies {
     pub validating_index: PolicyIndex,
     pub mutating: Vec<Arc<KyvernoMutating>>,
     pub mutating_index: PolicyIndex,
+    /// MutatingPolicies with `evaluation.mutateExisting.enabled`, compiled for their targets.
+    pub existing: Vec<Arc<super::mutate_existing::Existing>>,
 }
 
 impl KyvernoPolicies {
@@ -291,6 +293,9 @@ pub(crate) fn build(
                 .insert(id, &m.policy.common.constraints.index_keys(equivalents));
             out.mutating.push(Arc::clone(m));
         }
+        if let Some(existing) = &compiled.existing {
+            out.existing.push(Arc::clone(existing));
+        }
         errors.extend(compiled.errors.iter().cloned());
     }
     out
@@ -301,6 +306,7 @@ pub(crate) fn build(
 struct Variants {
     validating: Vec<Arc<KyvernoValidating>>,
     mutating: Vec<Arc<KyvernoMutating>>,
+    existing: Option<Arc<super::mutate_existing::Existing>>,
     errors: Vec<LoadError>,
 }
 
@@ -315,6 +321,7 @@ fn compile_variants(
     let mut out = Variants {
         validating: Vec::new(),
         mutating: Vec::new(),
+        existing: None,
         errors: Vec::new(),
     };
     let controllers = p
@@ -378,6 +385,17 @@ fn compile_variants(
                 out.errors.push(LoadError::new(source, what.to_string(), e));
             }
         }
+    }
+    if !kind.is_validating()
+        && p.spec.mutate_existing_enabled()
+        && let Some(trigger) = out.mutating.first()
+    {
+        let mut compile_errors = Vec::new();
+        let existing = super::mutate_existing::compile(p, kind, refs, trigger, &mut compile_errors);
+        for e in compile_errors {
+            out.errors.push(LoadError::new(source, what.to_string(), e));
+        }
+        out.existing = Some(Arc::new(existing));
     }
     out
 }
@@ -610,7 +628,7 @@ fn compile_validating(
     }
 }
 
-fn compile_mutating(
+pub(crate) fn compile_mutating(
     p: &Policy,
     kind: PolicyKind,
     template: Option<Template>,

@@ -1,6 +1,6 @@
 //! Kyverno's CEL policy kinds (`policies.kyverno.io` v1alpha1, v1beta1, v1 share these shapes),
 //! read with serde. Only the fields celer evaluates are read; the others (webhook timeouts,
-//! status, mutate-existing targets) are accepted and ignored. Field names follow the API so a
+//! status) are accepted and ignored. Field names follow the API so a
 //! deserialisation error names the user's path.
 
 use std::collections::BTreeMap;
@@ -113,6 +113,22 @@ pub struct PolicySpec {
     pub reinvocation_policy: Option<ReinvocationPolicy>,
     #[serde(default)]
     pub webhook_configuration: Option<WebhookConfiguration>,
+    /// The targets of a MutatingPolicy's mutation of existing resources.
+    #[serde(default)]
+    pub target_match_constraints: Option<TargetMatchConstraints>,
+    #[serde(default)]
+    pub target_match_conditions: Vec<MatchCondition>,
+}
+
+/// `spec.targetMatchConstraints`: the resources a mutate-existing policy changes, by rules
+/// and selectors, or by a CEL `expression` over the trigger that returns them.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetMatchConstraints {
+    #[serde(flatten)]
+    pub resources: MatchResources,
+    #[serde(default)]
+    pub expression: Option<String>,
 }
 
 /// `spec.webhookConfiguration`.

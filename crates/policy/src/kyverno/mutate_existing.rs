@@ -1,0 +1,394 @@
+//! Kyverno's mutation of existing resources (`evaluation.mutateExisting.enabled`): a
+//! MutatingPolicy that changes objects other than (or besides) the one admitted.
+//!
+//! As Kyverno v1.19 does it (`pkg/background/mpol`, `pkg/webhooks/resource/mpol`):
+//! - **Triggers.** An admitted request (not a dry run) that a mutate-existing policy with
+//!   admission enabled matches (its `matchConstraints` and `matchConditions`) triggers it.
+//!   Creating or changing the policy triggers it too, with no request.
+//! - **Targets.** With `targetMatchConstraints.expression`, the CEL expression evaluated on
+//!   the trigger (`object` the trigger as stored) returns them: one object, or a list under
+//!   `items`. Otherwise the targets are the objects the constraints select (the
+//!   `targetMatchConstraints` when they have resource rules, else `matchConstraints`): their
+//!   resources listed in the namespaces the namespace selector selects (or all), filtered by
+//!   `resourceNames` and the object selector.
+//! - **Each target** is evaluated as an UPDATE of itself, without matching (Kyverno's
+//!   background engine has no matcher): `targetMatchConditions`, the exceptions, then the
+//!   mutations; a changed object is written back.
+//!
+//! This module is the pure part: what a policy targets, and the evaluations. Listing, reading
+//! and writing objects is the cluster's (`celer_cluster::mutate_existing`).
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use celer_cel::{Activation, Json};
+use celer_cel_kubernetes::cost::Budget;
+
+use crate::engine::{EvalOptions, RequestContext};
+use crate::invocation::{Inputs, bind_inputs};
+use crate::lookup::Lookup;
+use crate::matching::{EquivalentResources, MatchConstraints, Owner};
+use crate::model::{LabelSelector, MatchResources, NamedRuleWithOperations};
+use crate::request::Request;
+use crate::response::{Outcome, PolicyKind as ResultPolicyKind, ResultKind};
+use crate::validating::{self, Evaluated};
+
+use super::compile::{KyvernoMutating, KyvernoPolicies};
+use super::model::{Evaluation, Policy, PolicyException, PolicyKind, Switch};
+
+/// A mutate-existing policy, compiled for its targets.
+#[derive(Debug)]
+pub struct Existing {
+    pub kind: PolicyKind,
+    pub name: String,
+    /// A NamespacedMutatingPolicy's namespace: its triggers and targets are there only.
+    pub namespace: Option<String>,
+    /// `evaluation.admission.enabled`: admitted requests trigger it.
+    pub admission: bool,
+    /// What it changes.
+    pub targets: Targets,
+    /// Changes when the policy does (what it selects and what it does), so that a caller
+    /// runs it again on the objects it targets only then.
+    pub fingerprint: u64,
+    /// The policy as it mutates one target: matching everything, `targetMatchConditions` as
+    /// its matchConditions.
+    target: KyvernoPolicies,
+    equivalents: EquivalentResources,
+    /// The target expression, compiled in the policy's own environment (its variables).
+    selector: Option<Selector>,
+}
+
+#[derive(Debug)]
+struct Selector {
+    policy: Arc<KyvernoMutating>,
+    expression: crate::compiled::Expression,
+}
+
+/// How a policy finds its targets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Targets {
+    /// Listed by resource, in the namespaces a selector picks.
+    Resources(TargetResources),
+    /// Returned by `targetMatchConstraints.expression`, evaluated on each trigger. Creating
+    /// the policy lists its triggers (`matchConstraints`) to find them.
+    Expression {
+        expression: String,
+        triggers: TargetResources,
+    },
+}
+
+/// Resources to list, and the selectors the listed objects must pass.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TargetResources {
+    pub rules: Vec<TargetRule>,
+    /// A label selector in the API's text form (`a=b,c in (d)`); `None`: every namespace.
+    pub namespace_selector: Option<String>,
+    pub object_selector: Option<String>,
+}
+
+/// One resource of a rule (`*` is not listed: a target names its resources).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRule {
+    pub group: String,
+    pub version: String,
+    /// The resource, without a subresource.
+    pub resource: String,
+    /// `resourceNames`: when not empty, only objects of these names.
+    pub names: Vec<String>,
+}
+
+/// Compiles the target side of a mutate-existing policy. `trigger` is the policy as written,
+/// compiled for admission (its environment and variables serve the target expression).
+pub(crate) fn compile(
+    p: &Policy,
+    kind: PolicyKind,
+    refs: &[&PolicyException],
+    trigger: &Arc<KyvernoMutating>,
+    errors: &mut Vec<String>,
+) -> Existing {
+    let spec = &p.spec;
+    let target_constraints = spec.target_match_constraints.as_ref();
+    let expression = target_constraints
+        .and_then(|t| t.expression.as_deref())
+        .filter(|e| !e.trim().is_empty());
+    let rules_of = |m: Option<&MatchResources>| TargetResources::of(m);
+    let targets = match expression {
+        Some(e) => Targets::Expression {
+            expression: e.to_string(),
+            triggers: rules_of(spec.match_constraints.as_ref()),
+        },
+        None => match target_constraints.filter(|t| !t.resources.resource_rules.is_empty()) {
+            Some(t) => Targets::Resources(rules_of(Some(&t.resources))),
+            None => Targets::Resources(rules_of(spec.match_constraints.as_ref())),
+        },
+    };
+    let selector = expression.map(|e| Selector {
+        policy: Arc::clone(trigger),
+        expression: crate::compiled::Expression::compile(
+            &trigger.policy.common.env,
+            e,
+            crate::environment::ExpressionKind::Variable,
+        ),
+    });
+    if let Some(Selector { expression, .. }) = &selector
+        && let Err(e) = &expression.program
+    {
+        errors.push(format!(
+            "spec.targetMatchConstraints.expression: Invalid value: {:?}: {e}",
+            expression.source
+        ));
+    }
+    // The target side: every resource matches (targets were selected already), the
+    // targetMatchConditions are its conditions, and it runs whatever the admission switch.
+    let mut target = p.clone();
+    let everything = MatchResources {
+        resource_rules: vec![NamedRuleWithOperations {
+            api_groups: vec!["*".to_string()],
+            api_versions: vec!["*".to_string()],
+            resources: vec!["*".to_string()],
+            operations: vec!["*".to_string()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    target.spec.match_constraints = Some(everything.clone());
+    target.spec.match_conditions = spec.target_match_conditions.clone();
+    target.spec.autogen = None;
+    target.spec.target_match_constraints = None;
+    target.spec.evaluation = Some(Evaluation {
+        admission: Some(Switch {
+            enabled: Some(true),
+        }),
+        background: None,
+        mutate_existing: None,
+        mode: None,
+    });
+    let mut set = KyvernoPolicies::default();
+    let equivalents = EquivalentResources::builtin_latest();
+    match MatchConstraints::compile(Some(&everything), Owner::ValidatingPolicy, "targets") {
+        Ok(constraints) => {
+            let mut problems = Vec::new();
+            let compiled = super::compile::compile_mutating(
+                &target,
+                kind,
+                None,
+                constraints,
+                &everything,
+                refs,
+                &mut problems,
+            );
+            for e in problems {
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
+            set.mutating_index.insert(
+                0,
+                &compiled.policy.common.constraints.index_keys(&equivalents),
+            );
+            set.mutating.push(Arc::new(compiled));
+        }
+        Err(e) => errors.push(format!("mutate existing: {e}")),
+    }
+    Existing {
+        kind,
+        name: p.metadata.name.clone(),
+        namespace: trigger.extras.namespace.clone(),
+        admission: spec.admission_enabled(),
+        targets,
+        fingerprint: fingerprint(p),
+        target: set,
+        equivalents,
+        selector,
+    }
+}
+
+/// A hash of what the policy is (its spec as read): equal for the same policy.
+fn fingerprint(p: &Policy) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{:?}", p.spec).hash(&mut h);
+    p.metadata.name.hash(&mut h);
+    h.finish()
+}
+
+impl TargetResources {
+    fn of(m: Option<&MatchResources>) -> TargetResources {
+        let Some(m) = m else {
+            return TargetResources::default();
+        };
+        let mut rules = Vec::new();
+        for r in &m.resource_rules {
+            for group in &r.api_groups {
+                for version in &r.api_versions {
+                    for resource in &r.resources {
+                        let base = resource.split('/').next().unwrap_or(resource);
+                        if base.is_empty() || base == "*" || group == "*" || version == "*" {
+                            continue;
+                        }
+                        let rule = TargetRule {
+                            group: group.clone(),
+                            version: version.clone(),
+                            resource: base.to_string(),
+                            names: r.resource_names.clone(),
+                        };
+                        if !rules.contains(&rule) {
+                            rules.push(rule);
+                        }
+                    }
+                }
+            }
+        }
+        TargetResources {
+            rules,
+            namespace_selector: m.namespace_selector.as_ref().map(selector_text),
+            object_selector: m.object_selector.as_ref().map(selector_text),
+        }
+    }
+}
+
+/// A label selector in the text form the API's `labelSelector` parameter takes.
+pub fn selector_text(s: &LabelSelector) -> String {
+    let mut parts: Vec<String> = s
+        .match_labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    for e in &s.match_expressions {
+        parts.push(match e.operator.as_str() {
+            "In" => format!("{} in ({})", e.key, e.values.join(",")),
+            "NotIn" => format!("{} notin ({})", e.key, e.values.join(",")),
+            "Exists" => e.key.clone(),
+            "DoesNotExist" => format!("!{}", e.key),
+            // An unknown operator selects nothing, as the API server's parser refuses it.
+            other => format!("{} {other} ({})", e.key, e.values.join(",")),
+        });
+    }
+    parts.join(",")
+}
+
+impl Existing {
+    /// The policy's key as Kyverno writes it: `name`, or `namespace/name`.
+    pub fn key(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// Evaluates the policy on one target, given as the UPDATE request of itself: the
+    /// object as changed, or `None` when nothing changed (or its conditions did not hold).
+    /// An evaluation error, or a refusal, is the error.
+    pub fn mutate(
+        &self,
+        request: &Request<'_>,
+        lookup: &dyn Lookup,
+        options: &EvalOptions,
+    ) -> Result<Option<Json>, String> {
+        let ctx = RequestContext::new(request, lookup, options);
+        let mut outcome = Outcome::allowed();
+        let state = super::mutate::run(
+            &self.target,
+            &self.equivalents,
+            &ctx,
+            None,
+            &mut outcome,
+            options.kyverno,
+        )
+        .map_err(|status| status.message)?;
+        if let Some(error) = outcome
+            .results
+            .iter()
+            .find(|r| r.result == ResultKind::Error)
+        {
+            return Err(error.message.as_deref().unwrap_or("failed").to_string());
+        }
+        Ok(state.as_ref().and_then(|s| s.patched()).cloned())
+    }
+
+    /// The targets `targetMatchConstraints.expression` returns for a trigger (given as its
+    /// request, `object` as stored now): one object, or the items of a list.
+    pub fn select(
+        &self,
+        request: &Request<'_>,
+        lookup: &dyn Lookup,
+        options: &EvalOptions,
+    ) -> Result<Vec<Json>, String> {
+        let Some(selector) = &self.selector else {
+            return Ok(Vec::new());
+        };
+        let ctx = RequestContext::new(request, lookup, options);
+        let k = &selector.policy;
+        let common = &k.policy.common;
+        let attributes = ctx.request.attributes;
+        let namespace = ctx.namespace().map_err(|e| e.to_string())?;
+        let inputs = Inputs {
+            object: attributes.object,
+            old_object: attributes.old_object,
+            request: ctx.default_cel_request(),
+            namespace_object: namespace.as_deref(),
+            params: None,
+            authorizer: None,
+        };
+        let context = ctx.kyverno_values(k.extras.namespace.as_deref());
+        let mut activation = Activation::new(&common.env.env);
+        bind_inputs(&mut activation, common, &inputs, false);
+        super::bind_context(&mut activation, context.as_ref());
+        let mut budget = Budget::validations();
+        let value = match validating::evaluate(&selector.expression, &activation, &mut budget) {
+            Err(_) => return Err("the target expression ran out of its cost budget".to_string()),
+            Ok(Evaluated::Error(e)) => return Err(e),
+            Ok(Evaluated::Value(v)) => v,
+        };
+        let text = celer_cel::format::to_json(&value).map_err(|e| e.to_string())?;
+        let json: Json = sonic_rs::from_str(&text).map_err(|e| e.to_string())?;
+        use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+        if json.is_null() {
+            return Ok(Vec::new());
+        }
+        if !json.is_object() {
+            return Err(format!(
+                "the target expression must return an object or a list of objects, got {text:.200}"
+            ));
+        }
+        match json.get("items") {
+            Some(items) => match items.as_array() {
+                Some(items) => Ok(items.iter().filter(|i| i.is_object()).cloned().collect()),
+                None => Err("the target expression's items is not a list".to_string()),
+            },
+            None => Ok(vec![json]),
+        }
+    }
+}
+
+/// The mutate-existing policies of a (mutating) set.
+pub fn policies(set: &crate::policy_set::PolicySet) -> &[Arc<Existing>] {
+    &set.kyverno().existing
+}
+
+/// The mutate-existing policies an admitted request triggered: those with admission enabled
+/// that ran on it (matched, their conditions held) and passed.
+pub fn triggered<'s>(
+    set: &'s crate::policy_set::PolicySet,
+    outcome: &Outcome,
+    namespace: &str,
+) -> Vec<&'s Arc<Existing>> {
+    if !outcome.allowed {
+        return Vec::new();
+    }
+    policies(set)
+        .iter()
+        .filter(|e| e.admission)
+        .filter(|e| e.namespace.as_deref().is_none_or(|ns| ns == namespace))
+        .filter(|e| {
+            outcome.results.iter().any(|r| {
+                r.kind == ResultPolicyKind::KyvernoMutating
+                    && r.result == ResultKind::Pass
+                    && r.policy.as_str() == e.name
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "mutate_existing_tests.rs"]
+mod tests;

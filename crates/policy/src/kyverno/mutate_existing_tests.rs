@@ -1,0 +1,194 @@
+//! Mutate-existing: what a policy targets, what triggers it, and a target's evaluation.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use celer_cel::Json;
+use sonic_rs::JsonValueTrait;
+
+use super::*;
+use crate::attributes::Operation;
+use crate::engine::evaluate;
+use crate::family::Mode;
+use crate::load::Manifests;
+use crate::lookup::ObjectLookup;
+use crate::policy_set::PolicySet;
+use crate::request::{AdmissionReview, RequestUser, review_for};
+
+const DIFFERENT_TARGET: &str = "apiVersion: policies.kyverno.io/v1beta1
+kind: MutatingPolicy
+metadata: {name: label-configmaps}
+spec:
+  evaluation: {mutateExisting: {enabled: true}}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [namespaces], resourceNames: [team]}
+  targetMatchConstraints:
+    namespaceSelector: {matchLabels: {test: enabled}}
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  targetMatchConditions:
+  - {name: not-skipped, expression: \"!has(object.metadata.labels) || !('skip' in object.metadata.labels)\"}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: >
+        Object{metadata: Object.metadata{labels: Object.metadata.labels{foo: 'bar'}}}
+";
+
+const BY_EXPRESSION: &str = "apiVersion: policies.kyverno.io/v1beta1
+kind: MutatingPolicy
+metadata: {name: by-expression}
+spec:
+  evaluation: {admission: {enabled: false}, mutateExisting: {enabled: true}}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [secrets]}
+  variables:
+  - {name: suffix, expression: \"'-cm'\"}
+  targetMatchConstraints:
+    expression: >
+      {'items': [1, 2].map(i, {'apiVersion': dyn('v1'), 'kind': dyn('ConfigMap'),
+        'metadata': dyn({'name': dyn(object.metadata.name + variables.suffix + string(i)), 'namespace': object.metadata.namespace})})}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: \"Object{metadata: Object.metadata{labels: Object.metadata.labels{seen: 'yes'}}}\"
+";
+
+fn set(yaml: &str) -> PolicySet {
+    let mut m = Manifests::default();
+    m.add_text("test.yaml", yaml);
+    let set = PolicySet::build(&m);
+    assert!(set.errors.is_empty(), "{:?}", set.errors);
+    set
+}
+
+fn json(text: &str) -> Json {
+    crate::document::parse_document(text, crate::document::Syntax::Yaml).unwrap()
+}
+
+fn options() -> EvalOptions {
+    EvalOptions {
+        kyverno: Mode { offline: false },
+        ..EvalOptions::default()
+    }
+}
+
+/// The review of `object` written with `operation` (an UPDATE of itself for a target).
+fn review(object: &Json, operation: Operation) -> String {
+    let old = (operation == Operation::Update).then_some(object);
+    review_for(Some(object), old, operation, &RequestUser::default(), "uid").unwrap()
+}
+
+#[test]
+fn targets_come_from_the_target_constraints_or_the_expression() {
+    let set = set(&format!("{DIFFERENT_TARGET}---\n{BY_EXPRESSION}"));
+    let all = policies(&set);
+    assert_eq!(all.len(), 2);
+    let first = &all[0];
+    assert_eq!(
+        (first.name.as_str(), first.admission),
+        ("label-configmaps", true)
+    );
+    assert_eq!(
+        first.targets,
+        Targets::Resources(TargetResources {
+            rules: vec![TargetRule {
+                group: String::new(),
+                version: "v1".to_string(),
+                resource: "configmaps".to_string(),
+                names: vec![],
+            }],
+            namespace_selector: Some("test=enabled".to_string()),
+            object_selector: None,
+        })
+    );
+    let Targets::Expression { triggers, .. } = &all[1].targets else {
+        panic!("{:?}", all[1].targets)
+    };
+    assert_eq!(triggers.rules[0].resource, "secrets");
+    assert!(!all[1].admission);
+    assert_ne!(first.fingerprint, all[1].fingerprint);
+}
+
+#[test]
+fn an_admitted_request_the_policy_matches_triggers_it() {
+    let set = set(DIFFERENT_TARGET);
+    let lookup = ObjectLookup::new(Vec::new());
+    let run = |name: &str| {
+        let ns = json(&format!(
+            "{{apiVersion: v1, kind: Namespace, metadata: {{name: {name}}}}}"
+        ));
+        let body = review(&ns, Operation::Update);
+        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+        let request = review.request().unwrap();
+        let outcome = evaluate(&set, &request, &lookup, &options());
+        triggered(&set, &outcome, "")
+            .iter()
+            .map(|e| e.key())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run("team"), ["label-configmaps"]);
+    // resourceNames: another Namespace is no trigger.
+    assert!(run("other").is_empty());
+}
+
+#[test]
+fn a_target_is_mutated_unless_its_conditions_fail() {
+    let set = set(DIFFERENT_TARGET);
+    let existing = &policies(&set)[0];
+    let lookup = ObjectLookup::new(Vec::new());
+    let mutate = |labels: &str| {
+        let cm = json(&format!(
+            "{{apiVersion: v1, kind: ConfigMap, metadata: {{name: cm, namespace: team, labels: {labels}}}}}"
+        ));
+        let body = review(&cm, Operation::Update);
+        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+        let request = review.request().unwrap();
+        existing.mutate(&request, &lookup, &options()).unwrap()
+    };
+    let patched = mutate("{a: b}").expect("mutated");
+    let labels = patched
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .unwrap();
+    assert_eq!(labels.get("foo").and_then(|v| v.as_str()), Some("bar"));
+    assert_eq!(labels.get("a").and_then(|v| v.as_str()), Some("b"));
+    // targetMatchConditions hold no more: nothing changes.
+    assert_eq!(mutate("{skip: 'yes'}"), None);
+    // Already as the policy wants it: nothing to write.
+    assert_eq!(mutate("{foo: bar}"), None);
+}
+
+#[test]
+fn the_target_expression_returns_objects_for_a_trigger() {
+    let set = set(BY_EXPRESSION);
+    let existing = &policies(&set)[0];
+    let lookup = ObjectLookup::new(Vec::new());
+    let secret = json("{apiVersion: v1, kind: Secret, metadata: {name: s, namespace: team}}");
+    let body = review(&secret, Operation::Create);
+    let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+    let request = review.request().unwrap();
+    let targets = existing.select(&request, &lookup, &options()).unwrap();
+    let names: Vec<&str> = targets
+        .iter()
+        .map(|t| {
+            t.get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(|n| n.as_str())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(names, ["s-cm1", "s-cm2"]);
+    // Admission is off: no admitted request triggers it.
+    let outcome = evaluate(&set, &request, &lookup, &options());
+    assert!(triggered(&set, &outcome, "team").is_empty());
+}
+
+#[test]
+fn selectors_are_written_as_the_api_reads_them() {
+    let s: LabelSelector = sonic_rs::from_str(
+        r#"{"matchLabels":{"a":"b"},"matchExpressions":[{"key":"c","operator":"In","values":["d","e"]},{"key":"f","operator":"DoesNotExist"},{"key":"g","operator":"Exists"},{"key":"h","operator":"NotIn","values":["i"]}]}"#,
+    )
+    .unwrap();
+    assert_eq!(selector_text(&s), "a=b,c in (d,e),!f,g,h notin (i)");
+}
