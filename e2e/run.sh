@@ -633,6 +633,35 @@ else
 fi
 for name in gctx-watch gctx-call; do api DELETE "$vpols/kyv-$name"; api DELETE "/apis/kyverno.io/v2alpha1/globalcontextentries/$name"; done
 for name in gctx-a gctx-b; do api DELETE "/api/v1/namespaces/e2e-fed/configmaps/$name"; done
+# Kyverno's mutate-existing: a MutatingPolicy whose trigger is an UPDATE of Namespace e2e-mx
+# and whose targets are the ConfigMaps of Namespaces labelled mx=enabled. Applying it labels
+# the ConfigMap there now; a ConfigMap made later is labelled once the trigger is updated.
+api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"e2e-mx","labels":{"mx":"enabled"}}}'
+api POST /api/v1/namespaces/e2e-mx/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mx-1"}}'
+api POST /apis/policies.kyverno.io/v1/mutatingpolicies '{"apiVersion":"policies.kyverno.io/v1","kind":"MutatingPolicy",
+  "metadata":{"name":"kyv-mutate-existing"},
+  "spec":{"evaluation":{"mutateExisting":{"enabled":true}},
+    "matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["namespaces"],"resourceNames":["e2e-mx"]}]},
+    "targetMatchConstraints":{"namespaceSelector":{"matchLabels":{"mx":"enabled"}},
+      "resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["configmaps"]}]},
+    "mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{labels: Object.metadata.labels{mutated: \"existing\"}}}"}}]}}'
+mx_status=$status
+mx_labelled() { api GET "/api/v1/namespaces/e2e-mx/configmaps/$1"; [ "$(jq -r '.metadata.labels.mutated // empty' "$work/body.json")" = existing ]; }
+if [ "$mx_status" = 201 ] && eventually 15 mx_labelled mx-1; then
+  ok "H17 a mutate-existing MutatingPolicy applied to the API server labels the ConfigMap it targets (policy creation)"
+else
+  bad "H17 a mutate-existing MutatingPolicy labels its existing target on creation (policy $mx_status)" "$(last) $(jq -c '.metadata.labels' "$work/body.json" 2>/dev/null)"
+fi
+api POST /api/v1/namespaces/e2e-mx/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mx-2"}}'
+sleep 1
+mx_trigger() { api PATCH /api/v1/namespaces/e2e-mx '{"metadata":{"annotations":{"e2e/touched":"'"$(date +%s%N)"'"}}}'; [ "$status" = 200 ]; }
+if ! mx_labelled mx-2 && mx_trigger && eventually 15 mx_labelled mx-2; then
+  ok "H18 updating the trigger Namespace labels a ConfigMap made after the policy (admission trigger)"
+else
+  bad "H18 updating the trigger Namespace labels the ConfigMap made after the policy" "$(last) $(jq -c '.metadata.labels' "$work/body.json" 2>/dev/null)"
+fi
+api DELETE /apis/policies.kyverno.io/v1/mutatingpolicies/kyv-mutate-existing
+api DELETE /api/v1/namespaces/e2e-mx
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"

@@ -15,6 +15,7 @@ pub mod context;
 pub mod global_context;
 pub mod kyverno_webhooks;
 mod lookup;
+pub mod mutate_existing;
 pub mod register;
 pub mod sources;
 pub mod status;

@@ -21,6 +21,17 @@ pub trait ClusterHooks: Send + Sync + std::fmt::Debug {
     fn lookup(&self) -> Arc<dyn Lookup>;
     /// Called with each policy set before it serves: the first load and every reload.
     fn policies_loaded(&self, policies: &crate::policies::Policies);
+    /// After a mutating request was admitted (not a dry run, `set` having mutate-existing
+    /// policies): the Kyverno mutate-existing policies it triggered run on their targets,
+    /// in the background, never on the request's path. `review` is the request's body.
+    fn admitted(
+        &self,
+        _set: &celer_policy::policy_set::PolicySet,
+        _review: &[u8],
+        _outcome: &celer_policy::response::Outcome,
+        _namespace: &str,
+    ) {
+    }
 }
 
 /// Objects from the policy files, with namespaces made up from their names when missing; or,

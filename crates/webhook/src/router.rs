@@ -141,6 +141,8 @@ pub struct State {
     options: EvalOptions,
     /// What `/authorize` answers when a policy fails to evaluate and none denies.
     authorization_failure: FailureMode,
+    /// The cluster, told of admitted mutating requests (Kyverno's mutate-existing).
+    cluster: Option<Arc<dyn crate::lookup::ClusterHooks>>,
 }
 
 impl std::fmt::Debug for State {
@@ -185,7 +187,17 @@ impl State {
             limits,
             options: EvalOptions::default(),
             authorization_failure: FailureMode::default(),
+            cluster: None,
         }
+    }
+
+    /// Sets the cluster told of admitted mutating requests.
+    pub fn with_cluster_hooks(
+        mut self,
+        cluster: Option<Arc<dyn crate::lookup::ClusterHooks>>,
+    ) -> State {
+        self.cluster = cluster;
+        self
     }
 
     /// Sets what Kyverno's context functions read (without one they fail, naming the call).
@@ -650,6 +662,14 @@ fn evaluate(
         &state.options,
         scope,
     );
+    if endpoint == Endpoint::Mutate
+        && outcome.allowed
+        && !request.dry_run
+        && let Some(cluster) = &state.cluster
+        && !celer_policy::kyverno::mutate_existing::policies(set).is_empty()
+    {
+        cluster.admitted(set, body, &outcome, request.attributes.namespace);
+    }
     let body = outcome.review_json(request.uid, review.version());
     state.metrics.observe_results(&outcome.results);
     log_outcome(&outcome, &request, endpoint, loaded.generation, started);

@@ -168,7 +168,8 @@ pub async fn start(
     let state = Arc::new(
         State::new(options.limits.clone())
             .with_authorization_failure(options.authorization_failure)
-            .with_kyverno_context(options.kyverno_context.clone()),
+            .with_kyverno_context(options.kyverno_context.clone())
+            .with_cluster_hooks(options.cluster.clone()),
     );
     let counts = loaded.counts();
     let generation = state.install(loaded);

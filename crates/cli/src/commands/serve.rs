@@ -575,9 +575,25 @@ struct ClusterAdapter {
     /// With `--policies-from-cluster`: the policy objects, the writer of their status, and
     /// the maker of Gatekeeper's Constraint CRDs.
     status: Option<(Arc<PolicyObjects>, StatusWriter, ConstraintCrds)>,
+    /// Kyverno's mutate-existing policies, run on their targets.
+    mutator: celer_cluster::mutate_existing::Mutator,
 }
 
 impl ClusterHooks for ClusterAdapter {
+    fn admitted(
+        &self,
+        set: &celer_policy::policy_set::PolicySet,
+        review: &[u8],
+        outcome: &celer_policy::response::Outcome,
+        namespace: &str,
+    ) {
+        let triggered = celer_policy::kyverno::mutate_existing::triggered(set, outcome, namespace);
+        if !triggered.is_empty() {
+            self.mutator
+                .triggered(triggered.into_iter().cloned().collect(), review.to_vec());
+        }
+    }
+
     fn lookup(&self) -> Arc<dyn Lookup> {
         Arc::new(self.cluster.clone())
     }
@@ -614,6 +630,10 @@ impl ClusterHooks for ClusterAdapter {
                 constraint_kinds: objects.constraint_kinds(),
             });
         }
+        self.mutator
+            .loaded(celer_policy::kyverno::mutate_existing::policies(
+                &policies.mutating,
+            ));
         if let Some((settings, registrar)) = self.registration.lock().as_ref() {
             registrar.desire(Configurations::new(
                 settings,
@@ -721,11 +741,21 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         });
                         (objects, writer, crds)
                     });
-                    let cluster = Cluster::start(client, args.cluster.lookup_timeout);
-                    options.kyverno_context = Some(Arc::new(
+                    let cluster = Cluster::start(client.clone(), args.cluster.lookup_timeout);
+                    let context = Arc::new(
                         cluster.kyverno_context(args.cluster.context_allow_secrets),
-                    ));
+                    );
+                    options.kyverno_context = Some(context.clone());
+                    let mutator = celer_cluster::mutate_existing::Mutator::new(
+                        client,
+                        Arc::new(cluster.clone()),
+                        celer_policy::engine::EvalOptions {
+                            kyverno_context: Some(context),
+                            ..Default::default()
+                        },
+                    );
                     Some(Arc::new(ClusterAdapter {
+                        mutator,
                         cluster,
                         registration: parking_lot::Mutex::new(None),
                         status,
