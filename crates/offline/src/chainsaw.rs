@@ -13,7 +13,10 @@ use celer_cel::Json;
 use celer_cel_kyverno::MemoryContext;
 use celer_policy::attributes::Operation;
 use celer_policy::engine::{self, EvalOptions};
+use std::sync::Arc;
+
 use celer_policy::kyverno::model::KyvernoManifest;
+use celer_policy::kyverno::mutate_existing::{self, Existing, TargetResources, Targets};
 use celer_policy::load::Manifests;
 use celer_policy::lookup::ObjectLookup;
 use celer_policy::policy_set::PolicySet;
@@ -158,6 +161,8 @@ struct State {
     objects: Vec<Json>,
     outcome: SuiteOutcome,
     user: RequestUser,
+    /// The fingerprint of each mutate-existing policy when it last ran on creation.
+    ran: std::collections::HashMap<String, u64>,
 }
 
 impl State {
@@ -181,7 +186,138 @@ impl State {
         for e in self.manifests.errors.iter().skip(before) {
             self.outcome.errors.push(e.to_string());
         }
-        self.set = None;
+        self.set = Some(PolicySet::build(&self.manifests));
+        // Mutate-existing policies new or changed run once on the objects held.
+        let changed: Vec<Arc<Existing>> = match &self.set {
+            Some(set) => mutate_existing::policies(set)
+                .iter()
+                .filter(|p| self.ran.insert(p.key(), p.fingerprint) != Some(p.fingerprint))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        for policy in changed {
+            self.mutate_existing(&policy, None);
+        }
+    }
+
+    /// The evaluation options of a request: `resource.*` reads the objects held.
+    fn options(&self) -> EvalOptions {
+        let mut context = MemoryContext::new();
+        for o in &self.objects {
+            // An object without apiVersion or kind cannot be looked up: left out.
+            let _ = context.add_object(o.clone());
+        }
+        EvalOptions {
+            kyverno_context: Some(context.into_shared()),
+            ..EvalOptions::default()
+        }
+    }
+
+    /// Runs a mutate-existing policy on its targets among the objects held, for a trigger
+    /// (the index of the object admitted, and its operation) or for the policy's creation.
+    fn mutate_existing(&mut self, policy: &Existing, trigger: Option<(usize, Operation)>) {
+        let targets = self.targets(policy, trigger);
+        for i in targets {
+            let Some(target) = self.objects.get(i).cloned() else {
+                continue;
+            };
+            let Ok(body) = review_for(
+                Some(&target),
+                Some(&target),
+                Operation::Update,
+                &self.user,
+                "chainsaw",
+            ) else {
+                continue;
+            };
+            let Ok(review) = AdmissionReview::parse(body.as_bytes()) else {
+                continue;
+            };
+            let Ok(request) = review.request() else {
+                continue;
+            };
+            let lookup = ObjectLookup::new(self.objects.iter().cloned());
+            if let Ok(Some(patched)) = policy.mutate(&request, &lookup, &self.options())
+                && let Some(slot) = self.objects.get_mut(i)
+            {
+                *slot = patched;
+            }
+        }
+    }
+
+    /// The indices of a policy's targets among the objects held.
+    fn targets(&self, policy: &Existing, trigger: Option<(usize, Operation)>) -> Vec<usize> {
+        let selected_by = |resources: &TargetResources| -> Vec<usize> {
+            (self.objects.iter().enumerate())
+                .filter(|(_, o)| {
+                    let info =
+                        celer_policy::kinds::kind_info(str_of(o, "apiVersion"), str_of(o, "kind"));
+                    let (_, namespace, _) = key(o);
+                    if policy
+                        .namespace
+                        .as_deref()
+                        .is_some_and(|ns| ns != namespace)
+                    {
+                        return false;
+                    }
+                    let ns_object = (!namespace.is_empty())
+                        .then(|| {
+                            self.objects.iter().find(|n| {
+                                key(n)
+                                    == ("Namespace".to_string(), String::new(), namespace.clone())
+                            })
+                        })
+                        .flatten();
+                    let absent_namespace = Json::new();
+                    let ns_object = match (namespace.is_empty(), ns_object) {
+                        (true, _) => None,
+                        (false, Some(n)) => Some(n),
+                        (false, None) => Some(&absent_namespace),
+                    };
+                    resources.selects((&info.group, &info.version, &info.resource), o, ns_object)
+                })
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let select = |trigger: &Json, operation: Operation| -> Vec<usize> {
+            let old = (operation == Operation::Update).then_some(trigger);
+            let Ok(body) = review_for(Some(trigger), old, operation, &self.user, "chainsaw") else {
+                return Vec::new();
+            };
+            let Ok(review) = AdmissionReview::parse(body.as_bytes()) else {
+                return Vec::new();
+            };
+            let Ok(request) = review.request() else {
+                return Vec::new();
+            };
+            let lookup = ObjectLookup::new(self.objects.iter().cloned());
+            let selected = policy
+                .select(&request, &lookup, &self.options())
+                .unwrap_or_default();
+            (self.objects.iter().enumerate())
+                .filter(|(_, o)| selected.iter().any(|s| key(s) == key(o)))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        match (&policy.targets, trigger) {
+            (Targets::Resources(resources), _) => selected_by(resources),
+            (Targets::Expression { .. }, Some((i, operation))) => match self.objects.get(i) {
+                Some(t) => select(t, operation),
+                None => Vec::new(),
+            },
+            (Targets::Expression { triggers, .. }, None) => {
+                let mut out = Vec::new();
+                for i in selected_by(triggers) {
+                    if let Some(t) = self.objects.get(i) {
+                        out.extend(select(t, Operation::Update));
+                    }
+                }
+                out.sort_unstable();
+                out.dedup();
+                out
+            }
+        }
     }
 
     fn skip(&mut self, step: &str, why: &str) {
@@ -278,21 +414,17 @@ impl State {
         let request = review.request()?;
         // Namespaces, and params: every object the test created.
         let lookup = ObjectLookup::new(self.objects.iter().cloned());
+        // What `resource.*` reads: the objects the test has created so far.
+        let options = self.options();
         let set = {
             let manifests = &self.manifests;
             self.set.get_or_insert_with(|| PolicySet::build(manifests))
         };
-        // What `resource.*` reads: the objects the test has created so far.
-        let mut context = MemoryContext::new();
-        for o in &self.objects {
-            // An object without apiVersion or kind cannot be looked up: left out.
-            let _ = context.add_object(o.clone());
-        }
-        let options = EvalOptions {
-            kyverno_context: Some(context.into_shared()),
-            ..EvalOptions::default()
-        };
         let outcome = engine::evaluate(set, &request, &lookup, &options);
+        let triggered: Vec<Arc<Existing>> = mutate_existing::triggered(set, &outcome, &namespace)
+            .into_iter()
+            .cloned()
+            .collect();
         let matched = outcome.results.iter().any(|r| {
             matches!(
                 r.kind,
@@ -334,13 +466,20 @@ impl State {
         });
         if outcome.allowed {
             let stored = outcome.patched.clone().unwrap_or(object);
-            match existing {
+            let index = match existing {
                 Some(i) => {
                     if let Some(slot) = self.objects.get_mut(i) {
                         *slot = stored;
                     }
+                    i
                 }
-                None => self.objects.push(stored),
+                None => {
+                    self.objects.push(stored);
+                    self.objects.len() - 1
+                }
+            };
+            for policy in triggered {
+                self.mutate_existing(&policy, Some((index, operation)));
             }
         }
         Ok(())
@@ -479,6 +618,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
         set: None,
         objects: vec![namespace],
         outcome: SuiteOutcome::new(test_file),
+        ran: std::collections::HashMap::new(),
         // Chainsaw runs as the cluster's admin.
         user: RequestUser {
             username: "kubernetes-admin".to_string(),

@@ -84,6 +84,44 @@ pub struct TargetResources {
     /// A label selector in the API's text form (`a=b,c in (d)`); `None`: every namespace.
     pub namespace_selector: Option<String>,
     pub object_selector: Option<String>,
+    /// The selectors as written, for matching objects held in memory (offline).
+    namespace_labels: Option<LabelSelector>,
+    object_labels: Option<LabelSelector>,
+}
+
+impl TargetResources {
+    /// Whether an object held in memory is one of these targets: its resource (`group`,
+    /// `version`, `resource` as the caller found them) in a rule, its name allowed, its
+    /// labels selected, and its Namespace (`namespace`, `None` for cluster-scoped objects)
+    /// selected.
+    pub fn selects(
+        &self,
+        resource: (&str, &str, &str),
+        object: &Json,
+        namespace: Option<&Json>,
+    ) -> bool {
+        use sonic_rs::JsonValueTrait;
+        let name = object
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(|n| n.as_str())
+            .unwrap_or_default();
+        let (group, version, plural) = resource;
+        let ruled = self.rules.iter().any(|r| {
+            r.group == group
+                && r.version == version
+                && r.resource == plural
+                && (r.names.is_empty() || r.names.iter().any(|n| n == name))
+        });
+        let labelled = |selector: &Option<LabelSelector>, object: Option<&Json>| match selector {
+            None => true,
+            Some(s) => crate::matching::Selector::compile(s, "")
+                .is_ok_and(|s| object.is_some_and(|o| s.matches_labels(o))),
+        };
+        ruled
+            && labelled(&self.object_labels, Some(object))
+            && (namespace.is_none() || labelled(&self.namespace_labels, namespace))
+    }
 }
 
 /// One resource of a rule (`*` is not listed: a target names its resources).
@@ -242,6 +280,8 @@ impl TargetResources {
             rules,
             namespace_selector: m.namespace_selector.as_ref().map(selector_text),
             object_selector: m.object_selector.as_ref().map(selector_text),
+            namespace_labels: m.namespace_selector.clone(),
+            object_labels: m.object_selector.clone(),
         }
     }
 }

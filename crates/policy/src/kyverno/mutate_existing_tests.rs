@@ -89,19 +89,30 @@ fn targets_come_from_the_target_constraints_or_the_expression() {
         (first.name.as_str(), first.admission),
         ("label-configmaps", true)
     );
+    let Targets::Resources(resources) = &first.targets else {
+        panic!("{:?}", first.targets)
+    };
     assert_eq!(
-        first.targets,
-        Targets::Resources(TargetResources {
-            rules: vec![TargetRule {
-                group: String::new(),
-                version: "v1".to_string(),
-                resource: "configmaps".to_string(),
-                names: vec![],
-            }],
-            namespace_selector: Some("test=enabled".to_string()),
-            object_selector: None,
-        })
+        resources.rules,
+        [TargetRule {
+            group: String::new(),
+            version: "v1".to_string(),
+            resource: "configmaps".to_string(),
+            names: vec![],
+        }]
     );
+    assert_eq!(
+        resources.namespace_selector.as_deref(),
+        Some("test=enabled")
+    );
+    assert_eq!(resources.object_selector, None);
+    let cm = json("{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: team}}");
+    let on =
+        json("{apiVersion: v1, kind: Namespace, metadata: {name: team, labels: {test: enabled}}}");
+    let off = json("{apiVersion: v1, kind: Namespace, metadata: {name: team}}");
+    assert!(resources.selects(("", "v1", "configmaps"), &cm, Some(&on)));
+    assert!(!resources.selects(("", "v1", "configmaps"), &cm, Some(&off)));
+    assert!(!resources.selects(("", "v1", "secrets"), &cm, Some(&on)));
     let Targets::Expression { triggers, .. } = &all[1].targets else {
         panic!("{:?}", all[1].targets)
     };
