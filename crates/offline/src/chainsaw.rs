@@ -208,9 +208,117 @@ impl State {
             // An object without apiVersion or kind cannot be looked up: left out.
             let _ = context.add_object(o.clone());
         }
+        for (name, value) in self.global_context_entries() {
+            context.set_global_context(&name, value);
+        }
         EvalOptions {
             kyverno_context: Some(context.into_shared()),
             ..EvalOptions::default()
+        }
+    }
+
+    /// The GlobalContextEntries the test created, filled as Kyverno's global context
+    /// controller fills them, from the objects held: a `kubernetesResource` entry is the
+    /// list of that resource's objects, an `apiCall` entry the list (`{"items": [...]}`) or
+    /// object its `urlPath` names on the API (its query is not read). With projections the
+    /// value is an object of each projection's name to its JMESPath result (what
+    /// `globalContext.Get(name, projection)` reads); an entry that cannot be filled is left
+    /// out (it reads as null).
+    fn global_context_entries(&self) -> Vec<(String, Json)> {
+        let mut out = Vec::new();
+        for entry in &self.objects {
+            if str_of(entry, "kind") != "GlobalContextEntry" {
+                continue;
+            }
+            let Some(spec) = entry.get("spec") else {
+                continue;
+            };
+            let (_, _, name) = key(entry);
+            let data = if let Some(r) = spec.get("kubernetesResource") {
+                let group = str_of(r, "group");
+                let version = str_of(r, "version");
+                let api_version = if group.is_empty() {
+                    version.to_string()
+                } else {
+                    format!("{group}/{version}")
+                };
+                let items =
+                    self.objects_of(&api_version, str_of(r, "resource"), str_of(r, "namespace"));
+                Json::from(items.into_iter().collect::<sonic_rs::Array>())
+            } else if let Some(call) = spec.get("apiCall") {
+                match self.api_path(str_of(call, "urlPath")) {
+                    Some(value) => value,
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
+            let projections = spec.get("projections").and_then(|p| p.as_array());
+            let value = match projections {
+                Some(list) if !list.is_empty() => {
+                    let mut object = sonic_rs::Object::new();
+                    for p in list.iter() {
+                        let Ok(query) = celer_jmespath::Expression::compile(str_of(p, "jmesPath"))
+                        else {
+                            continue;
+                        };
+                        if let Ok(v) = query.search(&data) {
+                            object.insert(&str_of(p, "name"), v);
+                        }
+                    }
+                    object.into_value()
+                }
+                _ => data,
+            };
+            out.push((name, value));
+        }
+        out
+    }
+
+    /// The objects held of one resource (`api_version`, plural), in `namespace` (all if empty).
+    fn objects_of(&self, api_version: &str, resource: &str, namespace: &str) -> Vec<Json> {
+        (self.objects.iter())
+            .filter(|o| {
+                let info =
+                    celer_policy::kinds::kind_info(str_of(o, "apiVersion"), str_of(o, "kind"));
+                let (_, ns, _) = key(o);
+                str_of(o, "apiVersion") == api_version
+                    && info.resource == resource
+                    && (namespace.is_empty() || ns == namespace)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// What a GET of an API path (`/api/v1/namespaces/x/configmaps`,
+    /// `/apis/apps/v1/deployments/name`) answers from the objects held.
+    fn api_path(&self, path: &str) -> Option<Json> {
+        let path = path.split('?').next().unwrap_or(path);
+        let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let (api_version, rest) = match parts.as_slice() {
+            ["api", version, rest @ ..] => (version.to_string(), rest),
+            ["apis", group, version, rest @ ..] => (format!("{group}/{version}"), rest),
+            _ => return None,
+        };
+        let (namespace, rest) = match rest {
+            ["namespaces", ns, rest @ ..] if !rest.is_empty() => (*ns, rest),
+            _ => ("", rest),
+        };
+        match rest {
+            [resource] => {
+                let items = self.objects_of(&api_version, resource, namespace);
+                let mut list = sonic_rs::Object::new();
+                list.insert(
+                    &"items",
+                    Json::from(items.into_iter().collect::<sonic_rs::Array>()),
+                );
+                Some(list.into_value())
+            }
+            [resource, name] => self
+                .objects_of(&api_version, resource, namespace)
+                .into_iter()
+                .find(|o| key(o).2 == *name),
+            _ => None,
         }
     }
 
