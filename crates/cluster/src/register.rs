@@ -77,6 +77,9 @@ pub struct WebhookSettings {
     /// Register [`POLICY_WEBHOOK`] (`/policyvalidate`): Kyverno's policy objects refused as
     /// Kyverno refuses them.
     pub validate_policy_objects: bool,
+    /// Annotations of every configuration (Kyverno's default, `admissions.enforcer/disabled:
+    /// "true"`, keeps AKS's admissions enforcer from rewriting them).
+    pub annotations: Vec<(String, String)>,
 }
 
 impl WebhookSettings {
@@ -288,13 +291,22 @@ fn webhook(
     })
 }
 
-fn metadata(name: &str, kyverno: bool) -> Value {
+fn metadata(name: &str, kyverno: bool, annotations: &[(String, String)]) -> Value {
     let labels = if kyverno {
         json!({"webhook.kyverno.io/managed-by": "kyverno"})
     } else {
         json!({"app.kubernetes.io/managed-by": "celer"})
     };
-    json!({"name": name, "labels": labels})
+    let mut out = json!({"name": name, "labels": labels});
+    if !annotations.is_empty()
+        && let Some(meta) = out.as_object_mut()
+    {
+        let map: serde_json::Map<String, Value> = (annotations.iter())
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        meta.insert("annotations".to_string(), Value::Object(map));
+    }
+    out
 }
 
 /// One configuration to register: `body` `None` where nothing is left to match (it is then
@@ -392,7 +404,7 @@ impl Configurations {
                     json!({
                         "apiVersion": "admissionregistration.k8s.io/v1",
                         "kind": kind,
-                        "metadata": metadata(name, kyverno),
+                        "metadata": metadata(name, kyverno, &settings.annotations),
                         "webhooks": hooks,
                     })
                 }),
@@ -583,6 +595,7 @@ mod tests {
             exclude_namespaces: vec!["kube-system".into()],
             kyverno_configurations: false,
             validate_policy_objects: false,
+            annotations: vec![("admissions.enforcer/disabled".into(), "true".into())],
         }
     }
 
@@ -713,6 +726,11 @@ spec:
         assert_eq!(
             v["metadata"]["labels"],
             json!({"webhook.kyverno.io/managed-by": "kyverno"})
+        );
+        // Kyverno's default webhook annotation, which its tests assert.
+        assert_eq!(
+            v["metadata"]["annotations"],
+            json!({"admissions.enforcer/disabled": "true"})
         );
         let hooks = v["webhooks"].as_array().unwrap();
         let summary: Vec<(&str, &str, &str, u64)> = hooks

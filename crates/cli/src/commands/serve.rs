@@ -376,6 +376,20 @@ pub struct ClusterArgs {
     )]
     pub kyverno_webhook_configurations: bool,
 
+    /// Annotations of the webhook configurations celer registers (comma-separated KEY=VALUE;
+    /// empty: none). The default is Kyverno's: AKS's admissions enforcer leaves
+    /// configurations so annotated alone instead of rewriting their selectors.
+    #[arg(
+        long,
+        value_name = "KEY=VALUE,...",
+        env = "CELER_WEBHOOK_ANNOTATIONS",
+        value_delimiter = ',',
+        default_value = "admissions.enforcer/disabled=true",
+        value_parser = parse_annotation,
+        help_heading = "Cluster"
+    )]
+    pub webhook_annotations: Vec<(String, String)>,
+
     /// Let Kyverno's `resource.Get`/`resource.List` read Secrets. Off by default: a policy
     /// author is not always trusted with every Secret celer's identity may read, and
     /// Kyverno's default roles do not read them either.
@@ -385,6 +399,17 @@ pub struct ClusterArgs {
     /// Seconds the API server waits for an answer (1 to 30).
     #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
     pub webhook_timeout: u8,
+}
+
+/// `KEY=VALUE` (an empty text: no annotation).
+fn parse_annotation(text: &str) -> Result<(String, String), String> {
+    if text.trim().is_empty() {
+        return Ok((String::new(), String::new()));
+    }
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!("{text:?} is not an annotation: expected KEY=VALUE")),
+    }
 }
 
 /// `NAMESPACE/NAME[:PORT]`.
@@ -547,6 +572,10 @@ impl ServeArgs {
             exclude_namespaces: self.excluded_namespaces(),
             kyverno_configurations: self.cluster.kyverno_webhook_configurations,
             validate_policy_objects: self.cluster.policies_from_cluster,
+            annotations: (self.cluster.webhook_annotations.iter())
+                .filter(|(k, _)| !k.is_empty())
+                .cloned()
+                .collect(),
         })
     }
 
