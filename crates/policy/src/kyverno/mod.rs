@@ -23,6 +23,7 @@ pub mod compile;
 pub mod load;
 pub mod model;
 pub mod mutate;
+pub mod pattern;
 pub mod pod_security;
 pub mod validate;
 pub mod webhook;
