@@ -274,4 +274,3 @@ pub fn match_pattern(resource: &Json, pattern: &Node) -> Result<(), Mismatch> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests;
-
