@@ -274,16 +274,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
         if !has_type_flag(row)
             && let Some(reason) = left_out_reason(&classic, &policy, str_of(row, "rule"))
         {
-            let names = list_of(row, "resources");
-            for name in names
-                .iter()
-                .map(String::as_str)
-                .chain(names.is_empty().then_some(""))
-            {
-                outcome
-                    .skipped
-                    .push((format!("{policy} {kind}/{name}"), reason.clone()));
-            }
+            skip_row(&mut outcome, row, &reason);
             continue;
         }
         let policy_kind = if row
@@ -307,11 +298,11 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
             // name.
             kind
         } else {
-            outcome.skipped.push((
-                policy.clone(),
-                "not a policy celer runs (ValidatingAdmissionPolicy, MutatingAdmissionPolicy, ValidatingPolicy, MutatingPolicy)"
-                    .to_string(),
-            ));
+            skip_row(
+                &mut outcome,
+                row,
+                "not a policy celer runs (ValidatingAdmissionPolicy, MutatingAdmissionPolicy, ValidatingPolicy, MutatingPolicy, ClusterPolicy and Policy rules of the types celer runs)",
+            );
             continue;
         };
         let names = list_of(row, "resources");
@@ -392,6 +383,21 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
         }
     }
     Ok(outcome)
+}
+
+/// A result row not checked: one skip per resource it names (one if it names none).
+fn skip_row(outcome: &mut SuiteOutcome, row: &Json, reason: &str) {
+    let (policy, kind) = (str_of(row, "policy"), str_of(row, "kind"));
+    let names = list_of(row, "resources");
+    for name in names
+        .iter()
+        .map(String::as_str)
+        .chain(names.is_empty().then_some(""))
+    {
+        outcome
+            .skipped
+            .push((format!("{policy} {kind}/{name}"), reason.to_string()));
+    }
 }
 
 /// What Kyverno's context-backed functions read in a test, as Kyverno's CLI fills it: the
