@@ -8,6 +8,10 @@
 //!   CEL suites, and `test-fail`, whose rows are written to make `kyverno test` fail and which
 //!   Kyverno's Makefile does not run).
 //!
+//! - `kyverno/test/conformance/chainsaw/validate (patterns)`: Kyverno's chainsaw tests under
+//!   `validate/` whose folder has a ClusterPolicy or Policy with such a rule: requests admitted
+//!   or refused, with Kyverno's webhook message where the test gives it.
+//!
 //! Every row is run. Rows of rules celer leaves out (mutate, generate, verifyImages, deny,
 //! foreach, preconditions or context, variables) are skipped with the reason; a failing row
 //! must be listed, with its reason, in `kyverno_classic.known_failures`, and the passing count
@@ -91,6 +95,28 @@ fn kyverno_cli_patterns() {
     );
 }
 
+#[test]
+fn kyverno_chainsaw_validate_patterns() {
+    let Some(root) = require("kyverno/test/conformance/chainsaw") else {
+        return;
+    };
+    let suites: Vec<PathBuf> = walk::files_named(&root.join("validate"), "chainsaw-test.yaml")
+        .into_iter()
+        .filter(|p| {
+            p.parent()
+                .is_some_and(|dir| documents(dir).iter().any(is_pattern_policy))
+        })
+        .collect();
+    kyverno_suites::run(
+        "kyverno/test/conformance/chainsaw/validate (patterns)",
+        &root,
+        &suites,
+        Format::Chainsaw,
+        &ratchet(),
+        &known(),
+    );
+}
+
 fn documents(path: &Path) -> Vec<Json> {
     let paths = if path.is_dir() {
         walk::files_with_extension(path, "yaml")
@@ -124,20 +150,23 @@ fn has_pattern_rule(test_file: &Path) -> bool {
     policies
         .iter()
         .flat_map(|p| documents(&dir.join(p)))
-        .any(|doc| {
-            matches!(
-                doc.get("kind").and_then(|k| k.as_str()),
-                Some("ClusterPolicy" | "Policy")
-            ) && doc
-                .get("spec")
-                .and_then(|s| s.get("rules"))
-                .and_then(|r| r.as_array())
-                .is_some_and(|rules| {
-                    rules.iter().any(|r| {
-                        r.get("validate").is_some_and(|v| {
-                            v.get("pattern").is_some() || v.get("anyPattern").is_some()
-                        })
-                    })
-                })
+        .any(|doc| is_pattern_policy(&doc))
+}
+
+/// Whether a document is a ClusterPolicy or Policy with a `validate.pattern` or
+/// `validate.anyPattern` rule.
+fn is_pattern_policy(doc: &Json) -> bool {
+    matches!(
+        doc.get("kind").and_then(|k| k.as_str()),
+        Some("ClusterPolicy" | "Policy")
+    ) && doc
+        .get("spec")
+        .and_then(|s| s.get("rules"))
+        .and_then(|r| r.as_array())
+        .is_some_and(|rules| {
+            rules.iter().any(|r| {
+                r.get("validate")
+                    .is_some_and(|v| v.get("pattern").is_some() || v.get("anyPattern").is_some())
+            })
         })
 }
