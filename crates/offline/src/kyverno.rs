@@ -34,6 +34,7 @@ use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
 
 use crate::OfflineError;
 use crate::files::read_text;
+use crate::kyverno_classic::{classic_result, has_type_flag, left_out_errors, left_out_reason};
 use crate::suite::{Check, SuiteOutcome};
 
 fn str_of<'j>(v: &'j Json, key: &str) -> &'j str {
@@ -90,9 +91,16 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
         .extend(manifests.errors.drain(..).map(|e| e.to_string()));
     apply_cli_defaults(&mut manifests);
     let set = PolicySet::build(&manifests);
-    outcome
-        .errors
-        .extend(set.errors.iter().map(ToString::to_string));
+    // ClusterPolicy and Policy rules celer leaves out are not errors here: the rows that check
+    // them are skipped, with the reason.
+    let classic = celer_policy::kyverno::load::classic_rules(&manifests);
+    let left_out = left_out_errors(&set);
+    outcome.errors.extend(
+        set.errors
+            .iter()
+            .map(ToString::to_string)
+            .filter(|e| !left_out.contains(e)),
+    );
 
     let mut resources = Vec::new();
     for p in list_of(&test, "resources") {
@@ -263,6 +271,12 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
         let policy = str_of(row, "policy").to_string();
         let kind = str_of(row, "kind").to_string();
         let expected = str_of(row, "result").to_string();
+        if !has_type_flag(row)
+            && let Some(reason) = left_out_reason(&classic, &policy, str_of(row, "rule"))
+        {
+            skip_row(&mut outcome, row, &reason);
+            continue;
+        }
         let policy_kind = if row
             .get("isValidatingAdmissionPolicy")
             .and_then(|b| b.as_bool())
@@ -284,11 +298,11 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
             // name.
             kind
         } else {
-            outcome.skipped.push((
-                policy.clone(),
-                "not a policy celer runs (ValidatingAdmissionPolicy, MutatingAdmissionPolicy, ValidatingPolicy, MutatingPolicy)"
-                    .to_string(),
-            ));
+            skip_row(
+                &mut outcome,
+                row,
+                "not a policy celer runs (ValidatingAdmissionPolicy, MutatingAdmissionPolicy, ValidatingPolicy, MutatingPolicy, ClusterPolicy and Policy rules of the types celer runs)",
+            );
             continue;
         };
         let names = list_of(row, "resources");
@@ -369,6 +383,21 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
         }
     }
     Ok(outcome)
+}
+
+/// A result row not checked: one skip per resource it names (one if it names none).
+fn skip_row(outcome: &mut SuiteOutcome, row: &Json, reason: &str) {
+    let (policy, kind) = (str_of(row, "policy"), str_of(row, "kind"));
+    let names = list_of(row, "resources");
+    for name in names
+        .iter()
+        .map(String::as_str)
+        .chain(names.is_empty().then_some(""))
+    {
+        outcome
+            .skipped
+            .push((format!("{policy} {kind}/{name}"), reason.to_string()));
+    }
 }
 
 /// What Kyverno's context-backed functions read in a test, as Kyverno's CLI fills it: the
@@ -621,28 +650,6 @@ fn kyverno_validating_result(
     }
 }
 
-/// A ClusterPolicy rule's result (every rule's, the worst, when the row names none); a rule
-/// that did not match the resource gives none: `excluded`.
-fn classic_result(policy: &str, rule: &str, outcome: &Outcome) -> (String, Option<String>) {
-    let worst = results_of(policy, PolicyKind::KyvernoClusterPolicy, outcome)
-        // `lookupRuleResponses`: the rule or what autogen made of it.
-        .filter(|r| {
-            let name = r.binding.as_deref().unwrap_or_default();
-            rule.is_empty()
-                || name == rule
-                || name.strip_prefix("autogen-") == Some(rule)
-                || name.strip_prefix("autogen-cronjob-") == Some(rule)
-        })
-        .max_by_key(|r| r.result.rank());
-    match worst {
-        None => (EXCLUDED.to_string(), None),
-        Some(r) => (
-            r.result.as_str().to_string(),
-            r.message.as_deref().map(str::to_string),
-        ),
-    }
-}
-
 /// A Kyverno policy that did not match the resource: Kyverno's CLI skips the row
 /// (`excluded`), unless the policy has a namespace or object selector, whose empty response
 /// it drops, and the row then fails as not found.
@@ -669,7 +676,7 @@ fn unmatched(set: &PolicySet, policy: &str) -> (String, Option<String>) {
 }
 
 /// What a Kyverno row reports for a resource its policy does not match: the row is skipped.
-const EXCLUDED: &str = "excluded";
+pub(crate) const EXCLUDED: &str = "excluded";
 
 fn namespace_object(name: &str, labels_json: &str) -> Result<Json, sonic_rs::Error> {
     let text = format!(
@@ -767,7 +774,7 @@ pub fn apply_cli_defaults(manifests: &mut Manifests) {
     manifests.items.extend(extra);
 }
 
-fn results_of<'o>(
+pub(crate) fn results_of<'o>(
     policy: &'o str,
     kind: PolicyKind,
     outcome: &'o Outcome,

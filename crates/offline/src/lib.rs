@@ -13,5 +13,6 @@ pub mod error;
 pub mod files;
 pub mod gatekeeper;
 pub mod kyverno;
+mod kyverno_classic;
 pub mod pod_security;
 pub mod suite;

@@ -4,34 +4,11 @@
 //! `kyverno_cel.known_failures`, and the passing count may not fall below
 //! `kyverno_cel.ratchet`.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use celer_test_support::{KnownFailures, Ratchet, require};
 
-use celer_offline::kyverno;
-use celer_test_support::{KnownFailures, Ratchet, fail, require, walk};
+mod kyverno_suites;
 
-/// The suites of a family: top-level folders of `root` whose name ends with `suffix` (all
-/// folders when it is empty; `=a|b` names the folders exactly), and in them the files
-/// called `file_name`.
-fn family(root: &Path, suffix: &str, file_name: &str) -> Vec<PathBuf> {
-    let wanted = |name: &str| match suffix.strip_prefix('=') {
-        Some(names) => names.split('|').any(|n| n == name),
-        None => name.ends_with(suffix),
-    };
-    walk::entries(root)
-        .into_iter()
-        .filter(|p| p.is_dir())
-        .filter(|p| p.file_name().is_some_and(|n| wanted(&n.to_string_lossy())))
-        .flat_map(|p| walk::files_named(&p, file_name))
-        .collect()
-}
-
-/// How a family's files are run.
-#[derive(Clone, Copy)]
-enum Format {
-    KyvernoTest,
-    Chainsaw,
-}
+use kyverno_suites::{Format, family};
 
 fn run_family(name: &str, relative: &str, suffix: &str) {
     run_family_as(name, relative, suffix, Format::KyvernoTest);
@@ -46,71 +23,9 @@ fn run_family_as(name: &str, relative: &str, suffix: &str, format: Format) {
         "kyverno_cel.known_failures",
         include_str!("kyverno_cel.known_failures"),
         2,
-    )
-    .scope(name);
-    let (mut passed, mut skipped) = (0usize, 0usize);
-    let mut ran = BTreeSet::new();
-    let mut failed: BTreeMap<String, String> = BTreeMap::new();
-    let file_name = match format {
-        Format::KyvernoTest => "kyverno-test.yaml",
-        Format::Chainsaw => "chainsaw-test.yaml",
-    };
-    // Every row that ran, and its failure if it failed.
-    let mut row = |key: String, failure: Option<String>| {
-        ran.insert(key.clone());
-        match failure {
-            None => passed += 1,
-            Some(detail) => {
-                failed.insert(key, detail.replace('\n', " "));
-            }
-        }
-    };
-    for suite in family(&root, suffix, file_name) {
-        let short = suite
-            .strip_prefix(&root)
-            .unwrap_or(&suite)
-            .display()
-            .to_string();
-        let result = match format {
-            Format::KyvernoTest => kyverno::run(&suite),
-            Format::Chainsaw => celer_offline::chainsaw::run(&suite),
-        };
-        let outcome = match result {
-            Ok(o) => o,
-            Err(e) => {
-                row(format!("{short} (suite)"), Some(e.to_string()));
-                continue;
-            }
-        };
-        skipped += outcome.skipped.len();
-        if std::env::var_os("CELER_PRINT_SKIPPED").is_some() {
-            for (row, why) in &outcome.skipped {
-                println!("skipped\t{short} {row}\t{why}");
-            }
-        }
-        if !outcome.errors.is_empty() {
-            row(format!("{short} (load)"), Some(outcome.errors.join("; ")));
-        }
-        for check in &outcome.checks {
-            let failure = (!check.passed)
-                .then(|| format!("expected {}, got {}", check.expected, check.actual));
-            row(format!("{short} {}", check.name), failure);
-        }
-    }
-    println!(
-        "kyverno {name}: {passed} passed, {} failed, {skipped} skipped",
-        failed.len()
     );
-    if std::env::var_os("CELER_PRINT_FAILURES").is_some() {
-        for (key, detail) in &failed {
-            println!("{name}\t{key}\t{detail}");
-        }
-    }
-    let drift = known.drift(&ran, &failed, true);
-    if !drift.is_clean() {
-        fail(drift.problems(known.file()).join("\n"));
-    }
-    ratchet.enforce(name, passed);
+    let suites = family(&root, suffix, format.file_name());
+    kyverno_suites::run(name, &root, &suites, format, &ratchet, &known);
 }
 
 #[test]

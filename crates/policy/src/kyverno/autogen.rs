@@ -20,12 +20,17 @@
 //!   `oldObject` and the `Object` type) rewritten, and a root `Object{...}` wrapped into the
 //!   template's nesting. JSONPatch expressions are left as written.
 //!
-//! ClusterPolicy and Policy `validate.cel` rules follow Kyverno's older autogen
-//! (`pkg/autogen/v1`), on their `match` kinds: [`cluster_policy_rules`].
+//! ClusterPolicy and Policy rules follow Kyverno's older autogen (`pkg/autogen/v1`), on their
+//! `match` kinds: [`cluster_policy_rules`]. A pattern is nested under the template
+//! (`{spec: {template: <pattern>}}`, `{spec: {jobTemplate: {spec: {template: <pattern>}}}}`),
+//! each of an anyPattern too.
 
 use crate::model::{MatchResources, NamedRuleWithOperations};
 
-use super::classic_model::{ClusterPolicy, MatchBlock, ResourceDescription, Rule};
+#[path = "autogen_classic.rs"]
+mod classic;
+
+pub use classic::{AUTOGEN_ANNOTATION, cluster_policy_rules};
 
 /// A group of controllers sharing one template path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -304,199 +309,6 @@ pub fn rewrite_mutating(expression: &str, template: Template) -> String {
         ),
     };
     format!("{open}{inner}{close}{remaining}")
-}
-
-// ClusterPolicy and Policy rules (`pkg/autogen/v1`).
-
-/// The annotation that picks autogen's controllers (`none` turns it off).
-pub const AUTOGEN_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
-
-/// Autogen's controllers for a policy: (`autogen-` kinds, whether `autogen-cronjob-`).
-fn autogen_controllers(p: &ClusterPolicy) -> (Vec<&'static str>, bool) {
-    const ALL: [&str; 6] = [
-        "DaemonSet",
-        "Deployment",
-        "Job",
-        "ReplicaSet",
-        "ReplicationController",
-        "StatefulSet",
-    ];
-    let none = (Vec::new(), false);
-    // `CanAutoGen`.
-    let mut needed = false;
-    let supported = |d: &ResourceDescription, needed: &mut bool| {
-        if d.name.is_some()
-            || !d.names.is_empty()
-            || d.selector.is_some()
-            || d.annotations.is_some()
-            || (d.kinds.len() > 1 && d.kinds.iter().any(|k| k == "Pod"))
-        {
-            return false;
-        }
-        *needed = *needed
-            || d.kinds
-                .iter()
-                .any(|k| k == "Pod" || ALL.contains(&k.as_str()) || k == "CronJob");
-        true
-    };
-    for rule in &p.spec.rules {
-        for block in std::iter::once(&rule.match_resources).chain(rule.exclude_resources.iter()) {
-            for f in block
-                .any
-                .iter()
-                .chain(block.all.iter())
-                .chain(std::iter::once(&block.inline))
-            {
-                if let Some(d) = &f.resources
-                    && !supported(d, &mut needed)
-                {
-                    return none;
-                }
-            }
-        }
-    }
-    if !needed {
-        return none;
-    }
-    match p
-        .metadata
-        .annotations
-        .get(AUTOGEN_ANNOTATION)
-        .map(String::as_str)
-    {
-        None | Some("all") => (ALL.to_vec(), true),
-        Some("none") => none,
-        Some(list) => {
-            let parts: Vec<&str> = list.split(',').map(str::trim).collect();
-            let mut kinds: Vec<&'static str> =
-                ALL.iter().copied().filter(|k| parts.contains(k)).collect();
-            kinds.sort_unstable();
-            (kinds, list.contains("CronJob"))
-        }
-    }
-}
-
-fn kinds_of(block: &MatchBlock) -> Vec<&str> {
-    block
-        .any
-        .iter()
-        .chain(block.all.iter())
-        .chain(std::iter::once(&block.inline))
-        .filter_map(|f| f.resources.as_ref())
-        .flat_map(|r| r.kinds.iter().map(String::as_str))
-        .collect()
-}
-
-/// A rule rewritten for controllers: kinds replaced where the filter names Pod (or in every
-/// filter, for CronJobs), expressions shifted to the template.
-fn generated(rule: &Rule, name: String, kinds: &[&str], every_filter: bool, cronjob: bool) -> Rule {
-    let mut r = rule.clone();
-    r.name = if name.len() > 63 {
-        name.chars().take(63).collect()
-    } else {
-        name
-    };
-    let replace = |block: &mut MatchBlock, inline_when_kinds: bool| {
-        for f in block.any.iter_mut().chain(block.all.iter_mut()) {
-            if let Some(res) = &mut f.resources
-                && (every_filter || res.kinds.iter().any(|k| k == "Pod"))
-            {
-                res.kinds = kinds.iter().map(|k| k.to_string()).collect();
-            }
-        }
-        if block.any.is_empty()
-            && block.all.is_empty()
-            && let Some(res) = &mut block.inline.resources
-            && (!inline_when_kinds || !res.kinds.is_empty())
-        {
-            res.kinds = kinds.iter().map(|k| k.to_string()).collect();
-        }
-    };
-    replace(&mut r.match_resources, false);
-    if let Some(e) = &mut r.exclude_resources {
-        replace(e, true);
-    }
-    let shift = |s: &str| -> String {
-        let (spec, meta) = if cronjob {
-            (
-                "spec.jobTemplate.spec.template.spec",
-                "spec.jobTemplate.spec.template.metadata",
-            )
-        } else {
-            ("spec.template.spec", "spec.template.metadata")
-        };
-        s.replace("object.spec", &format!("object.{spec}"))
-            .replace("oldObject.spec", &format!("oldObject.{spec}"))
-            .replace("object.metadata", &format!("object.{meta}"))
-            .replace("oldObject.metadata", &format!("oldObject.{meta}"))
-    };
-    for c in &mut r.cel_preconditions {
-        c.expression = shift(&c.expression);
-    }
-    if let Some(cel) = r.validate.as_mut().and_then(|v| v.cel.as_mut()) {
-        for e in &mut cel.expressions {
-            e.expression = shift(&e.expression);
-            e.message = e.message.as_deref().map(shift);
-            e.message_expression = e.message_expression.as_deref().map(shift);
-        }
-        for v in &mut cel.variables {
-            v.expression = shift(&v.expression);
-        }
-        for a in &mut cel.audit_annotations {
-            a.value_expression = shift(&a.value_expression);
-        }
-    }
-    if let Some(m) = r.validate.as_mut().and_then(|v| v.message.as_mut()) {
-        *m = shift(m);
-    }
-    r
-}
-
-/// The rules a ClusterPolicy or Policy runs: its `validate.cel` rules, then autogen's
-/// (`computeRules`): `autogen-<rule>` for the pod controllers, `autogen-cronjob-<rule>` for
-/// CronJobs.
-pub fn cluster_policy_rules(p: &ClusterPolicy) -> Vec<Rule> {
-    let mut out: Vec<Rule> = p
-        .spec
-        .rules
-        .iter()
-        .filter(|r| r.is_supported())
-        .cloned()
-        .collect();
-    let (controllers, cronjob) = autogen_controllers(p);
-    for rule in p.spec.rules.iter().filter(|r| r.is_supported()) {
-        let match_kinds = kinds_of(&rule.match_resources);
-        let exclude_kinds = rule
-            .exclude_resources
-            .as_ref()
-            .map(kinds_of)
-            .unwrap_or_default();
-        if rule.name.starts_with("autogen-")
-            || !match_kinds.contains(&"Pod")
-            || (!exclude_kinds.is_empty() && !exclude_kinds.contains(&"Pod"))
-        {
-            continue;
-        }
-        if !controllers.is_empty() {
-            out.push(generated(
-                rule,
-                format!("autogen-{}", rule.name),
-                &controllers,
-                false,
-                false,
-            ));
-        }
-        if cronjob {
-            out.push(generated(
-                rule,
-                format!("autogen-cronjob-{}", rule.name),
-                &["CronJob"],
-                true,
-                true,
-            ));
-        }
-    }
-    out
 }
 
 /// What Kyverno writes in a ValidatingPolicy's `status.autogen` (`pkg/cel/policies/vpol/autogen`,

@@ -8,6 +8,8 @@
 //!   hold, `pass` otherwise.
 //! - `validate.podSecurity` (`validate_pss.go`): the Pod Security Standards, see
 //!   [`super::pod_security`].
+//! - `validate.pattern` and `validate.anyPattern` (`validate_resource.go`): overlay patterns,
+//!   see [`super::pattern`] and `classic_pattern.rs`.
 //!
 //! `kyverno.io/v2` PolicyExceptions that name a rule and match the resource skip it (for
 //! podSecurity rules, exempt the controls they list). Pod rules get Kyverno's autogen rules
@@ -37,8 +39,16 @@ use crate::name::Name;
 use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind};
 use crate::validating::{self, Decision};
 
-use super::classic_model::{ClassicException, ClusterPolicy, Filter, MatchBlock, Subject};
+use super::classic_model::{ClassicException, ClusterPolicy, Filter, LeftOut, MatchBlock, Subject};
+use super::pattern::PatternRule;
 use super::pod_security::{self, Exclusion, PodSecurityRule, Verdict};
+
+#[path = "classic_compile.rs"]
+mod compile_rules;
+#[path = "classic_pattern.rs"]
+mod pattern_rule;
+
+pub use compile_rules::{LeftOutRule, compile, compile_exception};
 
 /// One part of a `kinds` entry: `Kind`, `version/Kind` or `group/version/Kind`, each part a
 /// glob; `Kind/subresource` names a subresource.
@@ -396,6 +406,8 @@ pub enum RuleBody {
     Cel(Box<CelRule>),
     /// `validate.podSecurity`.
     PodSecurity(Box<PodSecurityRule>),
+    /// `validate.pattern` or `validate.anyPattern`.
+    Pattern(Box<PatternRule>),
 }
 
 /// A `validate.cel` rule: its expressions as a ValidatingPolicy, and where its params come
@@ -463,224 +475,6 @@ impl ClassicExceptionRule {
             policy == policy_key && rules.iter().any(|p| glob(p, rule.rule.as_str()))
         })
     }
-}
-
-/// Compiles a PolicyException. One with `conditions` (JMESPath) is reported and left out,
-/// as is one that does not validate.
-pub fn compile_exception(
-    e: &ClassicException,
-    source: &Source,
-    errors: &mut Vec<LoadError>,
-) -> Option<ClassicExceptionRule> {
-    let what = format!("PolicyException {:?}", e.metadata.name);
-    let mut problems = Vec::new();
-    if e.spec.conditions.is_some() {
-        problems.push(
-            "spec.conditions: JMESPath conditions are not supported; the exception is left out"
-                .to_string(),
-        );
-    }
-    if e.spec.exceptions.is_empty() {
-        problems.push("spec.exceptions: Required value".to_string());
-    }
-    for (i, x) in e.spec.exceptions.iter().enumerate() {
-        if x.policy_name.is_empty() {
-            problems.push(format!(
-                "spec.exceptions[{i}].policyName: Required value: An exception requires a policy name"
-            ));
-        }
-    }
-    let block = MatchBlock {
-        any: e.spec.match_resources.any.clone(),
-        all: e.spec.match_resources.all.clone(),
-        inline: Filter::default(),
-    };
-    let matches = compile_match(&block, &mut problems, "spec.match");
-    if matches.is_empty() {
-        problems.push("spec.match: Required value: any or all is required".to_string());
-    }
-    let pod_security: Vec<Exclusion> = e.spec.pod_security.iter().map(Exclusion::new).collect();
-    for (i, x) in pod_security.iter().enumerate() {
-        problems.extend(x.problems(&format!("spec.podSecurity[{i}]")));
-    }
-    if !problems.is_empty() {
-        for message in problems {
-            errors.push(LoadError::new(source, what.clone(), message));
-        }
-        return None;
-    }
-    let key = match e.metadata.namespace.as_deref().filter(|n| !n.is_empty()) {
-        Some(ns) => format!("{ns}/{}", e.metadata.name),
-        None => e.metadata.name.clone(),
-    };
-    Some(ClassicExceptionRule {
-        key,
-        refs: e
-            .spec
-            .exceptions
-            .iter()
-            .map(|x| (x.policy_name.clone(), x.rule_names.clone()))
-            .collect(),
-        matches,
-        pod_security,
-    })
-}
-
-fn enforce(action: Option<&str>) -> bool {
-    action.is_some_and(|a| a.eq_ignore_ascii_case("enforce"))
-}
-
-/// Compiles the `validate.cel` rules of a ClusterPolicy or Policy. Its other rules are
-/// reported as unsupported.
-pub fn compile(
-    p: &ClusterPolicy,
-    namespaced: bool,
-    source: &Source,
-    errors: &mut Vec<LoadError>,
-) -> Vec<ClassicRule> {
-    let kind = if namespaced {
-        "Policy"
-    } else {
-        "ClusterPolicy"
-    };
-    let what = format!("{kind} {:?}", p.metadata.name);
-    let mut push = |message: String| {
-        errors.push(LoadError {
-            location: source.clone(),
-            what: what.clone(),
-            message,
-        })
-    };
-    for (i, r) in p.spec.rules.iter().enumerate() {
-        if !r.is_supported() {
-            push(format!(
-                "spec.rules[{i}] ({}): only validate.cel and validate.podSecurity rules are supported; the rule is left out",
-                r.name
-            ));
-        } else if r.preconditions.is_some() || r.context.is_some() {
-            push(format!(
-                "spec.rules[{i}] ({}): preconditions and context (JMESPath) are not supported; the rule is left out",
-                r.name
-            ));
-        }
-    }
-    let policy_action = p.spec.validation_failure_action.as_deref();
-    let mut out = Vec::new();
-    for rule in super::autogen::cluster_policy_rules(p) {
-        if rule.preconditions.is_some() || rule.context.is_some() {
-            continue;
-        }
-        let Some(validate) = rule.validate.as_ref() else {
-            continue;
-        };
-        let mut problems = Vec::new();
-        let matches = compile_match(&rule.match_resources, &mut problems, "match");
-        let excludes = rule
-            .exclude_resources
-            .as_ref()
-            .map(|e| compile_match(e, &mut problems, "exclude"))
-            .filter(|e| !e.is_empty());
-        if matches.is_empty() {
-            problems.push(
-                "match: Required value: a match block with resources is required".to_string(),
-            );
-        }
-        let body = if let Some(cel) = &validate.cel {
-            RuleBody::Cel(Box::new(CelRule {
-                validate: compile_cel(p, &rule, cel, &mut problems),
-                param_ref: cel.param_ref.clone(),
-                param_selector: crate::compiled::Binding::param_selector_of(cel.param_ref.as_ref()),
-            }))
-        } else if let Some(pss) = &validate.pod_security {
-            match PodSecurityRule::compile(pss) {
-                Ok(r) => RuleBody::PodSecurity(Box::new(r)),
-                Err(e) => {
-                    if !rule.name.starts_with("autogen-") {
-                        for e in e {
-                            push(format!("rule {}: {e}; the rule is left out", rule.name));
-                        }
-                    }
-                    continue;
-                }
-            }
-        } else {
-            continue;
-        };
-        if !problems.is_empty() && !rule.name.starts_with("autogen-") {
-            for e in problems {
-                push(format!("rule {}: {e}", rule.name));
-            }
-        }
-        let action = validate.failure_action.as_deref().or(policy_action);
-        out.push(ClassicRule {
-            policy: Name::from(p.metadata.name.as_str()),
-            kind,
-            namespace: namespaced.then(|| {
-                p.metadata
-                    .namespace
-                    .clone()
-                    .filter(|n| !n.is_empty())
-                    .unwrap_or_else(|| "default".to_string())
-            }),
-            rule: Name::from(rule.name.as_str()),
-            body,
-            matches,
-            excludes,
-            enforce: enforce(action),
-            admission: p.spec.admission.unwrap_or(true),
-            allow_existing_violations: validate.allow_existing_violations.unwrap_or(true),
-        });
-    }
-    out
-}
-
-/// A `validate.cel` rule as a ValidatingPolicy; expressions that do not compile are problems.
-fn compile_cel(
-    p: &ClusterPolicy,
-    rule: &super::classic_model::Rule,
-    cel: &super::classic_model::CelValidation,
-    problems: &mut Vec<String>,
-) -> ValidatingPolicy {
-    let rule_message = rule.validate.as_ref().and_then(|v| v.message.clone());
-    let spec = model::ValidatingAdmissionPolicySpec {
-        param_kind: cel.param_kind.clone(),
-        match_constraints: None,
-        validations: cel
-            .expressions
-            .iter()
-            .map(|e| model::Validation {
-                message: e
-                    .message
-                    .clone()
-                    .filter(|m| !m.is_empty())
-                    .or_else(|| rule_message.clone()),
-                ..e.clone()
-            })
-            .collect(),
-        failure_policy: Some(FailurePolicy::Fail),
-        audit_annotations: cel.audit_annotations.clone(),
-        match_conditions: rule.cel_preconditions.clone(),
-        variables: cel.variables.clone(),
-    };
-    let common = PolicyCommon::with_env(
-        super::classic_env(spec.param_kind.is_some()),
-        &p.metadata.name,
-        spec.failure_policy,
-        spec.param_kind.as_ref(),
-        MatchConstraints::everything(),
-        &spec.match_conditions,
-        &spec.variables,
-    );
-    let validate = ValidatingPolicy::compile_validations(common, &spec);
-    for v in &validate.validations {
-        if let Err(e) = &v.expression.program {
-            problems.push(format!(
-                "rule {}: validate.cel.expressions: Invalid value: {:?}: {e}",
-                rule.name, v.expression.source
-            ));
-        }
-    }
-    validate
 }
 
 /// Runs the rules that match the request through the family driver; records a result per
@@ -794,8 +588,9 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
     ) -> Result<(), EngineError> {
         let exceptions = self.matched_exceptions(r, state, request);
         let result = match &r.body {
-            RuleBody::Cel(_) if !exceptions.is_empty() => {
-                // `validate_cel.go` joins the keys with no space after "exceptions".
+            RuleBody::Cel(_) | RuleBody::Pattern(_) if !exceptions.is_empty() => {
+                // `validate_cel.go` and `validate_resource.go` join the keys with no space
+                // after "exceptions".
                 let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
                 Some((
                     ResultKind::Skip,
@@ -807,6 +602,9 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
             }
             RuleBody::Cel(cel) => Some(evaluate_cel(cel, r.rule.as_str(), state, request)),
             RuleBody::PodSecurity(rule) => evaluate_pod_security(r, rule, &exceptions, request),
+            RuleBody::Pattern(rule) => {
+                pattern_rule::evaluate(r, rule, request, state.namespace.as_deref())
+            }
         };
         let Some((kind, message)) = result else {
             return Ok(());

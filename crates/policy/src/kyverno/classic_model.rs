@@ -1,13 +1,17 @@
 //! Kyverno's ClusterPolicy and Policy (`kyverno.io/v1`, `v2beta1`), for the rules celer runs:
-//! `validate.cel` and `validate.podSecurity`; and the `kyverno.io/v2` PolicyException that
-//! exempts resources from them. Rules of other types (patterns, deny, mutate, generate,
-//! verifyImages) are recognised so that they can be reported as unsupported.
+//! `validate.cel`, `validate.podSecurity`, `validate.pattern` and `validate.anyPattern`; and
+//! the `kyverno.io/v2` PolicyException that exempts resources from them. Rules of other types
+//! (deny, foreach, manifests, mutate, generate, verifyImages) are recognised so that they can
+//! be reported as left out, with the reason ([`LeftOut`]).
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use celer_cel::Json;
+
 use super::model::Metadata;
+use super::pattern::{Substitution, substitution_in, substitution_in_json};
 use crate::model::{
     AuditAnnotation, LabelSelector, MatchCondition, ParamKind, ParamRef, Validation, Variable,
 };
@@ -26,6 +30,30 @@ pub struct ClusterPolicy {
     pub metadata: Metadata,
     #[serde(default)]
     pub spec: ClusterPolicySpec,
+}
+
+impl ClusterPolicy {
+    /// Copies each rule's `validate.pattern` and `validate.anyPattern` from the document the
+    /// policy was read from (a JSON null is none).
+    pub fn fill_patterns(&mut self, doc: &Json) {
+        use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+        let Some(rules) = doc
+            .get("spec")
+            .and_then(|s| s.get("rules"))
+            .and_then(|r| r.as_array())
+        else {
+            return;
+        };
+        for (rule, json) in self.spec.rules.iter_mut().zip(rules.iter()) {
+            let (Some(validate), Some(from)) = (rule.validate.as_mut(), json.get("validate"))
+            else {
+                continue;
+            };
+            let copy = |key: &str| from.get(key).filter(|v| !v.is_null()).cloned();
+            validate.pattern = copy("pattern");
+            validate.any_pattern = copy("anyPattern");
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -80,9 +108,123 @@ impl Rule {
             .is_some_and(|v| v.pod_security.is_some())
     }
 
-    /// Whether celer runs rules of this type.
+    /// Whether the rule is a `validate.pattern` or `validate.anyPattern` rule (and no other
+    /// kind of validation).
+    pub fn is_pattern(&self) -> bool {
+        self.validate.as_ref().is_some_and(|v| {
+            (v.pattern.is_some() || v.any_pattern.is_some())
+                && v.cel.is_none()
+                && v.pod_security.is_none()
+                && v.deny.is_none()
+                && v.foreach.is_none()
+                && v.manifests.is_none()
+                && v.assert.is_none()
+        })
+    }
+
+    /// Whether celer runs rules of this type (though preconditions or context may still
+    /// leave it out: [`Rule::left_out`]).
     pub fn is_supported(&self) -> bool {
-        self.is_cel() || self.is_pod_security()
+        self.is_cel()
+            || self.is_pod_security()
+            || (self.is_pattern() && self.substitution().is_none())
+    }
+
+    /// Whether the rule is of a type celer runs (preconditions, context or variables may still
+    /// leave it out): such a rule makes its policy one of celer's.
+    pub fn is_runnable_type(&self) -> bool {
+        self.is_cel() || self.is_pod_security() || self.is_pattern()
+    }
+
+    /// The variables or references a pattern rule's pattern or message would substitute.
+    fn substitution(&self) -> Option<Substitution> {
+        let v = self.validate.as_ref()?;
+        v.message
+            .as_deref()
+            .and_then(substitution_in)
+            .or_else(|| v.pattern.as_ref().and_then(substitution_in_json))
+            .or_else(|| v.any_pattern.as_ref().and_then(substitution_in_json))
+    }
+
+    /// Why celer does not run this rule, if it does not.
+    pub fn left_out(&self) -> Option<LeftOut> {
+        if !self.is_cel() && !self.is_pod_security() && !self.is_pattern() {
+            let v = self.validate.as_ref();
+            return Some(if self.mutate.is_some() {
+                LeftOut::Mutate
+            } else if self.generate.is_some() {
+                LeftOut::Generate
+            } else if self.verify_images.is_some() {
+                LeftOut::VerifyImages
+            } else if v.is_some_and(|v| v.deny.is_some()) {
+                LeftOut::Deny
+            } else if v.is_some_and(|v| v.foreach.is_some()) {
+                LeftOut::Foreach
+            } else if v.is_some_and(|v| v.manifests.is_some()) {
+                LeftOut::Manifests
+            } else if v.is_some_and(|v| v.assert.is_some()) {
+                LeftOut::Assert
+            } else {
+                LeftOut::NoValidation
+            });
+        }
+        if self.preconditions.is_some() || self.context.is_some() {
+            return Some(LeftOut::PreconditionsOrContext);
+        }
+        if self.is_pattern() {
+            return self.substitution().map(|s| match s {
+                Substitution::Variables => LeftOut::Variables,
+                Substitution::References => LeftOut::References,
+            });
+        }
+        None
+    }
+}
+
+/// Why a ClusterPolicy or Policy rule is left out (not run, with a load error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeftOut {
+    Mutate,
+    Generate,
+    VerifyImages,
+    Deny,
+    Foreach,
+    Manifests,
+    Assert,
+    /// None of the rule types Kyverno knows.
+    NoValidation,
+    /// JMESPath `preconditions` or `context`.
+    PreconditionsOrContext,
+    /// `{{ ... }}` in a pattern or its message.
+    Variables,
+    /// `$(...)` in a pattern or its message.
+    References,
+}
+
+impl LeftOut {
+    /// Why, in words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            LeftOut::Mutate => "mutate rules are not supported",
+            LeftOut::Generate => "generate rules are not supported",
+            LeftOut::VerifyImages => "verifyImages rules are not supported",
+            LeftOut::Deny => "validate.deny rules (JMESPath conditions) are not supported",
+            LeftOut::Foreach => "validate.foreach rules are not supported",
+            LeftOut::Manifests => "validate.manifests rules are not supported",
+            LeftOut::Assert => "validate.assert rules are not supported",
+            LeftOut::NoValidation => {
+                "the rule has no validate.cel, validate.podSecurity, validate.pattern or validate.anyPattern"
+            }
+            LeftOut::PreconditionsOrContext => {
+                "preconditions and context (JMESPath) are not supported"
+            }
+            LeftOut::Variables => {
+                "variables ({{ ... }}) in a pattern or its message are not supported yet"
+            }
+            LeftOut::References => {
+                "references ($(...)) in a pattern or its message are not supported yet"
+            }
+        }
     }
 }
 
@@ -97,6 +239,22 @@ pub struct Validate {
     pub cel: Option<CelValidation>,
     #[serde(default)]
     pub pod_security: Option<PodSecurity>,
+    /// `validate.pattern`: an overlay pattern the resource must match. JSON is not read
+    /// through serde (a `sonic_rs::Value` does not deserialise through
+    /// `serde_path_to_error`): [`ClusterPolicy::fill_patterns`] copies it from the document.
+    #[serde(skip)]
+    pub pattern: Option<Json>,
+    /// `validate.anyPattern`: a list of patterns, one of which must match (copied likewise).
+    #[serde(skip)]
+    pub any_pattern: Option<Json>,
+    #[serde(default)]
+    pub deny: Option<serde_yaml_ng::Value>,
+    #[serde(default)]
+    pub foreach: Option<serde_yaml_ng::Value>,
+    #[serde(default)]
+    pub manifests: Option<serde_yaml_ng::Value>,
+    #[serde(default)]
+    pub assert: Option<serde_yaml_ng::Value>,
     /// `validate.allowExistingViolations` (default true): an UPDATE of an object that already
     /// failed an `Enforce` podSecurity rule is not refused.
     #[serde(default)]

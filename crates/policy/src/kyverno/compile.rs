@@ -86,12 +86,14 @@ pub struct KyvernoMutating {
 /// The Kyverno policies of a set, each kind with its index.
 #[derive(Debug, Default)]
 pub struct KyvernoPolicies {
-    /// ClusterPolicy and Policy `validate.cel` rules, autogen's included.
+    /// ClusterPolicy and Policy rules celer runs, autogen's included.
     pub classic: Vec<Arc<super::classic::ClassicRule>>,
     /// `classic` by the kinds each rule's `match` names.
     pub classic_index: KindIndex,
     /// `kyverno.io/v2` PolicyExceptions, for the `classic` rules.
     pub classic_exceptions: Vec<Arc<super::classic::ClassicExceptionRule>>,
+    /// ClusterPolicy and Policy rules celer does not run, each with its reason.
+    pub classic_left_out: Vec<super::classic::LeftOutRule>,
     pub validating: Vec<Arc<KyvernoValidating>>,
     pub validating_index: PolicyIndex,
     pub mutating: Vec<Arc<KyvernoMutating>>,
@@ -170,15 +172,17 @@ pub(crate) fn build(
         {
             let compiled = cache.get_or_compile(&[manifest], || {
                 let mut errors = Vec::new();
+                let mut left_out = Vec::new();
                 let rules: Vec<Arc<super::classic::ClassicRule>> =
-                    super::classic::compile(p, *namespaced, source, &mut errors)
+                    super::classic::compile(p, *namespaced, source, &mut errors, &mut left_out)
                         .into_iter()
                         .map(Arc::new)
                         .collect();
-                (rules, errors)
+                (rules, errors, left_out)
             });
             out.classic.extend(compiled.0.iter().cloned());
             errors.extend(compiled.1.iter().cloned());
+            out.classic_left_out.extend(compiled.2.iter().cloned());
         }
     }
     for (id, rule) in out.classic.iter().enumerate() {

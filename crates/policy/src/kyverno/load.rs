@@ -107,11 +107,55 @@ impl CompiledFamily for KyvernoPolicies {
 }
 
 impl PolicySet {
-    /// Kyverno's CEL policies (`policies.kyverno.io`) and ClusterPolicy `validate.cel` rules.
+    /// Kyverno's CEL policies (`policies.kyverno.io`) and the ClusterPolicy and Policy rules
+    /// celer runs.
     pub fn kyverno(&self) -> &KyvernoPolicies {
         static NONE: LazyLock<KyvernoPolicies> = LazyLock::new(KyvernoPolicies::default);
         self.family().unwrap_or(&NONE)
     }
+}
+
+/// The rules of a ClusterPolicy or Policy, and why celer leaves out each it does not run.
+#[derive(Debug, Clone)]
+pub struct ClassicRules {
+    pub policy: String,
+    /// `(rule name, why it is left out)`; `None` for the rules celer runs.
+    pub rules: Vec<(String, Option<super::classic_model::LeftOut>)>,
+}
+
+/// Every ClusterPolicy and Policy among `manifests`, whether celer runs any of its rules or
+/// not (a policy without rules of the types celer runs stays a plain object), with its rules.
+pub fn classic_rules(manifests: &crate::load::Manifests) -> Vec<ClassicRules> {
+    let of = |p: &super::classic_model::ClusterPolicy| ClassicRules {
+        policy: p.metadata.name.clone(),
+        rules: (p.spec.rules.iter())
+            .map(|r| (r.name.clone(), r.left_out()))
+            .collect(),
+    };
+    let mut out = Vec::new();
+    for (_, item) in &manifests.items {
+        match item {
+            crate::load::Manifest::Policy(_) => {
+                if let Some(KyvernoManifest::ClusterPolicy(_, p)) = item.downcast() {
+                    out.push(of(p));
+                }
+            }
+            crate::load::Manifest::Object(doc) => {
+                use sonic_rs::JsonValueTrait;
+                let field = |key: &str| doc.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+                let (group, version) = crate::kinds::split_api_version(field("apiVersion"));
+                if group == super::classic_model::GROUP
+                    && super::classic_model::VERSIONS.contains(&version)
+                    && matches!(field("kind"), "ClusterPolicy" | "Policy")
+                    && let Ok(mut p) = crate::load::read::<super::classic_model::ClusterPolicy>(doc)
+                {
+                    p.fill_patterns(doc);
+                    out.push(of(&p));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `None` when the document is not one of Kyverno's CEL kinds (it is then some other object);
@@ -126,10 +170,12 @@ pub fn read_manifest(
         && super::classic_model::VERSIONS.contains(&version)
         && matches!(kind, "ClusterPolicy" | "Policy")
     {
-        // Only policies with rules celer runs are Kyverno policies for celer; the others (and
-        // what does not read) stay plain objects, as before.
-        let policy: super::classic_model::ClusterPolicy = crate::load::read(doc).ok()?;
-        if !policy.spec.rules.iter().any(|r| r.is_supported()) {
+        // Only policies with rules of the types celer runs are Kyverno policies for celer (their
+        // rules left out by preconditions, context or variables are reported); the others
+        // (and what does not read) stay plain objects, as before.
+        let mut policy: super::classic_model::ClusterPolicy = crate::load::read(doc).ok()?;
+        policy.fill_patterns(doc);
+        if !policy.spec.rules.iter().any(|r| r.is_runnable_type()) {
             return None;
         }
         return Some(Ok(KyvernoManifest::ClusterPolicy(

@@ -24,6 +24,7 @@ pub mod load;
 pub mod model;
 pub mod mutate;
 pub mod mutate_existing;
+pub mod pattern;
 pub mod pod_security;
 pub mod validate;
 pub mod webhook;
