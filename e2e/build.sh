@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from the Go modules pinned in e2e/go.mod and go.sum, with the
+# Builds kube-apiserver, kube-controller-manager and etcd from the Go modules pinned in
+# e2e/go.mod and go.sum, with the
 # machine's Go toolchain, into a cache outside the clone:
 #   ${CELER_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/celer-e2e}/<kubernetes version>-<key>/
 # where <key> hashes go.mod, go.sum, the etcd entry point, the link flags and `go version`, so
@@ -33,7 +34,7 @@ key="$( { cat go.mod go.sum cmd/etcd/main.go; echo "$ldflags"; go version; } | s
 cache_root="${CELER_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/celer-e2e}"
 dir="$cache_root/${kube_version}-${key}"
 
-if [ -x "$dir/bin/kube-apiserver" ] && [ -x "$dir/bin/etcd" ]; then
+if [ -x "$dir/bin/kube-apiserver" ] && [ -x "$dir/bin/etcd" ] && [ -x "$dir/bin/kube-controller-manager" ]; then
   echo "e2e/build.sh: reusing $dir" >&2
   echo "$dir"
   exit 0
@@ -47,6 +48,9 @@ start=$(date +%s)
 echo "e2e/build.sh: building kube-apiserver ${kube_version} into $dir (a cold build takes minutes)" >&2
 go build -mod=readonly -ldflags "$ldflags" -o "$dir/bin/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
 mv "$dir/bin/kube-apiserver.tmp" "$dir/bin/kube-apiserver"
+echo "e2e/build.sh: building kube-controller-manager ${kube_version}" >&2
+go build -mod=readonly -ldflags "$ldflags" -o "$dir/bin/kube-controller-manager.tmp" k8s.io/kubernetes/cmd/kube-controller-manager
+mv "$dir/bin/kube-controller-manager.tmp" "$dir/bin/kube-controller-manager"
 echo "e2e/build.sh: building etcd" >&2
 go build -mod=readonly -o "$dir/bin/etcd.tmp" ./cmd/etcd
 mv "$dir/bin/etcd.tmp" "$dir/bin/etcd"

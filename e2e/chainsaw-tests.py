@@ -12,15 +12,15 @@
         K skipped`.
 
 The skip rule (decided from the test's own files, before it runs, never from its outcome): a
-test is skipped when it needs what the e2e environment (a kube-apiserver and etcd, celer in
-Kyverno's place, nothing else) cannot have:
+test is skipped when it needs what the e2e environment (kube-apiserver, etcd and
+kube-controller-manager, celer in Kyverno's place, no kubelet or scheduler) cannot have:
   reports   it names a report kind (PolicyReport, ClusterPolicyReport, EphemeralReport,
             ClusterEphemeralReport, openreports.io Report, ClusterReport): Kyverno's reports
             controller writes them, celer writes none and their CRDs are not installed;
   events    it asserts an Event: Kyverno's event generator;
   kubelet   it asserts a Pod's status (Pods are never scheduled: no kubelet, no scheduler);
   controllers  it asserts the status of a Deployment, ReplicaSet, StatefulSet, DaemonSet or Job
-            (no kube-controller-manager);
+            (their Pods never run: no kubelet or scheduler, so no status settles);
   kyverno   it reads or changes Kyverno's own installation (its ConfigMaps, Deployments,
             Services, Secrets, ServiceAccounts or RBAC in the `kyverno` namespace);
   corpus    it names a step template that is not where it says (a broken path in the
@@ -130,7 +130,7 @@ def skip_reason(test_dir):
         if o["kind"] == "Pod" and "status" in o:
             return "kubelet: asserts a Pod's status (Pods are never scheduled here)"
         if o["kind"] in CONTROLLED and "status" in o:
-            return f"controllers: asserts a {o['kind']}'s status (no kube-controller-manager)"
+            return f"controllers: asserts a {o['kind']}'s status (its Pods never run: no kubelet or scheduler)"
     for o in every:
         meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
         if meta.get("namespace") == "kyverno" and o["kind"] in INSTALLATION:

@@ -40,11 +40,9 @@ mkdir -p "$work"
 # shellcheck source=e2e/lib.sh
 source "$here/lib.sh"
 
-finalizer_pid=""
 chainsaw_pid=""
 cleanup() {
   [ -n "$chainsaw_pid" ] && kill "$chainsaw_pid" 2>/dev/null
-  [ -n "$finalizer_pid" ] && kill "$finalizer_pid" 2>/dev/null
   stop_celer TERM
   if [ "${CELER_E2E_KEEP:-}" != 1 ]; then
     "$here/control-plane.sh" down
@@ -66,6 +64,9 @@ fi
 "$here/chainsaw-tests.py" plan "$chainsaw_dir" "$work/tests" "${folders[@]}" || { echo "FAIL plan"; exit 1; }
 
 echo "--- control plane"
+# With kube-controller-manager, as on a cluster Kyverno runs on: Namespaces are deleted after
+# each test, the ClusterRoles tests label for Kyverno aggregated, their CSRs signed.
+export CELER_E2E_CONTROLLER_MANAGER=1
 if ! "$here/control-plane.sh" up > "$work/env.sh"; then
   echo "FAIL control-plane: did not start (see above)"
   exit 1
@@ -94,20 +95,6 @@ if ! "$here/apply.py" "$here/manifests" "$here/chainsaw/rbac.yaml"; then
   exit 1
 fi
 
-# No kube-controller-manager: a deleted Namespace would stay Terminating and every chainsaw
-# test's cleanup would time out on its own namespace. This loop stands in for the namespace
-# controller's last step only: it empties spec.finalizers of each Terminating Namespace (the
-# objects inside stay in etcd, unreachable; each test has a namespace of its own).
-finalize_namespaces() {
-  local name
-  while sleep 0.5; do
-    for name in $(curl -sS --cacert "$CELER_E2E_CA" -H "Authorization: Bearer $CELER_E2E_TOKEN"         "$CELER_E2E_SERVER/api/v1/namespaces"         | jq -r '.items[]? | select(.metadata.deletionTimestamp and ((.spec.finalizers // []) | length > 0)) | .metadata.name'); do
-      curl -sS -o /dev/null --cacert "$CELER_E2E_CA" -H "Authorization: Bearer $CELER_E2E_TOKEN"         -H "Content-Type: application/json" -X PUT "$CELER_E2E_SERVER/api/v1/namespaces/$name/finalize"         --data-binary "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$name\"},\"spec\":{\"finalizers\":[]}}"
-    done
-  done
-}
-finalize_namespaces &
-finalizer_pid=$!
 
 echo "--- celer"
 # celer in Kyverno's place as Kyverno's tests see it: behind the Service kyverno/kyverno-svc

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A Kubernetes control plane for tests: etcd and kube-apiserver on loopback, nothing else (no
 # kubelet, scheduler or controller-manager: Pods stay Pending, Deployments get no ReplicaSets;
-# admission is all the tests need).
+# admission is all the tests need); kube-controller-manager too when asked (below).
 #
 #   e2e/control-plane.sh up      build the binaries if needed (e2e/build.sh), generate a CA and
 #                                certificates, start etcd and kube-apiserver, wait for /readyz,
@@ -22,6 +22,10 @@
 #   CELER_E2E_EXTRA_TOKENS     a file of more static-token lines (token,user,uid,"groups")
 #   CELER_E2E_ADMIN_USER       the admin user's name [celer-e2e-admin] (Kyverno's chainsaw tests
 #                              expect kubeadm's kubernetes-admin)
+#   CELER_E2E_CONTROLLER_MANAGER=1  also run kube-controller-manager (e2e/chainsaw.sh): Namespaces
+#                              are deleted, ClusterRoles aggregated, CertificateSigningRequests
+#                              signed by the cluster CA, Deployments get ReplicaSets and Pods
+#                              (which stay Pending: still no kubelet or scheduler)
 #
 # Webhooks registered by Service are called at the Service's EndpointSlice addresses
 # (--enable-aggregator-routing: there is no kube-proxy to route a ClusterIP).
@@ -228,11 +232,35 @@ up() {
   fi
   kubeconfig "$state/admin.kubeconfig" "$admin_user" "$(cat "$state/admin.token")"
   kubeconfig "$state/celer.kubeconfig" celer-e2e-webhook "$(cat "$state/celer.token")"
+  if [ "${CELER_E2E_CONTROLLER_MANAGER:-}" = 1 ]; then
+    if [ ! -x "$bin/kube-controller-manager" ]; then
+      log "no kube-controller-manager in $bin"; down; return 1
+    fi
+    log "starting kube-controller-manager"
+    # As the admin (no per-controller service accounts: there are no tokens to mint them
+    # with); no HTTPS endpoint of its own; CSRs signed with the cluster CA, which
+    # kube-apiserver trusts for client certificates.
+    setsid "$bin/kube-controller-manager" \
+      --kubeconfig "$state/admin.kubeconfig" \
+      --controllers '*' \
+      --use-service-account-credentials=false \
+      --leader-elect=false \
+      --secure-port 0 \
+      --cluster-signing-cert-file "$state/pki/ca.crt" \
+      --cluster-signing-key-file "$state/pki/ca.key" \
+      --root-ca-file "$state/pki/ca.crt" \
+      --service-account-private-key-file "$state/pki/sa.key" \
+      --service-cluster-ip-range 10.0.0.0/24 \
+      --concurrent-namespace-syncs 5 \
+      > "$state/kube-controller-manager.log" 2>&1 < /dev/null &
+    echo $! > "$state/kube-controller-manager.pid"
+  fi
   log "ready in $(( $(date +%s) - started ))s (state and logs in $state)"
   env_lines
 }
 
 down() {
+  stop kube-controller-manager
   stop kube-apiserver
   stop etcd
 }
