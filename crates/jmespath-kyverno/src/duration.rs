@@ -204,19 +204,15 @@ pub fn seconds(d: i64) -> f64 {
     sec as f64 + nsec as f64 / 1e9
 }
 
-/// `time.Duration(f) * time.Second` as Go computes it: `f` truncated to an integer (Go's
-/// float-to-int conversion), then multiplied with wrap-around.
+/// `time.Duration(f) * time.Second` as Go computes it: `f` converted to an integer, then
+/// multiplied with wrap-around.
 pub fn from_seconds_truncated(f: f64) -> i64 {
-    #[allow(clippy::cast_possible_truncation)]
-    let whole = f as i64;
-    whole.wrapping_mul(1_000_000_000)
+    crate::go::int64(f).wrapping_mul(1_000_000_000)
 }
 
 /// `time.Duration(seconds * float64(time.Second))`: nanoseconds from float seconds.
 pub fn from_float_seconds(seconds: f64) -> i64 {
-    #[allow(clippy::cast_possible_truncation)]
-    let n = (seconds * 1e9) as i64;
-    n
+    crate::go::int64(seconds * 1e9)
 }
 
 #[cfg(test)]

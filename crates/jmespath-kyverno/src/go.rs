@@ -35,6 +35,17 @@ pub(crate) fn as_f64(v: &Value) -> Option<f64> {
         .or_else(|| v.as_u64().map(|u| u as f64))
 }
 
+/// Go's `int64(f)` on amd64: truncation toward zero, and the most negative `int64` for NaN
+/// and values out of range (what the CPU's conversion gives).
+pub(crate) fn int64(f: f64) -> i64 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+        return i64::MIN;
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let i = f as i64;
+    i
+}
+
 /// `fmt.Sprint(f)` for a `float64` (`%v`): the shortest digits, in `%e` form when the
 /// decimal exponent is below -4 or at least 6 (`1e+06`, `1.23456789e+08`, `1e-05`).
 pub(crate) fn sprint_float(f: f64) -> String {

@@ -44,11 +44,15 @@ impl Dec {
                 other.unscaled,
             )
         } else {
-            let f = pow10(u32::try_from(-shift).map_err(|_| TOO_LARGE)?).ok_or(TOO_LARGE)?;
-            (
-                self.unscaled,
-                other.unscaled.checked_mul(f).ok_or(TOO_LARGE)?,
-            )
+            // A divisor too large to scale makes the truncated quotient zero.
+            let scaled = u32::try_from(-shift)
+                .ok()
+                .and_then(pow10)
+                .and_then(|f| other.unscaled.checked_mul(f));
+            match scaled {
+                Some(den) => (self.unscaled, den),
+                None => return Ok(Dec { unscaled: 0, scale }),
+            }
         };
         if den == 0 {
             return Err("division by zero".into());
@@ -251,12 +255,18 @@ impl Dec {
 
 /// `resource.NewDecimalQuantity(d, format).String()`.
 pub(crate) fn format(d: Dec, format: Format) -> Result<String, String> {
-    let decimal = |d: Dec| d.nanos_text("n").unwrap_or_else(|| d.text());
+    // Finer than a nano: the decimal text (rounded up to a nano when parsed); a whole
+    // number of nanos beyond 128 bits: too large.
+    let decimal = |d: Dec| -> Result<String, String> {
+        if d.scale > 9 {
+            return Ok(d.text());
+        }
+        d.nanos_text("n").ok_or_else(|| TOO_LARGE.to_string())
+    };
     let text = match format {
-        Format::DecimalSI => decimal(d),
-        Format::DecimalExponent => d
-            .nanos_text("e-9")
-            .unwrap_or_else(|| format!("{}e{}", d.unscaled, -i64::from(d.scale))),
+        Format::DecimalSI => decimal(d)?,
+        Format::DecimalExponent if d.scale > 9 => format!("{}e{}", d.unscaled, -i64::from(d.scale)),
+        Format::DecimalExponent => d.nanos_text("e-9").ok_or(TOO_LARGE)?,
         Format::BinarySI => match d.integral() {
             // Written in Ki so that the value keeps the binary format; 1/1024 is a
             // terminating decimal, so the text is exact.
@@ -268,7 +278,7 @@ pub(crate) fn format(d: Dec, format: Format) -> Result<String, String> {
                 format!("{}Ki", kib.text())
             }
             // Below 1024 or fractional, Kubernetes prints the decimal form.
-            _ => decimal(d),
+            _ => decimal(d)?,
         },
     };
     Quantity::parse(&text)

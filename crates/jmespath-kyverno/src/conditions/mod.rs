@@ -35,6 +35,7 @@
 //!   numbers counting seconds.
 
 mod membership;
+pub(crate) use membership::sprint;
 mod operators;
 mod range;
 

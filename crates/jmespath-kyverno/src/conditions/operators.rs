@@ -106,8 +106,7 @@ pub(crate) fn not_equal(key: &Value, value: &Value) -> bool {
 fn int_equals(k: i64, value: &Value) -> bool {
     match go(value) {
         Go::Int(v) => v == k,
-        #[allow(clippy::cast_possible_truncation)]
-        Go::Float(f) => f.trunc() == f && f as i64 == k,
+        Go::Float(f) => f.trunc() == f && crate::go::int64(f) == k,
         Go::Str(s) => parse_int(s) == Some(k),
         _ => false,
     }
@@ -115,8 +114,7 @@ fn int_equals(k: i64, value: &Value) -> bool {
 
 fn float_equals(k: f64, value: &Value) -> bool {
     match go(value) {
-        #[allow(clippy::cast_possible_truncation)]
-        Go::Int(v) => k.trunc() == k && k as i64 == v,
+        Go::Int(v) => k.trunc() == k && crate::go::int64(k) == v,
         Go::Float(f) => f == k,
         Go::Str(s) => parse_float(s) == Some(k),
         _ => false,

@@ -174,8 +174,7 @@ fn divide(x: Operand, y: Operand) -> Result<Value, RuntimeError> {
 
 /// `int64(f)` when `f` is a whole number that converts exactly, as Kyverno checks it.
 fn whole(f: f64) -> Option<i64> {
-    #[allow(clippy::cast_possible_truncation)]
-    let i = f as i64;
+    let i = crate::go::int64(f);
     (i as f64 == f).then_some(i)
 }
 

@@ -725,20 +725,24 @@ pub fn parse(layout: &str, value: &str) -> Result<GoTime, String> {
         return Err(format!("parsing time {}: day out of range", quote(avalue)));
     }
     let local = days_from_civil(year, month, day) * 86_400 + hour * 3600 + min * 60 + sec;
-    let offset = if utc {
-        0
+    // A numeric offset moves the instant; a zone name only labels it: Go reads the clock
+    // time as UTC and attaches a fake zone (GMT+h at h hours, any other name at 0, as
+    // names are looked up in the local zone, UTC).
+    let (secs, offset) = if utc {
+        (local, 0)
     } else if let Some(off) = zone_offset {
-        off
+        (local - off, off)
     } else if let Some(name) = zone_name {
-        // A fake zone: GMT+h at h hours, any other name at 0 (local is UTC).
-        name.strip_prefix("GMT")
+        let off = name
+            .strip_prefix("GMT")
             .and_then(|h| h.parse::<i64>().ok())
-            .map_or(0, |h| h * 3600)
+            .map_or(0, |h| h * 3600);
+        (local, off)
     } else {
-        0
+        (local, 0)
     };
     Ok(GoTime {
-        secs: local - offset,
+        secs,
         nanos: nsec,
         offset: i32::try_from(offset).unwrap_or(0),
     })

@@ -29,6 +29,7 @@ use crate::Options;
 
 pub use golayout::GoTime;
 pub(crate) use net::system_resolver;
+pub(crate) use strings::clean_path;
 
 /// `time.Parse(time.RFC3339, s)`, with Go's error text: for building a fixed clock.
 pub fn parse_rfc3339(s: &str) -> Result<GoTime, String> {

@@ -22,8 +22,7 @@ pub(super) fn functions(out: &mut Vec<Function>) {
         Ok(Value::from(equal_fold(str_arg(a, 0), str_arg(a, 1))))
     }));
     out.push(Function::new("replace", sig([S, S, S, N]), |a| {
-        #[allow(clippy::cast_possible_truncation)]
-        let n = num_arg(a, 3) as i64;
+        let n = crate::go::int64(num_arg(a, 3));
         let s = go_replace(str_arg(a, 0), str_arg(a, 1), str_arg(a, 2), n);
         Ok(Value::from(s.as_str()))
     }));
@@ -221,37 +220,82 @@ fn go_split<'s>(s: &'s str, sep: &str) -> Vec<&'s str> {
     s.split(sep).collect()
 }
 
-/// Go's `base64.StdEncoding.DecodeString`: padded, strict, newlines ignored; errors name the
-/// offending byte as Go does (`illegal base64 data at input byte 4`).
-fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
-    let stripped: Vec<(usize, u8)> = s
-        .bytes()
-        .enumerate()
-        .filter(|(_, b)| *b != b'\n' && *b != b'\r')
-        .collect();
-    let text: Vec<u8> = stripped.iter().map(|(_, b)| *b).collect();
-    match base64::engine::general_purpose::STANDARD.decode(&text) {
-        Ok(bytes) => Ok(bytes),
-        Err(e) => {
-            let at = match e {
-                base64::DecodeError::InvalidByte(i, _)
-                | base64::DecodeError::InvalidLastSymbol { offset: i, .. } => i,
-                base64::DecodeError::InvalidLength(len) => go_length_error_offset(&text, len),
-                base64::DecodeError::InvalidPadding => {
-                    text.iter().position(|b| *b == b'=').unwrap_or(text.len())
-                }
-            };
-            // Offsets are into the input with newlines.
-            let offset = stripped.get(at).map_or(s.len(), |(i, _)| *i);
-            Err(format!("illegal base64 data at input byte {offset}"))
-        }
+/// The value of a base64 digit of the standard alphabet.
+fn digit(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
     }
 }
 
-/// Where Go reports a truncated input: after the last complete quantum.
-fn go_length_error_offset(text: &[u8], len: usize) -> usize {
-    let _ = text;
-    len - len % 4
+/// Go's `base64.StdEncoding.DecodeString`: padded, newlines ignored, bits after the last
+/// digit ignored; errors name the offending byte as Go does
+/// (`illegal base64 data at input byte 4`).
+fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
+    let src = s.as_bytes();
+    let corrupt = |at: usize| format!("illegal base64 data at input byte {at}");
+    let is_newline = |c: u8| c == b'\n' || c == b'\r';
+    let mut out = Vec::with_capacity(src.len() / 4 * 3);
+    let mut si = 0;
+    loop {
+        let mut quantum = [0u8; 4];
+        let mut len = 4;
+        let mut j = 0;
+        let mut end = false;
+        while j < 4 {
+            let Some(&c) = src.get(si) else {
+                if j == 0 {
+                    return Ok(out);
+                }
+                return Err(corrupt(si - j));
+            };
+            si += 1;
+            if let Some(d) = digit(c) {
+                if let Some(q) = quantum.get_mut(j) {
+                    *q = d;
+                }
+                j += 1;
+                continue;
+            }
+            if is_newline(c) {
+                continue;
+            }
+            if c != b'=' || j < 2 {
+                return Err(corrupt(si - 1));
+            }
+            if j == 2 {
+                // "==": the second '=' may follow newlines.
+                while src.get(si).is_some_and(|c| is_newline(*c)) {
+                    si += 1;
+                }
+                match src.get(si) {
+                    None => return Err(corrupt(src.len())),
+                    Some(b'=') => si += 1,
+                    Some(_) => return Err(corrupt(si - 1)),
+                }
+            }
+            while src.get(si).is_some_and(|c| is_newline(*c)) {
+                si += 1;
+            }
+            if si < src.len() {
+                return Err(corrupt(si));
+            }
+            len = j;
+            end = true;
+            break;
+        }
+        let [a, b, c, d] = quantum;
+        let v = u32::from(a) << 18 | u32::from(b) << 12 | u32::from(c) << 6 | u32::from(d);
+        let bytes = [(v >> 16) as u8, (v >> 8) as u8, v as u8];
+        out.extend(bytes.iter().take(len - 1));
+        if end {
+            return Ok(out);
+        }
+    }
 }
 
 /// Go's `filepath.Clean` on Unix: one slash between elements, `.` removed, `..` removing

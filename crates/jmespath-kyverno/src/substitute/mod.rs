@@ -37,12 +37,15 @@
 //! treat it specially as Kyverno's foreach lists do). Expressions that do not compile read
 //! `incorrect query ...`; an empty one `invalid query (nil)`.
 //!
-//! # Not implemented
+//! # References
 //!
-//! `$(...)` references to other fields of the same document (Kyverno's
-//! `substituteReferences`, used by anchored patterns) are left as they are.
+//! Before variables, `$(...)` references to other fields of the same document are
+//! resolved as Kyverno's `substituteReferences` does: a string with
+//! `$(` that is not a resolvable reference is an error, as in Kyverno (`echo $(date)` in a
+//! generated ConfigMap must be written `echo \$(date)`).
 
 mod jsonpointer;
+mod references;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -71,6 +74,16 @@ pub enum SubstitutionError {
         path: String,
         /// Why.
         reason: Box<QueryError>,
+    },
+    /// A `$(...)` reference could not be resolved (Kyverno's text in `reason`).
+    #[error("{reason}")]
+    Reference {
+        /// The reference as written.
+        reference: String,
+        /// The document path of the string.
+        path: String,
+        /// Kyverno's message.
+        reason: String,
     },
     /// A key substituted to something other than a string.
     #[error("expected string after substituting variables in key \"{key}\"")]
@@ -277,7 +290,8 @@ impl<'r> Substitution<'r> {
                 "request.object"
             },
         };
-        env.node(document, &self.path, 0)
+        let document = references::resolve(document, &self.path)?;
+        env.node(&document, &self.path, 0)
     }
 
     /// Substitutes the variables of one string.
@@ -406,7 +420,16 @@ impl Env<'_> {
                     let first = chars.next().map_or(0, char::len_utf8);
                     found.split_at(first)
                 };
-                let (mut variable, is_shallow) = expression_of(v);
+                let (mut variable, is_shallow) = if prefix.len() > 1 {
+                    // Kyverno strips one byte, not one character: the rest of a
+                    // multi-byte character stays in front of the expression (and fails
+                    // to compile), as in Kyverno.
+                    let raw = v.replace("{{", "").replace("}}", "");
+                    let lead = "\u{fffd}".repeat(prefix.len() - 1);
+                    (format!("{lead}{}", raw.trim_end()), false)
+                } else {
+                    expression_of(v)
+                };
                 shallow = is_shallow;
                 if variable == "@" {
                     variable = jsonpointer::at_expression(path, self.at_prefix);
