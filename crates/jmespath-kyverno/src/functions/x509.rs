@@ -43,3 +43,43 @@ fn decode(args: &[Value]) -> Result<Value, RuntimeError> {
 pub(super) fn functions(out: &mut Vec<Function>) {
     out.push(Function::new("x509_decode", sig([S]), decode));
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use crate::tests::{eval, eval_err};
+    use sonic_rs::{JsonValueTrait, json};
+
+    /// A self-signed RSA certificate made with openssl for these tests: several subject
+    /// attributes, certificate policies, an unknown EKU, an unknown critical extension,
+    /// policy constraints.
+    const RICH: &str = include_str!("testdata/rich-rsa.pem");
+
+    #[test]
+    fn decodes_the_whole_go_certificate() {
+        let c = eval("x509_decode(pem)", json!({"pem": RICH}));
+        assert_eq!(c["Version"], json!(3));
+        assert_eq!(c["SignatureAlgorithm"], json!(4));
+        assert_eq!(c["Subject"]["CommonName"], json!("rich"));
+        assert_eq!(c["Subject"]["Organization"], json!(["Org A", "Org B"]));
+        assert_eq!(c["Subject"]["SerialNumber"], json!("42"));
+        assert_eq!(c["Subject"]["OrganizationalUnit"], json!(null));
+        assert_eq!(c["Policies"], json!(["1.2.3.4", "2.23.140.1.2.1"]));
+        assert_eq!(c["UnknownExtKeyUsage"], json!([[1, 2, 3, 5]]));
+        assert_eq!(c["UnhandledCriticalExtensions"], json!([[1, 2, 3, 6]]));
+        assert_eq!(
+            (
+                c["InhibitAnyPolicy"].clone(),
+                c["RequireExplicitPolicy"].clone()
+            ),
+            (json!(2), json!(1))
+        );
+        // Go's big.Int serial, read back as a float64.
+        assert_eq!(c["SerialNumber"].as_f64(), Some(1.987_620_097_710_608e47));
+        assert_eq!(c["PublicKey"]["E"], json!(65537));
+        assert_eq!(
+            eval_err("x509_decode('junk')", json!({})),
+            "failed to decode PEM block"
+        );
+    }
+}

@@ -71,7 +71,6 @@ pub(crate) fn to_jmespath(components: &[String]) -> String {
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
-                '/' => out.push_str("\\/"),
                 '\u{8}' => out.push_str("\\b"),
                 '\u{c}' => out.push_str("\\f"),
                 '\n' => out.push_str("\\n"),
@@ -127,7 +126,7 @@ mod tests {
                 "/validate/foreach/0/pattern/x/metadata/labels/app.kubernetes.io\\/name",
                 "target"
             ),
-            r#"target.x.metadata.labels."app.kubernetes.io\/name""#
+            r#"target.x.metadata.labels."app.kubernetes.io/name""#
         );
         assert_eq!(at_expression("/a", "request.object"), "request.object");
         assert_eq!(
