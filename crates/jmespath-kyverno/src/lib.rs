@@ -222,6 +222,87 @@ pub(crate) mod tests {
         r.compile(expr).unwrap().search(&data).unwrap()
     }
 
+    mod properties {
+        use proptest::prelude::*;
+
+        use crate::registry;
+
+        const FUNCTIONS: [&str; 45] = [
+            "compare",
+            "equal_fold",
+            "replace",
+            "replace_all",
+            "to_upper",
+            "trim",
+            "split",
+            "regex_replace_all",
+            "regex_match",
+            "pattern_match",
+            "label_match",
+            "to_boolean",
+            "add",
+            "sum",
+            "subtract",
+            "multiply",
+            "divide",
+            "modulo",
+            "round",
+            "base64_decode",
+            "time_since",
+            "path_canonicalize",
+            "truncate",
+            "semver_compare",
+            "parse_json",
+            "parse_yaml",
+            "lookup",
+            "items",
+            "object_from_lists",
+            "random",
+            "x509_decode",
+            "time_to_cron",
+            "time_add",
+            "time_parse",
+            "time_utc",
+            "time_diff",
+            "time_before",
+            "time_between",
+            "time_truncate",
+            "image_normalize",
+            "sha256",
+            "md5",
+            "to_lower",
+            "trim_prefix",
+            "regex_replace_all_literal",
+        ];
+
+        fn argument() -> impl Strategy<Value = String> {
+            prop_oneof![
+                r"[0-9a-zA-Z.:/_*?()\[\]{}|+ -]{0,20}".prop_map(|s| format!("'{s}'")),
+                any::<i32>().prop_map(|i| format!("`{i}`")),
+                (-1e12f64..1e12).prop_map(|f| format!("`{f}`")),
+                Just("`[1, \"2Gi\", \"1h\"]`".to_owned()),
+                Just("`{\"a\": 1}`".to_owned()),
+                Just("`null`".to_owned()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4096))]
+
+            #[test]
+            fn functions_never_panic(
+                f in 0..FUNCTIONS.len(),
+                args in prop::collection::vec(argument(), 0..4),
+            ) {
+                let name = FUNCTIONS.get(f).copied().unwrap_or("add");
+                let expr = format!("{name}({})", args.join(", "));
+                if let Ok(e) = registry().compile(&expr) {
+                    let _ = e.search(&sonic_rs::json!({}));
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_kyverno_function_is_registered() {
         let names = [

@@ -218,3 +218,66 @@ fn errors() {
         "failed to create handler for condition operator: %!w(<nil>)"
     );
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use sonic_rs::{Value, json};
+
+    use super::super::evaluate_conditions;
+    use crate::registry;
+
+    const OPERATORS: [&str; 19] = [
+        "Equals",
+        "NotEquals",
+        "In",
+        "NotIn",
+        "AnyIn",
+        "AllIn",
+        "AnyNotIn",
+        "AllNotIn",
+        "GreaterThan",
+        "GreaterThanOrEquals",
+        "LessThan",
+        "LessThanOrEquals",
+        "DurationGreaterThan",
+        "DurationGreaterThanOrEquals",
+        "DurationLessThan",
+        "DurationLessThanOrEquals",
+        "equals",
+        "anyin",
+        "nope",
+    ];
+
+    fn operand() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(|b| json!(b)),
+            any::<i64>().prop_map(|i| json!(i)),
+            (-1e20f64..1e20).prop_map(|f| json!(f)),
+            r"[0-9a-zA-Z.*?!<>=|&{}\[\]@ :,-]{0,16}".prop_map(|s| json!(s)),
+        ];
+        leaf.prop_recursive(2, 8, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| json!(v)),
+                prop::collection::vec(("[a-c]", inner), 0..3).prop_map(|kv| {
+                    let mut o = sonic_rs::Object::new();
+                    for (k, v) in kv {
+                        o.insert(&k, v);
+                    }
+                    Value::from(o)
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn conditions_never_panic(key in operand(), value in operand(), op in 0..OPERATORS.len()) {
+            let operator = OPERATORS.get(op).copied().unwrap_or("Equals");
+            let c = json!({"any": [{"key": key, "operator": operator, "value": value}]});
+            let _ = evaluate_conditions(&c, &json!({"a": [1, "x"]}), registry());
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //! [`RuntimeError::Function`]; [`kyverno_message`] gives that text back.
 
 mod arithmetic;
+mod calendar;
 mod data;
 mod golayout;
 mod image;
