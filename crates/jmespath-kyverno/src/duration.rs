@@ -2,7 +2,7 @@
 //! (`1h30m0s`, `1.5µs`, `0s`). Kyverno's arithmetic, time functions and condition operators
 //! read and write durations in these forms.
 
-use crate::go::quote;
+use crate::go::time_quote as quote;
 
 const TWO_POW_63: u64 = 1 << 63;
 

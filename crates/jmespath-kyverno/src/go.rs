@@ -134,6 +134,28 @@ pub(crate) fn quote(s: &str) -> String {
     out
 }
 
+/// The `time` package's own `quote` (its parse errors): `"` and `\` escaped, every byte of
+/// a non-ASCII or control character as `\xNN`.
+pub(crate) fn time_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if (c as u32) >= 0x80 || c < ' ' {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// `json.Marshal` of a document decoded into `any`: keys sorted, `<`, `>`, `&` escaped,
 /// numbers as `float64` (`1`, `1.5`, `1e+21`). Fails like Go on values JSON cannot hold.
 pub(crate) fn marshal(v: &Value) -> Result<String, String> {
@@ -236,5 +258,6 @@ mod tests {
         assert_eq!(number(2.5).unwrap(), json!(2.5));
         assert!(number(f64::NAN).is_none());
         assert_eq!(quote("a\"b\n\u{1}"), r#""a\"b\n\x01""#);
+        assert_eq!(time_quote("Mü\"\n"), r#""M\xc3\xbc\"\x0a""#);
     }
 }

@@ -16,12 +16,9 @@ fn parse_json(args: &[Value]) -> Result<Value, RuntimeError> {
     Ok(normalize_numbers(&v))
 }
 
-/// Go's `json.Unmarshal` error for the two common cases; sonic's text otherwise.
+/// Go's `json.Unmarshal` error (sonic's text where Go's scanner would accept the input).
 fn go_json_error(text: &str, e: &sonic_rs::Error) -> String {
-    if text.trim().is_empty() {
-        return "unexpected end of JSON input".into();
-    }
-    e.to_string()
+    super::gojson::syntax_error(text).unwrap_or_else(|| e.to_string())
 }
 
 fn parse_yaml(args: &[Value]) -> Result<Value, RuntimeError> {

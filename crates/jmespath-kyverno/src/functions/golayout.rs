@@ -5,7 +5,7 @@
 //! Named zones (`MST`, `PST`) are read as Go reads them in a process whose local zone is
 //! UTC, as Kyverno's containers run: a fake zone at offset 0 (`GMT+3` at +3h).
 
-use crate::go::quote;
+use crate::go::time_quote as quote;
 
 pub use super::calendar::{GoTime, ZERO_TO_UNIX, days_from_civil, fields, format_rfc3339};
 use super::calendar::{days_in, is_leap};

@@ -11,6 +11,7 @@
 mod arithmetic;
 mod calendar;
 mod data;
+mod gojson;
 mod golayout;
 mod image;
 mod net;

@@ -280,11 +280,8 @@ fn read_certificate(der: &[u8], fields: &mut Value) -> Option<()> {
         next = read(&mut t)?;
     }
     set(fields, "Version", json!(version));
-    set(
-        fields,
-        "SerialNumber",
-        crate::go::float(big_int(next.content)),
-    );
+    let serial = crate::go::number(big_int(next.content)).unwrap_or_default();
+    set(fields, "SerialNumber", serial);
     let sig = read(&mut t)?;
     let mut s = sig.content;
     let alg = oid_arcs(read(&mut s)?.content)?;
