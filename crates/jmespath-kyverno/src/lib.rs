@@ -36,7 +36,7 @@
 //!
 //! # Substitution
 //!
-//! [`substitute`] replaces `{{ ... }}` in the strings and keys of a JSON document as
+//! [`substitute()`] replaces `{{ ... }}` in the strings and keys of a JSON document as
 //! Kyverno's `SubstituteAll` does; see [`substitute`](mod@substitute) for the rules.
 //!
 //! # Conditions

@@ -5,7 +5,7 @@
 //! must all hold. `any` passes when one of its conditions holds (an empty `any: []` never
 //! passes; a missing `any` does), `all` when every one holds; both must pass. Each condition
 //! is `{key, operator, value, message}`; key and value are substituted first (see
-//! [`substitute`](crate::substitute)), and any substitution error, a missing key included,
+//! [`substitute`](mod@crate::substitute)), and any substitution error, a missing key included,
 //! is an error of the whole evaluation (`failed to substitute variables in condition key:
 //! ...`), as in Kyverno.
 //!

@@ -534,19 +534,21 @@ pub fn parse(layout: &str, value: &str) -> Result<GoTime, String> {
                         }
                     };
                     value = value.get(used..)?;
-                    let hr = getnum(hh, true)?.0;
-                    let mi = getnum(mm, true)?.0;
-                    let se = getnum(ss, true)?.0;
-                    if hr > 24 {
+                    // Go reads the parts in turn, checks the ranges of what it read
+                    // (a range error wins over a parse error), then the sign.
+                    let hr = getnum(hh, true).map(|n| n.0);
+                    let mi = hr.and_then(|_| getnum(mm, true).map(|n| n.0));
+                    let se = mi.and_then(|_| getnum(ss, true).map(|n| n.0));
+                    if hr.unwrap_or(0) > 24 {
                         range_err = "time zone offset hour";
                     }
-                    if mi > 60 {
+                    if mi.unwrap_or(0) > 60 {
                         range_err = "time zone offset minute";
                     }
-                    if se > 60 {
+                    if se.unwrap_or(0) > 60 {
                         range_err = "time zone offset second";
                     }
-                    let off = (hr * 60 + mi) * 60 + se;
+                    let off = (hr? * 60 + mi?) * 60 + se?;
                     zone_offset = Some(match sign {
                         "+" => off,
                         "-" => -off,

@@ -37,6 +37,17 @@
 //! treat it specially as Kyverno's foreach lists do). Expressions that do not compile read
 //! `incorrect query ...`; an empty one `invalid query (nil)`.
 //!
+//! # Where celer differs
+//!
+//! - Kyverno renames a key inside the Go map it is iterating, so a renamed key may be
+//!   visited again (substituted twice, its `\{{` escapes undone), or not, as Go's map
+//!   order decides; here every key is substituted once, in document order, a later key
+//!   overwriting an earlier one of the same name.
+//! - A shallow variable (`{{- x }}`) inside a longer string whose value is not a string
+//!   makes Kyverno panic; here it is [`SubstitutionError::ShallowNotString`].
+//! - Messages of expressions that do not compile are `celer-jmespath`'s, after Kyverno's
+//!   `incorrect query <expr>: ` prefix.
+//!
 //! # References
 //!
 //! Before variables, `$(...)` references to other fields of the same document are
