@@ -11,6 +11,7 @@
 //!   with client-go's default backoff; its data is the decoded response. The last failure is
 //!   the entry's error until a call succeeds again; before the first answer the entry has
 //!   "no data available".
+//! - projections are JMESPath with Kyverno's functions (`celer-jmespath-kyverno`);
 //! - a projection that fails on some data is left as it was (a `kubernetesResource` entry)
 //!   or fails the entry (an `apiCall` one); a projection no entry has is an error.
 //! - an entry that is not there reads as null.
@@ -239,17 +240,20 @@ struct Projection {
 fn compile_projections(spec: &GlobalContextEntrySpec) -> Result<Vec<Projection>, String> {
     (spec.projections.iter().flatten())
         .map(|p| {
-            celer_jmespath::Expression::compile(&p.jmes_path)
-                .map(|query| Projection {
-                    name: p.name.clone(),
-                    query,
-                })
-                .map_err(|e| {
-                    format!(
-                        "failed to parse jmespath query for projection {:?}: {e}",
-                        p.name
-                    )
-                })
+            celer_jmespath::Expression::compile_with(
+                &p.jmes_path,
+                celer_jmespath_kyverno::registry(),
+            )
+            .map(|query| Projection {
+                name: p.name.clone(),
+                query,
+            })
+            .map_err(|e| {
+                format!(
+                    "failed to parse jmespath query for projection {:?}: {e}",
+                    p.name
+                )
+            })
         })
         .collect()
 }

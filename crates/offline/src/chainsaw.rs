@@ -258,8 +258,10 @@ impl State {
                 Some(list) if !list.is_empty() => {
                     let mut object = sonic_rs::Object::new();
                     for p in list.iter() {
-                        let Ok(query) = celer_jmespath::Expression::compile(str_of(p, "jmesPath"))
-                        else {
+                        let Ok(query) = celer_jmespath::Expression::compile_with(
+                            str_of(p, "jmesPath"),
+                            celer_jmespath_kyverno::registry(),
+                        ) else {
                             continue;
                         };
                         if let Ok(v) = query.search(&data) {
