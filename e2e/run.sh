@@ -635,12 +635,13 @@ for name in gctx-watch gctx-call; do api DELETE "$vpols/kyv-$name"; api DELETE "
 for name in gctx-a gctx-b; do api DELETE "/api/v1/namespaces/e2e-fed/configmaps/$name"; done
 # Kyverno's mutate-existing: a MutatingPolicy whose trigger is an UPDATE of Namespace e2e-mx
 # and whose targets are the ConfigMaps of Namespaces labelled mx=enabled. Applying it labels
-# the ConfigMap there now; a ConfigMap made later is labelled once the trigger is updated.
+# the ConfigMap there now (it does not skip background requests, so its creation runs it); a
+# ConfigMap made later is labelled once the trigger is updated.
 api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"e2e-mx","labels":{"mx":"enabled"}}}'
 api POST /api/v1/namespaces/e2e-mx/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mx-1"}}'
 api POST /apis/policies.kyverno.io/v1/mutatingpolicies '{"apiVersion":"policies.kyverno.io/v1","kind":"MutatingPolicy",
   "metadata":{"name":"kyv-mutate-existing"},
-  "spec":{"evaluation":{"mutateExisting":{"enabled":true}},
+  "spec":{"evaluation":{"mutateExisting":{"enabled":true},"skipBackgroundRequests":false},
     "matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["namespaces"],"resourceNames":["e2e-mx"]}]},
     "targetMatchConstraints":{"namespaceSelector":{"matchLabels":{"mx":"enabled"}},
       "resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["configmaps"]}]},

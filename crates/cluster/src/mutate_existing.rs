@@ -3,12 +3,14 @@
 //! (`celer_policy::kyverno::mutate_existing`) and, when it changed, written back with an
 //! update that carries the resourceVersion read (a conflict is read again and retried once).
 //!
-//! What triggers the work: an admitted request (the webhook's `ClusterHooks::admitted`), and a
-//! policy that is new or changed in a load (each replica runs it once per change; the writes
-//! are idempotent, and an unchanged target is never written). The work runs on the runtime's
-//! blocking pool, one policy at a time per trigger, never on a request's path; nothing is
-//! persisted (Kyverno's UpdateRequests are not created), so work in flight when the process
-//! stops is lost: the next change of the policy or trigger does it again.
+//! What triggers the work: an admitted request (the webhook's `ClusterHooks::admitted`) that is
+//! not a background request (celer's own writes, Kyverno's background controller's) unless the
+//! policy says `skipBackgroundRequests: false`, and a policy that is new or changed in a load
+//! when [`Existing::runs_on_creation`] (each replica runs it once per change; the writes are
+//! idempotent, and an unchanged target is never written). The work runs on a thread of its
+//! own, one run at a time, never on a request's path; nothing is persisted (Kyverno's
+//! UpdateRequests are not created), so work in flight when the process stops is lost: the
+//! next change of the policy or trigger does it again.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,10 +27,20 @@ use kube::discovery::ApiResource;
 use parking_lot::Mutex;
 use sonic_rs::JsonValueTrait;
 
-/// Runs mutate-existing policies against the cluster.
+/// Runs mutate-existing policies against the cluster: one worker thread takes the runs from a
+/// bounded queue, so that a storm of triggers can neither take the runtime's blocking threads
+/// (which admission needs) nor grow memory; a run for a policy whose targets do not depend on
+/// the trigger is queued once while one is waiting.
 #[derive(Clone)]
 pub struct Mutator {
     inner: Arc<Inner>,
+    queue: std::sync::mpsc::SyncSender<Run>,
+}
+
+struct Run {
+    policy: Arc<Existing>,
+    /// The trigger's AdmissionReview; `None` for the policy's creation.
+    trigger: Option<Vec<u8>>,
 }
 
 struct Inner {
@@ -38,6 +50,12 @@ struct Inner {
     options: EvalOptions,
     /// The fingerprint each policy (by key) had when it last ran on load.
     ran: Mutex<HashMap<String, u64>>,
+    /// Policies (by key) with a trigger-independent run waiting in the queue.
+    waiting: Mutex<std::collections::HashSet<String>>,
+    /// celer's own user name, learnt from the API server (its writes are background requests).
+    identity: Arc<std::sync::OnceLock<String>>,
+    /// Other users whose requests are background requests (Kyverno's background controller).
+    background_users: Vec<String>,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -49,38 +67,86 @@ impl std::fmt::Debug for Mutator {
 /// The most targets one policy run writes: a policy that selects a whole cluster must not
 /// turn one trigger into an unbounded burst of writes.
 const MAX_TARGETS: usize = 10_000;
+/// Runs waiting at most; beyond, a trigger's run is dropped with a warning (the next
+/// trigger or change of the policy runs it again).
+const QUEUE: usize = 1_024;
 
 impl Mutator {
     /// A mutator on the current runtime, reading Namespaces through `lookup` and evaluating
-    /// with `options` (their Kyverno context reads the cluster).
-    pub fn new(client: Client, lookup: Arc<dyn Lookup>, options: EvalOptions) -> Mutator {
-        Mutator {
-            inner: Arc::new(Inner {
-                client,
-                runtime: tokio::runtime::Handle::current(),
-                lookup,
-                options,
-                ran: Mutex::new(HashMap::new()),
-            }),
+    /// with `options` (their Kyverno context reads the cluster). Requests of
+    /// `background_users`, and celer's own, are background requests.
+    pub fn new(
+        client: Client,
+        lookup: Arc<dyn Lookup>,
+        options: EvalOptions,
+        background_users: Vec<String>,
+    ) -> Mutator {
+        let identity = Arc::new(std::sync::OnceLock::new());
+        let inner = Arc::new(Inner {
+            client: client.clone(),
+            runtime: tokio::runtime::Handle::current(),
+            lookup,
+            options,
+            ran: Mutex::new(HashMap::new()),
+            waiting: Mutex::new(std::collections::HashSet::new()),
+            identity: Arc::clone(&identity),
+            background_users,
+        });
+        let learn = Arc::clone(&identity);
+        tokio::spawn(async move {
+            match whoami(&client).await {
+                Ok(name) => {
+                    let _ = learn.set(name);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "mutate existing: celer's own user name not known; its writes may trigger policies again")
+                }
+            }
+        });
+        let (queue, runs) = std::sync::mpsc::sync_channel::<Run>(QUEUE);
+        let worker = Arc::clone(&inner);
+        let spawned = std::thread::Builder::new()
+            .name("celer-mutate-existing".to_string())
+            .spawn(move || {
+                while let Ok(run) = runs.recv() {
+                    if run.trigger.is_none() || !run.policy.targets_depend_on_trigger() {
+                        worker.waiting.lock().remove(&run.policy.key());
+                    }
+                    worker.run(&run.policy, run.trigger.as_deref());
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "mutate existing: no worker thread; mutate-existing policies will not run");
         }
+        Mutator { inner, queue }
+    }
+
+    /// Whether a request of `user` is a background request (celer's own writes, or Kyverno's
+    /// background controller's).
+    pub fn is_background_user(&self, user: &str) -> bool {
+        self.inner.identity.get().is_some_and(|me| me == user)
+            || self.inner.background_users.iter().any(|u| u == user)
     }
 
     /// An admitted request triggered `policies`: runs them on their targets in the background.
     /// `review` is the trigger's AdmissionReview.
     pub fn triggered(&self, policies: Vec<Arc<Existing>>, review: Vec<u8>) {
-        if policies.is_empty() {
-            return;
-        }
-        let inner = Arc::clone(&self.inner);
-        self.inner.runtime.spawn_blocking(move || {
-            for policy in policies {
-                inner.run(&policy, Some(&review));
+        for policy in policies {
+            if !policy.targets_depend_on_trigger()
+                && !self.inner.waiting.lock().insert(policy.key())
+            {
+                // A run of it is waiting already; it lists the same targets.
+                continue;
             }
-        });
+            self.enqueue(Run {
+                policy,
+                trigger: Some(review.clone()),
+            });
+        }
     }
 
     /// A policy set was loaded: the mutate-existing policies new or changed since the last
-    /// load run once on their targets, in the background.
+    /// load, that run on creation ([`Existing::runs_on_creation`]), run once on their targets.
     pub fn loaded(&self, policies: &[Arc<Existing>]) {
         let changed: Vec<Arc<Existing>> = {
             let mut ran = self.inner.ran.lock();
@@ -88,19 +154,44 @@ impl Mutator {
             policies
                 .iter()
                 .filter(|p| ran.insert(p.key(), p.fingerprint) != Some(p.fingerprint))
+                .filter(|p| p.runs_on_creation())
                 .cloned()
                 .collect()
         };
-        if changed.is_empty() {
-            return;
+        for policy in changed {
+            self.inner.waiting.lock().insert(policy.key());
+            self.enqueue(Run {
+                policy,
+                trigger: None,
+            });
         }
-        let inner = Arc::clone(&self.inner);
-        self.inner.runtime.spawn_blocking(move || {
-            for policy in changed {
-                inner.run(&policy, None);
-            }
-        });
     }
+
+    fn enqueue(&self, run: Run) {
+        let key = run.policy.key();
+        if let Err(e) = self.queue.try_send(run) {
+            self.inner.waiting.lock().remove(&key);
+            let why = match e {
+                std::sync::mpsc::TrySendError::Full(_) => "the queue is full",
+                std::sync::mpsc::TrySendError::Disconnected(_) => "the worker stopped",
+            };
+            tracing::warn!(policy = %key, why, "mutate existing: run dropped");
+        }
+    }
+}
+
+/// celer's own user name (a SelfSubjectReview).
+async fn whoami(client: &Client) -> Result<String, kube::Error> {
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    let api: Api<SelfSubjectReview> = Api::all(client.clone());
+    let review = api
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await?;
+    Ok(review
+        .status
+        .and_then(|s| s.user_info)
+        .and_then(|u| u.username)
+        .unwrap_or_default())
 }
 
 impl Inner {

@@ -192,6 +192,7 @@ impl State {
             Some(set) => mutate_existing::policies(set)
                 .iter()
                 .filter(|p| self.ran.insert(p.key(), p.fingerprint) != Some(p.fingerprint))
+                .filter(|p| p.runs_on_creation())
                 .cloned()
                 .collect(),
             None => Vec::new(),
@@ -531,10 +532,11 @@ impl State {
             self.set.get_or_insert_with(|| PolicySet::build(manifests))
         };
         let outcome = engine::evaluate(set, &request, &lookup, &options);
-        let triggered: Vec<Arc<Existing>> = mutate_existing::triggered(set, &outcome, &namespace)
-            .into_iter()
-            .cloned()
-            .collect();
+        let triggered: Vec<Arc<Existing>> =
+            mutate_existing::triggered(set, &outcome, &namespace, false)
+                .into_iter()
+                .cloned()
+                .collect();
         let matched = outcome.results.iter().any(|r| {
             matches!(
                 r.kind,

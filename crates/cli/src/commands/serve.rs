@@ -390,6 +390,20 @@ pub struct ClusterArgs {
     )]
     pub webhook_annotations: Vec<(String, String)>,
 
+    /// Users whose requests are background requests, which do not trigger Kyverno's
+    /// mutate-existing policies that skip them (`evaluation.skipBackgroundRequests`, the
+    /// default); celer's own user always is one. The default is Kyverno's background
+    /// controller, as Kyverno counts it.
+    #[arg(
+        long,
+        value_name = "USERS",
+        env = "CELER_BACKGROUND_USERS",
+        value_delimiter = ',',
+        default_value = "system:serviceaccount:kyverno:kyverno-background-controller",
+        help_heading = "Cluster"
+    )]
+    pub background_users: Vec<String>,
+
     /// Let Kyverno's `resource.Get`/`resource.List` read Secrets. Off by default: a policy
     /// author is not always trusted with every Secret celer's identity may read, and
     /// Kyverno's default roles do not read them either.
@@ -615,8 +629,11 @@ impl ClusterHooks for ClusterAdapter {
         review: &[u8],
         outcome: &celer_policy::response::Outcome,
         namespace: &str,
+        user: &str,
     ) {
-        let triggered = celer_policy::kyverno::mutate_existing::triggered(set, outcome, namespace);
+        let background = self.mutator.is_background_user(user);
+        let triggered =
+            celer_policy::kyverno::mutate_existing::triggered(set, outcome, namespace, background);
         if !triggered.is_empty() {
             self.mutator
                 .triggered(triggered.into_iter().cloned().collect(), review.to_vec());
@@ -782,6 +799,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
                             kyverno_context: Some(context),
                             ..Default::default()
                         },
+                        (args.cluster.background_users.iter())
+                            .filter(|u| !u.is_empty())
+                            .cloned()
+                            .collect(),
                     );
                     Some(Arc::new(ClusterAdapter {
                         mutator,

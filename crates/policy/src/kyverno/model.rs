@@ -176,6 +176,14 @@ impl PolicySpec {
             .unwrap_or(false)
     }
 
+    /// `evaluation.skipBackgroundRequests`, default true.
+    pub fn skip_background_requests(&self) -> bool {
+        self.evaluation
+            .as_ref()
+            .and_then(|e| e.skip_background_requests)
+            .unwrap_or(true)
+    }
+
     /// `evaluation.mode`: `Kubernetes` (default) or `JSON`.
     pub fn mode(&self) -> &str {
         self.evaluation
@@ -195,6 +203,10 @@ pub struct Evaluation {
     pub background: Option<Switch>,
     #[serde(default)]
     pub mutate_existing: Option<Switch>,
+    /// A MutatingPolicy's `evaluation.skipBackgroundRequests` (default true): requests made by
+    /// the background controller (Kyverno's, celer's own writes) do not trigger it.
+    #[serde(default)]
+    pub skip_background_requests: Option<bool>,
     #[serde(default)]
     pub mode: Option<String>,
 }

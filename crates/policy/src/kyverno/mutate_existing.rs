@@ -45,6 +45,9 @@ pub struct Existing {
     pub namespace: Option<String>,
     /// `evaluation.admission.enabled`: admitted requests trigger it.
     pub admission: bool,
+    /// `evaluation.skipBackgroundRequests`: requests of the background controller's identity
+    /// do not trigger it, and creating it runs it only when admission is off.
+    pub skip_background_requests: bool,
     /// What it changes.
     pub targets: Targets,
     /// Changes when the policy does (what it selects and what it does), so that a caller
@@ -199,6 +202,7 @@ pub(crate) fn compile(
         }),
         background: None,
         mutate_existing: None,
+        skip_background_requests: None,
         mode: None,
     });
     let mut set = KyvernoPolicies::default();
@@ -233,6 +237,7 @@ pub(crate) fn compile(
         name: p.metadata.name.clone(),
         namespace: trigger.extras.namespace.clone(),
         admission: spec.admission_enabled(),
+        skip_background_requests: spec.skip_background_requests(),
         targets,
         fingerprint: fingerprint(p),
         target: set,
@@ -313,6 +318,19 @@ impl Existing {
             Some(ns) => format!("{ns}/{}", self.name),
             None => self.name.clone(),
         }
+    }
+
+    /// Whether the targets depend on the trigger (an expression selects them).
+    pub fn targets_depend_on_trigger(&self) -> bool {
+        matches!(self.targets, Targets::Expression { .. })
+    }
+
+    /// Whether creating or changing the policy runs it on its targets. Kyverno's tests
+    /// (chainsaw `existing/`, v1.19) have it so: a policy that admission never triggers
+    /// runs on creation; one admission triggers does only when it opts out of skipping
+    /// background requests (its creation being the background controller's work).
+    pub fn runs_on_creation(&self) -> bool {
+        !self.admission || !self.skip_background_requests
     }
 
     /// Evaluates the policy on one target, given as the UPDATE request of itself: the
@@ -406,11 +424,14 @@ pub fn policies(set: &crate::policy_set::PolicySet) -> &[Arc<Existing>] {
 }
 
 /// The mutate-existing policies an admitted request triggered: those with admission enabled
-/// that ran on it (matched, their conditions held) and passed.
+/// that ran on it (matched, their conditions held) and passed. A request of the background
+/// controller's identity (`background`: celer's own writes, Kyverno's background controller)
+/// triggers only the policies that do not skip background requests.
 pub fn triggered<'s>(
     set: &'s crate::policy_set::PolicySet,
     outcome: &Outcome,
     namespace: &str,
+    background: bool,
 ) -> Vec<&'s Arc<Existing>> {
     if !outcome.allowed {
         return Vec::new();
@@ -418,6 +439,7 @@ pub fn triggered<'s>(
     policies(set)
         .iter()
         .filter(|e| e.admission)
+        .filter(|e| !(background && e.skip_background_requests))
         .filter(|e| e.namespace.as_deref().is_none_or(|ns| ns == namespace))
         .filter(|e| {
             outcome.results.iter().any(|r| {

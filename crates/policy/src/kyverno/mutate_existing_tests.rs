@@ -133,12 +133,16 @@ fn an_admitted_request_the_policy_matches_triggers_it() {
         let review = AdmissionReview::parse(body.as_bytes()).unwrap();
         let request = review.request().unwrap();
         let outcome = evaluate(&set, &request, &lookup, &options());
-        triggered(&set, &outcome, "")
+        let by_user: Vec<String> = triggered(&set, &outcome, "", false)
             .iter()
             .map(|e| e.key())
-            .collect::<Vec<_>>()
+            .collect();
+        // The background controller's own requests trigger nothing that skips them.
+        assert!(triggered(&set, &outcome, "", true).is_empty());
+        by_user
     };
     assert_eq!(run("team"), ["label-configmaps"]);
+    assert!(!policies(&set)[0].runs_on_creation());
     // resourceNames: another Namespace is no trigger.
     assert!(run("other").is_empty());
 }
@@ -192,7 +196,9 @@ fn the_target_expression_returns_objects_for_a_trigger() {
     assert_eq!(names, ["s-cm1", "s-cm2"]);
     // Admission is off: no admitted request triggers it.
     let outcome = evaluate(&set, &request, &lookup, &options());
-    assert!(triggered(&set, &outcome, "team").is_empty());
+    assert!(triggered(&set, &outcome, "team", false).is_empty());
+    // Admission never triggers it: creating it runs it.
+    assert!(existing.runs_on_creation());
 }
 
 #[test]
