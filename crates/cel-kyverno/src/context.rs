@@ -124,6 +124,19 @@ pub struct HttpRequest {
     pub ca_bundle: Option<String>,
 }
 
+impl HttpRequest {
+    /// A request with no headers, body or CA bundle (a classic rule's `apiCall`).
+    pub fn new(method: &'static str, url: String) -> HttpRequest {
+        HttpRequest {
+            method,
+            url,
+            headers: Vec::new(),
+            body: None,
+            ca_bundle: None,
+        }
+    }
+}
+
 /// The data Kyverno's context-backed functions read, supplied by the host per evaluation:
 /// a cluster cache and HTTP client in a server, files and mocks offline
 /// ([`super::memory::MemoryContext`]). Every method has a default that answers

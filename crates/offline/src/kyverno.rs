@@ -115,8 +115,13 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
     let mut default_operation = Operation::Create;
     // (kind, parent resource, subresource)
     let mut subresources: Vec<(String, String, String)> = Vec::new();
+    let mut classic_values: Option<Arc<celer_policy::kyverno::ClassicValues>> = None;
     if let Some(values) = test.get("variables").and_then(|v| v.as_str()) {
         for doc in read_json(&dir.join(values))? {
+            let read = celer_policy::kyverno::ClassicValues::from_document(&doc);
+            if !read.is_empty() {
+                classic_values = Some(Arc::new(read));
+            }
             if let Some(op) = doc
                 .get("globalValues")
                 .and_then(|g| g.get("request.operation"))
@@ -235,6 +240,7 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
                 selector_params_as_list: true,
                 kyverno: celer_policy::family::Mode { offline: true },
                 kyverno_context: Some(kyverno_context.clone()),
+                classic_values: classic_values.clone(),
                 ..EvalOptions::default()
             };
             let result = engine::evaluate(&set, &request, &lookup, &options);

@@ -1,6 +1,6 @@
 //! Kyverno test rows on ClusterPolicies and Policies: a rule's result (or autogen's), and the
 //! rows that cannot be checked because celer leaves their rule out (mutate, generate,
-//! verifyImages, deny, foreach, preconditions or context, variables), skipped with the reason.
+//! verifyImages, foreach, manifests), skipped with the reason.
 
 use celer_cel::Json;
 use celer_policy::policy_set::PolicySet;

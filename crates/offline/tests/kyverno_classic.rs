@@ -12,8 +12,8 @@
 //!   `validate/` whose folder has a ClusterPolicy or Policy with such a rule: requests admitted
 //!   or refused, with Kyverno's webhook message where the test gives it.
 //!
-//! Every row is run. Rows of rules celer leaves out (mutate, generate, verifyImages, deny,
-//! foreach, preconditions or context, variables) are skipped with the reason; a failing row
+//! Every row is run. Rows of rules celer leaves out (mutate, generate, verifyImages,
+//! foreach, manifests) are skipped with the reason; a failing row
 //! must be listed, with its reason, in `kyverno_classic.known_failures`, and the passing count
 //! may not fall below `kyverno_classic.ratchet`.
 

@@ -42,6 +42,9 @@ pub struct EvalOptions {
     /// `image.GetMetadata`, `time.now()`) read; without one they fail with an error naming
     /// the function, which the policy's failurePolicy then handles.
     pub kyverno_context: Option<Arc<dyn KyvernoContext>>,
+    /// Values for classic rules' variables, as Kyverno's CLI takes them from a test's values
+    /// file; `None` on a cluster.
+    pub classic_values: Option<Arc<crate::kyverno::ClassicValues>>,
 }
 
 /// What an evaluation reads besides the request: cached per request.
@@ -59,6 +62,7 @@ pub struct RequestContext<'r> {
     kyverno_context: Option<Arc<dyn KyvernoContext>>,
     /// The Kyverno context's variables for cluster-wide policies, made once.
     kyverno_values: OnceCell<Option<ContextValues>>,
+    classic_values: Option<Arc<crate::kyverno::ClassicValues>>,
     /// The policies this call runs (the webhook's).
     scope: &'r Scope,
 }
@@ -76,8 +80,19 @@ impl<'r> RequestContext<'r> {
             authorizer: OnceCell::new(),
             kyverno_context: options.kyverno_context.clone(),
             kyverno_values: OnceCell::new(),
+            classic_values: options.classic_values.clone(),
             scope: &Scope::All,
         }
+    }
+
+    /// What Kyverno's context entries read (ConfigMaps, API calls, global context entries).
+    pub(crate) fn kyverno_context(&self) -> Option<&Arc<dyn KyvernoContext>> {
+        self.kyverno_context.as_ref()
+    }
+
+    /// The values a test gives classic rules' variables.
+    pub(crate) fn classic_values(&self) -> Option<&crate::kyverno::ClassicValues> {
+        self.classic_values.as_deref()
     }
 
     /// The context for a call of one webhook, which runs `scope`'s policies only.

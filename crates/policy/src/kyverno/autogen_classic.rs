@@ -248,6 +248,18 @@ fn generated(rule: &Rule, name: String, kinds: &[&str], every_filter: bool, cron
     if let Some(m) = r.validate.as_mut().and_then(|v| v.message.as_mut()) {
         *m = shift(m);
     }
+    // Kyverno rewrites the whole rule's JSON: preconditions, context entries and deny
+    // conditions read the pod template too.
+    if !cel {
+        r.preconditions_json = r
+            .preconditions_json
+            .as_ref()
+            .map(|j| map_strings(j, &shift, 0));
+        r.context_json = r.context_json.as_ref().map(|j| map_strings(j, &shift, 0));
+        if let Some(v) = r.validate.as_mut() {
+            v.deny_json = v.deny_json.as_ref().map(|j| map_strings(j, &shift, 0));
+        }
+    }
     r
 }
 

@@ -45,8 +45,12 @@ use super::pod_security::{self, Exclusion, PodSecurityRule, Verdict};
 
 #[path = "classic_compile.rs"]
 mod compile_rules;
+#[path = "classic_jmespath.rs"]
+mod jmes;
 #[path = "classic_pattern.rs"]
 mod pattern_rule;
+
+pub use jmes::RuleJmes;
 
 pub use compile_rules::{LeftOutRule, compile, compile_exception};
 
@@ -408,6 +412,28 @@ pub enum RuleBody {
     PodSecurity(Box<PodSecurityRule>),
     /// `validate.pattern` or `validate.anyPattern`.
     Pattern(Box<PatternRule>),
+    /// `validate.pattern` or `validate.anyPattern` with `{{ }}` variables (or `$()`
+    /// references) in the pattern or message: substituted, then compiled, per request.
+    PatternTemplate(Box<PatternTemplate>),
+    /// `validate.deny`: its conditions and the rule's message.
+    Deny(Box<DenyRule>),
+}
+
+/// A pattern rule whose pattern or message has variables.
+#[derive(Debug)]
+pub struct PatternTemplate {
+    pub pattern: Option<Json>,
+    pub any_pattern: Option<Json>,
+    pub message: Option<String>,
+}
+
+/// A `validate.deny` rule.
+#[derive(Debug)]
+pub struct DenyRule {
+    /// `validate.deny` (its `conditions`).
+    pub deny: Option<Json>,
+    /// `validate.message`.
+    pub message: Option<String>,
 }
 
 /// A `validate.cel` rule: its expressions as a ValidatingPolicy, and where its params come
@@ -438,6 +464,8 @@ pub struct ClassicRule {
     pub admission: bool,
     /// `validate.allowExistingViolations` (default true).
     allow_existing_violations: bool,
+    /// `preconditions` and `context`, when the rule reads the JSON context.
+    pub jmes: Option<Box<RuleJmes>>,
 }
 
 impl ClassicRule {
@@ -466,6 +494,8 @@ pub struct ClassicExceptionRule {
     /// `spec.podSecurity`: the controls exempted in podSecurity rules; none exempts the
     /// whole rule.
     pod_security: Vec<Exclusion>,
+    /// `spec.conditions`: JMESPath conditions that must hold too.
+    conditions: Option<Json>,
 }
 
 impl ClassicExceptionRule {
@@ -499,6 +529,8 @@ struct RulesState<'a> {
     namespace: Option<Arc<Json>>,
     /// The request's groups, for `subjects`, read when a filter asks.
     groups: OnceCell<Vec<&'a str>>,
+    /// Kyverno's JSON context of the request, built for the first rule that reads it.
+    json_base: OnceCell<Json>,
     /// (policy, rule, message) of the failures that block.
     blocked: Vec<(String, String, String)>,
     buffers: ActivationBuffers,
@@ -531,6 +563,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         Ok(RulesState {
             namespace: request.ctx.namespace()?,
             groups: OnceCell::new(),
+            json_base: OnceCell::new(),
             blocked: Vec::new(),
             buffers: ActivationBuffers::default(),
             result: validating::ValidateResult::default(),
@@ -586,9 +619,34 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         request: &FamilyRequest<'a>,
         outcome: &mut Outcome,
     ) -> Result<(), EngineError> {
-        let exceptions = self.matched_exceptions(r, state, request);
+        // `invokeRuleHandler`: context entries, then preconditions, then exceptions.
+        let context = match &r.jmes {
+            Some(jmes) => {
+                let base = state.json_base.get_or_init(|| jmes::base_context(request));
+                let prepared = jmes::rule_context(r, jmes, base, request)
+                    .map_err(|m| (ResultKind::Error, m))
+                    .and_then(|c| match jmes::preconditions(jmes, &c) {
+                        Some(result) => Err(result),
+                        None => Ok(c),
+                    });
+                match prepared {
+                    Ok(c) => Some(c),
+                    Err((kind, message)) => {
+                        record(r, kind, message, state, outcome);
+                        return Ok(());
+                    }
+                }
+            }
+            None => None,
+        };
+        let exceptions = self.matched_exceptions(r, state, request, context.as_ref());
         let result = match &r.body {
-            RuleBody::Cel(_) | RuleBody::Pattern(_) if !exceptions.is_empty() => {
+            RuleBody::Cel(_)
+            | RuleBody::Pattern(_)
+            | RuleBody::PatternTemplate(_)
+            | RuleBody::Deny(_)
+                if !exceptions.is_empty() =>
+            {
                 // `validate_cel.go` and `validate_resource.go` join the keys with no space
                 // after "exceptions".
                 let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
@@ -605,22 +663,27 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
             RuleBody::Pattern(rule) => {
                 pattern_rule::evaluate(r, rule, request, state.namespace.as_deref())
             }
+            RuleBody::PatternTemplate(t) => {
+                let empty = Json::new_object();
+                let context = context.as_ref().unwrap_or(&empty);
+                pattern_rule::evaluate_template(r, t, context, request, state.namespace.as_deref())
+            }
+            RuleBody::Deny(d) => {
+                let empty = Json::new_object();
+                let context = context.as_ref().unwrap_or(&empty);
+                Some(pattern_rule::evaluate_deny(
+                    r,
+                    d,
+                    context,
+                    request,
+                    state.namespace.as_deref(),
+                ))
+            }
         };
         let Some((kind, message)) = result else {
             return Ok(());
         };
-        if matches!(kind, ResultKind::Fail | ResultKind::Error) && r.enforce {
-            state
-                .blocked
-                .push((r.policy.to_string(), r.rule.to_string(), message.clone()));
-        }
-        outcome.results.push(PolicyResult::named(
-            PolicyKind::KyvernoClusterPolicy,
-            &r.policy,
-            Some(&r.rule),
-            kind,
-            Some(message),
-        ));
+        record(r, kind, message, state, outcome);
         Ok(())
     }
 
@@ -640,13 +703,38 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
     }
 }
 
+/// Records a rule's result, and the failure that blocks for an `Enforce` rule.
+fn record(
+    r: &ClassicRule,
+    kind: ResultKind,
+    message: String,
+    state: &mut RulesState<'_>,
+    outcome: &mut Outcome,
+) {
+    if matches!(kind, ResultKind::Fail | ResultKind::Error) && r.enforce {
+        state
+            .blocked
+            .push((r.policy.to_string(), r.rule.to_string(), message.clone()));
+    }
+    outcome.results.push(PolicyResult::named(
+        PolicyKind::KyvernoClusterPolicy,
+        &r.policy,
+        Some(&r.rule),
+        kind,
+        Some(message),
+    ));
+}
+
 impl ClusterPolicyRules<'_> {
-    /// The PolicyExceptions that name `r` and match the request (`MatchesException`).
+    /// The PolicyExceptions that name `r` and match the request (`MatchesException`), their
+    /// `conditions` holding in the rule's JSON context (the request's when the rule reads
+    /// none).
     fn matched_exceptions<'a>(
         &'a self,
         r: &ClassicRule,
         state: &RulesState<'a>,
         request: &FamilyRequest<'a>,
+        context: Option<&Json>,
     ) -> Vec<&'a ClassicExceptionRule> {
         if self.0.classic_exceptions.is_empty() {
             return Vec::new();
@@ -665,6 +753,16 @@ impl ClusterPolicyRules<'_> {
             .classic_exceptions
             .iter()
             .filter(|e| e.names(r, &policy_key) && e.matches.matches_exception(&subjects))
+            .filter(|e| match &e.conditions {
+                None => true,
+                Some(conditions) => {
+                    let context = match context {
+                        Some(c) => c,
+                        None => state.json_base.get_or_init(|| jmes::base_context(request)),
+                    };
+                    jmes::exception_conditions_hold(conditions, context)
+                }
+            })
             .map(|e| &**e)
             .collect()
     }

@@ -14,12 +14,6 @@ pub fn compile_exception(
 ) -> Option<ClassicExceptionRule> {
     let what = format!("PolicyException {:?}", e.metadata.name);
     let mut problems = Vec::new();
-    if e.spec.conditions.is_some() {
-        problems.push(
-            "spec.conditions: JMESPath conditions are not supported; the exception is left out"
-                .to_string(),
-        );
-    }
     if e.spec.exceptions.is_empty() {
         problems.push("spec.exceptions: Required value".to_string());
     }
@@ -63,6 +57,7 @@ pub fn compile_exception(
             .collect(),
         matches,
         pod_security,
+        conditions: e.spec.conditions_json.clone(),
     })
 }
 
@@ -157,6 +152,26 @@ pub fn compile(
                 param_ref: cel.param_ref.clone(),
                 param_selector: crate::compiled::Binding::param_selector_of(cel.param_ref.as_ref()),
             }))
+        } else if rule.is_deny() {
+            RuleBody::Deny(Box::new(DenyRule {
+                deny: validate.deny_json.clone(),
+                message: validate.message.clone(),
+            }))
+        } else if rule.is_pattern() && rule.substitutes() {
+            if validate.pattern.is_some() && validate.any_pattern.is_some() {
+                if !rule.name.starts_with("autogen-") {
+                    push(format!(
+                        "rule {}: only one of pattern, anyPattern, deny, foreach, cel can be specified; the rule is left out",
+                        rule.name
+                    ));
+                }
+                continue;
+            }
+            RuleBody::PatternTemplate(Box::new(PatternTemplate {
+                pattern: validate.pattern.clone(),
+                any_pattern: validate.any_pattern.clone(),
+                message: validate.message.clone(),
+            }))
         } else if rule.is_pattern() {
             let compiled = if validate.pattern.is_some() && validate.any_pattern.is_some() {
                 Err(
@@ -213,6 +228,12 @@ pub fn compile(
             enforce: enforce(action),
             admission: p.spec.admission.unwrap_or(true),
             allow_existing_violations: validate.allow_existing_violations.unwrap_or(true),
+            jmes: rule.reads_json_context().then(|| {
+                Box::new(RuleJmes::new(
+                    rule.preconditions_json.as_ref(),
+                    rule.context_json.as_ref(),
+                ))
+            }),
         });
     }
     out

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use celer_cel::Json;
 
 use super::model::Metadata;
-use super::pattern::{Substitution, substitution_in, substitution_in_json};
+use super::pattern::{substitution_in, substitution_in_json};
 use crate::model::{
     AuditAnnotation, LabelSelector, MatchCondition, ParamKind, ParamRef, Validation, Variable,
 };
@@ -33,8 +33,9 @@ pub struct ClusterPolicy {
 }
 
 impl ClusterPolicy {
-    /// Copies each rule's `validate.pattern` and `validate.anyPattern` from the document the
-    /// policy was read from (a JSON null is none).
+    /// Copies each rule's `validate.pattern`, `validate.anyPattern`, `validate.deny`,
+    /// `preconditions` and `context` from the document the policy was read from (a JSON null
+    /// is none).
     pub fn fill_patterns(&mut self, doc: &Json) {
         use sonic_rs::{JsonContainerTrait, JsonValueTrait};
         let Some(rules) = doc
@@ -45,13 +46,16 @@ impl ClusterPolicy {
             return;
         };
         for (rule, json) in self.spec.rules.iter_mut().zip(rules.iter()) {
+            let copy_of = |from: &Json, key: &str| from.get(key).filter(|v| !v.is_null()).cloned();
+            rule.preconditions_json = copy_of(json, "preconditions");
+            rule.context_json = copy_of(json, "context");
             let (Some(validate), Some(from)) = (rule.validate.as_mut(), json.get("validate"))
             else {
                 continue;
             };
-            let copy = |key: &str| from.get(key).filter(|v| !v.is_null()).cloned();
-            validate.pattern = copy("pattern");
-            validate.any_pattern = copy("anyPattern");
+            validate.pattern = copy_of(from, "pattern");
+            validate.any_pattern = copy_of(from, "anyPattern");
+            validate.deny_json = copy_of(from, "deny");
         }
     }
 }
@@ -93,6 +97,12 @@ pub struct Rule {
     pub preconditions: Option<serde_yaml_ng::Value>,
     #[serde(default)]
     pub context: Option<serde_yaml_ng::Value>,
+    /// `preconditions` as JSON (copied by [`ClusterPolicy::fill_patterns`]).
+    #[serde(skip)]
+    pub preconditions_json: Option<Json>,
+    /// `context` as JSON (copied likewise).
+    #[serde(skip)]
+    pub context_json: Option<Json>,
 }
 
 impl Rule {
@@ -122,33 +132,56 @@ impl Rule {
         })
     }
 
-    /// Whether celer runs rules of this type (though preconditions or context may still
-    /// leave it out: [`Rule::left_out`]).
+    /// Whether the rule is a `validate.deny` rule (and no other kind of validation).
+    pub fn is_deny(&self) -> bool {
+        self.validate.as_ref().is_some_and(|v| {
+            v.deny.is_some()
+                && v.pattern.is_none()
+                && v.any_pattern.is_none()
+                && v.cel.is_none()
+                && v.pod_security.is_none()
+                && v.foreach.is_none()
+                && v.manifests.is_none()
+                && v.assert.is_none()
+        })
+    }
+
+    /// Whether celer runs rules of this type.
     pub fn is_supported(&self) -> bool {
-        self.is_cel()
-            || self.is_pod_security()
-            || (self.is_pattern() && self.substitution().is_none())
+        self.is_runnable_type()
     }
 
-    /// Whether the rule is of a type celer runs (preconditions, context or variables may still
-    /// leave it out): such a rule makes its policy one of celer's.
+    /// Whether the rule is of a type celer runs: such a rule makes its policy one of celer's.
     pub fn is_runnable_type(&self) -> bool {
-        self.is_cel() || self.is_pod_security() || self.is_pattern()
+        self.is_cel() || self.is_pod_security() || self.is_pattern() || self.is_deny()
     }
 
-    /// The variables or references a pattern rule's pattern or message would substitute.
-    fn substitution(&self) -> Option<Substitution> {
-        let v = self.validate.as_ref()?;
-        v.message
-            .as_deref()
-            .and_then(substitution_in)
-            .or_else(|| v.pattern.as_ref().and_then(substitution_in_json))
-            .or_else(|| v.any_pattern.as_ref().and_then(substitution_in_json))
+    /// Whether a pattern rule's pattern or message has `{{ }}` variables or `$()`
+    /// references, substituted per request.
+    pub fn substitutes(&self) -> bool {
+        let Some(v) = self.validate.as_ref() else {
+            return false;
+        };
+        v.message.as_deref().and_then(substitution_in).is_some()
+            || v.pattern.as_ref().and_then(substitution_in_json).is_some()
+            || v.any_pattern
+                .as_ref()
+                .and_then(substitution_in_json)
+                .is_some()
+    }
+
+    /// Whether the rule reads Kyverno's JSON context: preconditions, context entries, deny
+    /// conditions, or variables in a pattern or its message.
+    pub fn reads_json_context(&self) -> bool {
+        self.preconditions_json.is_some()
+            || self.context_json.is_some()
+            || self.is_deny()
+            || (self.is_pattern() && self.substitutes())
     }
 
     /// Why celer does not run this rule, if it does not.
     pub fn left_out(&self) -> Option<LeftOut> {
-        if !self.is_cel() && !self.is_pod_security() && !self.is_pattern() {
+        if !self.is_runnable_type() {
             let v = self.validate.as_ref();
             return Some(if self.mutate.is_some() {
                 LeftOut::Mutate
@@ -168,15 +201,6 @@ impl Rule {
                 LeftOut::NoValidation
             });
         }
-        if self.preconditions.is_some() || self.context.is_some() {
-            return Some(LeftOut::PreconditionsOrContext);
-        }
-        if self.is_pattern() {
-            return self.substitution().map(|s| match s {
-                Substitution::Variables => LeftOut::Variables,
-                Substitution::References => LeftOut::References,
-            });
-        }
         None
     }
 }
@@ -193,12 +217,6 @@ pub enum LeftOut {
     Assert,
     /// None of the rule types Kyverno knows.
     NoValidation,
-    /// JMESPath `preconditions` or `context`.
-    PreconditionsOrContext,
-    /// `{{ ... }}` in a pattern or its message.
-    Variables,
-    /// `$(...)` in a pattern or its message.
-    References,
 }
 
 impl LeftOut {
@@ -214,15 +232,6 @@ impl LeftOut {
             LeftOut::Assert => "validate.assert rules are not supported",
             LeftOut::NoValidation => {
                 "the rule has no validate.cel, validate.podSecurity, validate.pattern or validate.anyPattern"
-            }
-            LeftOut::PreconditionsOrContext => {
-                "preconditions and context (JMESPath) are not supported"
-            }
-            LeftOut::Variables => {
-                "variables ({{ ... }}) in a pattern or its message are not supported yet"
-            }
-            LeftOut::References => {
-                "references ($(...)) in a pattern or its message are not supported yet"
             }
         }
     }
@@ -249,6 +258,9 @@ pub struct Validate {
     pub any_pattern: Option<Json>,
     #[serde(default)]
     pub deny: Option<serde_yaml_ng::Value>,
+    /// `validate.deny` as JSON (copied by [`ClusterPolicy::fill_patterns`]).
+    #[serde(skip)]
+    pub deny_json: Option<Json>,
     #[serde(default)]
     pub foreach: Option<serde_yaml_ng::Value>,
     #[serde(default)]
@@ -297,6 +309,18 @@ pub struct ClassicException {
     pub spec: ClassicExceptionSpec,
 }
 
+impl ClassicException {
+    /// Copies `spec.conditions` from the document the exception was read from.
+    pub fn fill_conditions(&mut self, doc: &Json) {
+        use sonic_rs::JsonValueTrait;
+        self.spec.conditions_json = doc
+            .get("spec")
+            .and_then(|s| s.get("conditions"))
+            .filter(|c| !c.is_null())
+            .cloned();
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassicExceptionSpec {
@@ -304,9 +328,12 @@ pub struct ClassicExceptionSpec {
     pub background: Option<bool>,
     #[serde(default, rename = "match")]
     pub match_resources: MatchBlock,
-    /// JMESPath `any` / `all` conditions: not supported.
+    /// JMESPath `any` / `all` conditions (presence; the JSON is copied by
+    /// [`ClassicException::fill_conditions`]).
     #[serde(default)]
     pub conditions: Option<serde_yaml_ng::Value>,
+    #[serde(skip)]
+    pub conditions_json: Option<Json>,
     #[serde(default)]
     pub exceptions: Vec<ExceptionEntry>,
     #[serde(default)]

@@ -247,44 +247,70 @@ fn updates_keep_existing_violations() {
 }
 
 #[test]
-fn rules_with_variables_or_other_types_are_left_out() {
-    let variables = POLICY.replace("'!*:latest'", "'{{ request.object.metadata.name }}'");
+fn rules_with_variables_deny_and_preconditions_run() {
+    // A pattern with a variable: the pod's name must equal its `app` label.
+    let variables = POLICY.replace("'!*:latest'", "'{{ request.object.metadata.name }}:*'");
     let set = set_of(&[&variables]);
-    assert_eq!(set.errors.len(), 1);
-    assert!(
-        set.errors[0]
-            .message
-            .contains("variables ({{ ... }}) in a pattern or its message are not supported yet; the rule is left out"),
-        "{}",
-        set.errors[0].message
+    assert!(set.kyverno().classic_left_out.is_empty());
+    let o = run_on(&set, Some(GOOD), None, Operation::Create);
+    let r = result(&o, "validate-image-tag").unwrap();
+    assert_eq!(r.result, ResultKind::Fail, "{:?}", r.message);
+    let named = GOOD.replace("nginx:1.27", "p:1.27");
+    let o = run_on(&set, Some(&named), None, Operation::Create);
+    assert_eq!(
+        result(&o, "validate-image-tag").unwrap().result,
+        ResultKind::Pass
     );
-    let left_out = &set.kyverno().classic_left_out;
-    assert_eq!(left_out.len(), 1);
-    assert_eq!(left_out[0].reason, LeftOut::Variables);
-    assert_eq!(left_out[0].rule, "validate-image-tag");
     let deny = "apiVersion: kyverno.io/v1
 kind: ClusterPolicy
 metadata: {name: d}
 spec:
+  validationFailureAction: Enforce
   rules:
-  - name: no-delete
+  - name: no-latest
     match: {any: [{resources: {kinds: [Pod]}}]}
     validate:
-      deny: {conditions: {any: [{key: a, operator: Equals, value: a}]}}
+      message: 'pod {{ request.object.metadata.name }} uses latest'
+      deny: {conditions: {any: [{key: '{{ request.object.spec.containers[].image }}', operator: AnyIn, value: ['*:latest']}]}}
   - name: pattern-with-preconditions
     match: {any: [{resources: {kinds: [Pod]}}]}
-    preconditions: {any: [{key: a, operator: Equals, value: a}]}
-    validate: {pattern: {metadata: {name: '?*'}}}
+    preconditions: {any: [{key: '{{ request.operation }}', operator: Equals, value: UPDATE}]}
+    validate: {pattern: {metadata: {name: 'x*'}}}
 ";
     let set = set_of(&[deny]);
+    assert!(set.kyverno().classic_left_out.is_empty());
+    let o = run_on(&set, Some(BAD), None, Operation::Create);
+    let r = result(&o, "no-latest").unwrap();
+    assert_eq!(r.result, ResultKind::Fail);
+    assert_eq!(r.message.as_deref(), Some("pod p uses latest"));
+    assert!(!o.allowed);
+    let r = result(&o, "pattern-with-preconditions").unwrap();
+    assert_eq!(r.result, ResultKind::Skip);
+    assert_eq!(r.message.as_deref(), Some("preconditions not met"));
+    let o = run_on(&set, Some(GOOD), None, Operation::Create);
+    assert_eq!(result(&o, "no-latest").unwrap().result, ResultKind::Pass);
+    // Still left out: foreach.
+    let foreach = "apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: f}
+spec:
+  rules:
+  - name: each
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      foreach: [{list: request.object.spec.containers, deny: {conditions: []}}]
+  - name: named
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate: {pattern: {metadata: {name: '?*'}}}
+";
+    let set = set_of(&[foreach]);
     let reasons: Vec<LeftOut> = set
         .kyverno()
         .classic_left_out
         .iter()
         .map(|l| l.reason)
         .collect();
-    assert_eq!(reasons, [LeftOut::Deny, LeftOut::PreconditionsOrContext]);
-    assert!(set.kyverno().classic.is_empty());
+    assert_eq!(reasons, [LeftOut::Foreach]);
     // An invalid pattern is a load error.
     let set = set_of(&[&POLICY.replace("- image:", "- +(image):")]);
     assert_eq!(set.errors.len(), 1, "{:?}", set.errors);

@@ -187,9 +187,12 @@ pub fn read_manifest(
         && super::classic_model::EXCEPTION_VERSIONS.contains(&version)
         && kind == "PolicyException"
     {
-        return Some(
-            crate::load::read(doc).map(|e| KyvernoManifest::ClassicException(Box::new(e))),
-        );
+        return Some(crate::load::read(doc).map(
+            |mut e: super::classic_model::ClassicException| {
+                e.fill_conditions(doc);
+                KyvernoManifest::ClassicException(Box::new(e))
+            },
+        ));
     }
     if group != GROUP || !VERSIONS.contains(&version) {
         return None;

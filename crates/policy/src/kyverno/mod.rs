@@ -19,6 +19,7 @@ pub mod admission;
 pub mod autogen;
 pub mod classic;
 pub mod classic_model;
+pub mod classic_values;
 pub mod compile;
 pub mod load;
 pub mod model;
@@ -28,6 +29,8 @@ pub mod pattern;
 pub mod pod_security;
 pub mod validate;
 pub mod webhook;
+
+pub use classic_values::ClassicValues;
 
 use std::sync::OnceLock;
 

@@ -1,0 +1,647 @@
+//! The JMESPath side of classic rules (`pkg/engine/engine.go` `invokeRuleHandler`,
+//! `pkg/engine/context`, `pkg/engine/context/loaders`): the JSON context a rule's variables
+//! read, its `context` entries loaded in order, its `preconditions`, `validate.deny`
+//! conditions and the `{{ }}` variables of a pattern rule's pattern and message.
+//!
+//! The context is built once per request, on the first rule that reads it: `request` (the
+//! AdmissionRequest: `uid`, `kind`, `resource`, `name`, `namespace`, `operation`, `userInfo`,
+//! `object`, `oldObject`, `dryRun`, `options`...), `serviceAccountName` and
+//! `serviceAccountNamespace`. Where celer differs: `request.roles` and
+//! `request.clusterRoles` are absent (roles are not resolved), `images` is not filled, and
+//! context entries load eagerly in order (Kyverno defers each until a variable reads it, so
+//! an entry no variable reads cannot fail the rule there).
+
+use std::sync::Arc;
+
+use celer_cel::Json;
+use celer_cel_kyverno::{ContextError, HttpRequest, KyvernoContext};
+use celer_jmespath_kyverno::{Substitution, evaluate_conditions, registry};
+use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
+
+use super::ClassicRule;
+use crate::family::FamilyRequest;
+use crate::kyverno::classic_values::{add_variable, set_path};
+use crate::response::ResultKind;
+
+/// A rule's `preconditions` and `context` entries.
+#[derive(Debug, Default)]
+pub struct RuleJmes {
+    pub preconditions: Option<Json>,
+    pub context: Vec<Json>,
+}
+
+impl RuleJmes {
+    pub(super) fn new(preconditions: Option<&Json>, context: Option<&Json>) -> RuleJmes {
+        RuleJmes {
+            preconditions: preconditions.cloned(),
+            context: context
+                .and_then(|c| c.as_array())
+                .map(|a| a.iter().cloned().collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+fn object_with(members: Vec<(&str, Json)>) -> Json {
+    let mut o = Json::new_object();
+    if let Some(m) = o.as_object_mut() {
+        for (k, v) in members {
+            m.insert(&k, v);
+        }
+    }
+    o
+}
+
+/// The request's JSON context (`newJsonContext`).
+pub(super) fn base_context(request: &FamilyRequest<'_>) -> Json {
+    let ctx = request.ctx;
+    let mut req = ctx.default_cel_request().clone();
+    if let Some(o) = req.as_object_mut() {
+        o.insert(&"uid", Json::from(ctx.request.uid));
+        o.insert(&"object", request.object.cloned().unwrap_or_default());
+        o.insert(
+            &"oldObject",
+            request.attributes.old_object.cloned().unwrap_or_default(),
+        );
+    }
+    // `AddServiceAccount`: `system:serviceaccount:<namespace>:<name>`.
+    let username = ctx.request.user.username;
+    let (sa_namespace, sa_name) = username
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| {
+            let mut parts = rest.split(':');
+            Some((parts.next()?, parts.next()?))
+        })
+        .unwrap_or(("", ""));
+    object_with(vec![
+        ("request", req),
+        ("serviceAccountName", Json::from(sa_name)),
+        ("serviceAccountNamespace", Json::from(sa_namespace)),
+    ])
+}
+
+/// The context a rule reads: the request's, with the test's values for the resource and the
+/// rule, then the rule's context entries.
+pub(super) fn rule_context(
+    r: &ClassicRule,
+    jmes: &RuleJmes,
+    base: &Json,
+    request: &FamilyRequest<'_>,
+) -> Result<Json, String> {
+    let mut context = base.clone();
+    if let Some(values) = request.ctx.classic_values() {
+        let name = request
+            .object
+            .or(request.attributes.old_object)
+            .and_then(|o| o.get("metadata"))
+            .and_then(|m| m.get("name"))
+            .and_then(|n| n.as_str())
+            .unwrap_or(request.attributes.name);
+        for (k, v) in values.for_resource(r.policy.as_str(), name) {
+            add_variable(&mut context, k, v);
+        }
+        for (k, v) in values.for_rule(r.policy.as_str(), r.rule.as_str()) {
+            add_variable(&mut context, k, v);
+        }
+    }
+    let offline = request.mode.offline;
+    let kyverno = request.ctx.kyverno_context();
+    for entry in &jmes.context {
+        load_entry(entry, &mut context, kyverno, r, offline)
+            .map_err(|e| format!("failed to load context: {e}"))?;
+    }
+    Ok(context)
+}
+
+fn str_at<'j>(v: &'j Json, key: &str) -> &'j str {
+    v.get(key).and_then(|s| s.as_str()).unwrap_or_default()
+}
+
+/// A string field substituted (`SubstituteAll` on a string that must stay one).
+fn substituted_str(text: &str, context: &Json, what: &str) -> Result<String, String> {
+    let v = Substitution::new(registry())
+        .run_str(text, context)
+        .map_err(|e| format!("failed to substitute variables in {what}: {e}"))?;
+    match v.as_str() {
+        Some(s) => Ok(s.to_string()),
+        None => Err(format!(
+            "failed to substitute variables in {what}: expected string"
+        )),
+    }
+}
+
+fn search(expression: &str, data: &Json) -> Result<Json, String> {
+    celer_jmespath_kyverno::substitute::query(registry(), expression, data)
+        .map_err(|e| e.to_string())
+}
+
+/// Sets entry `name` of the context (`ReplaceContextEntry`).
+fn replace_entry(context: &mut Json, name: &str, value: Json) {
+    let parts = crate::kyverno::classic_values::key_parts(name);
+    if let Some(o) = context.as_object_mut()
+        && parts.len() == 1
+    {
+        o.insert(&name, value);
+        return;
+    }
+    set_path(context, &parts, &value);
+}
+
+/// Loads one context entry.
+fn load_entry(
+    entry: &Json,
+    context: &mut Json,
+    kyverno: Option<&Arc<dyn KyvernoContext>>,
+    r: &ClassicRule,
+    offline: bool,
+) -> Result<(), String> {
+    let name = str_at(entry, "name");
+    if let Some(variable) = entry.get("variable").filter(|v| !v.is_null()) {
+        let value = load_variable(name, variable, context)?;
+        replace_entry(context, name, value);
+        return Ok(());
+    }
+    if let Some(cm) = entry.get("configMap").filter(|v| !v.is_null()) {
+        return load_config_map(name, cm, context, kyverno, r, offline);
+    }
+    if let Some(call) = entry.get("apiCall").filter(|v| !v.is_null()) {
+        return load_api_call(name, call, context, kyverno, offline);
+    }
+    if let Some(global) = entry.get("globalReference").filter(|v| !v.is_null()) {
+        let Some(kyverno) = kyverno else {
+            // Kyverno without a global context store does not load the entry.
+            return Ok(());
+        };
+        let key = substituted_str(str_at(global, "name"), context, "globalReference.name")?;
+        let data = match kyverno.global_context(&key, "") {
+            Ok(Some(d)) => d,
+            Ok(None) => return Err(format!("global context entry {key} not found")),
+            Err(ContextError::Unsupported) => return Ok(()),
+            Err(e) => return Err(format!("failed to load global context entry {key}: {e}")),
+        };
+        let value = match str_at(global, "jmesPath") {
+            "" => data,
+            path => {
+                let path = substituted_str(path, context, "globalReference.jmesPath")?;
+                search(&path, &data)?
+            }
+        };
+        replace_entry(context, name, value);
+        return Ok(());
+    }
+    if entry.get("imageRegistry").is_some_and(|v| !v.is_null()) {
+        return Err(format!(
+            "context entry {name}: imageRegistry context entries are not supported by celer"
+        ));
+    }
+    Err(format!(
+        "missing ConfigMap|APICall|ImageRegistry|Variable in context entry {name}"
+    ))
+}
+
+/// A `variable` entry (`loaders/variable.go`).
+fn load_variable(name: &str, variable: &Json, context: &Json) -> Result<Json, String> {
+    let s = Substitution::new(registry());
+    let path = match str_at(variable, "jmesPath") {
+        "" => String::new(),
+        p => {
+            let v = s.run_str(p, context).map_err(|e| {
+                format!("failed to substitute variables in context entry {name} {p}: {e}")
+            })?;
+            match v.as_str() {
+                Some(p) => p.to_string(),
+                None => return Err(format!("jmespath value must be a string {name} {p}")),
+            }
+        }
+    };
+    let default = match variable.get("default").filter(|d| !d.is_null()) {
+        Some(d) => Some(s.run(d, context).map_err(|e| {
+            format!("failed to substitute variables in context entry {name} default: {e}")
+        })?),
+        None => None,
+    };
+    let mut output = default.clone();
+    if let Some(value) = variable.get("value").filter(|v| !v.is_null()) {
+        let value = s.run(value, context).map_err(|e| {
+            format!("failed to substitute variables in context entry {name} value: {e}")
+        })?;
+        if path.is_empty() {
+            output = Some(value);
+        } else {
+            match search(&path, &value) {
+                Ok(v) => output = Some(v),
+                Err(e) if default.is_none() => {
+                    return Err(format!(
+                        "failed to apply jmespath {path} to variable {}: {e}",
+                        sonic_rs::to_string(&value).unwrap_or_default()
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
+    } else if !path.is_empty() {
+        match search(&path, context) {
+            Ok(v) if !v.is_null() => output = Some(v),
+            Ok(_) => {}
+            Err(e) if default.is_none() => {
+                return Err(format!(
+                    "failed to apply jmespath {path} to variable <nil>: {e}"
+                ));
+            }
+            Err(_) => {}
+        }
+    }
+    match output {
+        Some(v) if !v.is_null() => Ok(v),
+        _ => Err(format!(
+            "failed to add context entry for variable {name} since it evaluated to nil"
+        )),
+    }
+}
+
+/// A `configMap` entry (`loaders/configmap.go`): `{data, metadata}` of the ConfigMap.
+fn load_config_map(
+    name: &str,
+    cm: &Json,
+    context: &mut Json,
+    kyverno: Option<&Arc<dyn KyvernoContext>>,
+    r: &ClassicRule,
+    offline: bool,
+) -> Result<(), String> {
+    let Some(kyverno) = kyverno else {
+        // No resolver: Kyverno does not load the entry.
+        return Ok(());
+    };
+    let what = |field: &str| format!("context {name} configMap.{field} {}", str_at(cm, field));
+    let cm_name = substituted_str(str_at(cm, "name"), context, &what("name"))?;
+    let mut namespace = substituted_str(str_at(cm, "namespace"), context, &what("namespace"))?;
+    let policy_namespace = r.namespace.as_deref().unwrap_or_default();
+    if namespace.is_empty() {
+        namespace = match policy_namespace {
+            "" => "default".to_string(),
+            ns => ns.to_string(),
+        };
+    }
+    if !policy_namespace.is_empty() && namespace != policy_namespace {
+        return Err(format!(
+            "context entry {name}: configMap namespace {namespace:?} is different from policy namespace {policy_namespace:?}"
+        ));
+    }
+    let failed = |e: String| {
+        format!(
+            "failed to retrieve config map for context entry {name}: failed to get configmap {namespace}/{cm_name} : {e}"
+        )
+    };
+    let object = match kyverno.get_resource("v1", "configmaps", &namespace, &cm_name) {
+        Ok(Some(o)) => o,
+        // Kyverno's CLI without cluster resources has no resolver and skips the entry.
+        Ok(None) | Err(ContextError::Unsupported) if offline => return Ok(()),
+        Ok(None) => return Err(failed(format!("configmaps \"{cm_name}\" not found"))),
+        Err(e) => return Err(failed(e.to_string())),
+    };
+    let value = object_with(vec![
+        (
+            "data",
+            object.get("data").cloned().unwrap_or_else(Json::new_object),
+        ),
+        (
+            "metadata",
+            object
+                .get("metadata")
+                .cloned()
+                .unwrap_or_else(Json::new_object),
+        ),
+    ]);
+    replace_entry(context, name, value);
+    Ok(())
+}
+
+/// An `apiCall` entry (`loaders/apicall.go`): a `urlPath` read through the context (GET of an
+/// object or a list of the API), or, offline, a mocked response.
+fn load_api_call(
+    name: &str,
+    call: &Json,
+    context: &mut Json,
+    kyverno: Option<&Arc<dyn KyvernoContext>>,
+    offline: bool,
+) -> Result<(), String> {
+    let Some(kyverno) = kyverno else {
+        return Ok(());
+    };
+    let s = Substitution::new(registry());
+    let call = s.run(call, context).map_err(|e| {
+        format!("failed to substitute variables in apiCall context entry {name:?}: {e}")
+    })?;
+    let method = match str_at(&call, "method") {
+        "" => "GET",
+        "POST" => "POST",
+        "GET" => "GET",
+        m => {
+            return Err(format!(
+                "context entry {name}: unsupported apiCall method {m}"
+            ));
+        }
+    };
+    let url = match call.get("service").map(|s| str_at(s, "url")) {
+        Some(u) if !u.is_empty() => u.to_string(),
+        _ => str_at(&call, "urlPath").to_string(),
+    };
+    let data = if offline {
+        let request = HttpRequest::new(method, url.clone());
+        match kyverno.http(&request) {
+            Ok(mut body) => {
+                let status = body.get("statusCode").and_then(|s| s.as_i64());
+                if let Some(status) = status {
+                    if !(200..300).contains(&status) {
+                        return Err(format!(
+                            "HTTP {status} from apiCall mock for context entry {name:?} (v1 apiCall treats non-2xx as failure)"
+                        ));
+                    }
+                    if let Some(o) = body.as_object_mut() {
+                        o.remove(&"statusCode");
+                    }
+                }
+                body.get("body")
+                    .filter(|_| body.as_object().is_some_and(|o| o.len() == 1))
+                    .cloned()
+                    .unwrap_or(body)
+            }
+            // Not mocked: Kyverno's CLI has no client and does not load the entry.
+            Err(_) => return Ok(()),
+        }
+    } else {
+        if call.get("service").is_some_and(|s| !s.is_null()) || method != "GET" {
+            return Err(format!(
+                "context entry {name}: only GET apiCalls on urlPath are supported by celer"
+            ));
+        }
+        get_url_path(kyverno.as_ref(), &url)
+            .map_err(|e| format!("failed to load data for context entry {name}: {e}"))?
+    };
+    let value = match str_at(&call, "jmesPath") {
+        "" => data,
+        path => search(path, &data).map_err(|e| {
+            format!("failed to apply JMESPath {path} for context entry {name}: {e}")
+        })?,
+    };
+    replace_entry(context, name, value);
+    Ok(())
+}
+
+/// A GET of an API path: `/api/v1[/namespaces/<ns>]/<resource>[/<name>]` or
+/// `/apis/<group>/<version>[/namespaces/<ns>]/<resource>[/<name>]`; a list is returned as
+/// the API server returns it (`items`).
+fn get_url_path(kyverno: &dyn KyvernoContext, url: &str) -> Result<Json, String> {
+    let path = url.split('?').next().unwrap_or_default();
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let (api_version, rest) = match parts.as_slice() {
+        ["api", version, rest @ ..] => (version.to_string(), rest),
+        ["apis", group, version, rest @ ..] => (format!("{group}/{version}"), rest),
+        _ => return Err(format!("unsupported urlPath {url}")),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, rest @ ..] if !rest.is_empty() => (*ns, rest),
+        _ => ("", rest),
+    };
+    match rest {
+        [resource] => {
+            let items = kyverno
+                .list_resources(&api_version, resource, namespace, &[])
+                .map_err(|e| e.to_string())?;
+            let mut list = Json::new_array();
+            if let Some(a) = list.as_array_mut() {
+                for item in items {
+                    a.push(item);
+                }
+            }
+            Ok(object_with(vec![
+                ("apiVersion", Json::from(api_version.as_str())),
+                ("kind", Json::from("List")),
+                ("items", list),
+            ]))
+        }
+        [resource, name] => match kyverno.get_resource(&api_version, resource, namespace, name) {
+            Ok(Some(o)) => Ok(o),
+            Ok(None) => Err(format!("{resource} \"{name}\" not found")),
+            Err(e) => Err(e.to_string()),
+        },
+        _ => Err(format!("unsupported urlPath {url}")),
+    }
+}
+
+/// `CheckPreconditions`: `None` when they hold, else the rule's result (skip, or error).
+pub(super) fn preconditions(jmes: &RuleJmes, context: &Json) -> Option<(ResultKind, String)> {
+    let conditions = jmes.preconditions.as_ref()?;
+    match evaluate_conditions(conditions, context, registry()) {
+        Ok(r) if r.passed => None,
+        Ok(r) => {
+            let message = if r.message.is_empty() {
+                "preconditions not met".to_string()
+            } else {
+                format!("preconditions not met; {}", r.message)
+            };
+            Some((ResultKind::Skip, message))
+        }
+        Err(e) => Some((
+            ResultKind::Error,
+            format!("failed to evaluate preconditions: {e}"),
+        )),
+    }
+}
+
+/// Whether an exception's `conditions` hold (an error is a no, as in `MatchesException`).
+pub(super) fn exception_conditions_hold(conditions: &Json, context: &Json) -> bool {
+    matches!(evaluate_conditions(conditions, context, registry()), Ok(r) if r.passed)
+}
+
+/// A `validate.deny` rule's result (`validateDeny`, `getDenyMessage`).
+pub(super) fn deny(
+    rule: &str,
+    deny: Option<&Json>,
+    message: Option<&str>,
+    context: &Json,
+) -> (ResultKind, String) {
+    let conditions = deny
+        .and_then(|d| d.get("conditions"))
+        .cloned()
+        .unwrap_or_default();
+    let result = match evaluate_conditions(&conditions, context, registry()) {
+        Ok(r) => r,
+        Err(e) => {
+            return (
+                ResultKind::Error,
+                format!("failed to check deny conditions: {e}"),
+            );
+        }
+    };
+    if !result.passed {
+        return (
+            ResultKind::Pass,
+            format!("validation rule '{rule}' passed."),
+        );
+    }
+    let message = message.unwrap_or_default();
+    if message.is_empty() && result.message.is_empty() {
+        return (
+            ResultKind::Fail,
+            format!("validation error: rule {rule} failed"),
+        );
+    }
+    let joined: Vec<&str> = [message, result.message.as_str()]
+        .into_iter()
+        .filter(|m| !m.is_empty())
+        .collect();
+    let text = joined.join("; ");
+    let message = match Substitution::new(registry()).run_str(&text, context) {
+        Ok(v) => match v.as_str() {
+            Some(s) => s.to_string(),
+            None => {
+                "the produced message didn't resolve to a string, check your policy definition."
+                    .to_string()
+            }
+        },
+        Err(_) => result.message,
+    };
+    (ResultKind::Fail, message)
+}
+
+/// A pattern, an anyPattern and a message, substituted.
+pub(super) type Substituted = (Option<Json>, Option<Json>, Option<String>);
+
+/// A pattern rule's pattern(s) and message with their variables substituted.
+pub(super) fn substitute_pattern(
+    pattern: Option<&Json>,
+    any_pattern: Option<&Json>,
+    message: Option<&str>,
+    context: &Json,
+) -> Result<Substituted, String> {
+    let s = Substitution::new(registry());
+    let sub = |p: Option<&Json>| -> Result<Option<Json>, String> {
+        p.map(|p| s.run(p, context))
+            .transpose()
+            .map_err(|e| format!("variable substitution failed: {e}"))
+    };
+    let pattern = sub(pattern)?;
+    let any_pattern = if pattern.is_none() {
+        sub(any_pattern)?
+    } else {
+        None
+    };
+    // A message that does not substitute stays as written.
+    let message = message.map(|m| match s.run_str(m, context) {
+        Ok(v) => v
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| m.to_string()),
+        Err(_) => m.to_string(),
+    });
+    Ok((pattern, any_pattern, message))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn json(s: &str) -> Json {
+        sonic_rs::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn deny_messages() {
+        let ctx = json(r#"{"request":{"object":{"metadata":{"name":"web"}}}}"#);
+        let d = json(
+            r#"{"conditions":{"any":[{"key":"{{request.object.metadata.name}}","operator":"Equals","value":"web"}]}}"#,
+        );
+        let (kind, message) = deny(
+            "r",
+            Some(&d),
+            Some("{{request.object.metadata.name}} is denied"),
+            &ctx,
+        );
+        assert_eq!(kind, ResultKind::Fail);
+        assert_eq!(message, "web is denied");
+        let (kind, message) = deny("r", Some(&d), None, &ctx);
+        assert_eq!(
+            (kind, message.as_str()),
+            (ResultKind::Fail, "validation error: rule r failed")
+        );
+        let pass = json(
+            r#"{"conditions":{"any":[{"key":"{{request.object.metadata.name}}","operator":"Equals","value":"db"}]}}"#,
+        );
+        let (kind, message) = deny("r", Some(&pass), None, &ctx);
+        assert_eq!(
+            (kind, message.as_str()),
+            (ResultKind::Pass, "validation rule 'r' passed.")
+        );
+        let bad = json(
+            r#"{"conditions":{"any":[{"key":"{{request.object.spec.x}}","operator":"Equals","value":"db"}]}}"#,
+        );
+        let (kind, message) = deny("r", Some(&bad), None, &ctx);
+        assert_eq!(kind, ResultKind::Error);
+        assert!(
+            message.starts_with("failed to check deny conditions: "),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn preconditions_skip_with_message() {
+        let ctx = json(r#"{"request":{"operation":"CREATE"}}"#);
+        let jmes = RuleJmes::new(
+            Some(&json(
+                r#"{"all":[{"key":"{{request.operation}}","operator":"Equals","value":"UPDATE","message":"not an update"}]}"#,
+            )),
+            None,
+        );
+        let (kind, message) = preconditions(&jmes, &ctx).unwrap();
+        assert_eq!(kind, ResultKind::Skip);
+        assert_eq!(message, "preconditions not met; not an update");
+    }
+
+    #[test]
+    fn variable_entries() {
+        let ctx = json(r#"{"request":{"object":{"metadata":{"labels":{"app":"a"}}}}}"#);
+        let v = load_variable(
+            "app",
+            &json(r#"{"jmesPath":"request.object.metadata.labels.app"}"#),
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(v.as_str(), Some("a"));
+        let v = load_variable(
+            "x",
+            &json(r#"{"jmesPath":"request.object.metadata.labels.none","default":"d"}"#),
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(v.as_str(), Some("d"));
+        let v = load_variable(
+            "y",
+            &json(r#"{"value":{"a":"{{request.object.metadata.labels.app}}"}}"#),
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(sonic_rs::to_string(&v).unwrap(), r#"{"a":"a"}"#);
+        assert!(load_variable("z", &json(r#"{"jmesPath":"request.nothing"}"#), &ctx).is_err());
+    }
+
+    #[test]
+    fn pattern_substitution() {
+        let ctx = json(r#"{"request":{"object":{"metadata":{"name":"web"}}}}"#);
+        let (p, _, m) = substitute_pattern(
+            Some(&json(
+                r#"{"metadata":{"name":"{{request.object.metadata.name}}"}}"#,
+            )),
+            None,
+            Some("name {{request.object.metadata.name}}"),
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(
+            sonic_rs::to_string(&p.unwrap()).unwrap(),
+            r#"{"metadata":{"name":"web"}}"#
+        );
+        assert_eq!(m.as_deref(), Some("name web"));
+    }
+}
