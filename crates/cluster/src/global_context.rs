@@ -442,40 +442,14 @@ async fn api_call(
         .map_err(|e| format!("the answer of {path:?} is not JSON: {e}"))
 }
 
-/// A Go duration (`1h30m`, `10s`, `500ms`, `1.5h`): what `refreshInterval` holds.
+/// A Go duration (`1h30m`, `10s`, `500ms`, `1.5h`): what `refreshInterval` holds, read by
+/// celer-cel's parser of Go's durations; a negative one is refused.
 pub fn parse_go_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("{text:?} is not a duration (e.g. 10m, 1h30m, 500ms)");
-    let mut rest = text.trim();
-    if rest == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        let (number, tail) = rest.split_at(digits);
-        let n: f64 = number.parse().map_err(|_| bad())?;
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(tail.len());
-        let (unit, tail) = tail.split_at(unit_len);
-        let seconds = match unit {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += n * seconds;
-        rest = tail;
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| bad())
+    let parsed = celer_cel::time::parse_duration(text.trim()).map_err(|_| bad())?;
+    u64::try_from(parsed.total_nanos())
+        .map(Duration::from_nanos)
+        .map_err(|_| bad())
 }
 
 #[cfg(test)]
