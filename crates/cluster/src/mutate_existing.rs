@@ -266,7 +266,7 @@ impl Inner {
             let Some(patched) = policy.mutate(&request, &*self.lookup, &self.options)? else {
                 return Ok(false);
             };
-            match self.update(&patched) {
+            match self.update(policy, &patched) {
                 Ok(()) => return Ok(true),
                 Err(Write::Conflict) if attempt == 0 => match self.get(&target)? {
                     Some(fresh) => target = fresh,
@@ -391,7 +391,7 @@ impl Inner {
 
     /// The object as stored now, `None` when it is gone.
     fn get(&self, object: &Json) -> Result<Option<Json>, String> {
-        let (api, name) = self.api_for(object)?;
+        let (api, name, _) = self.api_for(object)?;
         let found = self
             .runtime
             .block_on(async move { api.get_opt(&name).await })
@@ -399,14 +399,26 @@ impl Inner {
         found.as_ref().map(to_json).transpose()
     }
 
-    fn update(&self, object: &Json) -> Result<(), Write> {
-        let (api, name) = self.api_for(object).map_err(Write::Failed)?;
+    /// Writes a target back: an update, or one through the subresource the policy's target
+    /// rules name for its resource (`pods/resize`).
+    fn update(&self, policy: &Existing, object: &Json) -> Result<(), Write> {
+        let (api, name, resource) = self.api_for(object).map_err(Write::Failed)?;
         let text = sonic_rs::to_string(object).map_err(|e| Write::Failed(e.to_string()))?;
         let dynamic: DynamicObject =
             serde_json::from_str(&text).map_err(|e| Write::Failed(e.to_string()))?;
-        let result = self
-            .runtime
-            .block_on(async move { api.replace(&name, &PostParams::default(), &dynamic).await });
+        let subresource = policy
+            .subresource_for(&resource.group, &resource.plural)
+            .map(str::to_string);
+        let result = self.runtime.block_on(async move {
+            match subresource {
+                Some(sub) => {
+                    let params = PostParams::default();
+                    api.replace_subresource(&sub, &name, &params, &dynamic)
+                        .await
+                }
+                None => api.replace(&name, &PostParams::default(), &dynamic).await,
+            }
+        });
         match result {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(s)) if s.code == 409 => Err(Write::Conflict),
@@ -418,8 +430,8 @@ impl Inner {
         }
     }
 
-    /// The API of an object's kind (found by discovery) and its name.
-    fn api_for(&self, object: &Json) -> Result<(Api<DynamicObject>, String), String> {
+    /// The API of an object's kind (found by discovery), its name, and its resource.
+    fn api_for(&self, object: &Json) -> Result<(Api<DynamicObject>, String, ApiResource), String> {
         let api_version = object
             .get("apiVersion")
             .and_then(|v| v.as_str())
@@ -450,7 +462,7 @@ impl Inner {
             }
             _ => Api::all_with(self.client.clone(), &resource),
         };
-        Ok((api, name))
+        Ok((api, name, resource))
     }
 }
 

@@ -59,6 +59,9 @@ pub struct Existing {
     equivalents: EquivalentResources,
     /// The target expression, compiled in the policy's own environment (its variables).
     selector: Option<Selector>,
+    /// `targetMatchConstraints` rules naming a subresource (`pods/resize`): a target of that
+    /// resource is written through it (Kyverno's `resolveTargetRoute`).
+    routes: Vec<(String, String, String)>,
 }
 
 #[derive(Debug)]
@@ -232,7 +235,25 @@ pub(crate) fn compile(
         }
         Err(e) => errors.push(format!("mutate existing: {e}")),
     }
+    let routes = target_constraints
+        .map(|t| {
+            let mut out = Vec::new();
+            for r in &t.resources.resource_rules {
+                for group in &r.api_groups {
+                    for resource in &r.resources {
+                        if let Some((base, sub)) = resource.split_once('/')
+                            && !sub.is_empty()
+                        {
+                            out.push((group.clone(), base.to_string(), sub.to_string()));
+                        }
+                    }
+                }
+            }
+            out
+        })
+        .unwrap_or_default();
     Existing {
+        routes,
         kind,
         name: p.metadata.name.clone(),
         namespace: trigger.extras.namespace.clone(),
@@ -320,6 +341,15 @@ impl Existing {
         }
     }
 
+    /// The subresource a target of `group`/`resource` is written through, if a target rule
+    /// names one (`*` matches any group or resource).
+    pub fn subresource_for(&self, group: &str, resource: &str) -> Option<&str> {
+        self.routes
+            .iter()
+            .find(|(g, r, _)| (g == "*" || g == group) && (r == "*" || r == resource))
+            .map(|(_, _, sub)| sub.as_str())
+    }
+
     /// Whether the targets depend on the trigger (an expression selects them).
     pub fn targets_depend_on_trigger(&self) -> bool {
         matches!(self.targets, Targets::Expression { .. })
@@ -391,6 +421,17 @@ impl Existing {
         let mut activation = Activation::new(&common.env.env);
         bind_inputs(&mut activation, common, &inputs, false);
         super::bind_context(&mut activation, context.as_ref());
+        // The trigger must meet the policy's matchConditions (checked at admission already;
+        // not when its creation lists the triggers).
+        match super::validate::conditions_hold(
+            &common.match_conditions,
+            &activation,
+            common.failure_policy,
+        ) {
+            Ok(true) => {}
+            Ok(false) => return Ok(Vec::new()),
+            Err(e) => return Err(e.to_string()),
+        }
         let mut budget = Budget::validations();
         let value = match validating::evaluate(&selector.expression, &activation, &mut budget) {
             Err(_) => return Err("the target expression ran out of its cost budget".to_string()),
