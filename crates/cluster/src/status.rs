@@ -134,8 +134,8 @@ struct Writer {
     settings: StatusSettings,
     /// What was last written per object: the status without condition times, and the status.
     written: HashMap<ObjectKey, (Value, Value)>,
-    /// `(verb, group, resource)` -> allowed, checked at.
-    permissions: HashMap<(String, String, String), (bool, Instant)>,
+    /// `(verb, group, version, resource)` -> why it is denied (`None`: allowed), checked at.
+    permissions: HashMap<PermissionKey, (Option<String>, Instant)>,
 }
 
 impl Writer {
@@ -211,8 +211,19 @@ impl Writer {
         ) {
             ("policies.kyverno.io", "PolicyException") => None,
             ("policies.kyverno.io", kind) => {
-                let missing = self.missing_permissions(&object.object).await;
-                let mut status = kyverno_cel_status(&self.settings, health, &missing);
+                // Kyverno checks the permissions of background scans only where the policy
+                // runs in the background.
+                let background = (object.object.get("spec"))
+                    .and_then(|s| s.get("evaluation"))
+                    .and_then(|e| e.get("background"))
+                    .and_then(|b| b.get("enabled"))
+                    .and_then(|e| e.as_bool())
+                    .unwrap_or(true);
+                let missing = match background {
+                    true => Some(self.missing_permissions(&object.object).await),
+                    false => None,
+                };
+                let mut status = kyverno_cel_status(&self.settings, health, missing.as_deref());
                 if matches!(kind, "ValidatingPolicy" | "NamespacedValidatingPolicy") {
                     status["autogen"] = validating_autogen(&object.object);
                 }
@@ -275,7 +286,16 @@ fn validating_autogen(object: &Json) -> Value {
 }
 
 /// Kyverno's CEL kinds: `conditionStatus` with `ready` and its two conditions.
-fn kyverno_cel_status(settings: &StatusSettings, health: &Health, missing: &[String]) -> Value {
+/// `(verb, group, version, resource)`.
+type PermissionKey = (String, String, String, String);
+
+/// `missing`: the permissions a background scan lacks; `None` when the policy does not run in
+/// the background.
+fn kyverno_cel_status(
+    settings: &StatusSettings,
+    health: &Health,
+    missing: Option<&[String]>,
+) -> Value {
     let webhook = match (health, settings.registers_webhooks) {
         (Health::LeftOut(reasons), _) => {
             condition("WebhookConfigured", false, "Failed", &reasons.join("; "))
@@ -293,12 +313,19 @@ fn kyverno_cel_status(settings: &StatusSettings, health: &Health, missing: &[Str
             "message": "celer does not manage the webhook configurations (--register-webhooks is off).",
         }),
     };
-    let rbac = if missing.is_empty() {
+    let rbac = if let Some([]) = missing {
         condition(
             "RBACPermissionsGranted",
             true,
             "Succeeded",
             "Policy is ready for reporting.",
+        )
+    } else if missing.is_none() {
+        condition(
+            "RBACPermissionsGranted",
+            true,
+            "Succeeded",
+            "Background scanning disabled; reporting permissions not required.",
         )
     } else {
         condition(
@@ -307,7 +334,7 @@ fn kyverno_cel_status(settings: &StatusSettings, health: &Health, missing: &[Str
             "Failed",
             &format!(
                 "Policy is not ready for reporting, missing permissions: {}.",
-                missing.join("; ")
+                missing.unwrap_or_default().join("; ")
             ),
         )
     };
@@ -321,31 +348,49 @@ fn kyverno_cel_status(settings: &StatusSettings, health: &Health, missing: &[Str
 
 impl Writer {
     /// The get/list/watch permissions a background scan of the policy's resources needs and
-    /// this replica lacks, as `verb group/*, Resource=resource`.
+    /// this replica lacks, as Kyverno words them: `verb group/version, Resource=resource:
+    /// reason`.
     async fn missing_permissions(&mut self, object: &Json) -> Vec<String> {
         let mut missing = Vec::new();
-        for (group, resource) in matched_resources(object) {
+        for (group, version, resource) in matched_resources(object) {
             for verb in ["get", "list", "watch"] {
-                if !self.allowed(verb, &group, &resource).await {
-                    missing.push(format!("{verb} {group}/*, Resource={resource}"));
+                if let Some(reason) = self.denied(verb, &group, &version, &resource).await {
+                    missing.push(format!(
+                        "{verb} {group}/{version}, Resource={resource}: {reason}"
+                    ));
                 }
             }
         }
         missing
     }
 
-    async fn allowed(&mut self, verb: &str, group: &str, resource: &str) -> bool {
-        let key = (verb.to_string(), group.to_string(), resource.to_string());
-        if let Some((allowed, at)) = self.permissions.get(&key)
+    /// Why `verb` on the resource is denied to this replica (the review's reason, often
+    /// empty), `None` when it is allowed.
+    async fn denied(
+        &mut self,
+        verb: &str,
+        group: &str,
+        version: &str,
+        resource: &str,
+    ) -> Option<String> {
+        let key = (
+            verb.to_string(),
+            group.to_string(),
+            version.to_string(),
+            resource.to_string(),
+        );
+        if let Some((denied, at)) = self.permissions.get(&key)
             && at.elapsed() < PERMISSIONS_TTL
         {
-            return *allowed;
+            return denied.clone();
         }
+        // As Kyverno asks: the resource as the rule writes it (a subresource included in it).
         let review = SelfSubjectAccessReview {
             spec: SelfSubjectAccessReviewSpec {
                 resource_attributes: Some(ResourceAttributes {
                     verb: Some(verb.to_string()),
                     group: Some(group.to_string()),
+                    version: Some(version.to_string()),
                     resource: Some(resource.to_string()),
                     ..ResourceAttributes::default()
                 }),
@@ -354,22 +399,28 @@ impl Writer {
             ..SelfSubjectAccessReview::default()
         };
         let api: Api<SelfSubjectAccessReview> = Api::all(self.client.clone());
-        let allowed = match api.create(&PostParams::default(), &review).await {
-            Ok(answer) => answer.status.is_some_and(|s| s.allowed),
+        let denied = match api.create(&PostParams::default(), &review).await {
+            Ok(answer) => match answer.status {
+                Some(s) if s.allowed => None,
+                Some(s) => Some(s.reason.unwrap_or_default()),
+                None => Some(String::new()),
+            },
             Err(e) => {
                 tracing::warn!(verb, group, resource, error = %e, "permission not checked");
-                false
+                Some(e.to_string())
             }
         };
-        self.permissions.insert(key, (allowed, Instant::now()));
-        allowed
+        self.permissions
+            .insert(key, (denied.clone(), Instant::now()));
+        denied
     }
 }
 
-/// `(group, resource)` pairs a Kyverno CEL policy's `matchConstraints.resourceRules` name,
-/// subresources left out, in order and once each.
-fn matched_resources(object: &Json) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
+/// `(group, version, resource)` triples a Kyverno CEL policy's
+/// `matchConstraints.resourceRules` name, as written (a subresource kept in the resource) and
+/// in order, as Kyverno's policy status controller resolves them for its permission check.
+fn matched_resources(object: &Json) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
     let rules = (object.get("spec"))
         .and_then(|s| s.get("matchConstraints"))
         .and_then(|m| m.get("resourceRules"))
@@ -383,13 +434,9 @@ fn matched_resources(object: &Json) -> Vec<(String, String)> {
                 .collect()
         };
         for group in strings("apiGroups") {
-            for resource in strings("resources") {
-                if resource.contains('/') {
-                    continue;
-                }
-                let pair = (group.clone(), resource);
-                if !out.contains(&pair) {
-                    out.push(pair);
+            for version in strings("apiVersions") {
+                for resource in strings("resources") {
+                    out.push((group.clone(), version.clone(), resource));
                 }
             }
         }
@@ -505,19 +552,22 @@ mod tests {
 
     #[test]
     fn the_resources_a_policy_matches_are_read_from_its_rules() {
+        // As Kyverno resolves them: every group, version and resource as written, in order,
+        // subresources kept (Kyverno asks for `pods/ephemeralcontainers` itself).
         let policy: Json = sonic_rs::from_str(
             r#"{"spec":{"matchConstraints":{"resourceRules":[
-                {"apiGroups":[""],"resources":["pods","pods/status"]},
-                {"apiGroups":["apps",""],"resources":["deployments","pods"]}]}}}"#,
+                {"apiGroups":[""],"apiVersions":["v1"],"resources":["pods","pods/status"]},
+                {"apiGroups":["apps",""],"apiVersions":["v1"],"resources":["deployments"]}]}}}"#,
         )
         .unwrap();
+        let triple = |g: &str, v: &str, r: &str| (g.to_string(), v.to_string(), r.to_string());
         assert_eq!(
             matched_resources(&policy),
             [
-                ("".to_string(), "pods".to_string()),
-                ("apps".to_string(), "deployments".to_string()),
-                ("apps".to_string(), "pods".to_string()),
-                ("".to_string(), "deployments".to_string()),
+                triple("", "v1", "pods"),
+                triple("", "v1", "pods/status"),
+                triple("apps", "v1", "deployments"),
+                triple("", "v1", "deployments"),
             ]
         );
     }
@@ -550,7 +600,7 @@ mod tests {
             replica: "celer-0".to_string(),
             registers_webhooks: true,
         };
-        let status = kyverno_cel_status(&settings, &Health::Served, &[]);
+        let status = kyverno_cel_status(&settings, &Health::Served, Some(&[]));
         assert_eq!(
             status,
             json!({"conditionStatus": {"ready": true, "conditions": [
@@ -558,11 +608,17 @@ mod tests {
                 {"type": "RBACPermissionsGranted", "status": "True", "reason": "Succeeded", "message": "Policy is ready for reporting."},
             ]}})
         );
-        let missing = vec!["list apps/*, Resource=deployments".to_string()];
+        // A policy that does not run in the background needs no read permission.
+        let off = kyverno_cel_status(&settings, &Health::Served, None);
+        assert_eq!(
+            off["conditionStatus"]["conditions"][1]["message"],
+            "Background scanning disabled; reporting permissions not required."
+        );
+        let missing = vec!["list apps/v1, Resource=deployments: ".to_string()];
         let left_out = kyverno_cel_status(
             &settings,
             &Health::LeftOut(vec!["expression does not compile".to_string()]),
-            &missing,
+            Some(&missing),
         );
         assert_eq!(left_out["conditionStatus"]["ready"], false);
         assert_eq!(
@@ -571,7 +627,7 @@ mod tests {
         );
         assert_eq!(
             left_out["conditionStatus"]["conditions"][1]["message"],
-            "Policy is not ready for reporting, missing permissions: list apps/*, Resource=deployments."
+            "Policy is not ready for reporting, missing permissions: list apps/v1, Resource=deployments: ."
         );
     }
 
