@@ -46,6 +46,7 @@ fn prints_every_crd_as_yaml() {
             "clusterpolicies.kyverno.io",
             "policies.kyverno.io",
             "policyexceptions.kyverno.io",
+            "globalcontextentries.kyverno.io",
             "constrainttemplates.templates.gatekeeper.sh",
             "configs.config.gatekeeper.sh",
             "syncsets.syncset.gatekeeper.sh",
@@ -80,5 +81,5 @@ fn json_is_a_list() {
     use sonic_rs::{JsonContainerTrait as _, JsonValueTrait as _};
     assert_eq!(list.get("kind").and_then(|k| k.as_str()), Some("List"));
     let items = list.get("items").and_then(|i| i.as_array()).expect("items");
-    assert_eq!(items.len(), 3);
+    assert_eq!(items.len(), 4);
 }
