@@ -356,14 +356,31 @@ impl Cursor<'_> {
 /// `h`), e.g. `1h2m3s`, `-1.5h`, `300ms`; or just `0`. The total must fit in 64 bits of
 /// nanoseconds. Failures are cel-go's `type conversion error ..`.
 pub fn parse_duration(s: &str) -> Result<Duration, EvalError> {
-    go_parse_duration(s)
+    parse_go_duration(s)
         .map(Duration::from_nanos)
-        .ok_or_else(|| conversion_error("google.protobuf.Duration"))
+        .map_err(|_| conversion_error("google.protobuf.Duration"))
+}
+
+/// Why Go's `time.ParseDuration` refuses a text (its error texts name these cases).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GoDurationError {
+    /// `time: invalid duration "x"`.
+    Invalid,
+    /// `time: missing unit in duration "x"`.
+    MissingUnit,
+    /// `time: unknown unit "d" in duration "x"`.
+    UnknownUnit(String),
 }
 
 const TWO_POW_63: u64 = 1 << 63;
 
-fn go_parse_duration(s: &str) -> Option<i64> {
+/// Go's `time.ParseDuration`: nanoseconds, or why the text is not a duration.
+pub fn parse_go_duration(s: &str) -> Result<i64, GoDurationError> {
+    go_parse_duration(s)
+}
+
+fn go_parse_duration(s: &str) -> Result<i64, GoDurationError> {
+    use GoDurationError::{Invalid, MissingUnit, UnknownUnit};
     let mut rest = s;
     let mut neg = false;
     if let Some(r) = rest.strip_prefix('-') {
@@ -373,27 +390,27 @@ fn go_parse_duration(s: &str) -> Option<i64> {
         rest = r;
     }
     if rest == "0" {
-        return Some(0);
+        return Ok(0);
     }
     if rest.is_empty() {
-        return None;
+        return Err(Invalid);
     }
     let mut total: u64 = 0;
     while !rest.is_empty() {
         let b = rest.as_bytes();
         if !b.first().is_some_and(|&c| c == b'.' || c.is_ascii_digit()) {
-            return None;
+            return Err(Invalid);
         }
         // Integer part: overflow past 2^63 is an error.
         let mut whole: u64 = 0;
         let mut i = 0;
         while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
             if whole > TWO_POW_63 / 10 {
-                return None;
+                return Err(Invalid);
             }
             whole = whole * 10 + u64::from(c - b'0');
             if whole > TWO_POW_63 {
-                return None;
+                return Err(Invalid);
             }
             i += 1;
         }
@@ -425,7 +442,7 @@ fn go_parse_duration(s: &str) -> Option<i64> {
             }
         }
         if !had_whole && !had_frac {
-            return None;
+            return Err(Invalid);
         }
         // Unit: everything up to the next digit or '.'.
         let unit_len = b
@@ -433,7 +450,10 @@ fn go_parse_duration(s: &str) -> Option<i64> {
             .skip(i)
             .position(|&c| c == b'.' || c.is_ascii_digit())
             .unwrap_or(b.len() - i);
-        let unit = rest.get(i..i + unit_len)?;
+        if unit_len == 0 {
+            return Err(MissingUnit);
+        }
+        let unit = rest.get(i..i + unit_len).ok_or(Invalid)?;
         let unit_nanos: u64 = match unit {
             "ns" => 1,
             "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
@@ -441,30 +461,30 @@ fn go_parse_duration(s: &str) -> Option<i64> {
             "s" => 1_000_000_000,
             "m" => 60_000_000_000,
             "h" => 3_600_000_000_000,
-            _ => return None,
+            other => return Err(UnknownUnit(other.to_string())),
         };
-        rest = rest.get(i + unit_len..)?;
+        rest = rest.get(i + unit_len..).ok_or(Invalid)?;
         if whole > TWO_POW_63 / unit_nanos {
-            return None;
+            return Err(Invalid);
         }
         let mut v = whole * unit_nanos;
         if frac > 0 {
             // Go computes the fractional part in floating point.
             v += (frac as f64 * (unit_nanos as f64 / scale)) as u64;
             if v > TWO_POW_63 {
-                return None;
+                return Err(Invalid);
             }
         }
-        total = total.checked_add(v)?;
+        total = total.checked_add(v).ok_or(Invalid)?;
         if total > TWO_POW_63 {
-            return None;
+            return Err(Invalid);
         }
     }
     if neg {
         // total <= 2^63, so the negation fits (2^63 itself is i64::MIN).
-        Some((total as i64).wrapping_neg())
+        Ok((total as i64).wrapping_neg())
     } else {
-        i64::try_from(total).ok()
+        i64::try_from(total).map_err(|_| Invalid)
     }
 }
 

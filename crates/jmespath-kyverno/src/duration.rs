@@ -4,135 +4,19 @@
 
 use crate::go::time_quote as quote;
 
-const TWO_POW_63: u64 = 1 << 63;
-
-/// Nanoseconds per unit, as `time.ParseDuration` spells the units.
-fn unit(u: &str) -> Option<u64> {
-    Some(match u {
-        "ns" => 1,
-        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        _ => return None,
-    })
-}
-
 /// `time.ParseDuration(s)`: nanoseconds, or Go's error text
 /// (`time: invalid duration "x"`, `time: missing unit in duration "1"`,
-/// `time: unknown unit "d" in duration "1d"`).
+/// `time: unknown unit "d" in duration "1d"`). The parse is celer-cel's (the one CEL's
+/// `duration()` uses); only the words are Go's.
 pub fn parse(s: &str) -> Result<i64, String> {
-    let invalid = || format!("time: invalid duration {}", quote(s));
-    let mut rest = s;
-    let mut neg = false;
-    if let Some(r) = rest.strip_prefix('-') {
-        neg = true;
-        rest = r;
-    } else if let Some(r) = rest.strip_prefix('+') {
-        rest = r;
-    }
-    if rest == "0" {
-        return Ok(0);
-    }
-    if rest.is_empty() {
-        return Err(invalid());
-    }
-    let mut total: u64 = 0;
-    while !rest.is_empty() {
-        let bytes = rest.as_bytes();
-        if !bytes
-            .first()
-            .is_some_and(|c| *c == b'.' || c.is_ascii_digit())
-        {
-            return Err(invalid());
+    use celer_cel::time::GoDurationError;
+    celer_cel::time::parse_go_duration(s).map_err(|e| match e {
+        GoDurationError::Invalid => format!("time: invalid duration {}", quote(s)),
+        GoDurationError::MissingUnit => format!("time: missing unit in duration {}", quote(s)),
+        GoDurationError::UnknownUnit(u) => {
+            format!("time: unknown unit {} in duration {}", quote(&u), quote(s))
         }
-        // [0-9]*
-        let mut i = 0;
-        let mut whole: u64 = 0;
-        while let Some(c) = bytes.get(i).filter(|c| c.is_ascii_digit()) {
-            if whole > TWO_POW_63 / 10 {
-                return Err(invalid());
-            }
-            whole = whole * 10 + u64::from(c - b'0');
-            if whole > TWO_POW_63 {
-                return Err(invalid());
-            }
-            i += 1;
-        }
-        let pre = i > 0;
-        // (\.[0-9]*)?
-        let mut frac: u64 = 0;
-        let mut scale: f64 = 1.0;
-        let mut post = false;
-        if bytes.get(i) == Some(&b'.') {
-            i += 1;
-            let mut overflow = false;
-            while let Some(c) = bytes.get(i).filter(|c| c.is_ascii_digit()) {
-                post = true;
-                i += 1;
-                if overflow {
-                    continue;
-                }
-                if frac > (TWO_POW_63 - 1) / 10 {
-                    overflow = true;
-                    continue;
-                }
-                let next = frac * 10 + u64::from(c - b'0');
-                if next > TWO_POW_63 {
-                    overflow = true;
-                    continue;
-                }
-                frac = next;
-                scale *= 10.0;
-            }
-        }
-        if !pre && !post {
-            return Err(invalid());
-        }
-        // The unit: everything up to the next '.' or digit.
-        let mut j = i;
-        while let Some(c) = bytes.get(j) {
-            if *c == b'.' || c.is_ascii_digit() {
-                break;
-            }
-            j += 1;
-        }
-        if j == i {
-            return Err(format!("time: missing unit in duration {}", quote(s)));
-        }
-        let u = rest.get(i..j).ok_or_else(invalid)?;
-        let Some(per) = unit(u) else {
-            return Err(format!(
-                "time: unknown unit {} in duration {}",
-                quote(u),
-                quote(s)
-            ));
-        };
-        rest = rest.get(j..).ok_or_else(invalid)?;
-        if whole > TWO_POW_63 / per {
-            return Err(invalid());
-        }
-        let mut v = whole * per;
-        if frac > 0 {
-            // As Go: float64(f) * (float64(unit) / scale), truncated.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let add = (frac as f64 * (per as f64 / scale)) as u64;
-            v = v.saturating_add(add);
-            if v > TWO_POW_63 {
-                return Err(invalid());
-            }
-        }
-        total = total.saturating_add(v);
-        if total > TWO_POW_63 {
-            return Err(invalid());
-        }
-    }
-    if neg {
-        // -2^63 is representable.
-        return Ok(0i64.wrapping_sub_unsigned(total));
-    }
-    i64::try_from(total).map_err(|_| invalid())
+    })
 }
 
 /// `Duration.String()`.
