@@ -74,7 +74,7 @@ pub fn declare_variables(env: &mut Env) {
 }
 
 /// Who is asking (`user.Info`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct UserInfo {
     pub name: String,
     pub uid: String,
@@ -98,7 +98,7 @@ impl UserInfo {
 }
 
 /// What is being asked (the fields of `authorizer.AttributesRecord` these checks set).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct AuthzAttributes {
     pub user: UserInfo,
     pub verb: String,

@@ -78,7 +78,7 @@ fn context_error(e: LookupError) -> ContextError {
 }
 
 /// The API server's refusals as Kyverno reports them.
-fn api_error(e: kube::Error) -> LookupError {
+pub(crate) fn api_error(e: kube::Error) -> LookupError {
     match &e {
         kube::Error::Api(status) if status.code == 403 => {
             LookupError(format!("permission denied: {}", status.message))

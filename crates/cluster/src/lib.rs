@@ -9,6 +9,7 @@
 //! waited for at most the lookup timeout.
 #![forbid(unsafe_code)]
 
+pub mod authorizer;
 pub mod cache;
 pub mod constraint_crds;
 pub mod context;
@@ -172,6 +173,11 @@ impl Cluster {
     /// Kyverno's `resource.*` functions reading this cluster ([`context::ClusterContext`]).
     pub fn kyverno_context(&self, allow_secrets: bool) -> context::ClusterContext {
         context::ClusterContext::new(Arc::clone(&self.shared), allow_secrets)
+    }
+
+    /// The CEL `authorizer`, answered by the API server's SubjectAccessReviews.
+    pub fn authorizer(&self) -> authorizer::ClusterAuthorizer {
+        authorizer::ClusterAuthorizer::new(Arc::clone(&self.shared))
     }
 
     /// Discovers the param kinds not seen before and starts a watch cache for each the API

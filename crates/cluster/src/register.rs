@@ -190,6 +190,34 @@ pub fn validating_rules(set: &PolicySet) -> Vec<WebhookRule> {
                 operation: Some(op),
             });
         }
+        // Rules naming subresources (`Deployment/scale`, `Pod/exec`, a Pod's ephemeral
+        // containers), on every operation a subresource request can have.
+        let subresources: BTreeSet<(&str, &str)> = (set.kyverno().classic.iter())
+            .flat_map(|r| r.subresources())
+            .collect();
+        for (resource, sub) in subresources {
+            for op in [
+                Operation::Create,
+                Operation::Update,
+                Operation::Delete,
+                Operation::Connect,
+            ] {
+                keys.push(RuleKey {
+                    group: Pattern::Any,
+                    resource: if resource == "*" {
+                        Pattern::Any
+                    } else {
+                        Pattern::Exact(resource)
+                    },
+                    subresource: if sub == "*" {
+                        Pattern::Any
+                    } else {
+                        Pattern::Exact(sub)
+                    },
+                    operation: Some(op),
+                });
+            }
+        }
     }
     rules_from_keys(keys)
 }
@@ -802,6 +830,34 @@ spec:
                 .any(|r| r.api_group == "*" && r.resources == ["*"]),
             "{rules:?}"
         );
+        // Subresources are named, on every operation, with a Pod's ephemeral containers.
+        let classic = set("
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: c, annotations: {pod-policies.kyverno.io/autogen-controllers: none}}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [StatefulSet/scale, Pod]}}]}
+    validate: {cel: {expressions: [{expression: 'true'}]}}
+");
+        let rules = validating_rules(&classic);
+        let with = |resource: &str| {
+            (rules.iter())
+                .filter(|r| r.resources.iter().any(|x| x == resource))
+                .flat_map(|r| r.operations.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            with("*/scale"),
+            ["CONNECT", "CREATE", "DELETE", "UPDATE"],
+            "{rules:?}"
+        );
+        assert_eq!(
+            with("pods/ephemeralcontainers"),
+            ["CONNECT", "CREATE", "DELETE", "UPDATE"]
+        );
+        assert_eq!(with("*"), ["CREATE", "DELETE", "UPDATE"]);
     }
 
     #[test]

@@ -83,6 +83,25 @@ impl KindIndex {
     }
 }
 
+impl KindIndex {
+    /// Appends the candidates for an object of any kind of `group` to `out` (unsorted, maybe
+    /// repeated): for requests whose kind is not the one policies name (subresources).
+    pub fn candidates_in_group(&self, group: &str, out: &mut Vec<u32>) {
+        out.extend_from_slice(&self.everything);
+        for ids in self.any_group.values() {
+            out.extend_from_slice(ids);
+        }
+        if let Some(ids) = self.any_kind.get(group) {
+            out.extend_from_slice(ids);
+        }
+        if let Some(kinds) = self.exact.get(group) {
+            for ids in kinds.values() {
+                out.extend_from_slice(ids);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

@@ -91,6 +91,18 @@ const BUILTIN: &[(&str, &str, &str, bool)] = &[
     ),
     ("policy", "PodSecurityPolicy", "podsecuritypolicies", false),
     ("apiregistration.k8s.io", "APIService", "apiservices", false),
+    // Regular, namespaced, listed for their subresources (`statefulsets/scale`), whose
+    // requests name the resource and not its kind.
+    ("", "Pod", "pods", true),
+    ("", "Service", "services", true),
+    ("", "ReplicationController", "replicationcontrollers", true),
+    ("", "PersistentVolumeClaim", "persistentvolumeclaims", true),
+    ("apps", "Deployment", "deployments", true),
+    ("apps", "StatefulSet", "statefulsets", true),
+    ("apps", "ReplicaSet", "replicasets", true),
+    ("apps", "DaemonSet", "daemonsets", true),
+    ("batch", "Job", "jobs", true),
+    ("batch", "CronJob", "cronjobs", true),
 ];
 
 /// The resource of a kind and whether it is namespaced.

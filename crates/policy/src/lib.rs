@@ -34,6 +34,8 @@ pub mod mutation;
 pub mod name;
 pub mod namespace_index;
 mod native_load;
+/// The CEL `authorizer`'s trait and values, for whoever answers its checks.
+pub use celer_cel_kubernetes::authz;
 pub use native_load::{NativeManifest, NativePolicies};
 pub mod policy_set;
 pub mod request;

@@ -209,6 +209,15 @@ impl State {
         self
     }
 
+    /// Sets what answers the CEL `authorizer` (without one, its checks fail).
+    pub fn with_authorizer(
+        mut self,
+        authorizer: Option<Arc<dyn celer_policy::authz::Authorizer>>,
+    ) -> State {
+        self.options.authorizer = authorizer;
+        self
+    }
+
     /// Sets what `/authorize` answers on evaluation errors (default: NoOpinion).
     pub fn with_authorization_failure(mut self, mode: FailureMode) -> State {
         self.authorization_failure = mode;

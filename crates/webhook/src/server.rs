@@ -70,6 +70,8 @@ pub struct ServeOptions {
     pub authorization_failure: celer_policy::authorization::evaluate::FailureMode,
     /// What Kyverno's context functions (`resource.Get`...) read in admission.
     pub kyverno_context: Option<Arc<dyn celer_cel_kyverno::KyvernoContext>>,
+    /// What answers the CEL `authorizer` in admission (without one, checks fail).
+    pub authorizer: Option<Arc<dyn celer_policy::authz::Authorizer>>,
 }
 
 impl Default for ServeOptions {
@@ -93,6 +95,7 @@ impl Default for ServeOptions {
             feed_sync_timeout: Duration::from_secs(60),
             authorization_failure: Default::default(),
             kyverno_context: None,
+            authorizer: None,
         }
     }
 }
@@ -169,6 +172,7 @@ pub async fn start(
         State::new(options.limits.clone())
             .with_authorization_failure(options.authorization_failure)
             .with_kyverno_context(options.kyverno_context.clone())
+            .with_authorizer(options.authorizer.clone())
             .with_cluster_hooks(options.cluster.clone()),
     );
     let counts = loaded.counts();

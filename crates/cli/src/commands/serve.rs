@@ -792,6 +792,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         cluster.kyverno_context(args.cluster.context_allow_secrets),
                     );
                     options.kyverno_context = Some(context.clone());
+                    options.authorizer = Some(Arc::new(cluster.authorizer()));
                     let mutator = celer_cluster::mutate_existing::Mutator::new(
                         client,
                         Arc::new(cluster.clone()),

@@ -108,18 +108,56 @@ impl KindPattern {
         }
     }
 
+    /// Kyverno's `CheckKind` with ephemeral containers allowed (as its engine and exceptions
+    /// call it): a plain `Pod` also matches `pods/ephemeralcontainers`.
     fn matches(&self, a: &Attributes<'_>) -> bool {
+        if !a.sub_resource.is_empty() {
+            return self.matches_subresource(a);
+        }
         let kind = a.kind;
-        glob(&self.kind, kind.kind)
+        self.subresource.is_none()
+            && glob(&self.kind, kind.kind)
             && self.group.as_deref().is_none_or(|g| glob(g, kind.group))
             && self
                 .version
                 .as_deref()
                 .is_none_or(|v| glob(v, kind.version))
-            && match &self.subresource {
-                None => a.sub_resource.is_empty(),
-                Some(s) => glob(s, a.sub_resource),
+    }
+
+    /// A subresource request is matched by the kind of its resource, as Kyverno's webhook
+    /// finds it through discovery (`withTopLevelGVK`): `StatefulSet/scale` matches
+    /// `apps/v1 statefulsets/scale`, whose object is an `autoscaling/v1 Scale`. Without
+    /// discovery here, a kind is its resource when its plural (the built-in table, else the
+    /// regular plural) is that resource; a kind glob is matched against the resource name.
+    fn matches_subresource(&self, a: &Attributes<'_>) -> bool {
+        let r = a.resource;
+        let kind_is_resource = if self.kind.contains(['*', '?']) {
+            let pattern = self.kind.to_ascii_lowercase();
+            glob(&pattern, r.resource)
+                || r.resource
+                    .strip_suffix('s')
+                    .is_some_and(|s| glob(&pattern, s))
+        } else {
+            let api_version = match r.group {
+                "" => r.version.to_string(),
+                group => format!("{group}/{}", r.version),
+            };
+            crate::kinds::kind_info(&api_version, &self.kind).resource == r.resource
+        };
+        let subresource = match &self.subresource {
+            Some(s) => glob(s, a.sub_resource),
+            None => {
+                a.sub_resource == "ephemeralcontainers"
+                    && r.group.is_empty()
+                    && r.version == "v1"
+                    && r.resource == "pods"
+                    && self.kind == "Pod"
             }
+        };
+        subresource
+            && kind_is_resource
+            && self.group.as_deref().is_none_or(|g| glob(g, r.group))
+            && self.version.as_deref().is_none_or(|v| glob(v, r.version))
     }
 }
 
@@ -474,6 +512,26 @@ impl ClassicRule {
         self.matches.kind_keys()
     }
 
+    /// The subresources the rule's `match` can select, as (resource, subresource) webhook
+    /// rules name them (`*` for a glob): `Deployment/scale` gives (`*`, `scale`), and a `Pod`
+    /// kind (or a glob a Pod fits) gives (`pods`, `ephemeralcontainers`), which Kyverno's
+    /// kind check and webhook rules add to Pods.
+    pub fn subresources(&self) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        let filters = (self.matches.any.iter()).chain(&self.matches.all);
+        for kind in filters.flat_map(|f| &f.kinds) {
+            match kind.subresource.as_deref() {
+                Some(sub) if sub.contains(['*', '?']) => out.push(("*", "*")),
+                Some(sub) => out.push(("*", sub)),
+                None if glob(&kind.kind, "Pod") => out.push(("pods", "ephemeralcontainers")),
+                None => {}
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// How PolicyExceptions name the rule's policy: `name`, or `namespace/name` for a Policy.
     pub fn exception_key(&self) -> String {
         match &self.namespace {
@@ -572,11 +630,14 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
 
     /// The rules whose kinds can match the request's.
     fn candidates<'a>(&'a self, request: &FamilyRequest<'a>) -> Candidates<'a> {
-        let kind = request.attributes.kind;
+        let a = &request.attributes;
         let mut out = Vec::new();
-        self.0
-            .classic_index
-            .candidates(kind.group, kind.kind, &mut out);
+        if a.sub_resource.is_empty() {
+            (self.0.classic_index).candidates(a.kind.group, a.kind.kind, &mut out);
+        } else {
+            // Matched by its resource's kind, which only the rules' own match can tell.
+            (self.0.classic_index).candidates_in_group(a.resource.group, &mut out);
+        }
         family::merged(out)
     }
 
@@ -800,7 +861,7 @@ fn evaluate_cel<'a>(
             request: request.ctx.default_cel_request(),
             namespace_object: state.namespace.as_deref(),
             params: param.as_deref(),
-            authorizer: None,
+            authorizer: request.ctx.authorizer_for(&validate.common),
         };
         match crate::engine::match_conditions(&validate.common, &inputs, &mut state.buffers) {
             Ok(false) => return (ResultKind::Skip, "cel preconditions not met".to_string()),

@@ -32,17 +32,22 @@ spec:
 ";
 
 fn run(policy: &str, object: &str) -> Outcome {
+    run_subresource(policy, object, None)
+}
+
+fn run_subresource(policy: &str, object: &str, subresource: Option<&str>) -> Outcome {
     let mut m = Manifests::default();
     m.add_text("p.yaml", policy);
     let set = PolicySet::build(&m);
     assert!(set.errors.is_empty(), "{:?}", set.errors);
     let object = crate::document::parse_document(object, crate::document::Syntax::Yaml).unwrap();
-    let body = review_for(
+    let body = crate::request::review_for_subresource(
         Some(&object),
         None,
         Operation::Create,
         &RequestUser::default(),
         "u",
+        subresource,
     )
     .unwrap();
     let review = AdmissionReview::parse(body.as_bytes()).unwrap();
@@ -169,6 +174,61 @@ fn rules_are_found_through_the_kind_index() {
         .candidates("", "ConfigMap", &mut candidates);
     candidates.sort_unstable();
     assert_eq!(candidates, [0, 1, 5]);
+}
+
+#[test]
+fn subresource_requests_match_by_their_resources_kind() {
+    let policy = |kinds: &str| {
+        format!(
+            "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: p, annotations: {{pod-policies.kyverno.io/autogen-controllers: none}}}}\nspec:\n  rules:\n  - name: r\n    match:\n      any:\n      - resources: {{kinds: {kinds}}}\n    validate:\n      failureAction: Enforce\n      cel:\n        expressions:\n        - expression: 'false'\n"
+        )
+    };
+    let scale = "apiVersion: autoscaling/v1\nkind: Scale\nmetadata: {name: s, namespace: default}\nspec: {replicas: 0}\n";
+    let result = |kinds: &str, sub: &str| {
+        rule_result(&run_subresource(&policy(kinds), scale, Some(sub)), "r")
+    };
+    // Kyverno matches `StatefulSet/scale` against the resource's kind, not the Scale object.
+    assert_eq!(
+        result("[StatefulSet/scale]", "statefulsets/scale"),
+        Some(ResultKind::Fail)
+    );
+    assert_eq!(
+        result("[apps/v1/StatefulSet/scale]", "statefulsets/scale"),
+        Some(ResultKind::Fail)
+    );
+    assert_eq!(
+        result("['*/scale']", "statefulsets/scale"),
+        Some(ResultKind::Fail)
+    );
+    assert_eq!(result("[Deployment/scale]", "statefulsets/scale"), None);
+    assert_eq!(result("[StatefulSet/status]", "statefulsets/scale"), None);
+    // A kind without a subresource does not match a subresource request...
+    assert_eq!(result("[StatefulSet]", "statefulsets/scale"), None);
+    assert_eq!(result("[Scale]", "statefulsets/scale"), None);
+    // ...except a Pod's ephemeral containers.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, image: 'nginx:1'}]}\n";
+    let o = run_subresource(&policy("[Pod]"), pod, Some("pods/ephemeralcontainers"));
+    assert_eq!(rule_result(&o, "r"), Some(ResultKind::Fail));
+    let o = run_subresource(&policy("[Pod/exec]"), pod, Some("pods/ephemeralcontainers"));
+    assert_eq!(rule_result(&o, "r"), None);
+}
+
+#[test]
+fn rules_name_the_subresources_their_webhook_needs() {
+    let mut m = Manifests::default();
+    m.add_text(
+        "p.yaml",
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p, annotations: {pod-policies.kyverno.io/autogen-controllers: none}}\nspec:\n  rules:\n  - name: r\n    match:\n      any:\n      - resources: {kinds: [Deployment/scale, Pod, ConfigMap, 'Pod/ex*']}\n    validate:\n      cel:\n        expressions:\n        - expression: 'true'\n",
+    );
+    let set = PolicySet::build(&m);
+    assert!(set.errors.is_empty(), "{:?}", set.errors);
+    let subresources: Vec<(&str, &str)> = (set.kyverno().classic.iter())
+        .flat_map(|r| r.subresources())
+        .collect();
+    assert_eq!(
+        subresources,
+        [("*", "*"), ("*", "scale"), ("pods", "ephemeralcontainers")]
+    );
 }
 
 #[test]
