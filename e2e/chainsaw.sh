@@ -67,6 +67,10 @@ echo "--- control plane"
 # With kube-controller-manager, as on a cluster Kyverno runs on: Namespaces are deleted after
 # each test, the ClusterRoles tests label for Kyverno aggregated, their CSRs signed.
 export CELER_E2E_CONTROLLER_MANAGER=1
+# celer does the work of Kyverno's background controller (mutate-existing), whose service
+# account some tests grant rights to directly (pods/resize): celer is that account here.
+export CELER_E2E_WEBHOOK_USER=system:serviceaccount:kyverno:kyverno-background-controller
+export CELER_E2E_WEBHOOK_GROUPS=system:serviceaccounts,system:serviceaccounts:kyverno
 if ! "$here/control-plane.sh" up > "$work/env.sh"; then
   echo "FAIL control-plane: did not start (see above)"
   exit 1
@@ -112,7 +116,8 @@ else
   echo "note: no non-loopback address here: celer is registered by URL"
 fi
 if ! start_celer chainsaw --kubeconfig "$CELER_E2E_WEBHOOK_KUBECONFIG" --register-webhooks \
-    --unregister-webhooks --policies-from-cluster "${kyverno_args[@]}"; then
+    --unregister-webhooks --policies-from-cluster "${kyverno_args[@]}" \
+    --reports-user system:serviceaccount:kyverno:kyverno-reports-controller; then
   echo "FAIL celer: did not start (see $celer_log)"
   exit 1
 fi

@@ -32,12 +32,15 @@
 #
 # Users (static token file): celer-e2e-admin (CELER_E2E_ADMIN_USER) in system:masters (admin.kubeconfig), and
 # celer-e2e-webhook with no rights until RBAC grants some (celer.kubeconfig; e2e/run.sh applies
-# e2e/manifests/rbac.yaml). Authorization is RBAC only.
+# e2e/manifests/rbac.yaml), always in the group celer:webhook; CELER_E2E_WEBHOOK_USER names it
+# otherwise and CELER_E2E_WEBHOOK_GROUPS adds groups (comma-separated). Authorization is RBAC
+# only.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 state="${CELER_E2E_DIR:-$repo/target/e2e/control-plane}"
 api_port="${CELER_E2E_APISERVER_PORT:-16443}"
+webhook_user="${CELER_E2E_WEBHOOK_USER:-celer-e2e-webhook}"
 etcd_port="${CELER_E2E_ETCD_PORT:-12379}"
 peer_port="$((etcd_port + 1))"
 ready_timeout="${CELER_E2E_READY_TIMEOUT:-120}"
@@ -179,7 +182,7 @@ up() {
   openssl rand -hex 24 > "$state/celer.token"
   {
     echo "$(cat "$state/admin.token"),$admin_user,$admin_user,\"system:masters\""
-    echo "$(cat "$state/celer.token"),celer-e2e-webhook,celer-e2e-webhook,\"celer:webhook\""
+    echo "$(cat "$state/celer.token"),$webhook_user,$webhook_user,\"celer:webhook${CELER_E2E_WEBHOOK_GROUPS:+,$CELER_E2E_WEBHOOK_GROUPS}\""
     if [ -n "${CELER_E2E_EXTRA_TOKENS:-}" ]; then cat "$CELER_E2E_EXTRA_TOKENS"; fi
   } > "$state/tokens.csv"
   chmod 600 "$state/tokens.csv"
@@ -231,7 +234,7 @@ up() {
     return 1
   fi
   kubeconfig "$state/admin.kubeconfig" "$admin_user" "$(cat "$state/admin.token")"
-  kubeconfig "$state/celer.kubeconfig" celer-e2e-webhook "$(cat "$state/celer.token")"
+  kubeconfig "$state/celer.kubeconfig" "$webhook_user" "$(cat "$state/celer.token")"
   if [ "${CELER_E2E_CONTROLLER_MANAGER:-}" = 1 ]; then
     if [ ! -x "$bin/kube-controller-manager" ]; then
       log "no kube-controller-manager in $bin"; down; return 1

@@ -133,7 +133,22 @@ impl KyvernoContext for ClusterContext {
                 api.list(&params).await.map_err(api_error)
             })
             .map_err(context_error)?;
-        list.items.iter().map(to_json).collect()
+        // A list's items come without apiVersion and kind; Kyverno's (Go's unstructured list
+        // decoding) sets them from the list's, as a policy reading `item.kind` expects.
+        let kind = list.types.kind.strip_suffix("List").unwrap_or_default();
+        let types = (!list.types.api_version.is_empty() && !kind.is_empty()).then(|| {
+            kube::core::TypeMeta {
+                api_version: list.types.api_version.clone(),
+                kind: kind.to_string(),
+            }
+        });
+        let mut items = list.items;
+        for item in &mut items {
+            if item.types.is_none() {
+                item.types = types.clone();
+            }
+        }
+        items.iter().map(to_json).collect()
     }
 
     fn post_resource(

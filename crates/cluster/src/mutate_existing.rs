@@ -121,6 +121,11 @@ impl Mutator {
         Mutator { inner, queue }
     }
 
+    /// What the policies' expressions read (Kyverno's context): triggers are matched with it.
+    pub fn options(&self) -> &EvalOptions {
+        &self.inner.options
+    }
+
     /// Whether a request of `user` is a background request (celer's own writes, or Kyverno's
     /// background controller's).
     pub fn is_background_user(&self, user: &str) -> bool {

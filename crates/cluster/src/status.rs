@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use celer_cel::Json;
 use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec, SubjectAccessReview,
+    SubjectAccessReviewSpec,
 };
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -63,6 +64,10 @@ pub struct StatusSettings {
     pub replica: String,
     /// Whether celer registers the webhook configurations itself (`WebhookConfigured`).
     pub registers_webhooks: bool,
+    /// The user whose permissions decide `RBACPermissionsGranted` (the identity that scans
+    /// and reports, as Kyverno checks its reports controller's service account); `None`:
+    /// this replica's own (SelfSubjectAccessReviews).
+    pub reports_user: Option<String>,
 }
 
 /// Writes statuses in the background: [`StatusWriter::desire`] hands it the latest load.
@@ -81,8 +86,13 @@ impl Drop for StatusWriter {
 /// Status writes per second at most.
 const WRITES_PER_SECOND: u32 = 50;
 
-/// How long a permission check is believed (RBAC can change while celer runs).
+/// How long a granted permission is believed (RBAC can change while celer runs).
 const PERMISSIONS_TTL: Duration = Duration::from_secs(60);
+/// How long a missing one is, and how soon statuses that lack one are checked again: RBAC is
+/// often applied beside the policy, and aggregated into its ClusterRole moments later.
+const MISSING_TTL: Duration = Duration::from_secs(2);
+const RECHECK: Duration = Duration::from_secs(3);
+const RECHECK_MAX: Duration = Duration::from_secs(60);
 
 impl StatusWriter {
     pub fn spawn(client: Client, settings: StatusSettings) -> StatusWriter {
@@ -93,12 +103,34 @@ impl StatusWriter {
                 settings,
                 written: HashMap::new(),
                 permissions: HashMap::new(),
+                missing: false,
             };
-            while rx.changed().await.is_ok() {
+            let mut recheck = false;
+            let mut delay = RECHECK;
+            loop {
+                if recheck {
+                    // A permission was missing: look again soon (less often while it stays
+                    // missing), or at the next load.
+                    tokio::select! {
+                        changed = rx.changed() => {
+                            if changed.is_err() {
+                                break;
+                            }
+                            delay = RECHECK;
+                        }
+                        () = tokio::time::sleep(delay) => delay = (delay * 2).min(RECHECK_MAX),
+                    }
+                } else if rx.changed().await.is_err() {
+                    break;
+                } else {
+                    delay = RECHECK;
+                }
                 let Some(desired) = rx.borrow_and_update().clone() else {
                     continue;
                 };
+                writer.missing = false;
                 writer.write_all(&desired).await;
+                recheck = writer.missing;
             }
         });
         StatusWriter { desired, task }
@@ -136,6 +168,8 @@ struct Writer {
     written: HashMap<ObjectKey, (Value, Value)>,
     /// `(verb, group, version, resource)` -> why it is denied (`None`: allowed), checked at.
     permissions: HashMap<PermissionKey, (Option<String>, Instant)>,
+    /// Whether the last pass found a permission missing.
+    missing: bool,
 }
 
 impl Writer {
@@ -379,28 +413,57 @@ impl Writer {
             version.to_string(),
             resource.to_string(),
         );
-        if let Some((denied, at)) = self.permissions.get(&key)
-            && at.elapsed() < PERMISSIONS_TTL
-        {
-            return denied.clone();
+        if let Some((denied, at)) = self.permissions.get(&key) {
+            let ttl = if denied.is_some() {
+                MISSING_TTL
+            } else {
+                PERMISSIONS_TTL
+            };
+            if at.elapsed() < ttl {
+                self.missing |= denied.is_some();
+                return denied.clone();
+            }
         }
         // As Kyverno asks: the resource as the rule writes it (a subresource included in it).
-        let review = SelfSubjectAccessReview {
-            spec: SelfSubjectAccessReviewSpec {
-                resource_attributes: Some(ResourceAttributes {
-                    verb: Some(verb.to_string()),
-                    group: Some(group.to_string()),
-                    version: Some(version.to_string()),
-                    resource: Some(resource.to_string()),
-                    ..ResourceAttributes::default()
-                }),
-                ..SelfSubjectAccessReviewSpec::default()
-            },
-            ..SelfSubjectAccessReview::default()
+        let attributes = ResourceAttributes {
+            verb: Some(verb.to_string()),
+            group: Some(group.to_string()),
+            version: Some(version.to_string()),
+            resource: Some(resource.to_string()),
+            ..ResourceAttributes::default()
         };
-        let api: Api<SelfSubjectAccessReview> = Api::all(self.client.clone());
-        let denied = match api.create(&PostParams::default(), &review).await {
-            Ok(answer) => match answer.status {
+        let answer = match &self.settings.reports_user {
+            None => {
+                let review = SelfSubjectAccessReview {
+                    spec: SelfSubjectAccessReviewSpec {
+                        resource_attributes: Some(attributes),
+                        ..SelfSubjectAccessReviewSpec::default()
+                    },
+                    ..SelfSubjectAccessReview::default()
+                };
+                let api: Api<SelfSubjectAccessReview> = Api::all(self.client.clone());
+                api.create(&PostParams::default(), &review)
+                    .await
+                    .map(|r| r.status)
+            }
+            Some(user) => {
+                let review = SubjectAccessReview {
+                    spec: SubjectAccessReviewSpec {
+                        user: Some(user.clone()),
+                        groups: Some(user_groups(user)),
+                        resource_attributes: Some(attributes),
+                        ..SubjectAccessReviewSpec::default()
+                    },
+                    ..SubjectAccessReview::default()
+                };
+                let api: Api<SubjectAccessReview> = Api::all(self.client.clone());
+                api.create(&PostParams::default(), &review)
+                    .await
+                    .map(|r| r.status)
+            }
+        };
+        let denied = match answer {
+            Ok(status) => match status {
                 Some(s) if s.allowed => None,
                 Some(s) => Some(s.reason.unwrap_or_default()),
                 None => Some(String::new()),
@@ -410,10 +473,25 @@ impl Writer {
                 Some(e.to_string())
             }
         };
+        self.missing |= denied.is_some();
         self.permissions
             .insert(key, (denied.clone(), Instant::now()));
         denied
     }
+}
+
+/// The groups the API server gives a user authenticated as `user`: a service account's
+/// (`system:serviceaccounts`, `system:serviceaccounts:NAMESPACE`) and `system:authenticated`.
+fn user_groups(user: &str) -> Vec<String> {
+    let mut groups = Vec::new();
+    if let Some(rest) = user.strip_prefix("system:serviceaccount:")
+        && let Some((namespace, _)) = rest.split_once(':')
+    {
+        groups.push("system:serviceaccounts".to_string());
+        groups.push(format!("system:serviceaccounts:{namespace}"));
+    }
+    groups.push("system:authenticated".to_string());
+    groups
 }
 
 /// `(group, version, resource)` triples a Kyverno CEL policy's
@@ -595,10 +673,24 @@ mod tests {
     }
 
     #[test]
+    fn a_reports_user_is_asked_about_with_its_groups() {
+        assert_eq!(
+            user_groups("system:serviceaccount:kyverno:kyverno-reports-controller"),
+            [
+                "system:serviceaccounts",
+                "system:serviceaccounts:kyverno",
+                "system:authenticated"
+            ]
+        );
+        assert_eq!(user_groups("alice"), ["system:authenticated"]);
+    }
+
+    #[test]
     fn a_served_kyverno_policy_says_what_kyvernos_ready_check_reads() {
         let settings = StatusSettings {
             replica: "celer-0".to_string(),
             registers_webhooks: true,
+            reports_user: None,
         };
         let status = kyverno_cel_status(&settings, &Health::Served, Some(&[]));
         assert_eq!(

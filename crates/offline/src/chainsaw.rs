@@ -307,11 +307,14 @@ impl State {
             self.set.get_or_insert_with(|| PolicySet::build(manifests))
         };
         let outcome = engine::evaluate(set, &request, &lookup, &options);
-        let triggered: Vec<Arc<Existing>> =
-            mutate_existing::triggered(set, &outcome, &namespace, false)
+        let triggered: Vec<Arc<Existing>> = if outcome.allowed {
+            mutate_existing::triggered(set, &request, &lookup, &options, false)
                 .into_iter()
                 .cloned()
-                .collect();
+                .collect()
+        } else {
+            Vec::new()
+        };
         let matched = outcome.results.iter().any(|r| {
             matches!(
                 r.kind,
@@ -320,6 +323,11 @@ impl State {
                     | celer_policy::response::PolicyKind::KyvernoClusterPolicy
             )
         });
+        // A mutate-existing policy whose constraints match the request looks at it, though
+        // the policy leaves it alone (it is a trigger when its conditions hold).
+        let matched = matched
+            || !triggered.is_empty()
+            || mutate_existing::constrains(set, &request, &lookup, &options);
         if !matched && *expect == Expect::Admitted && outcome.allowed {
             // A fixture (a Namespace, RBAC, a ConfigMap) that no policy looks at: admitted,
             // and not counted as a check.

@@ -24,14 +24,12 @@ pub trait ClusterHooks: Send + Sync + std::fmt::Debug {
     /// After a mutating request was admitted (not a dry run, `set` having mutate-existing
     /// policies): the Kyverno mutate-existing policies it triggered run on their targets,
     /// in the background, never on the request's path. `review` is the request's body,
-    /// `user` the request's user.
+    /// `request` the request as parsed from it.
     fn admitted(
         &self,
         _set: &celer_policy::policy_set::PolicySet,
         _review: &[u8],
-        _outcome: &celer_policy::response::Outcome,
-        _namespace: &str,
-        _user: &str,
+        _request: &celer_policy::request::Request<'_>,
     ) {
     }
 }

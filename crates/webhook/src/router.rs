@@ -677,13 +677,7 @@ fn evaluate(
         && let Some(cluster) = &state.cluster
         && !celer_policy::kyverno::mutate_existing::policies(set).is_empty()
     {
-        cluster.admitted(
-            set,
-            body,
-            &outcome,
-            request.attributes.namespace,
-            request.user.username,
-        );
+        cluster.admitted(set, body, &request);
     }
     let body = outcome.review_json(request.uid, review.version());
     state.metrics.observe_results(&outcome.results);

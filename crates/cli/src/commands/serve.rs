@@ -390,6 +390,18 @@ pub struct ClusterArgs {
     )]
     pub webhook_annotations: Vec<(String, String)>,
 
+    /// The user whose permissions decide a Kyverno policy's `RBACPermissionsGranted`
+    /// condition (the identity that runs background scans and writes reports), asked with
+    /// SubjectAccessReviews, as Kyverno asks about its reports controller's service account;
+    /// unset, celer's own identity (SelfSubjectAccessReviews).
+    #[arg(
+        long,
+        value_name = "USER",
+        env = "CELER_REPORTS_USER",
+        help_heading = "Cluster"
+    )]
+    pub reports_user: Option<String>,
+
     /// Users whose requests are background requests, which do not trigger Kyverno's
     /// mutate-existing policies that skip them (`evaluation.skipBackgroundRequests`, the
     /// default); celer's own user always is one. The default is Kyverno's background
@@ -627,13 +639,16 @@ impl ClusterHooks for ClusterAdapter {
         &self,
         set: &celer_policy::policy_set::PolicySet,
         review: &[u8],
-        outcome: &celer_policy::response::Outcome,
-        namespace: &str,
-        user: &str,
+        request: &celer_policy::request::Request<'_>,
     ) {
-        let background = self.mutator.is_background_user(user);
-        let triggered =
-            celer_policy::kyverno::mutate_existing::triggered(set, outcome, namespace, background);
+        let background = self.mutator.is_background_user(request.user.username);
+        let triggered = celer_policy::kyverno::mutate_existing::triggered(
+            set,
+            request,
+            &self.cluster,
+            self.mutator.options(),
+            background,
+        );
         if !triggered.is_empty() {
             self.mutator
                 .triggered(triggered.into_iter().cloned().collect(), review.to_vec());
@@ -777,6 +792,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                             StatusSettings {
                                 replica: replica_name(),
                                 registers_webhooks: args.cluster.register_webhooks,
+                                reports_user: args.cluster.reports_user.clone(),
                             },
                         );
                         let weak = Arc::downgrade(&objects);

@@ -81,6 +81,10 @@ pub struct KyvernoValidating {
 pub struct KyvernoMutating {
     pub policy: MutatingPolicy,
     pub extras: KyvernoExtras,
+    /// `targetMatchConstraints` name other objects (resource rules or an expression): the
+    /// policy mutates those in the background only, never the admitted object (Kyverno's
+    /// webhook runs only `NoTargetMatchConstraintPolicy` policies on it).
+    pub targets_others: bool,
 }
 
 /// The Kyverno policies of a set, each kind with its index.
@@ -711,7 +715,15 @@ pub(crate) fn compile_mutating(
             ));
         }
     }
-    KyvernoMutating { policy, extras }
+    let targets_others = s.target_match_constraints.as_ref().is_some_and(|t| {
+        !t.resources.resource_rules.is_empty()
+            || t.expression.as_deref().is_some_and(|e| !e.is_empty())
+    });
+    KyvernoMutating {
+        policy,
+        extras,
+        targets_others,
+    }
 }
 
 /// The name results are reported under.

@@ -92,7 +92,7 @@ impl MutatingFamily for MutatingPolicies<'_> {
         out: &mut Vec<&'a KyvernoMutating>,
     ) {
         let attributes = &request.attributes;
-        if !applies(&k.extras, attributes, request.mode) {
+        if k.targets_others || !applies(&k.extras, attributes, request.mode) {
             return;
         }
         match match_constraints(

@@ -30,7 +30,7 @@ use crate::lookup::Lookup;
 use crate::matching::{EquivalentResources, MatchConstraints, Owner};
 use crate::model::{LabelSelector, MatchResources, NamedRuleWithOperations};
 use crate::request::Request;
-use crate::response::{Outcome, PolicyKind as ResultPolicyKind, ResultKind};
+use crate::response::{Outcome, ResultKind};
 use crate::validating::{self, Evaluated};
 
 use super::compile::{KyvernoMutating, KyvernoPolicies};
@@ -57,6 +57,8 @@ pub struct Existing {
     /// its matchConditions.
     target: KyvernoPolicies,
     equivalents: EquivalentResources,
+    /// The policy as written, compiled for admission: what a trigger must match.
+    trigger: Arc<KyvernoMutating>,
     /// The target expression, compiled in the policy's own environment (its variables).
     selector: Option<Selector>,
     /// `targetMatchConstraints` rules naming a subresource (`pods/resize`): a target of that
@@ -264,6 +266,7 @@ pub(crate) fn compile(
         target: set,
         equivalents,
         selector,
+        trigger: Arc::clone(trigger),
     }
 }
 
@@ -409,10 +412,17 @@ impl Existing {
         let common = &k.policy.common;
         let attributes = ctx.request.attributes;
         let namespace = ctx.namespace().map_err(|e| e.to_string())?;
+        // A deleted trigger is `object` as it was (Kyverno's background processor reads the
+        // request's oldObject for a DELETE), with no oldObject.
+        let (object, old_object) = match attributes.operation {
+            crate::attributes::Operation::Delete => (attributes.old_object, None),
+            _ => (attributes.object, attributes.old_object),
+        };
+        let request = kyverno_request(k, &ctx);
         let inputs = Inputs {
-            object: attributes.object,
-            old_object: attributes.old_object,
-            request: ctx.default_cel_request(),
+            object,
+            old_object,
+            request: &request,
             namespace_object: namespace.as_deref(),
             params: None,
             authorizer: None,
@@ -459,36 +469,126 @@ impl Existing {
     }
 }
 
+impl Existing {
+    /// Whether an admitted request is a trigger: its `matchConstraints` match the request
+    /// and its `matchConditions` hold (Kyverno's `MatchesMutateExisting`; the mutations do not
+    /// run, and a DELETE triggers as any other operation).
+    fn triggered_by(&self, ctx: &RequestContext<'_>) -> bool {
+        self.constraints_match(ctx) && self.conditions_hold(ctx)
+    }
+
+    fn constraints_match(&self, ctx: &RequestContext<'_>) -> bool {
+        let common = &self.trigger.policy.common;
+        matches!(
+            crate::engine::match_constraints(
+                &common.constraints,
+                &self.equivalents,
+                &ctx.request.attributes,
+                ctx,
+            ),
+            crate::engine::MatchStep::Matched(_)
+        )
+    }
+
+    fn conditions_hold(&self, ctx: &RequestContext<'_>) -> bool {
+        let k = &self.trigger;
+        let common = &k.policy.common;
+        let attributes = &ctx.request.attributes;
+        if common.match_conditions.is_empty() {
+            return true;
+        }
+        let Ok(namespace) = ctx.namespace() else {
+            return false;
+        };
+        let request = kyverno_request(k, ctx);
+        let inputs = Inputs {
+            object: attributes.object,
+            old_object: attributes.old_object,
+            request: &request,
+            namespace_object: namespace.as_deref(),
+            params: None,
+            authorizer: None,
+        };
+        let context = ctx.kyverno_values(k.extras.namespace.as_deref());
+        let mut activation = Activation::new(&common.env.env);
+        bind_inputs(&mut activation, common, &inputs, false);
+        super::bind_context(&mut activation, context.as_ref());
+        // An error is no match, as Kyverno's `MatchesConditions` counts it.
+        matches!(
+            super::validate::conditions_hold(
+                &common.match_conditions,
+                &activation,
+                common.failure_policy,
+            ),
+            Ok(true)
+        )
+    }
+}
+
+/// Whether some mutate-existing policy's `matchConstraints` match a request (its webhook
+/// sees it), whether or not its conditions then make it a trigger.
+pub fn constrains(
+    set: &crate::policy_set::PolicySet,
+    request: &Request<'_>,
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
+) -> bool {
+    let existing = policies(set);
+    if existing.is_empty() {
+        return false;
+    }
+    let ctx = RequestContext::new(request, lookup, options);
+    existing.iter().any(|e| e.constraints_match(&ctx))
+}
+
+/// Kyverno's `request` for a policy: the request's own objects in it when an expression
+/// may read them.
+fn kyverno_request<'c>(
+    k: &KyvernoMutating,
+    ctx: &'c RequestContext<'_>,
+) -> std::borrow::Cow<'c, Json> {
+    let attributes = &ctx.request.attributes;
+    match k.extras.reads_request_object {
+        true => std::borrow::Cow::Owned(super::request_with_objects(
+            ctx.default_cel_request(),
+            attributes.object,
+            attributes.old_object,
+        )),
+        false => std::borrow::Cow::Borrowed(ctx.default_cel_request()),
+    }
+}
+
 /// The mutate-existing policies of a (mutating) set.
 pub fn policies(set: &crate::policy_set::PolicySet) -> &[Arc<Existing>] {
     &set.kyverno().existing
 }
 
-/// The mutate-existing policies an admitted request triggered: those with admission enabled
-/// that ran on it (matched, their conditions held) and passed. A request of the background
-/// controller's identity (`background`: celer's own writes, Kyverno's background controller)
-/// triggers only the policies that do not skip background requests.
+/// The mutate-existing policies an admitted request (not a dry run) triggers: those with
+/// admission enabled whose `matchConstraints` and `matchConditions` it meets, a namespaced
+/// policy's in its namespace only. A request of the background controller's identity
+/// (`background`: celer's own writes, Kyverno's background controller) triggers only the
+/// policies that do not skip background requests.
 pub fn triggered<'s>(
     set: &'s crate::policy_set::PolicySet,
-    outcome: &Outcome,
-    namespace: &str,
+    request: &Request<'_>,
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
     background: bool,
 ) -> Vec<&'s Arc<Existing>> {
-    if !outcome.allowed {
-        return Vec::new();
-    }
-    policies(set)
+    let namespace = request.attributes.namespace;
+    let candidates: Vec<&Arc<Existing>> = policies(set)
         .iter()
         .filter(|e| e.admission)
         .filter(|e| !(background && e.skip_background_requests))
         .filter(|e| e.namespace.as_deref().is_none_or(|ns| ns == namespace))
-        .filter(|e| {
-            outcome.results.iter().any(|r| {
-                r.kind == ResultPolicyKind::KyvernoMutating
-                    && r.result == ResultKind::Pass
-                    && r.policy.as_str() == e.name
-            })
-        })
+        .collect();
+    if candidates.is_empty() {
+        return candidates;
+    }
+    let ctx = RequestContext::new(request, lookup, options);
+    candidates
+        .into_iter()
+        .filter(|e| e.triggered_by(&ctx))
         .collect()
 }
 

@@ -6,7 +6,6 @@ use sonic_rs::JsonValueTrait;
 
 use super::*;
 use crate::attributes::Operation;
-use crate::engine::evaluate;
 use crate::family::Mode;
 use crate::load::Manifests;
 use crate::lookup::ObjectLookup;
@@ -132,13 +131,12 @@ fn an_admitted_request_the_policy_matches_triggers_it() {
         let body = review(&ns, Operation::Update);
         let review = AdmissionReview::parse(body.as_bytes()).unwrap();
         let request = review.request().unwrap();
-        let outcome = evaluate(&set, &request, &lookup, &options());
-        let by_user: Vec<String> = triggered(&set, &outcome, "", false)
+        let by_user: Vec<String> = triggered(&set, &request, &lookup, &options(), false)
             .iter()
             .map(|e| e.key())
             .collect();
         // The background controller's own requests trigger nothing that skips them.
-        assert!(triggered(&set, &outcome, "", true).is_empty());
+        assert!(triggered(&set, &request, &lookup, &options(), true).is_empty());
         by_user
     };
     assert_eq!(run("team"), ["label-configmaps"]);
@@ -195,8 +193,7 @@ fn the_target_expression_returns_objects_for_a_trigger() {
         .collect();
     assert_eq!(names, ["s-cm1", "s-cm2"]);
     // Admission is off: no admitted request triggers it.
-    let outcome = evaluate(&set, &request, &lookup, &options());
-    assert!(triggered(&set, &outcome, "team", false).is_empty());
+    assert!(triggered(&set, &request, &lookup, &options(), false).is_empty());
     // Admission never triggers it: creating it runs it.
     assert!(existing.runs_on_creation());
 }
@@ -208,4 +205,75 @@ fn selectors_are_written_as_the_api_reads_them() {
     )
     .unwrap();
     assert_eq!(selector_text(&s), "a=b,c in (d,e),!f,g,h notin (i)");
+}
+
+const ON_DELETE: &str = "apiVersion: policies.kyverno.io/v1beta1
+kind: MutatingPolicy
+metadata: {name: on-delete}
+spec:
+  evaluation: {mutateExisting: {enabled: true}}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [DELETE], resources: [secrets], resourceNames: [trigger]}
+  matchConditions:
+  - {name: not-blocked, expression: \"request.userInfo.username != 'blocked'\"}
+  targetMatchConstraints:
+    expression: \"{'apiVersion': dyn('v1'), 'kind': dyn('ConfigMap'), 'metadata': dyn({'name': dyn(object.metadata.name + '-cm'), 'namespace': object.metadata.namespace})}\"
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: \"Object{metadata: Object.metadata{labels: Object.metadata.labels{deleted: 'true'}}}\"
+";
+
+#[test]
+fn a_delete_triggers_with_the_deleted_object_as_object() {
+    let set = set(ON_DELETE);
+    let lookup = ObjectLookup::new(Vec::new());
+    let delete = |username: &str| {
+        let secret =
+            json("{apiVersion: v1, kind: Secret, metadata: {name: trigger, namespace: team}}");
+        let user = RequestUser {
+            username: username.to_string(),
+            ..RequestUser::default()
+        };
+        review_for(None, Some(&secret), Operation::Delete, &user, "uid").unwrap()
+    };
+    let body = delete("alice");
+    let parsed = AdmissionReview::parse(body.as_bytes()).unwrap();
+    let request = parsed.request().unwrap();
+    let fired = triggered(&set, &request, &lookup, &options(), false);
+    assert_eq!(fired.len(), 1);
+    // The target expression reads the deleted Secret as `object`.
+    let targets = fired[0].select(&request, &lookup, &options()).unwrap();
+    assert_eq!(
+        targets[0]
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(|n| n.as_str()),
+        Some("trigger-cm")
+    );
+    // matchConditions decide too.
+    let body = delete("blocked");
+    let parsed = AdmissionReview::parse(body.as_bytes()).unwrap();
+    let request = parsed.request().unwrap();
+    assert!(triggered(&set, &request, &lookup, &options(), false).is_empty());
+}
+
+#[test]
+fn a_policy_with_other_targets_leaves_the_admitted_object_alone() {
+    // Kyverno's webhook mutates the admitted object only with policies whose
+    // targetMatchConstraints name no other objects.
+    let set = set(DIFFERENT_TARGET);
+    let lookup = ObjectLookup::new(Vec::new());
+    let ns = json("{apiVersion: v1, kind: Namespace, metadata: {name: team}}");
+    let body = review(&ns, Operation::Update);
+    let parsed = AdmissionReview::parse(body.as_bytes()).unwrap();
+    let request = parsed.request().unwrap();
+    let outcome = crate::engine::evaluate(&set, &request, &lookup, &options());
+    assert!(outcome.allowed);
+    assert!(outcome.patch.is_none(), "{:?}", outcome.patch);
+    assert_eq!(
+        triggered(&set, &request, &lookup, &options(), false).len(),
+        1
+    );
 }

@@ -108,7 +108,9 @@ pub fn sorted_rules(rules: Vec<WebhookRule>) -> Vec<WebhookRule> {
 }
 
 /// The conditions the API server can evaluate, all or none (`validConditions`): each must
-/// compile in Kubernetes' CEL environment, without Kyverno's libraries.
+/// compile in Kubernetes' CEL environment, without Kyverno's libraries, where `request` is
+/// the typed AdmissionRequest (so `request.object`, which Kyverno's own `request` has, does
+/// not compile there).
 fn valid_conditions(conditions: &[MatchCondition]) -> Option<&[MatchCondition]> {
     if conditions.is_empty() {
         return None;
@@ -117,10 +119,57 @@ fn valid_conditions(conditions: &[MatchCondition]) -> Option<&[MatchCondition]> 
     conditions
         .iter()
         .all(|c| {
-            env.compile(&c.expression, ExpressionKind::Condition)
-                .is_ok()
+            !selects_unknown_request_field(&c.expression)
+                && env
+                    .compile(&c.expression, ExpressionKind::Condition)
+                    .is_ok()
         })
         .then_some(conditions)
+}
+
+/// The fields of `admission.k8s.io/v1` AdmissionRequest, as the API server's CEL declares
+/// `request` for webhook match conditions.
+const ADMISSION_REQUEST_FIELDS: &[&str] = &[
+    "uid",
+    "kind",
+    "resource",
+    "subResource",
+    "requestKind",
+    "requestResource",
+    "requestSubResource",
+    "name",
+    "namespace",
+    "operation",
+    "userInfo",
+    "dryRun",
+    "options",
+];
+
+/// Whether an expression selects a field of `request` that AdmissionRequest's CEL type lacks
+/// (a textual check: `request` as an identifier followed by `.field` or `.?field`).
+fn selects_unknown_request_field(expression: &str) -> bool {
+    let word = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
+    let bytes = expression.as_bytes();
+    expression.match_indices("request").any(|(i, m)| {
+        let before = bytes[..i].last().copied();
+        if before.is_some_and(|b| word(b) || b == b'.') {
+            return false;
+        }
+        let rest = &expression[i + m.len()..];
+        if rest.as_bytes().first().is_some_and(|&b| word(b)) {
+            return false;
+        }
+        let rest = rest.trim_start();
+        let Some(field) = rest.strip_prefix(".?").or_else(|| rest.strip_prefix('.')) else {
+            return false;
+        };
+        let field: String = field
+            .trim_start()
+            .chars()
+            .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
+            .collect();
+        !ADMISSION_REQUEST_FIELDS.contains(&field.as_str())
+    })
 }
 
 /// Whether an expression names `namespaceObject` (a conservative, textual check: a string
@@ -409,6 +458,19 @@ spec:
         assert_eq!(fine.timeout_seconds, Some(20));
         assert!(fine.match_conditions.is_empty());
         assert!(reads_namespace_object("x || namespaceObject.y"));
+        // Kyverno's `request` has the objects; the API server's AdmissionRequest does not.
+        assert!(selects_unknown_request_field(
+            "has(request.object.metadata.labels)"
+        ));
+        assert!(selects_unknown_request_field(
+            "request.?oldObject.orValue(null) == null"
+        ));
+        assert!(!selects_unknown_request_field(
+            "request.operation == 'CREATE' && request.userInfo.username != ''"
+        ));
+        assert!(!selects_unknown_request_field(
+            "object.request.object == 1 || myrequest.object"
+        ));
         assert!(!reads_namespace_object("mynamespaceObjects"));
     }
 }
