@@ -11,6 +11,7 @@
 
 pub mod authorizer;
 pub mod cache;
+pub mod classic_autogen;
 pub mod constraint_crds;
 pub mod context;
 pub mod global_context;

@@ -264,7 +264,17 @@ impl Writer {
                 Some(status)
             }
             ("kyverno.io", "PolicyException") => None,
-            ("kyverno.io", _) => Some(classic_status(health)),
+            ("kyverno.io", _) => {
+                let mut status = classic_status(health);
+                let rules = crate::classic_autogen::autogen_rules(&object.object);
+                status["rulecount"] = crate::classic_autogen::rule_count(&object.object, &rules);
+                // Kyverno omits an empty list.
+                status["autogen"] = match rules.is_empty() {
+                    true => json!({}),
+                    false => json!({"rules": rules}),
+                };
+                Some(status)
+            }
             ("templates.gatekeeper.sh", _) => {
                 let kind = (object.object.get("spec"))
                     .and_then(|s| s.get("crd"))

@@ -80,6 +80,16 @@ fn autogen_controllers(p: &ClusterPolicy) -> (Vec<&'static str>, bool) {
     }
 }
 
+/// Autogen's controllers for a ClusterPolicy or Policy as stored (JSON): the `autogen-`
+/// kinds (sorted) and whether there is an `autogen-cronjob-` rule; none for a document that
+/// is not one.
+pub fn controllers_of(doc: &celer_cel::Json) -> (Vec<&'static str>, bool) {
+    match crate::load::read::<ClusterPolicy>(doc) {
+        Ok(p) => autogen_controllers(&p),
+        Err(_) => (Vec::new(), false),
+    }
+}
+
 /// Whether a mutate rule (or one of its foreach) has a `patchesJson6902`.
 fn patches_json6902(rule: &Rule) -> bool {
     let Some(mutate) = &rule.mutate else {
