@@ -253,13 +253,39 @@ impl Writer {
                     .and_then(|b| b.get("enabled"))
                     .and_then(|e| e.as_bool())
                     .unwrap_or(true);
+                let autogen = match kind {
+                    "ValidatingPolicy" | "NamespacedValidatingPolicy" => {
+                        Some(autogen_of(&object.object, false))
+                    }
+                    "MutatingPolicy" | "NamespacedMutatingPolicy" => {
+                        Some(autogen_of(&object.object, true))
+                    }
+                    _ => None,
+                };
+                // The resources of the policy and of every autogen'd config, as Kyverno's
+                // reports controller watches them.
+                let mut resources = matched_resources(&object.object);
+                let configs = (autogen.as_ref())
+                    .and_then(|a| a.get("configs"))
+                    .and_then(Value::as_object);
+                for config in configs.into_iter().flat_map(|c| c.values()) {
+                    if let Some(spec) = config.get("spec")
+                        && let Ok(spec) = sonic_rs::from_str::<Json>(&spec.to_string())
+                    {
+                        let mut wrapped = sonic_rs::Object::new();
+                        wrapped.insert(&"spec", spec);
+                        resources.extend(matched_resources(&Json::from(wrapped)));
+                    }
+                }
                 let missing = match background {
-                    true => Some(self.missing_permissions(&object.object).await),
+                    true => Some(self.missing_permissions(resources).await),
                     false => None,
                 };
-                let mut status = kyverno_cel_status(&self.settings, health, missing.as_deref());
-                if matches!(kind, "ValidatingPolicy" | "NamespacedValidatingPolicy") {
-                    status["autogen"] = validating_autogen(&object.object);
+                let has_autogen = configs.is_some_and(|c| !c.is_empty());
+                let mut status =
+                    kyverno_cel_status(&self.settings, health, missing.as_deref(), has_autogen);
+                if let Some(autogen) = autogen {
+                    status["autogen"] = autogen;
                 }
                 Some(status)
             }
@@ -319,11 +345,14 @@ impl Writer {
 
 /// A ValidatingPolicy's `status.autogen`: the policies autogen derives from it, as Kyverno
 /// lists them (`celer_policy::kyverno::autogen::validating_status`).
-fn validating_autogen(object: &Json) -> Value {
+fn autogen_of(object: &Json, mutating: bool) -> Value {
     let Some(spec) = object.get("spec") else {
         return json!({});
     };
-    let status = celer_policy::kyverno::autogen::validating_status(spec);
+    let status = match mutating {
+        false => celer_policy::kyverno::autogen::validating_status(spec),
+        true => celer_policy::kyverno::autogen::mutating_status(spec),
+    };
     (sonic_rs::to_string(&status).ok())
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_else(|| json!({}))
@@ -339,6 +368,7 @@ fn kyverno_cel_status(
     settings: &StatusSettings,
     health: &Health,
     missing: Option<&[String]>,
+    has_autogen: bool,
 ) -> Value {
     let webhook = match (health, settings.registers_webhooks) {
         (Health::LeftOut(reasons), _) => {
@@ -377,8 +407,13 @@ fn kyverno_cel_status(
             false,
             "Failed",
             &format!(
-                "Policy is not ready for reporting, missing permissions: {}.",
-                missing.unwrap_or_default().join("; ")
+                "Policy is not ready for reporting, missing permissions: {}.{}",
+                missing.unwrap_or_default().join("; "),
+                if has_autogen {
+                    " If this is for an autogen'd custom workload CRD, grant it via reportsController.rbac.clusterRole.extraResources in the Helm values (or an equivalent ClusterRole labeled rbac.kyverno.io/aggregate-to-reports-controller)."
+                } else {
+                    ""
+                }
             ),
         )
     };
@@ -394,9 +429,12 @@ impl Writer {
     /// The get/list/watch permissions a background scan of the policy's resources needs and
     /// this replica lacks, as Kyverno words them: `verb group/version, Resource=resource:
     /// reason`.
-    async fn missing_permissions(&mut self, object: &Json) -> Vec<String> {
+    async fn missing_permissions(
+        &mut self,
+        resources: Vec<(String, String, String)>,
+    ) -> Vec<String> {
         let mut missing = Vec::new();
-        for (group, version, resource) in matched_resources(object) {
+        for (group, version, resource) in resources {
             for verb in ["get", "list", "watch"] {
                 if let Some(reason) = self.denied(verb, &group, &version, &resource).await {
                     missing.push(format!(
@@ -666,7 +704,7 @@ mod tests {
             r#"{"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["pods"]}]},"validations":[{"expression":"object.spec.hostPID != true"}]}}"#,
         )
         .unwrap();
-        let status = validating_autogen(&object);
+        let status = autogen_of(&object, false);
         assert_eq!(
             status["configs"]["defaults"]["spec"]["validations"][0]["expression"],
             "object.spec.template.spec.hostPID != true"
@@ -679,7 +717,7 @@ mod tests {
             r#"{"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["deployments"]}]}}}"#,
         )
         .unwrap();
-        assert_eq!(validating_autogen(&deployments), json!({}));
+        assert_eq!(autogen_of(&deployments, false), json!({}));
     }
 
     #[test]
@@ -702,7 +740,7 @@ mod tests {
             registers_webhooks: true,
             reports_user: None,
         };
-        let status = kyverno_cel_status(&settings, &Health::Served, Some(&[]));
+        let status = kyverno_cel_status(&settings, &Health::Served, Some(&[]), false);
         assert_eq!(
             status,
             json!({"conditionStatus": {"ready": true, "conditions": [
@@ -711,7 +749,7 @@ mod tests {
             ]}})
         );
         // A policy that does not run in the background needs no read permission.
-        let off = kyverno_cel_status(&settings, &Health::Served, None);
+        let off = kyverno_cel_status(&settings, &Health::Served, None, false);
         assert_eq!(
             off["conditionStatus"]["conditions"][1]["message"],
             "Background scanning disabled; reporting permissions not required."
@@ -721,6 +759,7 @@ mod tests {
             &settings,
             &Health::LeftOut(vec!["expression does not compile".to_string()]),
             Some(&missing),
+            false,
         );
         assert_eq!(left_out["conditionStatus"]["ready"], false);
         assert_eq!(
@@ -731,6 +770,62 @@ mod tests {
             left_out["conditionStatus"]["conditions"][1]["message"],
             "Policy is not ready for reporting, missing permissions: list apps/v1, Resource=deployments: ."
         );
+        // With autogen'd configs, Kyverno says where to grant a custom workload's rights.
+        let autogen = kyverno_cel_status(&settings, &Health::Served, Some(&missing), true);
+        let message = autogen["conditionStatus"]["conditions"][1]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(message.ends_with("(or an equivalent ClusterRole labeled rbac.kyverno.io/aggregate-to-reports-controller)."), "{message}");
+    }
+
+    #[test]
+    fn a_mutating_policy_for_pods_lists_its_autogen_configs() {
+        let doc = |yaml: &str| {
+            celer_policy::document::parse_document(yaml, celer_policy::document::Syntax::Yaml)
+                .unwrap()
+        };
+        let object = doc("apiVersion: policies.kyverno.io/v1beta1
+kind: MutatingPolicy
+metadata: {name: m}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  matchConditions:
+  - {name: labelled, expression: \"has(object.metadata.labels)\"}
+  variables:
+  - {name: image, expression: \"object.spec.containers[0].image\"}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: \"Object{metadata: Object.metadata{labels: {'a': 'b'}}}\"
+");
+        let status = autogen_of(&object, true);
+        let configs = status["configs"].as_object().unwrap();
+        assert_eq!(configs.len(), 2, "{status}");
+        let defaults = &status["configs"]["defaults"];
+        assert_eq!(
+            defaults["spec"]["matchConditions"][0]["expression"],
+            "has(object.spec.template.metadata.labels)"
+        );
+        // Variables stay as written.
+        assert_eq!(
+            defaults["spec"]["variables"][0]["expression"],
+            "object.spec.containers[0].image"
+        );
+        // Sorted by group, version, resource (apps before batch).
+        let targets: Vec<(&str, &str)> = (defaults["targets"].as_array().unwrap().iter())
+            .map(|t| {
+                (
+                    t["group"].as_str().unwrap(),
+                    t["resource"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(targets.last(), Some(&("batch", "jobs")));
+        let mut sorted = targets.clone();
+        sorted.sort_unstable();
+        assert_eq!(targets, sorted);
     }
 
     #[test]

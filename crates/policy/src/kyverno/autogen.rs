@@ -317,6 +317,56 @@ pub fn rewrite_mutating(expression: &str, template: Template) -> String {
 /// the generated policy runs it, and the controllers it targets; `{}` when nothing is
 /// generated. `spec` is the object's `spec`.
 pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
+    autogen_status(spec, rewritten, false)
+}
+
+/// What Kyverno writes in a MutatingPolicy's `status.autogen` (`pkg/cel/policies/mpol/autogen`):
+/// the same shape as [`validating_status`], but only the matchConditions' and
+/// ApplyConfiguration mutations' expressions rewritten (variables and JSONPatch stay as
+/// written), and each config's targets sorted by group, version, resource and kind.
+pub fn mutating_status(spec: &celer_cel::Json) -> celer_cel::Json {
+    autogen_status(spec, mutating_rewritten, true)
+}
+
+/// A MutatingPolicy spec as autogen rewrites it for `template`.
+fn mutating_rewritten(spec: &celer_cel::Json, template: Template) -> celer_cel::Json {
+    use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
+    let mut out = spec.clone();
+    let rewrite = |v: &mut celer_cel::Json| {
+        if let Some(text) = v.as_str().map(str::to_string) {
+            *v = celer_cel::Json::from(rewrite_mutating(&text, template).as_str());
+        }
+    };
+    if let Some(conditions) = out
+        .get_mut("matchConditions")
+        .and_then(|c| c.as_array_mut())
+    {
+        for c in conditions.iter_mut() {
+            if let Some(e) = c.get_mut("expression") {
+                rewrite(e);
+            }
+        }
+    }
+    if let Some(mutations) = out.get_mut("mutations").and_then(|m| m.as_array_mut()) {
+        for m in mutations.iter_mut() {
+            if let Some(e) = m
+                .get_mut("applyConfiguration")
+                .and_then(|a| a.get_mut("expression"))
+            {
+                rewrite(e);
+            }
+        }
+    }
+    out
+}
+
+/// `status.autogen` for a spec: each generated config's spec (`rewrite` of the policy's, with
+/// the generated matchConstraints) and targets.
+fn autogen_status(
+    spec: &celer_cel::Json,
+    rewrite: fn(&celer_cel::Json, Template) -> celer_cel::Json,
+    sort_targets: bool,
+) -> celer_cel::Json {
     use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
     let mut configs = sonic_rs::Object::new();
     let constraints: Option<MatchResources> = spec
@@ -333,7 +383,7 @@ pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
                 .collect()
         });
     for g in generate(constraints.as_ref(), controllers.as_deref()) {
-        let mut generated = rewritten(spec, g.template);
+        let mut generated = rewrite(spec, g.template);
         if let Some(object) = generated.as_object_mut() {
             let mut constraints = spec
                 .get("matchConstraints")
@@ -349,24 +399,36 @@ pub fn validating_status(spec: &celer_cel::Json) -> celer_cel::Json {
         }
         let mut config = sonic_rs::Object::new();
         config.insert(&"spec", generated);
-        // The controllers it runs on, in its rules' order.
-        let targets: sonic_rs::Array = (g.match_constraints.resource_rules.iter())
-            .flat_map(|rule| {
-                let (group, version) = (
-                    rule.api_groups.first().cloned().unwrap_or_default(),
-                    rule.api_versions.first().cloned().unwrap_or_default(),
-                );
-                rule.resources.iter().map(move |resource| {
-                    let mut target = sonic_rs::Object::new();
-                    target.insert(&"group", celer_cel::Json::from(group.as_str()));
-                    target.insert(
-                        &"kind",
-                        celer_cel::Json::from(controller_kind(resource).unwrap_or_default()),
+        // The controllers it runs on, in its rules' order (sorted for MutatingPolicies).
+        let mut list: Vec<(String, String, String, String)> =
+            (g.match_constraints.resource_rules.iter())
+                .flat_map(|rule| {
+                    let (group, version) = (
+                        rule.api_groups.first().cloned().unwrap_or_default(),
+                        rule.api_versions.first().cloned().unwrap_or_default(),
                     );
-                    target.insert(&"resource", celer_cel::Json::from(resource.as_str()));
-                    target.insert(&"version", celer_cel::Json::from(version.as_str()));
-                    celer_cel::Json::from(target)
+                    rule.resources.iter().map(move |resource| {
+                        (
+                            group.clone(),
+                            version.clone(),
+                            resource.clone(),
+                            controller_kind(resource).unwrap_or_default().to_string(),
+                        )
+                    })
                 })
+                .collect();
+        if sort_targets {
+            list.sort();
+        }
+        let targets: sonic_rs::Array = list
+            .iter()
+            .map(|(group, version, resource, kind)| {
+                let mut target = sonic_rs::Object::new();
+                target.insert(&"group", celer_cel::Json::from(group.as_str()));
+                target.insert(&"kind", celer_cel::Json::from(kind.as_str()));
+                target.insert(&"resource", celer_cel::Json::from(resource.as_str()));
+                target.insert(&"version", celer_cel::Json::from(version.as_str()));
+                celer_cel::Json::from(target)
             })
             .collect();
         config.insert(&"targets", celer_cel::Json::from(targets));
