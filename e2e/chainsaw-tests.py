@@ -24,7 +24,8 @@ kube-controller-manager, celer in Kyverno's place, no kubelet or scheduler) cann
   kyverno   it reads or changes Kyverno's own installation (its ConfigMaps, Deployments,
             Services, Secrets, ServiceAccounts or RBAC in the `kyverno` namespace);
   corpus    it names a step template that is not where it says (a broken path in the
-            corpus: chainsaw refuses to load any test then);
+            corpus: chainsaw refuses to load any test then), or a script step runs a shell
+            script (`./x.sh`) the corpus does not carry (it was extracted without shell code);
   command   a script step runs a command that is not on PATH here (checked with `command -v`).
 Everything else runs, and fails honestly when celer does not do what Kyverno does.
 """
@@ -137,6 +138,9 @@ def skip_reason(test_dir):
             return f"kyverno: touches {o['kind']} {meta.get('name')} in Kyverno's namespace"
     for op in operations(test, "script"):
         content = op.get("content", "") if isinstance(op, dict) else ""
+        for script in sorted(set(re.findall(r"(?:^|[\s;&|(])\./([\w.-]+\.sh)\b", content))):
+            if not os.path.isfile(os.path.join(test_dir, script)):
+                return f"corpus: a script runs ./{script}, which the corpus does not carry (it has no shell code)"
         for cmd in sorted(commands(content)):
             if shutil.which(cmd) is None:
                 return f"command: a script runs `{cmd}`, not on PATH here"
