@@ -663,6 +663,33 @@ else
 fi
 api DELETE /apis/policies.kyverno.io/v1/mutatingpolicies/kyv-mutate-existing
 api DELETE /api/v1/namespaces/e2e-mx
+# The CEL authorizer answered by the API server: a ClusterPolicy validate.cel rule admits a Pod
+# labelled authz=NAME only if the service account e2e-fed/NAME may delete Pods there (granted
+# to `deleter` by a RoleBinding, not to `nobody`).
+api POST /apis/rbac.authorization.k8s.io/v1/namespaces/e2e-fed/roles '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role",
+  "metadata":{"name":"pod-deleter"},"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["delete"]}]}'
+api POST /apis/rbac.authorization.k8s.io/v1/namespaces/e2e-fed/rolebindings '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
+  "metadata":{"name":"pod-deleter"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"pod-deleter"},
+  "subjects":[{"kind":"ServiceAccount","name":"deleter","namespace":"e2e-fed"}]}'
+api POST /apis/kyverno.io/v1/clusterpolicies '{"apiVersion":"kyverno.io/v1","kind":"ClusterPolicy",
+  "metadata":{"name":"kyv-authz","annotations":{"pod-policies.kyverno.io/autogen-controllers":"none"}},
+  "spec":{"rules":[{"name":"authz","match":{"any":[{"resources":{"kinds":["Pod"],"namespaces":["e2e-fed"]}}]},
+    "validate":{"failureAction":"Enforce","cel":{"expressions":[{"message":"that service account may not delete Pods",
+      "expression":"!has(object.metadata.labels) || !(\"authz\" in object.metadata.labels) || authorizer.serviceAccount(\"e2e-fed\", object.metadata.labels.authz).group(\"\").resource(\"pods\").namespace(\"e2e-fed\").check(\"delete\").allowed()"}]}}}]}}'
+authz_status=$status
+authz_denied() {
+  api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted "{\"authz\":\"$2\"}")"
+  [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qF 'that service account may not delete Pods'
+}
+authz_admitted() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted "{\"authz\":\"$2\"}")"; [ "$status" = 201 ]; }
+if [ "$authz_status" = 201 ] && eventually 10 authz_denied authz-1 nobody && authz_admitted authz-2 deleter; then
+  ok "H19 the CEL authorizer asks the API server: a Pod naming a service account that may delete Pods is admitted, one that may not is denied"
+else
+  bad "H19 the CEL authorizer asks the API server (policy $authz_status)" "$(last)"
+fi
+api DELETE /apis/kyverno.io/v1/clusterpolicies/kyv-authz
+api DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/e2e-fed/rolebindings/pod-deleter
+api DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/e2e-fed/roles/pod-deleter
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"
