@@ -122,6 +122,8 @@ pub struct HttpRequest {
     pub body: Option<Json>,
     /// The CA bundle given to `http.Client(caBundle)`, if any.
     pub ca_bundle: Option<String>,
+    /// The namespace of the namespaced policy making the call (`None`: a cluster-wide one).
+    pub namespace: Option<String>,
 }
 
 impl HttpRequest {
@@ -133,6 +135,7 @@ impl HttpRequest {
             headers: Vec::new(),
             body: None,
             ca_bundle: None,
+            namespace: None,
         }
     }
 }
@@ -728,6 +731,7 @@ fn http_call<'a>(
         headers,
         body,
         ca_bundle: h.ca_bundle.clone(),
+        namespace: h.namespace.clone(),
     };
     let ctx = context(function, h)?;
     let response = ctx

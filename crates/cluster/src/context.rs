@@ -6,9 +6,9 @@
 //! Secrets are not read unless allowed: a policy author is not always trusted with every
 //! Secret the webhook's identity may read (Kyverno's default RBAC cannot read them either).
 //! `globalContext.Get` reads the GlobalContextEntries kept in memory
-//! ([`crate::global_context`]). Watch caches for the resources policies read, HTTP calls and
-//! image metadata are not served here yet; they fail with the context library's "no context"
-//! error.
+//! ([`crate::global_context`]); `http.Get`/`http.Post` call what [`crate::http`] allows.
+//! Watch caches for the resources policies read and image metadata are not served here yet;
+//! they fail with the context library's "no context" error.
 
 use std::sync::Arc;
 
@@ -25,13 +25,22 @@ use crate::Shared;
 pub struct ClusterContext {
     shared: Arc<Shared>,
     allow_secrets: bool,
+    /// What `http.Get`/`http.Post` may call ([`crate::http`]).
+    http: Arc<crate::http::HttpAccess>,
+    tls: Arc<crate::http::TlsConfigs>,
 }
 
 impl ClusterContext {
-    pub(crate) fn new(shared: Arc<Shared>, allow_secrets: bool) -> ClusterContext {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        allow_secrets: bool,
+        http: crate::http::HttpAccess,
+    ) -> ClusterContext {
         ClusterContext {
             shared,
             allow_secrets,
+            http: Arc::new(http),
+            tls: Arc::default(),
         }
     }
 
@@ -177,6 +186,10 @@ impl KyvernoContext for ClusterContext {
             })
             .map_err(context_error)?;
         to_json(&created)
+    }
+
+    fn http(&self, request: &celer_cel_kyverno::HttpRequest) -> Result<Json, ContextError> {
+        crate::http::call(&self.http, &self.tls, self.shared.lookup_timeout, request)
     }
 
     fn global_context(&self, name: &str, projection: &str) -> Result<Option<Json>, ContextError> {

@@ -15,6 +15,7 @@ pub mod classic_autogen;
 pub mod constraint_crds;
 pub mod context;
 pub mod global_context;
+pub mod http;
 pub mod kyverno_webhooks;
 mod lookup;
 pub mod mutate_existing;
@@ -172,8 +173,12 @@ impl Cluster {
     }
 
     /// Kyverno's `resource.*` functions reading this cluster ([`context::ClusterContext`]).
-    pub fn kyverno_context(&self, allow_secrets: bool) -> context::ClusterContext {
-        context::ClusterContext::new(Arc::clone(&self.shared), allow_secrets)
+    pub fn kyverno_context(
+        &self,
+        allow_secrets: bool,
+        http: http::HttpAccess,
+    ) -> context::ClusterContext {
+        context::ClusterContext::new(Arc::clone(&self.shared), allow_secrets, http)
     }
 
     /// The CEL `authorizer`, answered by the API server's SubjectAccessReviews.

@@ -20,6 +20,7 @@ pub mod error;
 pub mod family;
 pub mod gatekeeper;
 pub mod gatekeeper_mutation;
+pub mod http_client;
 pub mod index;
 pub mod invocation;
 pub mod kind_index;

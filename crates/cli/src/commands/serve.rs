@@ -422,6 +422,41 @@ pub struct ClusterArgs {
     #[arg(long, env = "CELER_CONTEXT_ALLOW_SECRETS", help_heading = "Cluster")]
     pub context_allow_secrets: bool,
 
+    /// URL prefixes Kyverno's `http.Get`/`http.Post` may call besides the cluster's own
+    /// Services (`*.svc`): scheme, host, optional port and path, e.g.
+    /// `https://api.example.com/v1` (Kyverno's `--httpAllowlist`).
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        env = "CELER_HTTP_ALLOW",
+        value_delimiter = ',',
+        value_parser = celer_cluster::http::AllowPrefix::parse,
+        help_heading = "Cluster"
+    )]
+    pub http_allow: Vec<celer_cluster::http::AllowPrefix>,
+
+    /// Address ranges (CIDR) and host names `http.Get`/`http.Post` may never reach, checked
+    /// after the name is resolved (Kyverno's `--httpBlocklist`). Replaces the default: the
+    /// link-local ranges of clouds' metadata services and their host names.
+    #[arg(
+        long,
+        value_name = "CIDR_OR_HOST",
+        env = "CELER_HTTP_BLOCK",
+        value_delimiter = ',',
+        value_parser = celer_cluster::http::Block::parse,
+        help_heading = "Cluster"
+    )]
+    pub http_block: Vec<celer_cluster::http::Block>,
+
+    /// Let namespaced policies call `http.Get`/`http.Post` (Kyverno's
+    /// `--allowHTTPInNamespacedPolicies`).
+    #[arg(
+        long,
+        env = "CELER_HTTP_IN_NAMESPACED_POLICIES",
+        help_heading = "Cluster"
+    )]
+    pub http_in_namespaced_policies: bool,
+
     /// Seconds the API server waits for an answer (1 to 30).
     #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
     pub webhook_timeout: u8,
@@ -805,7 +840,18 @@ pub fn run(args: ServeArgs) -> ExitCode {
                     });
                     let cluster = Cluster::start(client.clone(), args.cluster.lookup_timeout);
                     let context = Arc::new(
-                        cluster.kyverno_context(args.cluster.context_allow_secrets),
+                        cluster.kyverno_context(
+                            args.cluster.context_allow_secrets,
+                            celer_cluster::http::HttpAccess {
+                                allow: args.cluster.http_allow.clone(),
+                                block: if args.cluster.http_block.is_empty() {
+                                    celer_cluster::http::default_blocklist()
+                                } else {
+                                    args.cluster.http_block.clone()
+                                },
+                                namespaced: args.cluster.http_in_namespaced_policies,
+                            },
+                        ),
                     );
                     options.kyverno_context = Some(context.clone());
                     options.authorizer = Some(Arc::new(cluster.authorizer()));
