@@ -377,7 +377,7 @@ pub(crate) fn call(
         check_address: Some(Arc::new(move |ip| checker.check_address(ip))),
     };
     let response = celer_policy::http_client::call(call)
-        .map_err(|e| ContextError::Other(format!("request failed: {e}")))?;
+        .map_err(|e| ContextError::Other(e.to_string()))?;
     Ok(answer(response.status, &response.body))
 }
 
