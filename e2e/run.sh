@@ -46,7 +46,9 @@ pass=0
 fail=0
 failed=()
 
+https_pid=""
 cleanup() {
+  [ -n "$https_pid" ] && kill "$https_pid" 2>/dev/null
   stop_celer TERM
   if [ "${CELER_E2E_KEEP:-}" != 1 ]; then
     "$here/control-plane.sh" down
@@ -447,7 +449,38 @@ vpol() {
 }
 vpols=/apis/policies.kyverno.io/v1/validatingpolicies
 kyverno_denied() { api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted)"; [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qF -- "$2"; }
-if start_celer kyverno "${webhook_user[@]}" --register-webhooks --policies-from-cluster; then
+# A local HTTPS server for Kyverno's http.Get (its own CA): GET /.../NAME answers
+# {"allowed": NAME contains "-ok-"}; /slow/... answers after 8 s.
+https_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/https-ca.key" -out "$work/https-ca.crt" -days 1 \
+  -subj "/CN=celer-e2e-https-ca" >/dev/null 2>&1
+openssl req -newkey rsa:2048 -nodes -keyout "$work/https.key" -out "$work/https.csr" -subj "/CN=127.0.0.1" >/dev/null 2>&1
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' > "$work/https.ext"
+openssl x509 -req -in "$work/https.csr" -CA "$work/https-ca.crt" -CAkey "$work/https-ca.key" -CAcreateserial \
+  -out "$work/https.crt" -days 1 -extfile "$work/https.ext" >/dev/null 2>&1
+python3 - "$https_port" "$work/https.crt" "$work/https.key" <<'PY' &
+import http.server, json, ssl, sys, time
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/slow/"):
+            time.sleep(8)
+        body = json.dumps({"allowed": "-ok-" in self.path.rsplit("/", 1)[-1]}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[2], sys.argv[3])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
+PY
+https_pid=$!
+if start_celer kyverno "${webhook_user[@]}" --register-webhooks --policies-from-cluster \
+    --http-allow "https://127.0.0.1:$https_port" --lookup-timeout 2s; then
   ok "H1 celer serves the cluster's Kyverno policies"
 else
   bad "H1 celer serves the cluster's Kyverno policies" "see $celer_log"
@@ -690,6 +723,39 @@ fi
 api DELETE /apis/kyverno.io/v1/clusterpolicies/kyv-authz
 api DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/e2e-fed/rolebindings/pod-deleter
 api DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/e2e-fed/roles/pod-deleter
+# Kyverno's http.Get to the local HTTPS server, trusted through http.Client(its CA): the
+# answer decides; a server slower than --lookup-timeout fails the call inside the webhook's
+# timeout. In a matchCondition the policy's failurePolicy decides on that error (Kyverno
+# applies it there; an erroring validation denies whatever it says): Fail refuses naming the
+# timeout, Ignore admits.
+ca_cel="$(awk '{printf "%s\\n", $0}' "$work/https-ca.crt")"
+http_get() { echo "http.Client('$ca_cel').Get('https://127.0.0.1:$https_port/$1' + object.metadata.name).allowed"; }
+api POST "$vpols" "$(vpol kyv-http "!object.metadata.name.startsWith('http-') || $(http_get check/)" 'the HTTPS service said no')"
+http_status=$status
+if [ "$http_status" = 201 ] && eventually 10 kyverno_denied http-no-1 'the HTTPS service said no' && env_admitted http-ok-1 x; then
+  ok "H20 http.Get to an allowed HTTPS server with the policy's CA decides: its 'no' denies, its 'yes' admits"
+else
+  bad "H20 http.Get to an allowed HTTPS server decides (policy $http_status)" "$(last)"
+fi
+api DELETE "$vpols/kyv-http"
+slow_policy() {
+  jq -c --arg fp "$2" --arg condition "object.metadata.name.startsWith('$3') && $(http_get slow/)" \
+    '.spec.failurePolicy = $fp | .spec.matchConditions = [{name: "slow", expression: $condition}]' \
+    <<<"$(vpol "$1" "false" 'the slow service was asked')"
+}
+api POST "$vpols" "$(slow_policy kyv-http-slow Fail slow-fail-)"
+api POST "$vpols" "$(slow_policy kyv-http-slow-ignore Ignore slow-ignore-)"
+slow_failed() {
+  api POST "$(pods e2e-fed)?dryRun=All" "$(pod "$1" restricted)"
+  [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qiF 'timeout'
+}
+if eventually 20 slow_failed slow-fail-1 && env_admitted slow-ignore-ok-1 x; then
+  ok "H21 an HTTPS call slower than --lookup-timeout fails inside the webhook's timeout: in a matchCondition, failurePolicy Fail refuses naming it, Ignore admits"
+else
+  bad "H21 a slow HTTPS call follows failurePolicy" "$(last)"
+fi
+api DELETE "$vpols/kyv-http-slow"
+api DELETE "$vpols/kyv-http-slow-ignore"
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"
