@@ -156,6 +156,11 @@ impl ObjectCache {
         self.changed();
     }
 
+    #[cfg(test)]
+    pub(crate) fn apply_for_test(&self, object: &DynamicObject) {
+        self.apply(object);
+    }
+
     fn delete(&self, object: &DynamicObject) {
         let key = key_of(object);
         if self.objects.write().remove(&key).is_some() {

@@ -19,6 +19,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 
 use crate::Shared;
+use crate::context_cache::{ContextCaches, Read};
 
 /// The cluster as Kyverno's context libraries read it.
 #[derive(Debug, Clone)]
@@ -28,6 +29,8 @@ pub struct ClusterContext {
     /// What `http.Get`/`http.Post` may call ([`crate::http`]).
     http: Arc<crate::http::HttpAccess>,
     tls: Arc<crate::http::TlsConfigs>,
+    /// Watch caches of the resources `resource.Get`/`resource.List` read.
+    caches: Arc<ContextCaches>,
 }
 
 impl ClusterContext {
@@ -35,13 +38,25 @@ impl ClusterContext {
         shared: Arc<Shared>,
         allow_secrets: bool,
         http: crate::http::HttpAccess,
+        cache_max_objects: usize,
     ) -> ClusterContext {
+        let caches = Arc::new(ContextCaches::new(
+            shared.client.clone(),
+            shared.runtime.clone(),
+            cache_max_objects,
+        ));
         ClusterContext {
             shared,
             allow_secrets,
             http: Arc::new(http),
             tls: Arc::default(),
+            caches,
         }
+    }
+
+    /// The watch caches `resource.*` reads (their sizes, for logs and tests).
+    pub fn caches(&self) -> &ContextCaches {
+        &self.caches
     }
 
     fn api(
@@ -105,6 +120,15 @@ impl KyvernoContext for ClusterContext {
         name: &str,
     ) -> Result<Option<Json>, ContextError> {
         let api = self.api(api_version, resource, namespace)?;
+        let gvr = Gvr::new(api_version, resource);
+        let key = (
+            gvr.group.as_str(),
+            gvr.version.as_str(),
+            gvr.resource.as_str(),
+        );
+        if let Read::Cache(cache) = self.caches.read(key, None) {
+            return Ok(cache.get(namespace, name).map(|o| (*o).clone()));
+        }
         let name = name.to_string();
         let what = format!("resource.Get {api_version} {resource} {name:?}");
         let object = self
@@ -114,6 +138,14 @@ impl KyvernoContext for ClusterContext {
                 async move { api.get_opt(&name).await.map_err(api_error) },
             )
             .map_err(context_error)?;
+        // The object names its kind: the resource's cache can start.
+        if let Some(kind) = object
+            .as_ref()
+            .and_then(|o| o.types.as_ref())
+            .map(|t| t.kind.clone())
+        {
+            self.caches.read(key, Some(&kind));
+        }
         object.as_ref().map(to_json).transpose()
     }
 
@@ -125,6 +157,15 @@ impl KyvernoContext for ClusterContext {
         labels: &[(String, String)],
     ) -> Result<Vec<Json>, ContextError> {
         let api = self.api(api_version, resource, namespace)?;
+        let gvr = Gvr::new(api_version, resource);
+        let key = (
+            gvr.group.as_str(),
+            gvr.version.as_str(),
+            gvr.resource.as_str(),
+        );
+        if let Read::Cache(cache) = self.caches.read(key, None) {
+            return Ok(crate::context_cache::list(&cache, namespace, labels));
+        }
         let selector = labels
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -145,6 +186,9 @@ impl KyvernoContext for ClusterContext {
         // A list's items come without apiVersion and kind; Kyverno's (Go's unstructured list
         // decoding) sets them from the list's, as a policy reading `item.kind` expects.
         let kind = list.types.kind.strip_suffix("List").unwrap_or_default();
+        if !kind.is_empty() {
+            self.caches.read(key, Some(kind));
+        }
         let types = (!list.types.api_version.is_empty() && !kind.is_empty()).then(|| {
             kube::core::TypeMeta {
                 api_version: list.types.api_version.clone(),

@@ -376,8 +376,8 @@ pub(crate) fn call(
         max_response: MAX_RESPONSE,
         check_address: Some(Arc::new(move |ip| checker.check_address(ip))),
     };
-    let response = celer_policy::http_client::call(call)
-        .map_err(|e| ContextError::Other(e.to_string()))?;
+    let response =
+        celer_policy::http_client::call(call).map_err(|e| ContextError::Other(e.to_string()))?;
     Ok(answer(response.status, &response.body))
 }
 

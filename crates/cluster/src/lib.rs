@@ -14,6 +14,7 @@ pub mod cache;
 pub mod classic_autogen;
 pub mod constraint_crds;
 pub mod context;
+pub mod context_cache;
 pub mod global_context;
 pub mod http;
 pub mod kyverno_webhooks;
@@ -177,8 +178,14 @@ impl Cluster {
         &self,
         allow_secrets: bool,
         http: http::HttpAccess,
+        cache_max_objects: usize,
     ) -> context::ClusterContext {
-        context::ClusterContext::new(Arc::clone(&self.shared), allow_secrets, http)
+        context::ClusterContext::new(
+            Arc::clone(&self.shared),
+            allow_secrets,
+            http,
+            cache_max_objects,
+        )
     }
 
     /// The CEL `authorizer`, answered by the API server's SubjectAccessReviews.

@@ -422,6 +422,17 @@ pub struct ClusterArgs {
     #[arg(long, env = "CELER_CONTEXT_ALLOW_SECRETS", help_heading = "Cluster")]
     pub context_allow_secrets: bool,
 
+    /// Objects the watch caches of `resource.Get`/`resource.List` hold at most, all resources
+    /// together; past it, resources read for the first time are read live (a WARN says so).
+    #[arg(
+        long,
+        value_name = "N",
+        env = "CELER_CONTEXT_CACHE_MAX_OBJECTS",
+        default_value_t = celer_cluster::context_cache::DEFAULT_MAX_OBJECTS,
+        help_heading = "Cluster"
+    )]
+    pub context_cache_max_objects: usize,
+
     /// URL prefixes Kyverno's `http.Get`/`http.Post` may call besides the cluster's own
     /// Services (`*.svc`): scheme, host, optional port and path, e.g.
     /// `https://api.example.com/v1` (Kyverno's `--httpAllowlist`).
@@ -851,6 +862,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                                 },
                                 namespaced: args.cluster.http_in_namespaced_policies,
                             },
+                            args.cluster.context_cache_max_objects,
                         ),
                     );
                     options.kyverno_context = Some(context.clone());
