@@ -684,11 +684,25 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         let context = match &r.jmes {
             Some(jmes) => {
                 let base = state.json_base.get_or_init(|| jmes::base_context(request));
-                let prepared = jmes::rule_context(r, jmes, base, request)
+                // Deferred loading: the entries the preconditions read, the preconditions,
+                // then the rest.
+                let mut loaded = 0;
+                let prepared = jmes::rule_context(r, base, request)
+                    .and_then(|mut c| {
+                        let upto = jmes::entries_for_preconditions(jmes);
+                        jmes::load_entries(r, jmes, &mut c, &mut loaded, upto, request)?;
+                        Ok(c)
+                    })
                     .map_err(|m| (ResultKind::Error, m))
                     .and_then(|c| match jmes::preconditions(jmes, &c) {
                         Some(result) => Err(result),
                         None => Ok(c),
+                    })
+                    .and_then(|mut c| {
+                        let upto = jmes::entries_for_rule(jmes);
+                        jmes::load_entries(r, jmes, &mut c, &mut loaded, upto, request)
+                            .map_err(|m| (ResultKind::Error, m))?;
+                        Ok(c)
                     });
                 match prepared {
                     Ok(c) => Some(c),

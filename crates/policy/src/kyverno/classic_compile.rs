@@ -229,9 +229,25 @@ pub fn compile(
             admission: p.spec.admission.unwrap_or(true),
             allow_existing_violations: validate.allow_existing_violations.unwrap_or(true),
             jmes: rule.reads_json_context().then(|| {
+                let body = [
+                    validate.message.as_deref().unwrap_or_default().to_string(),
+                    validate
+                        .pattern
+                        .as_ref()
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                    (validate.any_pattern.as_ref())
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                    (validate.deny_json.as_ref())
+                        .map(|d| d.to_string())
+                        .unwrap_or_default(),
+                ]
+                .join("\n");
                 Box::new(RuleJmes::new(
                     rule.preconditions_json.as_ref(),
                     rule.context_json.as_ref(),
+                    body,
                 ))
             }),
         });

@@ -7,9 +7,12 @@
 //! AdmissionRequest: `uid`, `kind`, `resource`, `name`, `namespace`, `operation`, `userInfo`,
 //! `object`, `oldObject`, `dryRun`, `options`...), `serviceAccountName` and
 //! `serviceAccountNamespace`. Where celer differs: `request.roles` and
-//! `request.clusterRoles` are absent (roles are not resolved), `images` is not filled, and
-//! context entries load eagerly in order (Kyverno defers each until a variable reads it, so
-//! an entry no variable reads cannot fail the rule there).
+//! `request.clusterRoles` are absent (roles are not resolved), and `images` is not filled.
+//! Context entries load in order and deferred, as Kyverno defers them: the entries the
+//! preconditions read (and those before them) load before the preconditions, those the
+//! rule's body reads only when the preconditions hold, and an entry nothing reads never
+//! loads (Kyverno loads each entry when a variable first reads it; celer decides from the
+//! rule's text).
 
 use std::sync::Arc;
 
@@ -28,16 +31,24 @@ use crate::response::ResultKind;
 pub struct RuleJmes {
     pub preconditions: Option<Json>,
     pub context: Vec<Json>,
+    /// What the rule's body reads (its message, pattern and deny conditions, as text): the
+    /// context entries it names are the ones loaded after the preconditions.
+    pub body: String,
 }
 
 impl RuleJmes {
-    pub(super) fn new(preconditions: Option<&Json>, context: Option<&Json>) -> RuleJmes {
+    pub(super) fn new(
+        preconditions: Option<&Json>,
+        context: Option<&Json>,
+        body: String,
+    ) -> RuleJmes {
         RuleJmes {
             preconditions: preconditions.cloned(),
             context: context
                 .and_then(|c| c.as_array())
                 .map(|a| a.iter().cloned().collect())
                 .unwrap_or_default(),
+            body,
         }
     }
 }
@@ -81,10 +92,9 @@ pub(super) fn base_context(request: &FamilyRequest<'_>) -> Json {
 }
 
 /// The context a rule reads: the request's, with the test's values for the resource and the
-/// rule, then the rule's context entries.
+/// rule (its context entries are loaded by [`load_entries`]).
 pub(super) fn rule_context(
     r: &ClassicRule,
-    jmes: &RuleJmes,
     base: &Json,
     request: &FamilyRequest<'_>,
 ) -> Result<Json, String> {
@@ -104,13 +114,68 @@ pub(super) fn rule_context(
             add_variable(&mut context, k, v);
         }
     }
+    Ok(context)
+}
+
+/// Loads the rule's context entries from `*loaded` up to `upto` (exclusive), in order, as
+/// Kyverno's deferred loading does when a variable first reads one: an entry no variable
+/// reads before the rule ends (its preconditions not met, say) is never loaded and cannot
+/// fail the rule.
+pub(super) fn load_entries(
+    r: &ClassicRule,
+    jmes: &RuleJmes,
+    context: &mut Json,
+    loaded: &mut usize,
+    upto: usize,
+    request: &FamilyRequest<'_>,
+) -> Result<(), String> {
     let offline = request.mode.offline;
     let kyverno = request.ctx.kyverno_context();
-    for entry in &jmes.context {
-        load_entry(entry, &mut context, kyverno, r, offline)
+    while *loaded < upto.min(jmes.context.len()) {
+        let entry = &jmes.context[*loaded];
+        *loaded += 1;
+        load_entry(entry, context, kyverno, r, offline)
             .map_err(|e| format!("failed to load context: {e}"))?;
     }
-    Ok(context)
+    Ok(())
+}
+
+/// How many of the rule's context entries the preconditions need loaded: up to the last one
+/// whose name they read (entries are loaded in order, since one may read an earlier one).
+pub(super) fn entries_for_preconditions(jmes: &RuleJmes) -> usize {
+    let text = jmes
+        .preconditions
+        .as_ref()
+        .map(|p| p.to_string())
+        .unwrap_or_default();
+    entries_read_by(jmes, &text)
+}
+
+/// How many entries the rule needs loaded in all: up to the last one its preconditions or
+/// its body read.
+pub(super) fn entries_for_rule(jmes: &RuleJmes) -> usize {
+    entries_for_preconditions(jmes).max(entries_read_by(jmes, &jmes.body))
+}
+
+fn entries_read_by(jmes: &RuleJmes, text: &str) -> usize {
+    jmes.context
+        .iter()
+        .rposition(|e| reads_variable(text, str_at(e, "name")))
+        .map_or(0, |i| i + 1)
+}
+
+/// Whether `text` reads the variable `name` (a JMESPath identifier at the start of a path).
+fn reads_variable(text: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let word = |b: u8| b == b'_' || b == b'-' || b.is_ascii_alphanumeric();
+    let bytes = text.as_bytes();
+    text.match_indices(name).any(|(i, _)| {
+        let before = i.checked_sub(1).and_then(|j| bytes.get(j)).copied();
+        let after = bytes.get(i + name.len()).copied();
+        !before.is_some_and(|b| word(b) || b == b'.') && !after.is_some_and(word)
+    })
 }
 
 fn str_at<'j>(v: &'j Json, key: &str) -> &'j str {
@@ -172,12 +237,23 @@ fn load_entry(
             // Kyverno without a global context store does not load the entry.
             return Ok(());
         };
+        if r.namespace.is_some() {
+            return Err(format!(
+                "context entry {name}: globalReference is not allowed in namespaced policies"
+            ));
+        }
         let key = substituted_str(str_at(global, "name"), context, "globalReference.name")?;
-        let data = match kyverno.global_context(&key, "") {
+        // `entry.projection`, as Kyverno splits it.
+        let mut parts = key.split('.');
+        let entry_name = parts.next().unwrap_or_default();
+        let projection = parts.next().unwrap_or_default();
+        let failed =
+            |why: String| format!("failed to marshal APICall data for context entry {name}: {why}");
+        let data = match kyverno.global_context(entry_name, projection) {
             Ok(Some(d)) => d,
-            Ok(None) => return Err(format!("global context entry {key} not found")),
+            Ok(None) => return Err(failed(format!("failed to fetch entry key={entry_name}"))),
             Err(ContextError::Unsupported) => return Ok(()),
-            Err(e) => return Err(format!("failed to load global context entry {key}: {e}")),
+            Err(e) => return Err(failed(e.to_string())),
         };
         let value = match str_at(global, "jmesPath") {
             "" => data,
@@ -593,10 +669,31 @@ mod tests {
                 r#"{"all":[{"key":"{{request.operation}}","operator":"Equals","value":"UPDATE","message":"not an update"}]}"#,
             )),
             None,
+            String::new(),
         );
         let (kind, message) = preconditions(&jmes, &ctx).unwrap();
         assert_eq!(kind, ResultKind::Skip);
         assert_eq!(message, "preconditions not met; not an update");
+    }
+
+    #[test]
+    fn entries_load_as_far_as_the_preconditions_then_the_body_read_them() {
+        let jmes = RuleJmes::new(
+            Some(&json(
+                r#"{"all":[{"key":"{{ first.count }}","operator":"GreaterThan","value":0}]}"#,
+            )),
+            Some(&json(
+                r#"[{"name":"first","variable":{"value":1}},{"name":"second","variable":{"value":2}},{"name":"unused","configMap":{"name":"missing","namespace":"x"}}]"#,
+            )),
+            "{{ second }} is wrong".to_string(),
+        );
+        assert_eq!(entries_for_preconditions(&jmes), 1);
+        // The body reads `second`; `unused` is never loaded.
+        assert_eq!(entries_for_rule(&jmes), 2);
+        assert!(reads_variable("{{ request.object.spec }}", "request"));
+        assert!(!reads_variable("{{ request.object.first }}", "first"));
+        assert!(!reads_variable("{{ firstone }}", "first"));
+        assert!(reads_variable("{{first[0]}}", "first"));
     }
 
     #[test]
