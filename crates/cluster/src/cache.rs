@@ -161,6 +161,13 @@ impl ObjectCache {
         self.apply(object);
     }
 
+    /// Fills the cache as a first list would (for benches, which have no API server).
+    #[doc(hidden)]
+    pub fn fill(&self, objects: &[DynamicObject]) {
+        let all = objects.iter().filter_map(|o| self.convert(o)).collect();
+        self.replace(all);
+    }
+
     fn delete(&self, object: &DynamicObject) {
         let key = key_of(object);
         if self.objects.write().remove(&key).is_some() {

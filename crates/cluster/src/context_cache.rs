@@ -140,6 +140,19 @@ impl ContextCaches {
         }
     }
 
+    /// Serves `gvr` from `cache` (for benches, which have no API server to start one).
+    #[doc(hidden)]
+    pub fn insert_synced(&self, gvr: (&str, &str, &str), cache: Arc<ObjectCache>) {
+        let task = self.runtime.spawn(async {});
+        let key = (gvr.0.to_string(), gvr.1.to_string(), gvr.2.to_string());
+        let state = State::Cached {
+            cache,
+            task,
+            last_used: Mutex::new(Instant::now()),
+        };
+        self.states.lock().insert(key, Arc::new(state));
+    }
+
     /// Stops the caches nobody read for [`IDLE`] (looked for once a minute at most).
     fn expire(&self) {
         {
