@@ -429,10 +429,17 @@ async fn api_call(
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(body)
         .map_err(|e| format!("apiCall {path:?}: {e}"))?;
-    let text = client
-        .request_text(request)
-        .await
-        .map_err(|e| format!("failed to call {path:?}: {e}"))?;
+    // Kyverno's wording (`executeK8sAPICall`), which names a refusal as a permission problem.
+    let verb = match method {
+        Method::Get => "GET",
+        Method::Post => "POST",
+    };
+    let text = client.request_text(request).await.map_err(|e| match &e {
+        kube::Error::Api(status) if status.code == 401 || status.code == 403 => {
+            format!("failed to {verb} resource with raw url: {path}: permission denied: {e}")
+        }
+        _ => format!("failed to {verb} resource with raw url: {path}: {e}"),
+    })?;
     if text.len() > MAX_RESPONSE {
         return Err(format!(
             "response length must be less than max allowed response length of {MAX_RESPONSE}"
@@ -480,7 +487,10 @@ mod tests {
             context.get("calling", ""),
             Err(GetError("no data available".to_string()))
         );
-        context.insert("failed", State::Failed("failed to call \"/x\"".to_string()));
+        context.insert(
+            "failed",
+            State::Failed("failed to GET resource with raw url: /x".to_string()),
+        );
         assert!(context.get("failed", "").is_err());
         let data: Json = sonic_rs::from_str(r#"[{"a":1},{"a":2}]"#).unwrap();
         let projections = compile_projections(

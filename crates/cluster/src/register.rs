@@ -409,7 +409,7 @@ impl Configurations {
                                    "mutatingpolicies", "namespacedmutatingpolicies"]},
                     {"apiGroups": ["kyverno.io"], "apiVersions": ["*"],
                      "operations": ["CREATE", "UPDATE"], "scope": "*",
-                     "resources": ["policyexceptions"]},
+                     "resources": ["policyexceptions", "globalcontextentries"]},
                 ],
                 "failurePolicy": "Ignore",
                 "matchPolicy": "Equivalent",

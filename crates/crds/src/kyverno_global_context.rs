@@ -9,6 +9,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::schema::{keep_unknown, preserved_objects, preserved_value};
 
+/// Kyverno's schema: exactly one of `kubernetesResource` and `apiCall` (the API server
+/// refuses both or neither: "must validate one and only one schema (oneOf)").
+fn one_source(schema: &mut schemars::Schema) {
+    schema.insert(
+        "oneOf".to_owned(),
+        serde_json::json!([{"required": ["kubernetesResource"]}, {"required": ["apiCall"]}]),
+    );
+}
+
 /// The spec of a GlobalContextEntry: one source (Kyverno's schema says exactly one) and its
 /// projections.
 // The printer columns repeat their `type_` values, which clippy takes for repeated attributes.
@@ -39,6 +48,7 @@ use crate::schema::{keep_unknown, preserved_objects, preserved_value};
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = one_source)]
 pub struct GlobalContextEntrySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_resource: Option<KubernetesResource>,

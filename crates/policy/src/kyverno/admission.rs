@@ -37,7 +37,7 @@ impl Findings {
 pub fn covers(group: &str, kind: &str) -> bool {
     match group {
         super::model::GROUP => PolicyKind::parse(kind).is_some(),
-        "kyverno.io" => kind == "PolicyException",
+        "kyverno.io" => kind == "PolicyException" || kind == "GlobalContextEntry",
         _ => false,
     }
 }
@@ -62,11 +62,101 @@ pub fn check(group: &str, kind: &str, object: &sonic_rs::Value) -> Findings {
                 exception(&e, &mut errors);
             }
         }
+        ("kyverno.io", _) if kind == "GlobalContextEntry" => {
+            global_context_entry(object, &mut errors);
+        }
         _ => {}
     }
     Findings {
         warnings: errors.clone(),
         errors,
+    }
+}
+
+/// A GlobalContextEntry's checks (`GlobalContextEntry.Validate`, kyverno.io/v2beta1): one
+/// source, a complete resource, an API call with one target, data only with POST and a
+/// refresh interval, projections named (not as the entry) with a JMESPath that parses.
+fn global_context_entry(object: &sonic_rs::Value, errors: &mut Vec<String>) {
+    use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+    let present = |v: Option<&sonic_rs::Value>| v.is_some_and(|v| !v.is_null());
+    let text = |v: Option<&sonic_rs::Value>, key: &str| -> String {
+        v.and_then(|v| v.get(key))
+            .and_then(|s| s.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let name = object
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(|n| n.as_str())
+        .unwrap_or_default();
+    let spec = object.get("spec");
+    let resource = spec.and_then(|s| s.get("kubernetesResource"));
+    let call = spec.and_then(|s| s.get("apiCall"));
+    if present(resource) == present(call) {
+        errors.push("spec.kubernetesResource: Forbidden: A global context entry should either have KubernetesResource or APICall".to_string());
+    }
+    if present(resource) {
+        let (group, version) = (text(resource, "group"), text(resource, "version"));
+        if group.is_empty() && version != "v1" {
+            errors.push(
+                "spec.resource.group: Required value: A Resource entry requires a group"
+                    .to_string(),
+            );
+        }
+        if version.is_empty() {
+            errors.push(
+                "spec.resource.version: Required value: A Resource entry requires a version"
+                    .to_string(),
+            );
+        }
+        if text(resource, "resource").is_empty() {
+            errors.push(
+                "spec.resource.resource: Required value: A Resource entry requires a resource"
+                    .to_string(),
+            );
+        }
+    }
+    if present(call) {
+        // Absent, it is the CRD's default (10m).
+        let interval = text(call, "refreshInterval");
+        if !interval.is_empty() && celer_cel::time::parse_go_duration(&interval) == Ok(0) {
+            errors.push("spec.apiCall.refreshIntervalSeconds: Required value: A Resource entry requires a refresh interval greater than 0 seconds".to_string());
+        }
+        let service = present(call.and_then(|c| c.get("service")));
+        let url_path = !text(call, "urlPath").is_empty();
+        if service == url_path {
+            errors.push("spec.apiCall.service: Forbidden: An External API call should either have Service or URLPath".to_string());
+        }
+        if present(call.and_then(|c| c.get("data"))) && text(call, "method") != "POST" {
+            errors.push("spec.apiCall.method: Forbidden: An External API call with data should have method as POST".to_string());
+        }
+    }
+    let projections = spec
+        .and_then(|s| s.get("projections"))
+        .and_then(|p| p.as_array());
+    for (i, p) in projections.into_iter().flat_map(|a| a.iter()).enumerate() {
+        let at = format!("spec.projections[{i}]");
+        let projection = text(Some(p), "name");
+        if projection.is_empty() {
+            errors.push(format!(
+                "{at}.name: Required value: A projection entry requires a name"
+            ));
+        }
+        if projection == name {
+            errors.push(format!("{at}.name: Required value: A projection entry requires a name different from the global context entry name"));
+        }
+        let path = text(Some(p), "jmesPath");
+        if path.is_empty() {
+            errors.push(format!(
+                "{at}.jmesPath: Required value: A projection entry requires a JMESPath"
+            ));
+        }
+        if let Err(e) =
+            celer_jmespath::Expression::compile_with(&path, celer_jmespath_kyverno::registry())
+        {
+            errors.push(format!("{at}.jmesPath: Invalid value: {path:?}: {e}"));
+        }
     }
 }
 
@@ -276,6 +366,56 @@ spec:
         assert_eq!(f.errors.len(), 1);
         assert!(covers("kyverno.io", "PolicyException") && !covers("kyverno.io", "ClusterPolicy"));
         assert!(covers("policies.kyverno.io", "NamespacedMutatingPolicy"));
+    }
+
+    #[test]
+    fn global_context_entries_are_checked_as_kyverno_checks_them() {
+        let errors = |spec: &str| {
+            let doc: sonic_rs::Value = sonic_rs::from_str(&format!(
+                r#"{{"apiVersion":"kyverno.io/v2alpha1","kind":"GlobalContextEntry","metadata":{{"name":"e"}},"spec":{spec}}}"#
+            ))
+            .unwrap();
+            check("kyverno.io", "GlobalContextEntry", &doc).errors
+        };
+        assert!(
+            errors(r#"{"kubernetesResource":{"version":"v1","resource":"configmaps"}}"#).is_empty()
+        );
+        assert!(
+            errors(r#"{"apiCall":{"urlPath":"/api/v1/pods","refreshInterval":"10s"}}"#).is_empty()
+        );
+        let both = errors(
+            r#"{"kubernetesResource":{"version":"v1","resource":"x"},"apiCall":{"urlPath":"/x"}}"#,
+        );
+        assert_eq!(
+            both,
+            [
+                "spec.kubernetesResource: Forbidden: A global context entry should either have KubernetesResource or APICall"
+            ]
+        );
+        assert_eq!(errors("{}").len(), 1);
+        let data = errors(
+            r#"{"apiCall":{"service":{"url":"http://x"},"method":"GET","data":[{"key":"a","value":"b"}],"refreshInterval":"10s"}}"#,
+        );
+        assert_eq!(
+            data,
+            [
+                "spec.apiCall.method: Forbidden: An External API call with data should have method as POST"
+            ]
+        );
+        let group = errors(r#"{"kubernetesResource":{"version":"v1beta1","resource":"things"}}"#);
+        assert_eq!(
+            group,
+            ["spec.resource.group: Required value: A Resource entry requires a group"]
+        );
+        let projections = errors(
+            r#"{"kubernetesResource":{"version":"v1","resource":"x"},"projections":[{"name":"e","jmesPath":"a"},{"name":"p","jmesPath":"a[?"}]}"#,
+        );
+        assert_eq!(projections.len(), 2, "{projections:?}");
+        assert!(projections[1].starts_with("spec.projections[1].jmesPath: Invalid value"));
+        assert!(
+            errors(r#"{"apiCall":{"urlPath":"/x","refreshInterval":"0s"}}"#)[0]
+                .contains("refresh interval")
+        );
     }
 
     #[test]
