@@ -8,7 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::admission::FailurePolicy;
-use crate::schema::{keep_unknown, preserved_object, preserved_objects, preserved_value};
+use crate::schema::{
+    context_entries, keep_unknown, preserved_object, preserved_objects, preserved_value,
+};
 
 /// The spec of a ClusterPolicy (and of a Policy).
 // The printer columns repeat their `type_` and `priority` values, which clippy takes for
@@ -203,7 +205,7 @@ pub struct Rule {
     #[schemars(schema_with = "preserved_object")]
     pub exclude: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "preserved_objects")]
+    #[schemars(schema_with = "context_entries")]
     pub context: Option<Vec<serde_json::Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "preserved_value")]

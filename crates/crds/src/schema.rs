@@ -23,6 +23,29 @@ pub(crate) fn preserved_objects(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// A ClusterPolicy rule's `context` entries: kept as written, but a `globalReference` needs a
+/// `name` (Kyverno's schema: the API server refuses it without one).
+pub(crate) fn context_entries(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "array",
+        "items": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {
+                "name": {"type": "string"},
+                "globalReference": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "jmesPath": {"type": "string"}
+                    }
+                }
+            }
+        }
+    })
+}
+
 /// Gatekeeper's `status.byPod`: one entry per replica, keyed by `id` (the Pod's name), as a
 /// map-list, so that replicas applying their own entry with their own field managers merge
 /// instead of replacing each other's lists.
