@@ -32,6 +32,10 @@ pub trait ClusterHooks: Send + Sync + std::fmt::Debug {
         _request: &celer_policy::request::Request<'_>,
     ) {
     }
+    /// Gauges of the cluster side for `/metrics`: (name, help, value).
+    fn gauges(&self) -> Vec<(&'static str, &'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Objects from the policy files, with namespaces made up from their names when missing; or,

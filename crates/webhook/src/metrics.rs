@@ -594,6 +594,11 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
+/// Appends one gauge (for series that live outside [`Metrics`]).
+pub fn write_gauge(out: &mut String, name: &str, help: &str, value: u64) {
+    gauge(out, name, help, value);
+}
+
 fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
     header(out, name, "gauge", help);
     let _ = writeln!(out, "{name} {value}");

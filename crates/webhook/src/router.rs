@@ -368,7 +368,7 @@ where
                 text(StatusCode::SERVICE_UNAVAILABLE, "policies not loaded yet\n"),
             ),
         },
-        Endpoint::Metrics if read_only => (Decision::Served, metrics_response(&state.metrics)),
+        Endpoint::Metrics if read_only => (Decision::Served, metrics_response(state)),
         Endpoint::Healthz | Endpoint::Readyz | Endpoint::Metrics => {
             (Decision::Invalid, not_allowed("GET, HEAD"))
         }
@@ -382,9 +382,16 @@ where
     }
 }
 
-/// The `/metrics` answer, also served alone on `--metrics-listen`.
-pub fn metrics_response(metrics: &Metrics) -> HttpResponse {
-    let mut response = Response::new(Full::new(Bytes::from(metrics.render())));
+/// The `/metrics` answer, also served alone on `--metrics-listen`: the server's series, then
+/// the cluster side's gauges (its caches), when there is a cluster.
+pub fn metrics_response(state: &State) -> HttpResponse {
+    let mut text = state.metrics.render();
+    if let Some(cluster) = &state.cluster {
+        for (name, help, value) in cluster.gauges() {
+            crate::metrics::write_gauge(&mut text, name, help, value);
+        }
+    }
+    let mut response = Response::new(Full::new(Bytes::from(text)));
     *response.status_mut() = StatusCode::OK;
     if let Ok(v) = "text/plain; version=0.0.4; charset=utf-8".parse() {
         response.headers_mut().insert(CONTENT_TYPE, v);

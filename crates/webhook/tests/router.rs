@@ -208,6 +208,37 @@ fn health_readiness_and_metrics() {
     });
 }
 
+/// A cluster behind the server reports its gauges (its caches) on `/metrics`.
+#[derive(Debug)]
+struct GaugingCluster;
+
+impl celer_webhook::lookup::ClusterHooks for GaugingCluster {
+    fn lookup(&self) -> Arc<dyn celer_policy::lookup::Lookup> {
+        Arc::new(celer_policy::lookup::ObjectLookup::new(Vec::new()))
+    }
+    fn policies_loaded(&self, _policies: &policies::Policies) {}
+    fn gauges(&self) -> Vec<(&'static str, &'static str, u64)> {
+        vec![("celer_test_cache_objects", "Objects cached.", 42)]
+    }
+}
+
+#[test]
+fn the_clusters_gauges_are_on_metrics() {
+    let state =
+        Arc::new(State::new(Limits::default()).with_cluster_hooks(Some(Arc::new(GaugingCluster))));
+    run(async {
+        let get = Request::get("/metrics")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let (status, body, _) = send(&state, get).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            body.contains("# TYPE celer_test_cache_objects gauge\nceler_test_cache_objects 42\n"),
+            "{body}"
+        );
+    });
+}
+
 /// A reload keeps the evaluation counters of the policies it keeps and drops the others'.
 #[test]
 fn a_reload_drops_the_counters_of_removed_policies() {

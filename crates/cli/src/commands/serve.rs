@@ -678,9 +678,27 @@ struct ClusterAdapter {
     status: Option<(Arc<PolicyObjects>, StatusWriter, ConstraintCrds)>,
     /// Kyverno's mutate-existing policies, run on their targets.
     mutator: celer_cluster::mutate_existing::Mutator,
+    /// What Kyverno's context functions read (its watch caches are reported in /metrics).
+    context: Arc<celer_cluster::context::ClusterContext>,
 }
 
 impl ClusterHooks for ClusterAdapter {
+    fn gauges(&self) -> Vec<(&'static str, &'static str, u64)> {
+        let caches = self.context.caches();
+        vec![
+            (
+                "celer_context_cache_resources",
+                "Resources with a watch cache for Kyverno's resource.Get/List.",
+                caches.resources() as u64,
+            ),
+            (
+                "celer_context_cache_objects",
+                "Objects held by the watch caches of Kyverno's resource.Get/List (bounded by --context-cache-max-objects).",
+                caches.objects() as u64,
+            ),
+        ]
+    }
+
     fn admitted(
         &self,
         set: &celer_policy::policy_set::PolicySet,
@@ -866,6 +884,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         ),
                     );
                     options.kyverno_context = Some(context.clone());
+                    let cluster_context = Arc::clone(&context);
                     options.authorizer = Some(Arc::new(cluster.authorizer()));
                     let mutator = celer_cluster::mutate_existing::Mutator::new(
                         client,
@@ -884,6 +903,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         cluster,
                         registration: parking_lot::Mutex::new(None),
                         status,
+                        context: cluster_context,
                     }))
                 }
                 Err(e) => {
