@@ -59,17 +59,11 @@ pub struct Existing {
     equivalents: EquivalentResources,
     /// The policy as written, compiled for admission: what a trigger must match.
     trigger: Arc<KyvernoMutating>,
-    /// The target expression, compiled in the policy's own environment (its variables).
-    selector: Option<Selector>,
+    /// The target expression, compiled in the trigger policy's environment (its variables).
+    selector: Option<crate::compiled::Expression>,
     /// `targetMatchConstraints` rules naming a subresource (`pods/resize`): a target of that
     /// resource is written through it (Kyverno's `resolveTargetRoute`).
     routes: Vec<(String, String, String)>,
-}
-
-#[derive(Debug)]
-struct Selector {
-    policy: Arc<KyvernoMutating>,
-    expression: crate::compiled::Expression,
 }
 
 /// How a policy finds its targets.
@@ -168,15 +162,14 @@ pub(crate) fn compile(
             None => Targets::Resources(rules_of(spec.match_constraints.as_ref())),
         },
     };
-    let selector = expression.map(|e| Selector {
-        policy: Arc::clone(trigger),
-        expression: crate::compiled::Expression::compile(
+    let selector = expression.map(|e| {
+        crate::compiled::Expression::compile(
             &trigger.policy.common.env,
             e,
             crate::environment::ExpressionKind::Variable,
-        ),
+        )
     });
-    if let Some(Selector { expression, .. }) = &selector
+    if let Some(expression) = &selector
         && let Err(e) = &expression.program
     {
         errors.push(format!(
@@ -408,47 +401,38 @@ impl Existing {
             return Ok(Vec::new());
         };
         let ctx = RequestContext::new(request, lookup, options);
-        let k = &selector.policy;
-        let common = &k.policy.common;
         let attributes = ctx.request.attributes;
-        let namespace = ctx.namespace().map_err(|e| e.to_string())?;
         // A deleted trigger is `object` as it was (Kyverno's background processor reads the
         // request's oldObject for a DELETE), with no oldObject.
         let (object, old_object) = match attributes.operation {
             crate::attributes::Operation::Delete => (attributes.old_object, None),
             _ => (attributes.object, attributes.old_object),
         };
-        let request = kyverno_request(k, &ctx);
-        let inputs = Inputs {
-            object,
-            old_object,
-            request: &request,
-            namespace_object: namespace.as_deref(),
-            params: None,
-            authorizer: None,
+        let common = &self.trigger.policy.common;
+        let evaluated = self.on_trigger(&ctx, object, old_object, |activation| {
+            // The trigger must meet the policy's matchConditions (checked at admission
+            // already; not when its creation lists the triggers).
+            match super::validate::conditions_hold(
+                &common.match_conditions,
+                activation,
+                common.failure_policy,
+            ) {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) => return Err(e.to_string()),
+            }
+            let mut budget = Budget::validations();
+            match validating::evaluate(selector, activation, &mut budget) {
+                Err(_) => Err("the target expression ran out of its cost budget".to_string()),
+                Ok(Evaluated::Error(e)) => Err(e),
+                Ok(Evaluated::Value(v)) => celer_cel::format::to_json(&v)
+                    .map(Some)
+                    .map_err(|e| e.to_string()),
+            }
+        })??;
+        let Some(text) = evaluated else {
+            return Ok(Vec::new());
         };
-        let context = ctx.kyverno_values(k.extras.namespace.as_deref());
-        let mut activation = Activation::new(&common.env.env);
-        bind_inputs(&mut activation, common, &inputs, false);
-        super::bind_context(&mut activation, context.as_ref());
-        // The trigger must meet the policy's matchConditions (checked at admission already;
-        // not when its creation lists the triggers).
-        match super::validate::conditions_hold(
-            &common.match_conditions,
-            &activation,
-            common.failure_policy,
-        ) {
-            Ok(true) => {}
-            Ok(false) => return Ok(Vec::new()),
-            Err(e) => return Err(e.to_string()),
-        }
-        let mut budget = Budget::validations();
-        let value = match validating::evaluate(&selector.expression, &activation, &mut budget) {
-            Err(_) => return Err("the target expression ran out of its cost budget".to_string()),
-            Ok(Evaluated::Error(e)) => return Err(e),
-            Ok(Evaluated::Value(v)) => v,
-        };
-        let text = celer_cel::format::to_json(&value).map_err(|e| e.to_string())?;
         let json: Json = sonic_rs::from_str(&text).map_err(|e| e.to_string())?;
         use sonic_rs::{JsonContainerTrait, JsonValueTrait};
         if json.is_null() {
@@ -491,19 +475,45 @@ impl Existing {
     }
 
     fn conditions_hold(&self, ctx: &RequestContext<'_>) -> bool {
-        let k = &self.trigger;
-        let common = &k.policy.common;
-        let attributes = &ctx.request.attributes;
+        let common = &self.trigger.policy.common;
         if common.match_conditions.is_empty() {
             return true;
         }
-        let Ok(namespace) = ctx.namespace() else {
-            return false;
-        };
+        let attributes = &ctx.request.attributes;
+        // An error is no match, as Kyverno's `MatchesConditions` counts it.
+        self.on_trigger(
+            ctx,
+            attributes.object,
+            attributes.old_object,
+            |activation| {
+                super::validate::conditions_hold(
+                    &common.match_conditions,
+                    activation,
+                    common.failure_policy,
+                )
+            },
+        )
+        .is_ok_and(|held| matches!(held, Ok(true)))
+    }
+
+    /// Runs `f` on the trigger as the policy's expressions see it: `object` and `oldObject`
+    /// as given, Kyverno's `request` (with the objects when the policy reads them), the
+    /// Namespace, the policy's variables and Kyverno's context functions. `Err`: the
+    /// Namespace could not be read.
+    fn on_trigger<R>(
+        &self,
+        ctx: &RequestContext<'_>,
+        object: Option<&Json>,
+        old_object: Option<&Json>,
+        f: impl FnOnce(&Activation<'_>) -> R,
+    ) -> Result<R, String> {
+        let k = &self.trigger;
+        let common = &k.policy.common;
+        let namespace = ctx.namespace().map_err(|e| e.to_string())?;
         let request = kyverno_request(k, ctx);
         let inputs = Inputs {
-            object: attributes.object,
-            old_object: attributes.old_object,
+            object,
+            old_object,
             request: &request,
             namespace_object: namespace.as_deref(),
             params: None,
@@ -513,15 +523,7 @@ impl Existing {
         let mut activation = Activation::new(&common.env.env);
         bind_inputs(&mut activation, common, &inputs, false);
         super::bind_context(&mut activation, context.as_ref());
-        // An error is no match, as Kyverno's `MatchesConditions` counts it.
-        matches!(
-            super::validate::conditions_hold(
-                &common.match_conditions,
-                &activation,
-                common.failure_policy,
-            ),
-            Ok(true)
-        )
+        Ok(f(&activation))
     }
 }
 
