@@ -336,35 +336,6 @@ fn generate(rule: &Value, name: &str, tpl: &str, kinds: &[&str], every: bool) ->
     None
 }
 
-/// The replacements of `updateFields` (`kind` Pod or Cronjob; CEL rules read `object`,
-/// the others `request.object`).
-fn replacements(cronjob: bool, cel: bool) -> Vec<(String, String)> {
-    let (spec, meta) = if cronjob {
-        (
-            "spec.jobTemplate.spec.template.spec",
-            "spec.jobTemplate.spec.template.metadata",
-        )
-    } else {
-        ("spec.template.spec", "spec.template.metadata")
-    };
-    let root = if cel { "" } else { "request." };
-    vec![
-        (format!("{root}object.spec"), format!("{root}object.{spec}")),
-        (
-            format!("{root}oldObject.spec"),
-            format!("{root}oldObject.{spec}"),
-        ),
-        (
-            format!("{root}object.metadata"),
-            format!("{root}object.{meta}"),
-        ),
-        (
-            format!("{root}oldObject.metadata"),
-            format!("{root}oldObject.{meta}"),
-        ),
-    ]
-}
-
 /// `createRule` then `convertRule`: the fields Kyverno's rule keeps, `match` with its inline
 /// `resources` (a Go struct, never omitted), and the text replacements over the whole rule.
 fn convert(rule: &Value, cronjob: bool) -> Value {
@@ -393,10 +364,11 @@ fn convert(rule: &Value, cronjob: bool) -> Value {
         }
     }
     let cel = rule.pointer("/validate/cel").is_some_and(|c| !c.is_null());
-    let mut text = Value::Object(out).to_string();
-    for (from, to) in replacements(cronjob, cel) {
-        text = text.replace(&from, &to);
-    }
+    let text = celer_policy::kyverno::autogen::move_to_template(
+        &Value::Object(out).to_string(),
+        cronjob,
+        cel,
+    );
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 

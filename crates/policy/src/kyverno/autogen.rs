@@ -30,7 +30,7 @@ use crate::model::{MatchResources, NamedRuleWithOperations};
 #[path = "autogen_classic.rs"]
 mod classic;
 
-pub use classic::{AUTOGEN_ANNOTATION, cluster_policy_rules, controllers_of};
+pub use classic::{AUTOGEN_ANNOTATION, cluster_policy_rules, controllers_of, move_to_template};
 
 /// A group of controllers sharing one template path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

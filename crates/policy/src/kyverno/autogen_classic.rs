@@ -198,33 +198,7 @@ fn generated(rule: &Rule, name: String, kinds: &[&str], every_filter: bool, cron
     // `updateFields`: CEL rules have `object.spec`... rewritten, the others
     // `request.object.spec`...
     let cel = r.validate.as_ref().is_some_and(|v| v.cel.is_some());
-    let shift = |s: &str| -> String {
-        let (spec, meta) = if cronjob {
-            (
-                "spec.jobTemplate.spec.template.spec",
-                "spec.jobTemplate.spec.template.metadata",
-            )
-        } else {
-            ("spec.template.spec", "spec.template.metadata")
-        };
-        let root = if cel { "" } else { "request." };
-        s.replace(
-            &format!("{root}object.spec"),
-            &format!("{root}object.{spec}"),
-        )
-        .replace(
-            &format!("{root}oldObject.spec"),
-            &format!("{root}oldObject.{spec}"),
-        )
-        .replace(
-            &format!("{root}object.metadata"),
-            &format!("{root}object.{meta}"),
-        )
-        .replace(
-            &format!("{root}oldObject.metadata"),
-            &format!("{root}oldObject.{meta}"),
-        )
-    };
+    let shift = |s: &str| -> String { move_to_template(s, cronjob, cel) };
     if let Some(v) = r.validate.as_mut() {
         if let Some(pattern) = &v.pattern {
             v.pattern = Some(under_template(&map_strings(pattern, &shift, 0), cronjob));
@@ -271,6 +245,31 @@ fn generated(rule: &Rule, name: String, kinds: &[&str], every_filter: bool, cron
         }
     }
     r
+}
+
+/// `updateFields`: a text with `object.spec` / `object.metadata` (and `oldObject.`; prefixed
+/// `request.` outside CEL rules) moved to the pod template of the controllers' rule, or of
+/// the CronJob rule.
+pub fn move_to_template(text: &str, cronjob: bool, cel: bool) -> String {
+    let (spec, meta) = if cronjob {
+        (
+            "spec.jobTemplate.spec.template.spec",
+            "spec.jobTemplate.spec.template.metadata",
+        )
+    } else {
+        ("spec.template.spec", "spec.template.metadata")
+    };
+    let root = if cel { "" } else { "request." };
+    let mut out = text.to_string();
+    for (from, to) in [
+        ("object.spec", format!("object.{spec}")),
+        ("oldObject.spec", format!("oldObject.{spec}")),
+        ("object.metadata", format!("object.{meta}")),
+        ("oldObject.metadata", format!("oldObject.{meta}")),
+    ] {
+        out = out.replace(&format!("{root}{from}"), &format!("{root}{to}"));
+    }
+    out
 }
 
 /// The rules a ClusterPolicy or Policy runs: its supported rules, then autogen's
