@@ -111,7 +111,10 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
     // Offline, as Kyverno's CLI: `evaluation.admission.enabled: false` does not keep a Kyverno
     // policy from running.
     let options = EvalOptions {
-        kyverno: celer_policy::family::Mode { offline: true },
+        kyverno: celer_policy::family::Mode {
+            offline: true,
+            ..Default::default()
+        },
         ..EvalOptions::default()
     };
     let mut reports = Vec::with_capacity(resources.len());

@@ -238,7 +238,10 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
             let request = review.request()?;
             let options = EvalOptions {
                 selector_params_as_list: true,
-                kyverno: celer_policy::family::Mode { offline: true },
+                kyverno: celer_policy::family::Mode {
+                    offline: true,
+                    ..Default::default()
+                },
                 kyverno_context: Some(kyverno_context.clone()),
                 classic_values: classic_values.clone(),
                 ..EvalOptions::default()

@@ -9,6 +9,7 @@
 
 pub mod attributes;
 pub mod authorization;
+pub mod background;
 pub mod compile_cache;
 pub mod compiled;
 pub mod depth;

@@ -111,6 +111,15 @@ pub trait FamilyManifest: std::any::Any + Send + Sync + fmt::Debug {
     fn name(&self) -> &str;
     /// Which phases' policy sets it belongs to.
     fn phases(&self) -> Phases;
+    /// `metadata.namespace` of a namespaced policy (`None` for cluster-wide ones).
+    fn namespace(&self) -> Option<&str> {
+        None
+    }
+    /// `metadata.annotations`, where policy reports read a policy's category, severity and
+    /// whether it is scored.
+    fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        None
+    }
 }
 
 /// A family's document, shared: policy sets are rebuilt from the same documents on every
@@ -133,6 +142,14 @@ impl PolicyManifest {
 
     pub fn phases(&self) -> Phases {
         self.0.phases()
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.0.namespace()
+    }
+
+    pub fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.0.annotations()
     }
 
     /// The document's identity: the same for clones, different for a document read again.

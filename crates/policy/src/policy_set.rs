@@ -129,6 +129,8 @@ pub struct PolicySet {
     /// Which built-in resources are the same objects under other groups and versions.
     pub equivalents: EquivalentResources,
     families: Vec<Box<dyn CompiledFamily>>,
+    /// What policy reports say of each policy (category, severity, namespace).
+    directory: crate::background::PolicyDirectory,
 }
 
 impl PolicySet {
@@ -159,7 +161,13 @@ impl PolicySet {
             errors,
             equivalents,
             families,
+            directory: crate::background::PolicyDirectory::from_manifests(&manifests.items),
         }
+    }
+
+    /// What policy reports say of each policy.
+    pub fn directory(&self) -> &crate::background::PolicyDirectory {
+        &self.directory
     }
 
     /// Whether any policy can apply to anything.

@@ -593,6 +593,61 @@ pub fn review_for_subresource(
         info.resource = resource.to_string();
         info.namespaced = namespaced;
     }
+    write_review(
+        object,
+        old_object,
+        operation,
+        user,
+        uid,
+        &info,
+        subresource.map(|(_, s)| s),
+    )
+}
+
+/// The AdmissionReview a background scan evaluates `object` in: a `CREATE` by nobody.
+/// `info`: the object's resource as discovery names it; `None` guesses it from the kind.
+pub fn background_review(
+    object: &Json,
+    info: Option<crate::kinds::KindInfo>,
+    uid: &str,
+) -> Result<String, ReviewError> {
+    let info = match info {
+        Some(info) => info,
+        None => crate::kinds::kind_info(str_field(object, "apiVersion"), str_field(object, "kind")),
+    };
+    write_review(
+        Some(object),
+        None,
+        Operation::Create,
+        &RequestUser::default(),
+        uid,
+        &info,
+        None,
+    )
+}
+
+fn write_review(
+    object: Option<&Json>,
+    old_object: Option<&Json>,
+    operation: Operation,
+    user: &RequestUser,
+    uid: &str,
+    info: &crate::kinds::KindInfo,
+    subresource: Option<&str>,
+) -> Result<String, ReviewError> {
+    let Some(subject) = object.or(old_object) else {
+        return Err(ReviewError::Field {
+            field: "object",
+            problem: "an object or an old object is required",
+        });
+    };
+    let kind = str_field(subject, "kind");
+    if str_field(subject, "apiVersion").is_empty() || kind.is_empty() {
+        return Err(ReviewError::Field {
+            field: "object",
+            problem: "must have apiVersion and kind",
+        });
+    }
     let meta = subject.get("metadata");
     let name = meta.map(|m| str_field(m, "name")).unwrap_or_default();
     let mut namespace = meta.map(|m| str_field(m, "namespace")).unwrap_or_default();
@@ -625,7 +680,7 @@ pub fn review_for_subresource(
     push_gvk(&mut out, "requestKind", kind_gvk);
     out.push(',');
     push_gvr(&mut out, "requestResource", gvr_value);
-    if let Some((_, sub)) = subresource {
+    if let Some(sub) = subresource {
         out.push(',');
         push_str(&mut out, "subResource", sub);
         out.push(',');

@@ -120,7 +120,7 @@ impl Status {
 }
 
 /// The kinds of policies results are reported for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PolicyKind {
     Validating,
     Mutating,

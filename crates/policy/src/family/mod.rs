@@ -22,6 +22,21 @@ pub struct Mode {
     /// Offline (Kyverno's CLI): `evaluation.admission.enabled: false` does not keep a policy
     /// from running.
     pub offline: bool,
+    /// A background scan (`celer controller`, `celer scan`): only policies with background
+    /// processing on run (Kyverno's `spec.background`, `evaluation.background.enabled`),
+    /// whatever their admission switch says.
+    pub background: bool,
+}
+
+impl Mode {
+    /// Whether a policy whose admission and background switches are these runs.
+    pub(crate) fn runs(self, admission: bool, background: bool) -> bool {
+        if self.background {
+            background
+        } else {
+            self.offline || admission
+        }
+    }
 }
 
 /// One request as a family's steps see it.

@@ -500,6 +500,8 @@ pub struct ClassicRule {
     pub enforce: bool,
     /// `spec.admission` (default true).
     pub admission: bool,
+    /// `spec.background` (default true): whether background scans run it.
+    pub background: bool,
     /// `validate.allowExistingViolations` (default true).
     allow_existing_violations: bool,
     /// `preconditions` and `context`, when the rule reads the JSON context.
@@ -648,7 +650,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
         request: &FamilyRequest<'a>,
     ) -> Selection<()> {
         let attributes = &request.attributes;
-        if (!request.mode.offline && !r.admission)
+        if !request.mode.runs(r.admission, r.background)
             || r.namespace
                 .as_deref()
                 .is_some_and(|ns| ns != attributes.namespace)

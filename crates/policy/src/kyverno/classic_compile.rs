@@ -227,6 +227,7 @@ pub fn compile(
             excludes,
             enforce: enforce(action),
             admission: p.spec.admission.unwrap_or(true),
+            background: p.spec.background.unwrap_or(true),
             allow_existing_violations: validate.allow_existing_violations.unwrap_or(true),
             jmes: rule.reads_json_context().then(|| {
                 let body = [

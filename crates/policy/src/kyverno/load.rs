@@ -63,6 +63,24 @@ impl FamilyManifest for KyvernoManifest {
         }
     }
 
+    fn namespace(&self) -> Option<&str> {
+        let metadata = match self {
+            KyvernoManifest::Policy(kind, p) if kind.is_namespaced() => &p.metadata,
+            KyvernoManifest::ClusterPolicy(true, p) => &p.metadata,
+            _ => return None,
+        };
+        // Applied without one, a namespaced policy lives in `default`, as kubectl puts it.
+        Some(metadata.namespace.as_deref().unwrap_or("default"))
+    }
+
+    fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        match self {
+            KyvernoManifest::Policy(_, p) => Some(&p.metadata.annotations),
+            KyvernoManifest::ClusterPolicy(_, p) => Some(&p.metadata.annotations),
+            _ => None,
+        }
+    }
+
     /// Policies by their kind; PolicyExceptions serve both phases.
     fn phases(&self) -> Phases {
         match self {

@@ -67,7 +67,7 @@ fn json(text: &str) -> Json {
 
 fn options() -> EvalOptions {
     EvalOptions {
-        kyverno: Mode { offline: false },
+        kyverno: Mode::default(),
         ..EvalOptions::default()
     }
 }

@@ -38,7 +38,10 @@ fn run(set: &PolicySet, object: &str, operation: Operation, offline: bool) -> Ou
     let request = review.request().unwrap();
     let lookup = ObjectLookup::new(Vec::new());
     let options = EvalOptions {
-        kyverno: Mode { offline },
+        kyverno: Mode {
+            offline,
+            ..Mode::default()
+        },
         ..EvalOptions::default()
     };
     evaluate(set, &request, &lookup, &options)
@@ -505,7 +508,10 @@ fn run_with_context(
     let request = review.request().unwrap();
     let lookup = ObjectLookup::new(Vec::new());
     let options = EvalOptions {
-        kyverno: Mode { offline: true },
+        kyverno: Mode {
+            offline: true,
+            ..Mode::default()
+        },
         kyverno_context: context,
         ..EvalOptions::default()
     };

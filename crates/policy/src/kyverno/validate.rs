@@ -176,7 +176,7 @@ pub(crate) fn exceptions(
 /// Whether a policy applies to a request before matching: namespaced policies only in their
 /// namespace, admission switched off only offline, JSON-mode policies never.
 pub(crate) fn applies(extras: &KyvernoExtras, attributes: &Attributes<'_>, mode: Mode) -> bool {
-    if extras.json_mode || (!mode.offline && !extras.admission) {
+    if extras.json_mode || !mode.runs(extras.admission, extras.background) {
         return false;
     }
     match &extras.namespace {

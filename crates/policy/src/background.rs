@@ -1,0 +1,339 @@
+//! Background scans: an existing object evaluated against the validating policies as if it
+//! were created now, and the engine's results turned into policy report results.
+//!
+//! The request is the one Kyverno's background scanner builds (`pkg/controllers/report/utils/
+//! scanner.go`): operation `CREATE`, the object, no old object, an empty `userInfo`, not a dry
+//! run. Native ValidatingAdmissionPolicies get the same request; Gatekeeper's Constraints too
+//! (its audit reviews the object alone). Only Kyverno policies with background processing on
+//! run ([`crate::family::Mode::background`]); every binding's failed validation is reported,
+//! whatever its `validationActions`, and nothing is enforced. docs/controller.md has the
+//! per-family details.
+
+use std::collections::{BTreeMap, HashMap};
+
+use celer_cel::Json;
+
+use crate::engine::{self, EvalOptions};
+use crate::kinds::KindInfo;
+use crate::load::{Manifest, Source};
+use crate::lookup::Lookup;
+use crate::policy_set::PolicySet;
+use crate::request::{AdmissionReview, ReviewError};
+use crate::response::{PolicyKind, PolicyResult, ResultKind};
+
+/// Kyverno's annotations that reports read.
+const CATEGORY: &str = "policies.kyverno.io/category";
+const SEVERITY: &str = "policies.kyverno.io/severity";
+const SCORED: &str = "policies.kyverno.io/scored";
+
+/// What a report says of a policy besides its results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyMeta {
+    /// A namespaced policy's namespace: its results name it `namespace/name`.
+    pub namespace: Option<String>,
+    pub category: Option<String>,
+    pub severity: Option<Severity>,
+    /// `policies.kyverno.io/scored: "false"` turns its failures into warnings.
+    pub scored: bool,
+}
+
+/// A result's severity, as OpenReports spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Critical,
+    High,
+    Medium,
+    Low,
+    Info,
+}
+
+impl Severity {
+    pub fn parse(text: &str) -> Option<Severity> {
+        Some(match text {
+            "critical" => Severity::Critical,
+            "high" => Severity::High,
+            "medium" => Severity::Medium,
+            "low" => Severity::Low,
+            "info" => Severity::Info,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::High => "high",
+            Severity::Medium => "medium",
+            Severity::Low => "low",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// The report metadata of every policy of a set, by the kind and name results carry.
+#[derive(Debug, Default)]
+pub struct PolicyDirectory(HashMap<(PolicyKind, String), Vec<PolicyMeta>>);
+
+/// The kind a policy document's results are recorded under.
+fn result_kind(kind: &str) -> Option<PolicyKind> {
+    Some(match kind {
+        "ValidatingAdmissionPolicy" => PolicyKind::Validating,
+        "ValidatingPolicy" | "NamespacedValidatingPolicy" => PolicyKind::KyvernoValidating,
+        "ClusterPolicy" | "Policy" => PolicyKind::KyvernoClusterPolicy,
+        "ConstraintTemplate" => PolicyKind::GatekeeperConstraint,
+        _ => return None,
+    })
+}
+
+impl PolicyDirectory {
+    pub(crate) fn from_manifests(items: &[(Source, Manifest)]) -> PolicyDirectory {
+        let mut directory = PolicyDirectory::default();
+        for (_, item) in items {
+            let Some(policy) = item.policy() else {
+                continue;
+            };
+            let Some(kind) = result_kind(policy.kind()) else {
+                continue;
+            };
+            let annotation = |key: &str| {
+                (policy.annotations())
+                    .and_then(|a| a.get(key))
+                    .map(|v| v.trim())
+                    .filter(|v| !v.is_empty())
+            };
+            let meta = PolicyMeta {
+                namespace: policy.namespace().map(str::to_string),
+                category: annotation(CATEGORY).map(str::to_string),
+                severity: annotation(SEVERITY).and_then(Severity::parse),
+                scored: annotation(SCORED) != Some("false"),
+            };
+            (directory.0)
+                .entry((kind, policy.name().to_string()))
+                .or_default()
+                .push(meta);
+        }
+        directory
+    }
+
+    /// A result's policy: the namespaced one of that name in the resource's namespace, else
+    /// the cluster-wide one.
+    pub fn find(&self, kind: PolicyKind, name: &str, namespace: &str) -> Option<&PolicyMeta> {
+        let all = self.0.get(&(kind, name.to_string()))?;
+        (all.iter())
+            .find(|m| m.namespace.as_deref() == Some(namespace))
+            .or_else(|| all.iter().find(|m| m.namespace.is_none()))
+    }
+}
+
+/// A report result's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Pass,
+    Fail,
+    Warn,
+    Error,
+    Skip,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Warn => "warn",
+            Status::Error => "error",
+            Status::Skip => "skip",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Some(match text {
+            "pass" => Status::Pass,
+            "fail" => Status::Fail,
+            "warn" => Status::Warn,
+            "error" => Status::Error,
+            "skip" => Status::Skip,
+            _ => return None,
+        })
+    }
+}
+
+/// One result of a policy report (OpenReports and wgpolicyk8s share the shape). No timestamp:
+/// the writer stamps results, so that an unchanged scan compares equal.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ReportResult {
+    /// `ValidatingAdmissionPolicy`, `KyvernoValidatingPolicy`, `kyverno`.
+    pub source: String,
+    pub policy: String,
+    pub rule: String,
+    pub result: Status,
+    pub message: String,
+    pub category: Option<String>,
+    pub severity: Option<Severity>,
+    pub scored: bool,
+    pub properties: BTreeMap<String, String>,
+}
+
+/// A Gatekeeper Constraint the object violates, for the Constraint's audit status.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Violation {
+    /// The Constraint's kind is its template's `spec.crd.spec.names.kind`; the template's
+    /// name is that kind lowercased.
+    pub template: String,
+    pub constraint: String,
+    /// `deny`, `warn` or `dryrun`, as Gatekeeper writes a violation's enforcementAction.
+    pub enforcement_action: &'static str,
+    pub message: String,
+}
+
+/// What scanning one object found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// For the object's policy report, sorted by policy, rule and source (as Kyverno sorts).
+    pub results: Vec<ReportResult>,
+    /// For the Constraints' status.
+    pub violations: Vec<Violation>,
+}
+
+/// The object's resource as discovery names it (the object says only its kind).
+#[derive(Debug, Clone, Copy)]
+pub struct ScannedResource<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub resource: &'a str,
+    pub namespaced: bool,
+}
+
+/// Why an object could not be scanned.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error("cannot build the request: {0}")]
+    Review(#[from] ReviewError),
+}
+
+/// The uid the scan's requests carry.
+const SCAN_UID: &str = "celer-background-scan";
+
+/// Evaluates `object` as if created now against the validating policies of `set`. `resource`:
+/// what discovery says of its kind; `None` guesses it from the kind, as offline tools do.
+pub fn scan(
+    set: &PolicySet,
+    object: &Json,
+    resource: Option<ScannedResource<'_>>,
+    lookup: &dyn Lookup,
+    options: &EvalOptions,
+) -> Result<Scan, ScanError> {
+    let info = resource.map(|r| KindInfo {
+        group: r.group.to_string(),
+        version: r.version.to_string(),
+        resource: r.resource.to_string(),
+        namespaced: r.namespaced,
+    });
+    let body = crate::request::background_review(object, info, SCAN_UID)?;
+    let review = AdmissionReview::parse(body.as_bytes())?;
+    let request = review.request()?;
+    let mut options = options.clone();
+    options.kyverno.background = true;
+    options.kyverno.offline = false;
+    let outcome = engine::evaluate(set, &request, lookup, &options);
+    let namespace = request.attributes.namespace;
+    let mut scan = Scan::default();
+    for result in &outcome.results {
+        match result.kind {
+            PolicyKind::GatekeeperConstraint => scan.violations.extend(violation(result)),
+            _ => scan.results.extend(report_result(set, result, namespace)),
+        }
+    }
+    scan.results.sort();
+    scan.violations.sort();
+    Ok(scan)
+}
+
+/// A Constraint's violation, for its status (Gatekeeper writes no report results).
+fn violation(result: &PolicyResult) -> Option<Violation> {
+    let action = match result.result {
+        ResultKind::Fail => "deny",
+        ResultKind::Warn => "warn",
+        ResultKind::Audit => "dryrun",
+        _ => return None,
+    };
+    Some(Violation {
+        template: result.policy.to_string(),
+        constraint: result.binding.as_deref().unwrap_or_default().to_string(),
+        enforcement_action: action,
+        message: result.message.as_deref().unwrap_or_default().to_string(),
+    })
+}
+
+/// The texts of skips that are not results (Kyverno drops matchCondition skips from reports).
+fn is_routing_skip(message: &str) -> bool {
+    !message.contains("exception")
+}
+
+fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Option<ReportResult> {
+    let source = match result.kind {
+        PolicyKind::Validating => "ValidatingAdmissionPolicy",
+        PolicyKind::KyvernoValidating => "KyvernoValidatingPolicy",
+        PolicyKind::KyvernoClusterPolicy => "kyverno",
+        _ => return None,
+    };
+    let message = result.message.as_deref().unwrap_or_default();
+    let mut status = match result.result {
+        ResultKind::Pass => Status::Pass,
+        ResultKind::Fail | ResultKind::Warn | ResultKind::Audit => Status::Fail,
+        ResultKind::Error => Status::Error,
+        ResultKind::Skip if is_routing_skip(message) => return None,
+        ResultKind::Skip => Status::Skip,
+    };
+    let meta = set.directory().find(result.kind, &result.policy, namespace);
+    let scored = meta.is_none_or(|m| m.scored);
+    if status == Status::Fail && !scored {
+        status = Status::Warn;
+    }
+    let policy = match meta.and_then(|m| m.namespace.as_deref()) {
+        Some(ns) => format!("{ns}/{}", result.policy),
+        None => result.policy.to_string(),
+    };
+    let mut properties = BTreeMap::new();
+    properties.insert("process".to_string(), "background scan".to_string());
+    let (rule, message) = match result.kind {
+        PolicyKind::Validating => {
+            if let Some(binding) = &result.binding {
+                properties.insert("binding".to_string(), binding.to_string());
+            }
+            (result.policy.to_string(), message.to_string())
+        }
+        PolicyKind::KyvernoClusterPolicy => (
+            result.binding.as_deref().unwrap_or_default().to_string(),
+            message.to_string(),
+        ),
+        _ => (String::new(), message.to_string()),
+    };
+    let message = if status == Status::Skip {
+        if let Some((_, names)) = message.split_once(": ") {
+            let names: Vec<&str> = (names.split(',').map(str::trim))
+                .map(|n| n.rsplit('/').next().unwrap_or(n))
+                .collect();
+            properties.insert("exceptions".to_string(), names.join(","));
+        }
+        String::new()
+    } else {
+        message
+    };
+    Some(ReportResult {
+        source: source.to_string(),
+        policy,
+        rule,
+        result: status,
+        message,
+        category: meta.and_then(|m| m.category.clone()),
+        severity: meta.and_then(|m| m.severity),
+        scored,
+        properties,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[path = "background_tests.rs"]
+mod tests;

@@ -1,0 +1,276 @@
+//! Background scans of objects against each validating family.
+
+use super::*;
+use crate::load::Manifests;
+use crate::lookup::ObjectLookup;
+
+const NAMESPACE: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: staging, labels: {environment: staging, kubernetes.io/metadata.name: staging}}
+"#;
+
+const REPLICAS_VAP: &str = r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+  matchConditions:
+  - {name: not-skipped, expression: '!has(object.metadata.labels) || !("skip" in object.metadata.labels)'}
+  validations:
+  - expression: object.spec.replicas <= 5
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas-audit}
+spec:
+  policyName: max-replicas
+  validationActions: [Audit]
+  matchResources:
+    namespaceSelector: {matchLabels: {environment: staging}}
+"#;
+
+const VPOLS: &str = r#"
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: background-off}
+spec:
+  evaluation: {background: {enabled: false}}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations:
+  - expression: "false"
+    message: never in the background
+---
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: admission-off}
+spec:
+  evaluation: {admission: {enabled: false}}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations:
+  - expression: "object.metadata.name.startsWith('web')"
+    message: names start with web
+"#;
+
+const CLUSTER_POLICIES: &str = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: require-team
+  annotations:
+    policies.kyverno.io/category: Best Practices
+    policies.kyverno.io/severity: medium
+spec:
+  rules:
+  - name: team
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      message: the label team is required
+      pattern: {metadata: {labels: {team: "?*"}}}
+---
+apiVersion: kyverno.io/v1
+kind: Policy
+metadata:
+  name: unscored
+  namespace: staging
+  annotations: {policies.kyverno.io/scored: "false"}
+spec:
+  rules:
+  - name: app
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      message: the label app is required
+      pattern: {metadata: {labels: {app: "?*"}}}
+---
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: not-in-background}
+spec:
+  background: false
+  rules:
+  - name: never
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      message: never
+      deny: {}
+"#;
+
+const CONSTRAINT: &str = r#"
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata: {name: k8smaxreplicas}
+spec:
+  crd: {spec: {names: {kind: K8sMaxReplicas}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    code:
+    - engine: K8sNativeValidation
+      source:
+        validations:
+        - expression: 'variables.anyObject.spec.replicas <= variables.params.max'
+          messageExpression: '"too many replicas: " + string(variables.anyObject.spec.replicas)'
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sMaxReplicas
+metadata: {name: at-most-three}
+spec:
+  enforcementAction: dryrun
+  match: {kinds: [{apiGroups: [apps], kinds: [Deployment]}]}
+  parameters: {max: 3}
+"#;
+
+fn deployment(name: &str, replicas: u32, labels: &str) -> Json {
+    sonic_rs::from_str(&format!(
+        r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"{name}","namespace":"staging","labels":{{{labels}}}}},"spec":{{"replicas":{replicas}}}}}"#
+    ))
+    .unwrap()
+}
+
+fn set(texts: &[&str]) -> PolicySet {
+    let mut manifests = Manifests::default();
+    for (i, text) in texts.iter().enumerate() {
+        manifests.add_text(&format!("policy-{i}.yaml"), text);
+    }
+    let set = PolicySet::build(&manifests.by_phase().validating);
+    assert!(set.errors.is_empty(), "{:?}", set.errors);
+    set
+}
+
+fn lookup() -> ObjectLookup {
+    ObjectLookup::new(vec![sonic_rs::from_str(&yaml_json(NAMESPACE)).unwrap()])
+}
+
+fn yaml_json(text: &str) -> String {
+    let mut m = Manifests::default();
+    m.add_text("ns.yaml", text);
+    match &m.items[0].1 {
+        Manifest::Object(o) => sonic_rs::to_string(o).unwrap(),
+        other => panic!("not an object: {other:?}"),
+    }
+}
+
+fn run(set: &PolicySet, object: &Json) -> Scan {
+    scan(set, object, None, &lookup(), &EvalOptions::default()).unwrap()
+}
+
+#[test]
+fn a_native_policy_reports_every_binding_whatever_its_actions() {
+    let set = set(&[REPLICAS_VAP]);
+    let out = run(&set, &deployment("big", 7, ""));
+    assert_eq!(out.results.len(), 1, "{out:?}");
+    let r = &out.results[0];
+    assert_eq!(
+        (
+            r.source.as_str(),
+            r.policy.as_str(),
+            r.rule.as_str(),
+            r.result
+        ),
+        (
+            "ValidatingAdmissionPolicy",
+            "max-replicas",
+            "max-replicas",
+            Status::Fail
+        )
+    );
+    assert_eq!(r.message, "failed expression: object.spec.replicas <= 5");
+    assert_eq!(r.properties["binding"], "max-replicas-audit");
+    assert_eq!(r.properties["process"], "background scan");
+    let ok = run(&set, &deployment("small", 2, ""));
+    assert_eq!(ok.results[0].result, Status::Pass);
+    // matchConditions that do not hold are no result at all (as Kyverno filters them).
+    let skipped = run(&set, &deployment("big", 7, r#""skip":"yes""#));
+    assert!(skipped.results.is_empty(), "{skipped:?}");
+}
+
+#[test]
+fn kyverno_policies_run_by_their_background_switch() {
+    let set = set(&[VPOLS]);
+    let out = run(&set, &deployment("api", 1, ""));
+    let names: Vec<(&str, Status)> = (out.results.iter())
+        .map(|r| (r.policy.as_str(), r.result))
+        .collect();
+    assert_eq!(names, vec![("admission-off", Status::Fail)]);
+    assert_eq!(out.results[0].source, "KyvernoValidatingPolicy");
+    assert_eq!(out.results[0].message, "names start with web");
+}
+
+#[test]
+fn cluster_policy_results_carry_category_severity_and_scoring() {
+    let set = set(&[CLUSTER_POLICIES]);
+    let out = run(&set, &deployment("api", 1, ""));
+    let got: Vec<(&str, &str, Status)> = (out.results.iter())
+        .map(|r| (r.policy.as_str(), r.rule.as_str(), r.result))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("require-team", "team", Status::Fail),
+            ("staging/unscored", "app", Status::Warn),
+        ]
+    );
+    let team = &out.results[0];
+    assert_eq!(team.source, "kyverno");
+    assert_eq!(team.category.as_deref(), Some("Best Practices"));
+    assert_eq!(team.severity, Some(Severity::Medium));
+    assert!(team.scored);
+    assert!(!out.results[1].scored);
+    let ok = run(&set, &deployment("api", 1, r#""team":"a","app":"b""#));
+    assert!(
+        ok.results.iter().all(|r| r.result == Status::Pass),
+        "{ok:?}"
+    );
+}
+
+#[test]
+fn constraints_give_violations_for_their_status_not_report_results() {
+    let set = set(&[CONSTRAINT]);
+    let out = run(&set, &deployment("big", 7, ""));
+    assert!(out.results.is_empty());
+    assert_eq!(
+        out.violations,
+        vec![Violation {
+            template: "k8smaxreplicas".to_string(),
+            constraint: "at-most-three".to_string(),
+            enforcement_action: "dryrun",
+            message: "too many replicas: 7".to_string(),
+        }]
+    );
+    assert!(run(&set, &deployment("small", 2, "")).violations.is_empty());
+}
+
+#[test]
+fn a_discovered_resource_names_the_request() {
+    let set = set(&[REPLICAS_VAP]);
+    // The policy matches `deployments`: a resource discovery names otherwise is not matched.
+    let other = ScannedResource {
+        group: "apps",
+        version: "v1",
+        resource: "otherdeployments",
+        namespaced: true,
+    };
+    let out = scan(
+        &set,
+        &deployment("big", 7, ""),
+        Some(other),
+        &lookup(),
+        &EvalOptions::default(),
+    )
+    .unwrap();
+    assert!(out.results.is_empty(), "{out:?}");
+}
+
+#[test]
+fn an_object_without_kind_is_an_error() {
+    let set = set(&[REPLICAS_VAP]);
+    let bad: Json = sonic_rs::from_str(r#"{"metadata":{"name":"x"}}"#).unwrap();
+    let e = scan(&set, &bad, None, &lookup(), &EvalOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("apiVersion and kind"), "{e}");
+}
