@@ -249,6 +249,51 @@ pub fn scan(
     Ok(scan)
 }
 
+/// Whether some validating policy of `set` may apply to objects of `kind` (served as
+/// `resource`): the families' indexes are asked, as for a request to create one, and nothing
+/// is evaluated. A superset: the scan's own match decides for each object.
+pub fn may_scan(set: &PolicySet, resource: ScannedResource<'_>, kind: &str) -> bool {
+    let api_version = if resource.group.is_empty() {
+        resource.version.to_string()
+    } else {
+        format!("{}/{}", resource.group, resource.version)
+    };
+    let text = |s: &str| Json::from(s);
+    let mut probe = Json::new_object();
+    probe.insert("apiVersion", text(&api_version));
+    probe.insert("kind", text(kind));
+    let mut metadata = Json::new_object();
+    metadata.insert("name", text("celer-probe"));
+    if resource.namespaced {
+        metadata.insert("namespace", text("celer-probe"));
+    }
+    probe.insert("metadata", metadata);
+    let info = KindInfo {
+        group: resource.group.to_string(),
+        version: resource.version.to_string(),
+        resource: resource.resource.to_string(),
+        namespaced: resource.namespaced,
+    };
+    let Ok(body) = crate::request::background_review(&probe, Some(info), SCAN_UID) else {
+        return false;
+    };
+    let Ok(review) = AdmissionReview::parse(body.as_bytes()) else {
+        return false;
+    };
+    let Ok(request) = review.request() else {
+        return false;
+    };
+    let options = EvalOptions {
+        kyverno: crate::family::Mode {
+            background: true,
+            probe: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    engine::evaluate(set, &request, &crate::lookup::NoLookup, &options).candidates > 0
+}
+
 /// A Constraint's violation, for its status (Gatekeeper writes no report results).
 fn violation(result: &PolicyResult) -> Option<Violation> {
     let action = match result.result {

@@ -274,3 +274,47 @@ fn an_object_without_kind_is_an_error() {
     let e = scan(&set, &bad, None, &lookup(), &EvalOptions::default()).unwrap_err();
     assert!(e.to_string().contains("apiVersion and kind"), "{e}");
 }
+
+#[test]
+fn probes_name_the_resources_some_policy_may_apply_to() {
+    let resource = |group, resource, namespaced| ScannedResource {
+        group,
+        version: "v1",
+        resource,
+        namespaced,
+    };
+    let native = set(&[REPLICAS_VAP]);
+    assert!(may_scan(
+        &native,
+        resource("apps", "deployments", true),
+        "Deployment"
+    ));
+    assert!(!may_scan(&native, resource("", "pods", true), "Pod"));
+    assert!(!may_scan(
+        &native,
+        resource("", "namespaces", false),
+        "Namespace"
+    ));
+    let classic = set(&[CLUSTER_POLICIES]);
+    assert!(may_scan(
+        &classic,
+        resource("apps", "deployments", true),
+        "Deployment"
+    ));
+    assert!(!may_scan(
+        &classic,
+        resource("", "configmaps", true),
+        "ConfigMap"
+    ));
+    let gatekeeper = set(&[CONSTRAINT]);
+    assert!(may_scan(
+        &gatekeeper,
+        resource("apps", "deployments", true),
+        "Deployment"
+    ));
+    assert!(!may_scan(
+        &gatekeeper,
+        resource("batch", "jobs", true),
+        "Job"
+    ));
+}

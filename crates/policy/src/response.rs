@@ -272,6 +272,8 @@ pub struct Outcome {
     pub patched: Option<Json>,
     /// One entry per (policy, binding) that matched, in evaluation order.
     pub results: Vec<PolicyResult>,
+    /// In a probe ([`crate::family::Mode::probe`]): how many policies are candidates.
+    pub candidates: usize,
 }
 
 impl Outcome {

@@ -26,6 +26,10 @@ pub struct Mode {
     /// processing on run (Kyverno's `spec.background`, `evaluation.background.enabled`),
     /// whatever their admission switch says.
     pub background: bool,
+    /// Asks only whether some policy is a candidate for the request (its family's index
+    /// names it), evaluating none: [`crate::response::Outcome::candidates`] counts them.
+    /// Background scans ask it of each discovered resource to choose what to list.
+    pub probe: bool,
 }
 
 impl Mode {

@@ -100,6 +100,10 @@ pub(crate) fn run<'a, F: ValidatingFamily>(
     if candidates.is_empty() {
         return;
     }
+    if request.mode.probe {
+        outcome.candidates += candidates.as_slice().len();
+        return;
+    }
     let mut state = match family.start(request) {
         Ok(state) => state,
         Err(e) => {
