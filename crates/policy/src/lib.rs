@@ -40,6 +40,7 @@ mod native_load;
 pub use celer_cel_kubernetes::authz;
 pub use native_load::{NativeManifest, NativePolicies};
 pub mod policy_set;
+pub mod report;
 pub mod request;
 pub mod response;
 pub mod scope;
