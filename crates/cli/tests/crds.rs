@@ -56,6 +56,10 @@ fn prints_every_crd_as_yaml() {
             "modifyset.mutations.gatekeeper.sh",
             "assignimage.mutations.gatekeeper.sh",
             "authorizationpolicies.authorization.celer.dev",
+            "reports.openreports.io",
+            "clusterreports.openreports.io",
+            "policyreports.wgpolicyk8s.io",
+            "clusterpolicyreports.wgpolicyk8s.io",
         ]
     );
 }
@@ -67,6 +71,12 @@ fn filters_by_group() {
     assert_eq!(
         names(&stdout),
         ["constrainttemplates.templates.gatekeeper.sh"]
+    );
+    let (code, stdout, _) = celer(&["--group", "openreports.io"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        names(&stdout),
+        ["reports.openreports.io", "clusterreports.openreports.io"]
     );
     let (code, _, stderr) = celer(&["--group", "example.com"]);
     assert_eq!(code, 2);

@@ -1,6 +1,8 @@
 //! CustomResourceDefinitions of celer's own making for the third-party kinds it serves:
 //! Kyverno's CEL policies and exceptions, Kyverno's ClusterPolicy and Policy, Gatekeeper's
-//! ConstraintTemplate, Config, SyncSet, external data Provider and mutators. They are generated from the typed structs of this crate (kube-rs'
+//! ConstraintTemplate, Config, SyncSet, external data Provider and mutators, and the policy
+//! report kinds celer's reports controller writes (OpenReports' and wgpolicyk8s.io's). They
+//! are generated from the typed structs of this crate (kube-rs'
 //! `CustomResource` derive and schemars), in the groups, versions, scopes, names and printer
 //! columns the originals have, so that manifests written for Kyverno or Gatekeeper are
 //! accepted unchanged by a cluster that runs celer alone.
@@ -18,13 +20,14 @@ pub mod gatekeeper_mutation;
 pub mod kyverno_cel;
 pub mod kyverno_classic;
 pub mod kyverno_global_context;
+pub mod reports;
 pub mod schema;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
 /// The API groups the CRDs are in, in the order `all` gives them.
-pub const GROUPS: [&str; 8] = [
+pub const GROUPS: [&str; 10] = [
     "policies.kyverno.io",
     "kyverno.io",
     "templates.gatekeeper.sh",
@@ -33,6 +36,8 @@ pub const GROUPS: [&str; 8] = [
     "externaldata.gatekeeper.sh",
     "mutations.gatekeeper.sh",
     "authorization.celer.dev",
+    reports::OPENREPORTS_GROUP,
+    reports::WGPOLICY_GROUP,
 ];
 
 /// A group `celer crds` was asked for that none of the CRDs is in.
@@ -82,7 +87,7 @@ pub fn all() -> Vec<CustomResourceDefinition> {
     };
     use kyverno_classic::{ClusterPolicy, Policy};
     let classic_exception = kyverno_classic::PolicyException::crd();
-    vec![
+    let mut crds = vec![
         served(ValidatingPolicy::crd(), &CEL_KINDS, CEL_STORAGE),
         served(
             NamespacedValidatingPolicy::crd(),
@@ -134,7 +139,10 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         served(ModifySet::crd(), &GATEKEEPER_MUTATOR, "v1"),
         served(AssignImage::crd(), &[current("v1alpha1")], "v1alpha1"),
         authorization::AuthorizationPolicy::crd(),
-    ]
+    ];
+    crds.extend(reports::openreports());
+    crds.extend(reports::wgpolicyk8s());
+    crds
 }
 
 const GATEKEEPER_MUTATOR: [Version; 3] = [current("v1"), current("v1alpha1"), current("v1beta1")];

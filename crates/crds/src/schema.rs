@@ -2,6 +2,9 @@
 //! keeps as it is written (`x-kubernetes-preserve-unknown-fields`), in the structural form
 //! the API server requires (every node typed, or explicitly preserved).
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+use schemars::generate::SchemaSettings;
+use schemars::transform::AddNullable;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 /// An object whose members are not described: kept as written, never pruned.
@@ -79,4 +82,39 @@ pub(crate) fn keep_unknown(schema: &mut Schema) {
         "x-kubernetes-preserve-unknown-fields".to_owned(),
         true.into(),
     );
+}
+
+/// An object replaced as a whole by a server-side apply, never merged field by field
+/// (`x-kubernetes-map-type: atomic`).
+pub(crate) fn atomic_map(schema: &mut Schema) {
+    schema.insert("x-kubernetes-map-type".to_owned(), "atomic".into());
+}
+
+/// A list replaced as a whole, said explicitly (`x-kubernetes-list-type: atomic`, also what
+/// the API server assumes of a list that says nothing).
+pub(crate) fn atomic_list(schema: &mut Schema) {
+    schema.insert("x-kubernetes-list-type".to_owned(), "atomic".into());
+}
+
+/// The schema of `T` for a CRD made without kube-rs' derive, generated as the derive
+/// generates its own: subschemas inlined, options nullable, enums and untagged variants in the
+/// structural form the API server requires. `None` only if schemars' output were not a schema
+/// k8s-openapi reads (the tests check that every CRD has one).
+pub(crate) fn crd_schema<T: JsonSchema>() -> Option<JSONSchemaProps> {
+    let generator = SchemaSettings::openapi3()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .with_transform(AddNullable::default())
+        .with_transform(kube::core::schema::StructuralSchemaRewriter)
+        .with_transform(kube::core::schema::OptionalEnum)
+        .with_transform(kube::core::schema::OptionalIntOrString)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>();
+    // The Rust type's name, which says nothing to the API server's clients.
+    schema.remove("title");
+    serde_json::to_value(schema)
+        .and_then(serde_json::from_value)
+        .ok()
 }
