@@ -193,6 +193,13 @@ pub struct Scan {
     pub results: Vec<ReportResult>,
     /// For the Constraints' status.
     pub violations: Vec<Violation>,
+    /// How many of the engine's results would deny the object at admission: failures of a
+    /// ValidatingAdmissionPolicy binding or a ValidatingPolicy with `Deny`, of a Constraint
+    /// with `enforcementAction: deny`, and failures and errors of a ClusterPolicy rule with
+    /// `Enforce`. Reports say `fail` for all failures; this tells the ones that block
+    /// (`celer scan`'s exit status). Errors of the other families are not counted (whether
+    /// their failurePolicy denies is not in the result).
+    pub blocking: usize,
 }
 
 /// The object's resource as discovery names it (the object says only its kind).
@@ -239,6 +246,9 @@ pub fn scan(
     let namespace = request.attributes.namespace;
     let mut scan = Scan::default();
     for result in &outcome.results {
+        if blocks(set, result, namespace) {
+            scan.blocking += 1;
+        }
         match result.kind {
             PolicyKind::GatekeeperConstraint => scan.violations.extend(violation(result)),
             _ => scan.results.extend(report_result(set, result, namespace)),
@@ -292,6 +302,25 @@ pub fn may_scan(set: &PolicySet, resource: ScannedResource<'_>, kind: &str) -> b
         ..Default::default()
     };
     engine::evaluate(set, &request, &crate::lookup::NoLookup, &options).candidates > 0
+}
+
+/// Whether `result` would deny the request at admission. The engine's `Fail` is a failure
+/// whose binding denies (a VAP binding or ValidatingPolicy with `Deny`, a Constraint with
+/// `deny`), except for ClusterPolicy rules, whose failures are `Fail` in `Audit` too: those
+/// block when the rule is `Enforce` (failures and errors, as Kyverno blocks them).
+fn blocks(set: &PolicySet, result: &PolicyResult, namespace: &str) -> bool {
+    match result.kind {
+        PolicyKind::KyvernoClusterPolicy => {
+            matches!(result.result, ResultKind::Fail | ResultKind::Error)
+                && set.kyverno().classic.iter().any(|r| {
+                    r.enforce
+                        && r.policy == result.policy
+                        && result.binding.as_ref() == Some(&r.rule)
+                        && r.namespace.as_deref().is_none_or(|ns| ns == namespace)
+                })
+        }
+        _ => result.result == ResultKind::Fail,
+    }
 }
 
 /// A Constraint's violation, for its status (Gatekeeper writes no report results).

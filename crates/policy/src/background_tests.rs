@@ -318,3 +318,35 @@ fn probes_name_the_resources_some_policy_may_apply_to() {
         "Job"
     ));
 }
+
+#[test]
+fn blocking_counts_the_failures_that_would_deny_at_admission() {
+    // Reported as `fail` either way; only a denying binding, an Enforce rule or a deny
+    // Constraint blocks.
+    let audit = set(&[REPLICAS_VAP]);
+    let out = run(&audit, &deployment("big", 7, ""));
+    assert_eq!((out.results[0].result, out.blocking), (Status::Fail, 0));
+    let deny = set(&[&REPLICAS_VAP.replace("[Audit]", "[Deny]")]);
+    assert_eq!(run(&deny, &deployment("big", 7, "")).blocking, 1);
+    assert_eq!(run(&deny, &deployment("small", 2, "")).blocking, 0);
+
+    // ClusterPolicy rules fail in Audit (the default) as in Enforce.
+    let audit = set(&[CLUSTER_POLICIES]);
+    let out = run(&audit, &deployment("api", 1, ""));
+    assert_eq!((out.results[0].result, out.blocking), (Status::Fail, 0));
+    let enforce = set(&[&CLUSTER_POLICIES.replacen(
+        "spec:\n  rules:",
+        "spec:\n  validationFailureAction: Enforce\n  rules:",
+        1,
+    )]);
+    let out = run(&enforce, &deployment("api", 1, ""));
+    assert_eq!(out.results.len(), 2, "{out:?}");
+    assert_eq!(out.blocking, 1, "{out:?}");
+
+    let dryrun = set(&[CONSTRAINT]);
+    assert_eq!(run(&dryrun, &deployment("big", 7, "")).blocking, 0);
+    let deny = set(&[&CONSTRAINT.replace("dryrun", "deny")]);
+    let out = run(&deny, &deployment("big", 7, ""));
+    assert_eq!(out.violations[0].enforcement_action, "deny");
+    assert_eq!(out.blocking, 1);
+}
