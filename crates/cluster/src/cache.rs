@@ -195,31 +195,12 @@ impl ObjectCache {
     /// The object as the engine reads it, with `apiVersion` and `kind` (list items come
     /// without them).
     pub fn convert(&self, object: &DynamicObject) -> Option<(Key, Arc<Json>)> {
-        let mut object = object.clone();
-        if self.strip_managed_fields {
-            object.metadata.managed_fields = None;
-        }
-        if self.as_documents {
-            object.metadata.resource_version = None;
-            if let Some(rest) = object.data.as_object_mut() {
-                rest.remove("status");
-            }
-        }
-        if object.types.is_none() {
-            object.types = Some(kube::api::TypeMeta {
-                api_version: self.resource.api_version.clone(),
-                kind: self.resource.kind.clone(),
-            });
-        }
-        let text = match serde_json::to_string(&object) {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::warn!(kind = %self.resource.kind, error = %e, "object not cached");
-                return None;
-            }
+        let options = Conversion {
+            strip_managed_fields: self.strip_managed_fields,
+            as_document: self.as_documents,
         };
-        match sonic_rs::from_str::<Json>(&text) {
-            Ok(json) => Some((key_of(&object), Arc::new(json))),
+        match object_json(object, &self.resource, options) {
+            Ok(json) => Some((key_of(object), Arc::new(json))),
             Err(e) => {
                 tracing::warn!(kind = %self.resource.kind, error = %e, "object not cached");
                 None
@@ -266,12 +247,49 @@ impl ObjectCache {
     }
 }
 
+/// What [`object_json`] leaves out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Conversion {
+    /// `metadata.managedFields`, which no policy reads and which can be most of an object.
+    pub strip_managed_fields: bool,
+    /// `resourceVersion` and `status`: a policy document is the same document whatever they
+    /// say.
+    pub as_document: bool,
+}
+
+/// An object of `resource` as the engine reads it, with `apiVersion` and `kind` (list items
+/// and watch events come without them).
+pub fn object_json(
+    object: &DynamicObject,
+    resource: &ApiResource,
+    options: Conversion,
+) -> Result<Json, String> {
+    let mut object = object.clone();
+    if options.strip_managed_fields {
+        object.metadata.managed_fields = None;
+    }
+    if options.as_document {
+        object.metadata.resource_version = None;
+        if let Some(rest) = object.data.as_object_mut() {
+            rest.remove("status");
+        }
+    }
+    if object.types.is_none() {
+        object.types = Some(kube::api::TypeMeta {
+            api_version: resource.api_version.clone(),
+            kind: resource.kind.clone(),
+        });
+    }
+    let text = serde_json::to_string(&object).map_err(|e| e.to_string())?;
+    sonic_rs::from_str::<Json>(&text).map_err(|e| e.to_string())
+}
+
 /// The watch's retry delays: 250 ms doubling to 5 s, reset once a list succeeds. Shorter
 /// than client-go's 30 s cap because a param or policy kind whose CRD is deleted and created
 /// again (a GitOps re-sync, a test) must be served again within seconds; one relist per
 /// cache every 5 s is still little for a failing API server.
 #[derive(Debug, Clone, Default)]
-struct WatchBackoff {
+pub struct WatchBackoff {
     failures: u32,
 }
 

@@ -266,9 +266,19 @@ impl PolicyObjects {
 
     /// The documents of the kinds celer serves, then the ConfigMaps' files, in a stable order.
     pub fn documents(&self) -> Vec<Document> {
+        self.documents_of(false)
+    }
+
+    /// [`PolicyObjects::documents`] and those of the kinds celer only reads (the native
+    /// admission policies the API server enforces): what background scans evaluate.
+    pub fn scan_documents(&self) -> Vec<Document> {
+        self.documents_of(true)
+    }
+
+    fn documents_of(&self, read_only_too: bool) -> Vec<Document> {
         let mut documents = Vec::new();
         for ((_, kind), watched) in self.watched.read().iter() {
-            if watched.used != Use::Serve {
+            if watched.used != Use::Serve && !read_only_too {
                 continue;
             }
             for ((namespace, name), json) in watched.cache.all() {

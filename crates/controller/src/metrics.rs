@@ -1,0 +1,349 @@
+//! The controller's Prometheus metrics and its small HTTP server (`/metrics`, `/healthz`,
+//! `/readyz`). Plain HTTP: it carries no secret and the Pod's network policy decides who reads it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use celer_policy::background::Status;
+use http_body_util::Full;
+use hyper::{Request, Response};
+use parking_lot::Mutex;
+
+/// A result as metrics count it: the interned policy and its status.
+pub type ResultKey = (u32, Status);
+
+#[derive(Debug, Default)]
+struct ScanStats {
+    objects: u64,
+    errors: u64,
+    /// Seconds the last full listing took.
+    last_full_scan: f64,
+    full_scans: u64,
+}
+
+/// Everything the controller counts.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    leader: AtomicBool,
+    synced: AtomicBool,
+    queue_depth: AtomicUsize,
+    writes: Mutex<BTreeMap<&'static str, u64>>,
+    scans: Mutex<BTreeMap<String, ScanStats>>,
+    policies: Mutex<(HashMap<String, u32>, Vec<String>)>,
+    results: Mutex<HashMap<ResultKey, i64>>,
+    violations: AtomicU64,
+    constraint_writes: AtomicU64,
+}
+
+impl Metrics {
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.store(leading, Ordering::Relaxed);
+    }
+
+    pub fn set_synced(&self, synced: bool) {
+        self.synced.store(synced, Ordering::Relaxed);
+    }
+
+    pub fn is_synced(&self) -> bool {
+        self.synced.load(Ordering::Relaxed)
+    }
+
+    pub fn set_queue_depth(&self, depth: usize) {
+        self.queue_depth.store(depth, Ordering::Relaxed);
+    }
+
+    pub fn report_write(&self, op: &'static str) {
+        *self.writes.lock().entry(op).or_default() += 1;
+    }
+
+    pub fn constraint_write(&self) {
+        self.constraint_writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn set_violations(&self, n: u64) {
+        self.violations.store(n, Ordering::Relaxed);
+    }
+
+    pub fn scanned(&self, resource: &str, error: bool) {
+        let mut scans = self.scans.lock();
+        let stats = scans.entry(resource.to_string()).or_default();
+        stats.objects += 1;
+        if error {
+            stats.errors += 1;
+        }
+    }
+
+    pub fn full_scan(&self, resource: &str, seconds: f64) {
+        let mut scans = self.scans.lock();
+        let stats = scans.entry(resource.to_string()).or_default();
+        stats.last_full_scan = seconds;
+        stats.full_scans += 1;
+    }
+
+    /// A number for a policy's name, so that per-object result summaries stay small.
+    pub fn intern(&self, policy: &str) -> u32 {
+        let mut guard = self.policies.lock();
+        let (ids, names) = &mut *guard;
+        if let Some(&id) = ids.get(policy) {
+            return id;
+        }
+        let id = u32::try_from(names.len()).unwrap_or(u32::MAX);
+        names.push(policy.to_string());
+        ids.insert(policy.to_string(), id);
+        id
+    }
+
+    /// One object's results went from `old` to `new`.
+    pub fn results_changed(&self, old: &[ResultKey], new: &[ResultKey]) {
+        if old == new {
+            return;
+        }
+        let mut results = self.results.lock();
+        for key in old {
+            *results.entry(*key).or_default() -= 1;
+        }
+        for key in new {
+            *results.entry(*key).or_default() += 1;
+        }
+        results.retain(|_, n| *n != 0);
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        let gauge = |out: &mut String, name: &str, help: &str| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        };
+        let counter = |out: &mut String, name: &str, help: &str| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        };
+        gauge(
+            &mut out,
+            "celer_controller_leader",
+            "1 while this replica leads.",
+        );
+        let _ = writeln!(
+            out,
+            "celer_controller_leader {}",
+            u8::from(self.leader.load(Ordering::Relaxed))
+        );
+        gauge(
+            &mut out,
+            "celer_controller_synced",
+            "1 once every scanned resource has been listed once.",
+        );
+        let _ = writeln!(
+            out,
+            "celer_controller_synced {}",
+            u8::from(self.is_synced())
+        );
+        gauge(
+            &mut out,
+            "celer_report_queue_depth",
+            "Report writes waiting.",
+        );
+        let _ = writeln!(
+            out,
+            "celer_report_queue_depth {}",
+            self.queue_depth.load(Ordering::Relaxed)
+        );
+        counter(
+            &mut out,
+            "celer_report_writes_total",
+            "Report writes by operation (apply, delete, error).",
+        );
+        for (op, n) in self.writes.lock().iter() {
+            let _ = writeln!(out, "celer_report_writes_total{{operation=\"{op}\"}} {n}");
+        }
+        let scans = self.scans.lock();
+        counter(
+            &mut out,
+            "celer_scan_objects_total",
+            "Objects scanned, by resource.",
+        );
+        for (resource, s) in scans.iter() {
+            let _ = writeln!(
+                out,
+                "celer_scan_objects_total{{resource=\"{}\"}} {}",
+                escape(resource),
+                s.objects
+            );
+        }
+        counter(
+            &mut out,
+            "celer_scan_errors_total",
+            "Objects that could not be scanned, by resource.",
+        );
+        for (resource, s) in scans.iter() {
+            let _ = writeln!(
+                out,
+                "celer_scan_errors_total{{resource=\"{}\"}} {}",
+                escape(resource),
+                s.errors
+            );
+        }
+        counter(
+            &mut out,
+            "celer_scan_full_total",
+            "Full listings of a resource (start, period, policy change).",
+        );
+        for (resource, s) in scans.iter() {
+            let _ = writeln!(
+                out,
+                "celer_scan_full_total{{resource=\"{}\"}} {}",
+                escape(resource),
+                s.full_scans
+            );
+        }
+        gauge(
+            &mut out,
+            "celer_scan_duration_seconds",
+            "How long the last full listing of a resource took.",
+        );
+        for (resource, s) in scans.iter() {
+            let _ = writeln!(
+                out,
+                "celer_scan_duration_seconds{{resource=\"{}\"}} {:.3}",
+                escape(resource),
+                s.last_full_scan
+            );
+        }
+        drop(scans);
+        gauge(
+            &mut out,
+            "celer_policy_results",
+            "Current report results, by policy and result.",
+        );
+        let names = self.policies.lock().1.clone();
+        let mut results: Vec<(String, &'static str, i64)> = (self.results.lock().iter())
+            .map(|((id, status), n)| {
+                let name = names.get(*id as usize).cloned().unwrap_or_default();
+                (name, status.as_str(), *n)
+            })
+            .collect();
+        results.sort();
+        for (policy, result, n) in results {
+            let _ = writeln!(
+                out,
+                "celer_policy_results{{policy=\"{}\",result=\"{result}\"}} {n}",
+                escape(&policy)
+            );
+        }
+        gauge(
+            &mut out,
+            "celer_constraint_violations",
+            "Gatekeeper Constraint violations found by the last scans.",
+        );
+        let _ = writeln!(
+            out,
+            "celer_constraint_violations {}",
+            self.violations.load(Ordering::Relaxed)
+        );
+        counter(
+            &mut out,
+            "celer_constraint_status_writes_total",
+            "Constraint status writes.",
+        );
+        let _ = writeln!(
+            out,
+            "celer_constraint_status_writes_total {}",
+            self.constraint_writes.load(Ordering::Relaxed)
+        );
+        out
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` (ready once leading and synced, or while not
+/// leading: a standby replica is healthy) until the task is dropped.
+pub async fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!(%addr, "metrics and health listening");
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "metrics connection not accepted");
+                continue;
+            }
+        };
+        let metrics = Arc::clone(&metrics);
+        tokio::spawn(async move {
+            let service =
+                hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                    let metrics = Arc::clone(&metrics);
+                    async move { Ok::<_, Infallible>(answer(&request, &metrics)) }
+                });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
+
+fn answer(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Response<Full<Bytes>> {
+    let (status, body) = match request.uri().path() {
+        "/metrics" => (200, metrics.render()),
+        "/healthz" => (200, "ok\n".to_string()),
+        "/readyz" => {
+            let leading = metrics.leader.load(Ordering::Relaxed);
+            if !leading || metrics.is_synced() {
+                (200, "ok\n".to_string())
+            } else {
+                (503, "listing\n".to_string())
+            }
+        }
+        _ => (404, "not found\n".to_string()),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::OK);
+    response
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_counted_by_policy_and_follow_changes() {
+        let m = Metrics::default();
+        let a = m.intern("require-team");
+        let b = m.intern("ns/\"odd\"");
+        assert_eq!(m.intern("require-team"), a);
+        m.results_changed(&[], &[(a, Status::Fail), (b, Status::Pass)]);
+        m.results_changed(&[], &[(a, Status::Fail)]);
+        m.results_changed(&[(a, Status::Fail)], &[(a, Status::Pass)]);
+        let text = m.render();
+        assert!(
+            text.contains("celer_policy_results{policy=\"require-team\",result=\"fail\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("celer_policy_results{policy=\"require-team\",result=\"pass\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("celer_policy_results{policy=\"ns/\\\"odd\\\"\",result=\"pass\"} 1"),
+            "{text}"
+        );
+        m.scanned("pods", false);
+        m.full_scan("pods", 1.25);
+        m.report_write("apply");
+        let text = m.render();
+        assert!(text.contains("celer_scan_objects_total{resource=\"pods\"} 1"));
+        assert!(text.contains("celer_scan_duration_seconds{resource=\"pods\"} 1.250"));
+        assert!(text.contains("celer_report_writes_total{operation=\"apply\"} 1"));
+    }
+}
