@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use celer_cel::Json;
 use celer_policy::attributes::Operation;
 use celer_policy::engine::{self, EvalOptions};
-use celer_policy::load::{Manifest, Manifests};
-use celer_policy::lookup::{Lookup, ObjectLookup};
+use celer_policy::lookup::ObjectLookup;
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, RequestUser, review_for_subresource};
 use celer_policy::response::{Outcome, ResultKind};
 use sonic_rs::JsonValueTrait;
 
 use crate::OfflineError;
+use crate::inputs::{assume_namespace, objects, read_manifests};
 
 /// What to evaluate.
 #[derive(Debug, Clone)]
@@ -68,33 +68,10 @@ pub struct ResourceReport {
     pub assumed_namespace: Option<String>,
 }
 
-fn objects(paths: &[PathBuf], errors: &mut Vec<String>) -> Vec<Json> {
-    let mut m = Manifests::default();
-    for p in paths {
-        crate::files::read_into(&mut m, p);
-    }
-    errors.extend(m.errors.iter().map(ToString::to_string));
-    m.items
-        .into_iter()
-        .filter_map(|(source, item)| match item {
-            Manifest::Object(o) => Some(o),
-            _ => {
-                errors.push(format!(
-                    "{source}: an admission policy or binding where objects were expected"
-                ));
-                None
-            }
-        })
-        .collect()
-}
-
 /// Loads everything and evaluates each resource. Any load problem stops the run.
 pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
     let mut errors = Vec::new();
-    let mut manifests = Manifests::default();
-    for p in &input.policies {
-        crate::files::read_into(&mut manifests, p);
-    }
+    let manifests = read_manifests(&input.policies);
     let set = PolicySet::build(&manifests);
     errors.extend(set.errors.iter().map(ToString::to_string));
     let resources = objects(&input.resources, &mut errors);
@@ -158,17 +135,9 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
         let request = review
             .request()
             .map_err(|e| LoadErrors(vec![format!("resource {:?}: {e}", reference.name)]))?;
-        // A Namespace named but not supplied exists, as the API server would have it: labelled
-        // with its name only (else every namespaceSelector would fail "namespace not found").
         let namespace = request.attributes.namespace;
-        let mut assumed_namespace = None;
-        if !namespace.is_empty()
-            && matches!(lookup.namespace(namespace), Ok(None))
-            && let Ok(ns) = crate::pod_security::namespace_object(namespace)
-        {
-            lookup.push(ns);
-            assumed_namespace = Some(namespace.to_string());
-        }
+        let assumed_namespace =
+            assume_namespace(&mut lookup, namespace).then(|| namespace.to_string());
         let outcome = engine::evaluate(&set, &request, &lookup, &options);
         reports.push(ResourceReport {
             resource: reference,
