@@ -31,6 +31,9 @@ enum Command {
     /// Serve the policies as a validating and mutating admission webhook and an authorization
     /// webhook (HTTPS).
     Serve(commands::serve::ServeArgs),
+    /// Background scans, policy reports and Gatekeeper audit status on a cluster, as a
+    /// leader-elected controller.
+    Controller(commands::controller::ControllerArgs),
     /// Open-loop load generator for admission webhooks and the Kubernetes API.
     Bench(commands::bench::BenchArgs),
     /// Authorization policies offline: answer SubjectAccessReviews, print the API server's
@@ -78,6 +81,7 @@ fn run() -> ExitCode {
     match cli.command {
         Command::Cel(command) => commands::cel::run(command),
         Command::Apply(args) => commands::apply::run(args),
+        Command::Controller(args) => commands::controller::run(args),
         Command::Test(args) => commands::test::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Bench(args) => commands::bench::run(args),

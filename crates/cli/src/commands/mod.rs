@@ -4,6 +4,7 @@ pub mod apply;
 pub mod authz;
 pub mod bench;
 pub mod cel;
+pub mod controller;
 pub mod crds;
 pub mod serve;
 pub mod test;

@@ -10,11 +10,12 @@ use std::time::Duration;
 use celer_cluster::Cluster;
 use celer_cluster::constraint_crds::ConstraintCrds;
 use celer_cluster::register::{Configurations, Endpoint, Registrar, WebhookSettings};
-use celer_cluster::sources::{Document, PolicyObjects};
+use celer_cluster::sources::PolicyObjects;
 use celer_cluster::status::{Desired, Health, StatusSettings, StatusWriter};
+use celer_controller::feed::ClusterFeed;
 use celer_policy::authorization::evaluate::FailureMode;
 use celer_policy::lookup::Lookup;
-use celer_webhook::feed::{Changes, FeedDocument, PolicyFeed};
+use celer_webhook::feed::PolicyFeed;
 use celer_webhook::lookup::ClusterHooks;
 use celer_webhook::policies::{Policies, PolicySource};
 use celer_webhook::router::{DEFAULT_MAX_BODY, Limits};
@@ -523,8 +524,8 @@ fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     ))
 }
 
-/// `DURATION`: a number with a unit, `ms`, `s` or `m` (a bare number is seconds).
-fn parse_duration(text: &str) -> Result<Duration, String> {
+/// `DURATION`: a number with a unit, `ms`, `s`, `m` or `h` (a bare number is seconds).
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
         Some(i) => t.split_at(i),
@@ -537,8 +538,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => Ok(Duration::from_millis(n)),
         "s" => Ok(Duration::from_secs(n)),
         "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
+        "h" => Ok(Duration::from_secs(n.saturating_mul(3600))),
         _ => Err(format!(
-            "{text:?} is not a duration: the units are ms, s and m"
+            "{text:?} is not a duration: the units are ms, s, m and h"
         )),
     }
 }
@@ -779,27 +781,7 @@ fn replica_name() -> String {
 }
 
 /// The cluster's policy objects and ConfigMaps, as the server's feed.
-#[derive(Debug)]
-struct ClusterFeed(Arc<PolicyObjects>);
-
-impl PolicyFeed for ClusterFeed {
-    fn documents(&self) -> Vec<FeedDocument> {
-        (self.0.documents().into_iter())
-            .map(|d| match d {
-                Document::Object { origin, json } => FeedDocument::Object { origin, json },
-                Document::File { origin, text } => FeedDocument::File { origin, text },
-            })
-            .collect()
-    }
-    fn subscribe(&self) -> Changes {
-        self.0.subscribe()
-    }
-    fn is_synced(&self) -> bool {
-        self.0.is_synced()
-    }
-}
-
-fn init_logs(format: LogFormat, filter: &str) -> Result<(), String> {
+pub(crate) fn init_logs(format: LogFormat, filter: &str) -> Result<(), String> {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .map_err(|e| format!("--log-level {filter:?}: {e}"))?;
     let builder = tracing_subscriber::fmt()
@@ -848,7 +830,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                     });
                     if let Some(objects) = &objects {
                         options.feed =
-                            Some(Arc::new(ClusterFeed(Arc::clone(objects))) as Arc<dyn PolicyFeed>);
+                            Some(Arc::new(ClusterFeed::served(Arc::clone(objects))) as Arc<dyn PolicyFeed>);
                     }
                     let status = objects.filter(|_| args.cluster.policies_from_cluster).map(|objects| {
                         let writer = StatusWriter::spawn(
