@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use celer_cel::Json;
 use celer_policy::background::{ReportResult, Status, Violation};
 use celer_policy::report::{ReportFormat, report_object};
+use sonic_rs::JsonContainerTrait;
 
+use crate::OfflineError;
 use crate::apply::ObjectRef;
 use crate::scan::{ResourceScan, ScanReport, ScanSummary};
 
@@ -145,112 +147,207 @@ pub fn table(report: &ScanReport) -> String {
     out
 }
 
-fn text(s: &str) -> Json {
-    Json::from(s)
+/// The JSON text of a string.
+fn string(s: &str) -> String {
+    sonic_rs::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-fn optional(s: Option<&str>) -> Json {
-    s.map_or_else(Json::default, text)
+fn optional(s: Option<&str>) -> String {
+    s.map_or_else(|| "null".to_string(), string)
 }
 
-fn result_json(r: &ReportResult) -> Json {
-    let mut out = Json::new_object();
-    out.insert("source", text(&r.source));
-    out.insert("policy", text(&r.policy));
-    out.insert("rule", text(&r.rule));
-    out.insert("result", text(r.result.as_str()));
-    out.insert("message", text(&r.message));
-    out.insert("category", optional(r.category.as_deref()));
-    out.insert("severity", optional(r.severity.map(|s| s.as_str())));
-    out.insert("scored", Json::from(r.scored));
-    let mut properties = Json::new_object();
-    for (k, v) in &r.properties {
-        properties.insert(k, text(v));
-    }
-    out.insert("properties", properties);
-    out
+/// An object's JSON text from (key, JSON text) pairs, in this order: objects built by
+/// inserting into a parsed value do not keep their keys' order; parsed text does.
+fn object<'a>(fields: impl IntoIterator<Item = (&'a str, String)>) -> String {
+    let body: Vec<String> = (fields.into_iter())
+        .map(|(k, v)| format!("{}:{v}", string(k)))
+        .collect();
+    format!("{{{}}}", body.join(","))
 }
 
-fn violation_json(v: &Violation) -> Json {
-    let mut out = Json::new_object();
-    out.insert("template", text(&v.template));
-    out.insert("constraint", text(&v.constraint));
-    out.insert("enforcementAction", text(v.enforcement_action));
-    out.insert("message", text(&v.message));
-    out
+fn array(items: impl IntoIterator<Item = String>) -> String {
+    format!("[{}]", items.into_iter().collect::<Vec<_>>().join(","))
 }
 
-/// One resource's entry of the JSON document.
-pub fn resource_json(r: &ResourceScan) -> Json {
-    let mut resource = Json::new_object();
-    resource.insert("apiVersion", text(&r.resource.api_version));
-    resource.insert("kind", text(&r.resource.kind));
-    resource.insert("namespace", text(&r.resource.namespace));
-    resource.insert("name", text(&r.resource.name));
-    let mut out = Json::new_object();
-    out.insert("resource", resource);
-    let results: Vec<Json> = r.scan.results.iter().map(result_json).collect();
-    out.insert("results", Json::from(results));
-    let violations: Vec<Json> = r.scan.violations.iter().map(violation_json).collect();
-    out.insert("violations", Json::from(violations));
-    out.insert("blocking", Json::from(r.scan.blocking as u64));
-    out.insert("error", optional(r.error.as_deref()));
-    out
+fn result_json(r: &ReportResult) -> String {
+    object([
+        ("source", string(&r.source)),
+        ("policy", string(&r.policy)),
+        ("rule", string(&r.rule)),
+        ("result", string(r.result.as_str())),
+        ("message", string(&r.message)),
+        ("category", optional(r.category.as_deref())),
+        ("severity", optional(r.severity.map(|s| s.as_str()))),
+        ("scored", r.scored.to_string()),
+        (
+            "properties",
+            object(r.properties.iter().map(|(k, v)| (k.as_str(), string(v)))),
+        ),
+    ])
 }
 
-/// The `summary` of the JSON document.
-pub fn summary_json(s: &ScanSummary) -> Json {
-    let mut out = Json::new_object();
-    for (key, n) in [
-        ("resources", s.resources),
-        ("pass", s.pass),
-        ("fail", s.fail),
-        ("warn", s.warn),
-        ("error", s.error),
-        ("skip", s.skip),
-        ("violations", s.violations),
-        ("blocking", s.blocking),
-        ("denied", s.denied),
-        ("unscanned", s.unscanned),
-    ] {
-        out.insert(key, Json::from(n as u64));
-    }
-    out
+fn violation_json(v: &Violation) -> String {
+    object([
+        ("template", string(&v.template)),
+        ("constraint", string(&v.constraint)),
+        ("enforcementAction", string(v.enforcement_action)),
+        ("message", string(&v.message)),
+    ])
+}
+
+fn resource_json(r: &ResourceScan) -> String {
+    object([
+        (
+            "resource",
+            object([
+                ("apiVersion", string(&r.resource.api_version)),
+                ("kind", string(&r.resource.kind)),
+                ("namespace", string(&r.resource.namespace)),
+                ("name", string(&r.resource.name)),
+            ]),
+        ),
+        ("results", array(r.scan.results.iter().map(result_json))),
+        (
+            "violations",
+            array(r.scan.violations.iter().map(violation_json)),
+        ),
+        ("blocking", r.scan.blocking.to_string()),
+        ("error", optional(r.error.as_deref())),
+    ])
+}
+
+fn summary_json(s: &ScanSummary) -> String {
+    object(
+        [
+            ("resources", s.resources),
+            ("pass", s.pass),
+            ("fail", s.fail),
+            ("warn", s.warn),
+            ("error", s.error),
+            ("skip", s.skip),
+            ("violations", s.violations),
+            ("blocking", s.blocking),
+            ("denied", s.denied),
+            ("unscanned", s.unscanned),
+        ]
+        .map(|(k, n)| (k, n.to_string())),
+    )
 }
 
 /// The stable JSON document (`docs/cli.md`):
 /// `{"resources":[{"resource":{...},"results":[..],"violations":[..],"blocking":n,
-/// "error":..}],"summary":{...}}`.
-pub fn report_json(report: &ScanReport) -> Json {
-    let resources: Vec<Json> = report.resources.iter().map(resource_json).collect();
-    let mut out = Json::new_object();
-    out.insert("resources", Json::from(resources));
-    out.insert("summary", summary_json(&report.summary));
-    out
+/// "error":..}],"summary":{...}}`, keys in that order.
+pub fn report_json(report: &ScanReport) -> Result<Json, OfflineError> {
+    let text = object([
+        (
+            "resources",
+            array(report.resources.iter().map(resource_json)),
+        ),
+        ("summary", summary_json(&report.summary)),
+    ]);
+    Ok(sonic_rs::from_str(&text)?)
+}
+
+/// The order of a report object's keys, as Kyverno writes them; other keys (labels,
+/// properties) follow in name order.
+const REPORT_KEYS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "name",
+    "namespace",
+    "labels",
+    "ownerReferences",
+    "uid",
+    "scope",
+    "summary",
+    "pass",
+    "fail",
+    "warn",
+    "error",
+    "skip",
+    "results",
+    "source",
+    "policy",
+    "rule",
+    "result",
+    "scored",
+    "message",
+    "category",
+    "severity",
+    "properties",
+    "timestamp",
+    "seconds",
+    "nanos",
+];
+
+fn write_ordered(value: &Json, out: &mut String) -> Result<(), sonic_rs::Error> {
+    if let Some(map) = value.as_object() {
+        let mut entries: Vec<(&str, &Json)> = map.iter().collect();
+        entries.sort_by_key(|(k, _)| {
+            let rank = REPORT_KEYS.iter().position(|o| o == k);
+            (rank.unwrap_or(REPORT_KEYS.len()), *k)
+        });
+        out.push('{');
+        for (i, (k, v)) in entries.into_iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&string(k));
+            out.push(':');
+            write_ordered(v, out)?;
+        }
+        out.push('}');
+    } else if let Some(items) = value.as_array() {
+        out.push('[');
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_ordered(v, out)?;
+        }
+        out.push(']');
+    } else {
+        out.push_str(&sonic_rs::to_string(value)?);
+    }
+    Ok(())
 }
 
 /// The policy report object of each resource with report results (Constraint violations are
 /// no report results), stamped `seconds`.
-pub fn policy_reports(report: &ScanReport, format: ReportFormat, seconds: i64) -> Vec<Json> {
-    (report.resources.iter())
-        .filter_map(|r| policy_report(r, format, seconds))
-        .collect()
+pub fn policy_reports(
+    report: &ScanReport,
+    format: ReportFormat,
+    seconds: i64,
+) -> Result<Vec<Json>, OfflineError> {
+    let mut out = Vec::new();
+    for r in &report.resources {
+        out.extend(policy_report(r, format, seconds)?);
+    }
+    Ok(out)
 }
 
-/// [`policy_reports`] for one resource: `None` without results, or without a name.
-pub fn policy_report(r: &ResourceScan, format: ReportFormat, seconds: i64) -> Option<Json> {
-    if r.scan.results.is_empty() {
-        return None;
-    }
-    let scope = r.scope.as_ref()?;
-    Some(report_object(
+/// [`policy_reports`] for one resource: `None` without results, or without a name. Keys in
+/// the order Kyverno writes them.
+pub fn policy_report(
+    r: &ResourceScan,
+    format: ReportFormat,
+    seconds: i64,
+) -> Result<Option<Json>, OfflineError> {
+    let Some(scope) = r.scope.as_ref().filter(|_| !r.scan.results.is_empty()) else {
+        return Ok(None);
+    };
+    let report = report_object(
         format,
         scope,
         r.namespaced,
         &r.scan.results,
         MANAGED_BY,
         seconds,
-    ))
+    );
+    let mut text = String::new();
+    write_ordered(&report, &mut text)?;
+    Ok(Some(sonic_rs::from_str(&text)?))
 }
 
 /// Text for XML 1.0: markup characters escaped, characters XML cannot hold (controls other

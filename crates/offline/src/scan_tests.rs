@@ -250,7 +250,7 @@ spec:
     assert_eq!(statuses(ns), vec![("ns-owner", "fail")]);
     // Audit (the default): reported, not blocking.
     assert!(!report.denied());
-    let reports = scan_output::policy_reports(&report, ReportFormat::OpenReports, 7);
+    let reports = scan_output::policy_reports(&report, ReportFormat::OpenReports, 7).unwrap();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0]["kind"], "ClusterReport");
     assert!(reports[0]["metadata"].get("namespace").is_none());
@@ -347,7 +347,7 @@ fn long_messages_are_cut_in_tables() {
 fn the_json_document_is_stable() {
     let dir = Dir::new("json");
     let report = scan(&input(&dir)).unwrap();
-    let json = scan_output::report_json(&report);
+    let json = scan_output::report_json(&report).unwrap();
     let resources = json["resources"].as_array().unwrap();
     assert_eq!(resources.len(), 5);
     let wide = &resources[1];
@@ -395,7 +395,8 @@ fn the_json_document_is_stable() {
 fn policy_reports_are_one_per_resource_with_results() {
     let dir = Dir::new("reports");
     let report = scan(&input(&dir)).unwrap();
-    let reports = scan_output::policy_reports(&report, ReportFormat::WgPolicy, 1_700_000_000);
+    let reports =
+        scan_output::policy_reports(&report, ReportFormat::WgPolicy, 1_700_000_000).unwrap();
     // ok, wide, huge and orphan have results; nokind has none.
     assert_eq!(reports.len(), 4);
     let wide = &reports[1];
@@ -414,7 +415,7 @@ fn policy_reports_are_one_per_resource_with_results() {
     let orphan = &reports[3];
     assert_eq!(orphan["metadata"]["namespace"], "default");
     assert_eq!(orphan["scope"]["namespace"], "default");
-    let open = scan_output::policy_reports(&report, ReportFormat::OpenReports, 0);
+    let open = scan_output::policy_reports(&report, ReportFormat::OpenReports, 0).unwrap();
     assert_eq!(open[0]["kind"], "Report");
     assert_eq!(open[0]["apiVersion"], "openreports.io/v1alpha1");
 }
@@ -488,7 +489,9 @@ fn scan_object_takes_the_scope_discovery_gives() {
         vec![("max-replicas", "fail"), ("require-team", "pass")]
     );
     assert_eq!(r.scope.as_ref().unwrap().uid, "u-1");
-    let report = scan_output::policy_report(&r, ReportFormat::OpenReports, 0).unwrap();
+    let report = scan_output::policy_report(&r, ReportFormat::OpenReports, 0)
+        .unwrap()
+        .unwrap();
     assert_eq!(report["metadata"]["name"], "u-1");
     assert_eq!(report["metadata"]["ownerReferences"][0]["uid"], "u-1");
 }
@@ -543,6 +546,29 @@ fn junit_skips_skips_and_notes_warnings() {
     assert!(xml.contains(r#"<skipped message=""/>"#), "{xml}");
     // A report needs a name: none without a scope.
     assert!(
-        scan_output::policy_report(&report.resources[0], ReportFormat::OpenReports, 0).is_none()
+        scan_output::policy_report(&report.resources[0], ReportFormat::OpenReports, 0)
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn printed_documents_keep_their_keys_in_order() {
+    let dir = Dir::new("order");
+    let report = scan(&input(&dir)).unwrap();
+    let json = sonic_rs::to_string(&scan_output::report_json(&report).unwrap()).unwrap();
+    assert!(
+        json.starts_with(r#"{"resources":[{"resource":{"apiVersion":"apps/v1","kind":"Deployment","namespace":"staging","name":"ok"},"results":[{"source":"#),
+        "{json}"
+    );
+    assert!(
+        json.ends_with(r#""summary":{"resources":5,"pass":4,"fail":3,"warn":0,"error":0,"skip":0,"violations":1,"blocking":2,"denied":2,"unscanned":1}}"#),
+        "{json}"
+    );
+    let reports = scan_output::policy_reports(&report, ReportFormat::OpenReports, 3).unwrap();
+    let text = sonic_rs::to_string(&reports[1]).unwrap();
+    assert!(
+        text.starts_with(r#"{"apiVersion":"openreports.io/v1alpha1","kind":"Report","metadata":{"name":"deployment-wide","namespace":"staging","labels":{"app.kubernetes.io/managed-by":"celer"}},"scope":{"apiVersion":"apps/v1","kind":"Deployment","name":"wide","namespace":"staging"},"summary":{"pass":1,"fail":1,"warn":0,"error":0,"skip":0},"results":[{"source":"ValidatingAdmissionPolicy","policy":"max-replicas","rule":"max-replicas","result":"fail","scored":true,"message":"at most 5 replicas","properties":{"binding":"max-replicas-audit","process":"background scan"},"timestamp":{"seconds":3,"nanos":0}}"#),
+        "{text}"
     );
 }
