@@ -28,6 +28,9 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Run policy test suites (celer's format and Kyverno's kyverno-test.yaml).
     Test(commands::test::TestArgs),
+    /// Scan existing objects (files, or a cluster's, read only) with the validating policies,
+    /// as background scans do: results, policy reports, JUnit.
+    Scan(commands::scan::ScanArgs),
     /// Serve the policies as a validating and mutating admission webhook and an authorization
     /// webhook (HTTPS).
     Serve(commands::serve::ServeArgs),
@@ -83,6 +86,7 @@ fn run() -> ExitCode {
         Command::Apply(args) => commands::apply::run(args),
         Command::Controller(args) => commands::controller::run(args),
         Command::Test(args) => commands::test::run(args),
+        Command::Scan(args) => commands::scan::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Crds(args) => commands::crds::run(args),

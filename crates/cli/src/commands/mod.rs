@@ -6,5 +6,6 @@ pub mod bench;
 pub mod cel;
 pub mod controller;
 pub mod crds;
+pub mod scan;
 pub mod serve;
 pub mod test;
