@@ -350,3 +350,35 @@ fn blocking_counts_the_failures_that_would_deny_at_admission() {
     assert_eq!(out.violations[0].enforcement_action, "deny");
     assert_eq!(out.blocking, 1);
 }
+
+const REGO_AUDIT: &str = r#"
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata: {name: k8sauditshape}
+spec:
+  crd: {spec: {names: {kind: K8sAuditShape}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package k8sauditshape
+      violation[{"msg": msg}] {
+        not input.review.operation
+        not input.review.userInfo
+        msg := sprintf("%v %v/%v", [input.review.kind.kind, input.review.namespace, input.review.name])
+      }
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sAuditShape
+metadata: {name: shape}
+spec:
+  match: {kinds: [{apiGroups: [apps], kinds: [Deployment]}]}
+"#;
+
+#[test]
+fn rego_templates_see_gatekeepers_audit_review() {
+    let set = set(&[REGO_AUDIT]);
+    let out = run(&set, &deployment("web", 1, ""));
+    let messages: Vec<&str> = out.violations.iter().map(|v| v.message.as_str()).collect();
+    assert_eq!(messages, vec!["Deployment staging/web"], "{out:?}");
+    assert_eq!(out.violations[0].enforcement_action, "deny");
+}

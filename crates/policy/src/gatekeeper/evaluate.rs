@@ -210,6 +210,16 @@ impl Constraints<'_> {
 /// Gatekeeper's `input.review` for a request.
 fn rego_review(request: &FamilyRequest<'_>) -> Result<celer_rego::RegoValue, String> {
     let (ctx, attributes) = (request.ctx, &request.attributes);
+    if request.mode.background
+        && let Some(object) = request.object
+    {
+        // Gatekeeper's audit reviews the object alone.
+        let kind = sonic_rs::JsonValueTrait::get(ctx.default_cel_request(), "kind")
+            .cloned()
+            .unwrap_or_default();
+        return super::rego::audit_review(object, &kind, attributes.name, attributes.namespace)
+            .map_err(|e| format!("the object cannot be given to Rego: {e}"));
+    }
     super::rego::review(
         ctx.default_cel_request(),
         ctx.request.uid,

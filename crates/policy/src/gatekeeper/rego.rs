@@ -265,6 +265,27 @@ pub fn review(
     Ok(RegoValue::from(review))
 }
 
+/// Gatekeeper's audit review of an existing object (`unstructuredToAdmissionRequest`): its
+/// kind, name, namespace and the object; no operation, user or uid.
+pub fn audit_review(
+    object: &Json,
+    kind: &Json,
+    name: &str,
+    namespace: &str,
+) -> Result<RegoValue, ConvertError> {
+    let mut review = match value::from_json(&Json::new_object())? {
+        RegoValue::Object(fields) => (*fields).clone(),
+        _ => Default::default(),
+    };
+    review.insert(RegoValue::from("kind"), value::from_json(kind)?);
+    review.insert(RegoValue::from("object"), value::from_json(object)?);
+    review.insert(RegoValue::from("name"), RegoValue::from(name));
+    if !namespace.is_empty() {
+        review.insert(RegoValue::from("namespace"), RegoValue::from(namespace));
+    }
+    Ok(RegoValue::from(review))
+}
+
 /// `{"inventory": {"cluster": {gv: {kind: {name: obj}}}, "namespace": {ns: {gv: {kind:
 /// {name: obj}}}}}}`, as Gatekeeper's sync fills it (an object with a namespace is under
 /// `namespace`, any other under `cluster`).
