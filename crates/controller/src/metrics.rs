@@ -346,4 +346,44 @@ mod tests {
         assert!(text.contains("celer_scan_duration_seconds{resource=\"pods\"} 1.250"));
         assert!(text.contains("celer_report_writes_total{operation=\"apply\"} 1"));
     }
+
+    /// The dashboard in deploy/grafana reads only metrics that exist: the controller's (as
+    /// rendered here) or the webhook's (`celer_webhook_*`).
+    #[test]
+    fn the_dashboard_reads_metrics_that_exist() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../deploy/grafana/celer.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let m = Metrics::default();
+        m.scanned("pods", true);
+        m.full_scan("pods", 1.0);
+        m.report_write("apply");
+        let id = m.intern("p");
+        m.results_changed(&[], &[(id, Status::Fail)]);
+        let rendered = m.render();
+        let mut names = Vec::new();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while let Some(at) = text[i..].find("celer_") {
+            let start = i + at;
+            let end = (start..bytes.len())
+                .find(|&j| !(bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_'))
+                .unwrap_or(bytes.len());
+            names.push(&text[start..end]);
+            i = end;
+        }
+        assert!(names.len() > 10, "{names:?}");
+        for name in names {
+            if name.starts_with("celer_webhook_") || name == "celer_overview" {
+                continue;
+            }
+            let base = name.trim_end_matches("_bucket");
+            assert!(
+                rendered.contains(&format!("# TYPE {base} ")),
+                "the dashboard reads {name}, which the controller does not export"
+            );
+        }
+    }
 }
