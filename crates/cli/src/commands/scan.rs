@@ -14,7 +14,8 @@ use celer_offline::scan_output;
 use celer_policy::policy_set::PolicySet;
 use celer_policy::report::ReportFormat;
 use clap::{Args, ValueEnum};
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::core::GroupVersionKind;
 
 const EXIT_DENIED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
@@ -112,6 +113,8 @@ fn error(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn run(args: ScanArgs) -> ExitCode {
+    // Resources of the cluster that could not be listed: the scan is incomplete.
+    let mut unlisted = 0;
     let report = match &args.kubeconfig {
         None => {
             let input = ScanInput {
@@ -133,7 +136,10 @@ pub fn run(args: ScanArgs) -> ExitCode {
             }
             let progress = std::io::stderr().is_terminal();
             match scan_cluster(kubeconfig, &set, progress) {
-                Ok(r) => r,
+                Ok((r, n)) => {
+                    unlisted = n;
+                    r
+                }
                 Err(e) => return error(e),
             }
         }
@@ -164,7 +170,13 @@ pub fn run(args: ScanArgs) -> ExitCode {
         }
         Err(e) => return error(e),
     }
-    if report.denied() {
+    if unlisted > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: {unlisted} resource(s) could not be listed: the scan is incomplete"
+        );
+        ExitCode::from(EXIT_USAGE)
+    } else if report.denied() {
         ExitCode::from(EXIT_DENIED)
     } else {
         ExitCode::SUCCESS
@@ -241,12 +253,26 @@ impl Progress {
     }
 }
 
-/// Lists from the cluster every resource some policy of `set` may apply to, page by page,
-/// and scans each object as it comes, keeping only what it found. Namespaces and params are
-/// the cluster's (watch caches, read once synced). A resource that cannot be listed (no
-/// permission, an API that went away) is a warning; a cluster that cannot be reached, an
-/// error.
-fn scan_cluster(kubeconfig: &Path, set: &PolicySet, progress: bool) -> Result<ScanReport, String> {
+/// A Kubernetes client error in a line: the API server's message for API errors.
+fn api_error(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Lists from the cluster every resource some policy of `set` may apply to (the
+/// controller's discovery and selection), page by page, and scans each object as it comes,
+/// keeping only what it found. Namespaces and params are the cluster's (watch caches, waited
+/// for once). A resource that cannot be listed (no permission, an API that went away) is a
+/// warning, counted in the second value; a cluster that cannot be reached, an error.
+fn scan_cluster(
+    kubeconfig: &Path,
+    set: &PolicySet,
+    progress: bool,
+) -> Result<(ScanReport, usize), String> {
     let runtime = celer_webhook::runtime().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
         let client = celer_cluster::client(Some(kubeconfig))
@@ -254,27 +280,50 @@ fn scan_cluster(kubeconfig: &Path, set: &PolicySet, progress: bool) -> Result<Sc
             .map_err(|e| e.to_string())?;
         let all = targets::discover(&client)
             .await
-            .map_err(|e| format!("discovery: {e}"))?;
+            .map_err(|e| format!("discovery: {}", api_error(&e)))?;
         let selected = targets::select(set, &all);
-        let cluster = Cluster::start(client.clone(), LOOKUP_TIMEOUT);
-        cluster
-            .watch_param_kinds(celer_cluster::param_kinds([set]))
-            .await;
-        cluster.wait_synced(SYNC_TIMEOUT).await;
         let mut progress = Progress {
             enabled: progress,
             width: 0,
         };
+        let cluster = Cluster::start(client.clone(), LOOKUP_TIMEOUT);
+        cluster
+            .watch_param_kinds(celer_cluster::param_kinds([set]))
+            .await;
+        // Without the right to list Namespaces the cache never syncs: say so, do not wait.
+        let namespaces = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "Namespace"),
+            "namespaces",
+        );
+        let probe = Api::<DynamicObject>::all_with(client.clone(), &namespaces)
+            .list(&ListParams::default().limit(1))
+            .await;
+        match probe {
+            Ok(_) => {
+                progress.show("waiting for the Namespace and param caches");
+                cluster.wait_synced(SYNC_TIMEOUT).await;
+            }
+            Err(e) => progress.say(&format!(
+                "warning: cannot list namespaces ({}): policies that read Namespaces will fail",
+                api_error(&e)
+            )),
+        }
         let mut report = ScanReport::default();
+        let mut unlisted = 0;
         for target in &selected {
             if let Err(e) =
                 scan_target(&client, target, set, &cluster, &mut report, &mut progress).await
             {
-                progress.say(&format!("warning: cannot list {}: {e}", target.describe()));
+                unlisted += 1;
+                progress.say(&format!(
+                    "warning: cannot list {}: {}",
+                    target.describe(),
+                    api_error(&e)
+                ));
             }
         }
         progress.clear();
-        Ok(report)
+        Ok((report, unlisted))
     })
 }
 
