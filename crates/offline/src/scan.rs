@@ -166,12 +166,14 @@ fn placement(object: &Json, resource: Option<ScannedResource<'_>>) -> (bool, Str
 }
 
 /// Scans one object against `set`; `resource`: what discovery says of its kind (`None`
-/// guesses it from the kind). An object that cannot be scanned gives its error, not a panic.
+/// guesses it from the kind); `options`: what context functions and the `authorizer` read
+/// (none offline). An object that cannot be scanned gives its error, not a panic.
 pub fn scan_object(
     set: &PolicySet,
     object: &Json,
     resource: Option<ScannedResource<'_>>,
     lookup: &dyn Lookup,
+    options: &EvalOptions,
 ) -> ResourceScan {
     let (namespaced, namespace) = placement(object, resource);
     let mut reference = ObjectRef::of(object);
@@ -180,11 +182,10 @@ pub fn scan_object(
         s.namespace = namespace;
         s
     });
-    let (scan, error) =
-        match background::scan(set, object, resource, lookup, &EvalOptions::default()) {
-            Ok(scan) => (scan, None),
-            Err(e) => (Scan::default(), Some(e.to_string())),
-        };
+    let (scan, error) = match background::scan(set, object, resource, lookup, options) {
+        Ok(scan) => (scan, None),
+        Err(e) => (Scan::default(), Some(e.to_string())),
+    };
     ResourceScan {
         resource: reference,
         scope,
@@ -210,6 +211,8 @@ pub fn scan(input: &ScanInput) -> Result<ScanReport, LoadErrors> {
         return Err(LoadErrors(errors));
     }
     let mut lookup = ObjectLookup::new(lookup_objects);
+    // Offline: Kyverno's context functions and the `authorizer` have nothing to read.
+    let options = EvalOptions::default();
     let mut report = ScanReport {
         resources: Vec::with_capacity(resources.len()),
         summary: ScanSummary::default(),
@@ -217,7 +220,7 @@ pub fn scan(input: &ScanInput) -> Result<ScanReport, LoadErrors> {
     for object in &resources {
         let (_, namespace) = placement(object, None);
         let assumed = assume_namespace(&mut lookup, &namespace).then_some(namespace);
-        let mut scanned = scan_object(&set, object, None, &lookup);
+        let mut scanned = scan_object(&set, object, None, &lookup, &options);
         scanned.assumed_namespace = assumed;
         report.push(scanned);
     }

@@ -483,7 +483,13 @@ fn scan_object_takes_the_scope_discovery_gives() {
         resource: "deployments",
         namespaced: true,
     };
-    let r = scan_object(&set, &object, Some(resource), &lookup);
+    let r = scan_object(
+        &set,
+        &object,
+        Some(resource),
+        &lookup,
+        &EvalOptions::default(),
+    );
     assert_eq!(
         statuses(&r),
         vec![("max-replicas", "fail"), ("require-team", "pass")]

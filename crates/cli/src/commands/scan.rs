@@ -4,13 +4,16 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use celer_cluster::Cluster;
 use celer_cluster::cache::{Conversion, object_json};
+use celer_cluster::http::HttpAccess;
 use celer_controller::targets::{self, Target};
 use celer_offline::scan::{ResourceScan, ScanInput, ScanReport, load_policies, scan, scan_object};
 use celer_offline::scan_output;
+use celer_policy::engine::EvalOptions;
 use celer_policy::policy_set::PolicySet;
 use celer_policy::report::ReportFormat;
 use clap::{Args, ValueEnum};
@@ -22,6 +25,9 @@ const EXIT_USAGE: u8 = 2;
 
 /// Objects per list request on a cluster.
 const PAGE: u32 = 500;
+
+/// The most objects the context functions' caches hold (as the controller's).
+const CONTEXT_CACHE_OBJECTS: usize = 200_000;
 
 /// How long a cluster lookup (a Namespace or param not yet cached) may wait.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,8 +50,8 @@ policies with background processing on, Gatekeeper Constraints.
 
 Exit status: 0 nothing would be denied at admission; 1 some result would deny an object
 (a Deny binding or ValidatingPolicy, an Enforce ClusterPolicy rule, a deny Constraint);
-2 bad flags, a file, document or policy that cannot be loaded, or a cluster that cannot be
-reached.";
+2 bad flags, a file, document or policy that cannot be loaded, a cluster that cannot be
+reached, or a resource of the cluster that cannot be listed (the scan is incomplete).";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScanOutput {
@@ -287,6 +293,14 @@ fn scan_cluster(
             width: 0,
         };
         let cluster = Cluster::start(client.clone(), LOOKUP_TIMEOUT);
+        // Kyverno's context functions and the `authorizer` read the cluster as the
+        // controller's scans do: no Secrets, HTTP calls to the cluster's Services only.
+        let context = cluster.kyverno_context(false, HttpAccess::default(), CONTEXT_CACHE_OBJECTS);
+        let options = EvalOptions {
+            authorizer: Some(Arc::new(cluster.authorizer())),
+            kyverno_context: Some(Arc::new(context)),
+            ..EvalOptions::default()
+        };
         cluster
             .watch_param_kinds(celer_cluster::param_kinds([set]))
             .await;
@@ -311,8 +325,15 @@ fn scan_cluster(
         let mut report = ScanReport::default();
         let mut unlisted = 0;
         for target in &selected {
-            if let Err(e) =
-                scan_target(&client, target, set, &cluster, &mut report, &mut progress).await
+            if let Err(e) = scan_target(
+                &client,
+                target,
+                set,
+                (&cluster, &options),
+                &mut report,
+                &mut progress,
+            )
+            .await
             {
                 unlisted += 1;
                 progress.say(&format!(
@@ -333,7 +354,7 @@ async fn scan_target(
     client: &kube::Client,
     target: &Target,
     set: &PolicySet,
-    cluster: &Cluster,
+    (cluster, options): (&Cluster, &EvalOptions),
     report: &mut ScanReport,
     progress: &mut Progress,
 ) -> Result<(), kube::Error> {
@@ -349,7 +370,7 @@ async fn scan_target(
         let page = api.list(&params).await?;
         for object in &page.items {
             let result = match object_json(object, &resource, conversion) {
-                Ok(json) => scan_object(set, &json, Some(target.scanned()), cluster),
+                Ok(json) => scan_object(set, &json, Some(target.scanned()), cluster, options),
                 Err(e) => unconvertible(target, object, e),
             };
             if result.has_findings() {
