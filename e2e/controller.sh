@@ -22,6 +22,7 @@
 #   C8 the leader killed: the other takes over within the lease duration, writes no report
 #      again for unchanged objects, and every report is still there, none twice
 #   C9 a deleted Namespace takes its objects' reports with it
+#   C10 `celer scan --kubeconfig` (read only) finds what the controller reported
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -62,7 +63,12 @@ for name in reports.openreports.io constrainttemplates.templates.gatekeeper.sh; 
   done
 done
 
-post() { # post PATH JSON: expects 201
+mkdir -p "$work/policies"
+post() { # post PATH JSON: expects 201; policies are kept in $work/policies for celer scan
+  case "$1" in
+    */validatingadmissionpolic*|*/validatingpolicies|*/constrainttemplates|/apis/constraints.gatekeeper.sh/*)
+      printf '%s\n' "$2" > "$work/policies/$(date +%s%N).json" ;;
+  esac
   api POST "$1" "$2"
   [ "$status" = 201 ] || { echo "FAIL create $1: HTTP $status: $(message | head -c 300)"; exit 1; }
 }
@@ -148,7 +154,7 @@ else bad "C4 a deleted Deployment's report is removed" "small: $(report_of stagi
 deploy_scans="$(metric "$metrics_a" 'celer_scan_full_total{resource="deployments.apps"}')"
 post /api/v1/namespaces/staging/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"staging"},"data":{"mode":"debug"}}'
 post /apis/policies.kyverno.io/v1/validatingpolicies \
-  '{"apiVersion":"policies.kyverno.io/v1","kind":"ValidatingPolicy","metadata":{"name":"no-debug"},"spec":{"validationActions":["Audit"],"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}]},"validations":[{"expression":"object.data.mode != \"debug\"","message":"no debug mode"}]}}'
+  '{"apiVersion":"policies.kyverno.io/v1","kind":"ValidatingPolicy","metadata":{"name":"no-debug"},"spec":{"validationActions":["Audit"],"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}]},"validations":[{"expression":"!has(object.data) || !(\"mode\" in object.data) || object.data.mode != \"debug\"","message":"no debug mode"}]}}'
 cm_fails() { [ "$(report_of staging settings)" = "fail no debug mode" ]; }
 if wait_for 20 cm_fails; then
   # The rescan period (3 s) lists Deployments again on its own: compare with a margin of
@@ -212,6 +218,14 @@ if wait_for 30 b_leads; then
     ok "C8 the leader killed: b took over in ${took}s, wrote nothing again, $after_count reports kept, none twice"
   else bad "C8 the leader killed: b takes over" "took ${took}s, b wrote $b_writes, reports $before_count -> $after_count, names (all unique) $names"; fi
 else bad "C8 the leader killed: b takes over" "b not leading and synced after 30 s: $(tail -n 5 "$work/controller-b.log")"; fi
+
+scan_status=0
+"$CELER_BIN" scan --kubeconfig "$KUBECONFIG" --policy "$work/policies" -o json > "$work/scan.json" 2> "$work/scan.err" || scan_status=$?
+cm_scan="$(jq -r '.resources[] | select(.resource.name == "settings") | .results[] | "\(.result) \(.message)"' "$work/scan.json" 2>/dev/null)"
+huge_scan="$(jq -r '.resources[] | select(.resource.name == "huge") | .violations[] | .message' "$work/scan.json" 2>/dev/null)"
+if [ "$scan_status" = 0 ] && [ "$cm_scan" = "fail no debug mode" ] && [ "$huge_scan" = "too many replicas: 9" ]; then
+  ok "C10 celer scan --kubeconfig finds what the controller reported (audit-only: exit 0)"
+else bad "C10 celer scan --kubeconfig finds what the controller reported" "exit $scan_status, settings '$cm_scan', huge '$huge_scan': $(head -c 300 "$work/scan.err")"; fi
 
 api DELETE /api/v1/namespaces/staging
 staging_empty() { reports staging; [ "$(jq '.items | length' "$work/reports.json")" = 0 ]; }

@@ -319,6 +319,14 @@ fn blocks(set: &PolicySet, result: &PolicyResult, namespace: &str) -> bool {
                         && r.namespace.as_deref().is_none_or(|ns| ns == namespace)
                 })
         }
+        // Kyverno's ValidatingPolicies fail whatever their actions: Deny is what blocks.
+        PolicyKind::KyvernoValidating => {
+            result.result == ResultKind::Fail
+                && set.kyverno().validating.iter().any(|k| {
+                    k.policy.common.name == result.policy
+                        && k.actions.contains(&crate::model::ValidationAction::Deny)
+                })
+        }
         _ => result.result == ResultKind::Fail,
     }
 }

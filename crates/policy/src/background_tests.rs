@@ -382,3 +382,30 @@ fn rego_templates_see_gatekeepers_audit_review() {
     assert_eq!(messages, vec!["Deployment staging/web"], "{out:?}");
     assert_eq!(out.violations[0].enforcement_action, "deny");
 }
+
+const NAMESPACED_VPOL: &str = r#"
+apiVersion: policies.kyverno.io/v1
+kind: NamespacedValidatingPolicy
+metadata: {name: audit-names, namespace: staging}
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations:
+  - expression: "object.metadata.name.startsWith('web')"
+    message: names start with web
+"#;
+
+#[test]
+fn a_namespaced_policy_is_named_with_its_namespace_and_audit_does_not_block() {
+    let set = set(&[NAMESPACED_VPOL]);
+    let out = run(&set, &deployment("api", 1, ""));
+    let got: Vec<(&str, Status)> = out
+        .results
+        .iter()
+        .map(|r| (r.policy.as_str(), r.result))
+        .collect();
+    assert_eq!(got, vec![("staging/audit-names", Status::Fail)]);
+    assert_eq!(out.blocking, 0, "an Audit policy's failure does not block");
+}
