@@ -352,6 +352,23 @@ fn is_routing_skip(message: &str) -> bool {
     !message.contains("exception")
 }
 
+/// The exceptions a skip names, by name (Kyverno's `exceptions` property): the engine says
+/// `rule is skipped due to policy exception: ns/a, ns/b` (CEL policies) or
+/// `rule is skipped due to policy exceptions` followed by the keys (ClusterPolicy rules, as
+/// Kyverno words it).
+fn exception_names(message: &str) -> Vec<&str> {
+    let Some((_, rest)) = message.split_once("due to policy exception") else {
+        return Vec::new();
+    };
+    let rest = rest.strip_prefix('s').unwrap_or(rest);
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    (rest.split(','))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| n.rsplit('/').next().unwrap_or(n))
+        .collect()
+}
+
 fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Option<ReportResult> {
     let source = match result.kind {
         PolicyKind::Validating => "ValidatingAdmissionPolicy",
@@ -392,10 +409,8 @@ fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Opt
         _ => (String::new(), message.to_string()),
     };
     let message = if status == Status::Skip {
-        if let Some((_, names)) = message.split_once(": ") {
-            let names: Vec<&str> = (names.split(',').map(str::trim))
-                .map(|n| n.rsplit('/').next().unwrap_or(n))
-                .collect();
+        let names = exception_names(&message);
+        if !names.is_empty() {
             properties.insert("exceptions".to_string(), names.join(","));
         }
         String::new()

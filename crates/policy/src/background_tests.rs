@@ -409,3 +409,16 @@ fn a_namespaced_policy_is_named_with_its_namespace_and_audit_does_not_block() {
     assert_eq!(got, vec![("staging/audit-names", Status::Fail)]);
     assert_eq!(out.blocking, 0, "an Audit policy's failure does not block");
 }
+
+#[test]
+fn skips_name_their_exceptions() {
+    assert_eq!(
+        exception_names("rule is skipped due to policy exception: ns/a, ns/b"),
+        vec!["a", "b"]
+    );
+    assert_eq!(
+        exception_names("rule is skipped due to policy exceptionskyverno/mynewpolex"),
+        vec!["mynewpolex"]
+    );
+    assert!(exception_names("matchConditions not met").is_empty());
+}
