@@ -41,8 +41,10 @@ mkdir -p "$work"
 source "$here/lib.sh"
 
 chainsaw_pid=""
+controller_pid=""
 cleanup() {
   [ -n "$chainsaw_pid" ] && kill "$chainsaw_pid" 2>/dev/null
+  [ -n "$controller_pid" ] && kill -TERM "$controller_pid" 2>/dev/null
   stop_celer TERM
   if [ "${CELER_E2E_KEEP:-}" != 1 ]; then
     "$here/control-plane.sh" down
@@ -135,7 +137,18 @@ if [ -n "$host_ip" ]; then
   [ "$status" = 201 ] || { echo "FAIL EndpointSlice for kyverno-svc: HTTP $status: $(message | head -c 300)"; exit 1; }
   echo "celer is kyverno/kyverno-svc at $host_ip:$celer_port"
 fi
+# Kyverno's reports controller: `celer controller`, writing the report kind Kyverno writes by
+# default (wgpolicyk8s.io; OpenReports for the openreports folder, as Kyverno's CI runs it
+# with --openreportsEnabled), labelled as Kyverno labels them.
+report_format=wgpolicy
+for f in "${folders[@]}"; do [ "$f" = openreports ] && report_format=openreports; done
+setsid "$CELER_BIN" controller --kubeconfig "$KUBECONFIG" --policies-from-cluster \
+  --report-format "$report_format" --report-managed-by kyverno --lease-namespace kyverno \
+  --metrics-addr off --log-level info > "$work/controller.log" 2>&1 < /dev/null &
+controller_pid=$!
+disown "$controller_pid"
 echo "celer serves on port $celer_port (log: $celer_log), set up in $(( $(date +%s) - started ))s"
+echo "celer controller writes $report_format reports (log: $work/controller.log)"
 
 echo "--- chainsaw $("$chainsaw" version 2>/dev/null | awk '/Version/ {print $2}') over ${folders[*]}"
 t0=$(date +%s)

@@ -253,6 +253,12 @@ impl Writer {
                     .and_then(|b| b.get("enabled"))
                     .and_then(|e| e.as_bool())
                     .unwrap_or(true);
+                let admission = (object.object.get("spec"))
+                    .and_then(|s| s.get("evaluation"))
+                    .and_then(|e| e.get("admission"))
+                    .and_then(|b| b.get("enabled"))
+                    .and_then(|e| e.as_bool())
+                    .unwrap_or(true);
                 let autogen = match kind {
                     "ValidatingPolicy" | "NamespacedValidatingPolicy" => {
                         Some(autogen_of(&object.object, false))
@@ -282,8 +288,13 @@ impl Writer {
                     false => None,
                 };
                 let has_autogen = configs.is_some_and(|c| !c.is_empty());
-                let mut status =
-                    kyverno_cel_status(&self.settings, health, missing.as_deref(), has_autogen);
+                let mut status = kyverno_cel_status(
+                    &self.settings,
+                    health,
+                    missing.as_deref(),
+                    has_autogen,
+                    admission,
+                );
                 if let Some(autogen) = autogen {
                     status["autogen"] = autogen;
                 }
@@ -363,12 +374,14 @@ fn autogen_of(object: &Json, mutating: bool) -> Value {
 type PermissionKey = (String, String, String, String);
 
 /// `missing`: the permissions a background scan lacks; `None` when the policy does not run in
-/// the background.
+/// the background. `admission`: `evaluation.admission.enabled`; without admission no webhook
+/// is configured for the policy and Kyverno writes no `WebhookConfigured` condition.
 fn kyverno_cel_status(
     settings: &StatusSettings,
     health: &Health,
     missing: Option<&[String]>,
     has_autogen: bool,
+    admission: bool,
 ) -> Value {
     let webhook = match (health, settings.registers_webhooks) {
         (Health::LeftOut(reasons), _) => {
@@ -417,10 +430,14 @@ fn kyverno_cel_status(
             ),
         )
     };
+    let conditions = match (health, admission) {
+        (Health::Served, false) => vec![rbac],
+        _ => vec![webhook, rbac],
+    };
     json!({
         "conditionStatus": {
             "ready": *health == Health::Served,
-            "conditions": [webhook, rbac],
+            "conditions": conditions,
         }
     })
 }
@@ -740,7 +757,7 @@ mod tests {
             registers_webhooks: true,
             reports_user: None,
         };
-        let status = kyverno_cel_status(&settings, &Health::Served, Some(&[]), false);
+        let status = kyverno_cel_status(&settings, &Health::Served, Some(&[]), false, true);
         assert_eq!(
             status,
             json!({"conditionStatus": {"ready": true, "conditions": [
@@ -749,7 +766,7 @@ mod tests {
             ]}})
         );
         // A policy that does not run in the background needs no read permission.
-        let off = kyverno_cel_status(&settings, &Health::Served, None, false);
+        let off = kyverno_cel_status(&settings, &Health::Served, None, false, true);
         assert_eq!(
             off["conditionStatus"]["conditions"][1]["message"],
             "Background scanning disabled; reporting permissions not required."
@@ -760,6 +777,7 @@ mod tests {
             &Health::LeftOut(vec!["expression does not compile".to_string()]),
             Some(&missing),
             false,
+            true,
         );
         assert_eq!(left_out["conditionStatus"]["ready"], false);
         assert_eq!(
@@ -770,8 +788,16 @@ mod tests {
             left_out["conditionStatus"]["conditions"][1]["message"],
             "Policy is not ready for reporting, missing permissions: list apps/v1, Resource=deployments: ."
         );
+        // Without admission, no webhook: only the reporting condition.
+        let background_only =
+            kyverno_cel_status(&settings, &Health::Served, Some(&[]), false, false);
+        let conditions = background_only["conditionStatus"]["conditions"]
+            .as_array()
+            .unwrap();
+        assert_eq!(conditions.len(), 1);
+        assert_eq!(conditions[0]["type"], "RBACPermissionsGranted");
         // With autogen'd configs, Kyverno says where to grant a custom workload's rights.
-        let autogen = kyverno_cel_status(&settings, &Health::Served, Some(&missing), true);
+        let autogen = kyverno_cel_status(&settings, &Health::Served, Some(&missing), true, true);
         let message = autogen["conditionStatus"]["conditions"][1]["message"]
             .as_str()
             .unwrap_or_default();

@@ -397,7 +397,7 @@ fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Opt
     properties.insert("process".to_string(), "background scan".to_string());
     let (rule, message) = match result.kind {
         PolicyKind::Validating => {
-            if let Some(binding) = &result.binding {
+            if let Some(binding) = result.binding.as_ref().filter(|b| !b.is_empty()) {
                 properties.insert("binding".to_string(), binding.to_string());
             }
             (result.policy.to_string(), message.to_string())

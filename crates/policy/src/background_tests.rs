@@ -422,3 +422,23 @@ fn skips_name_their_exceptions() {
     );
     assert!(exception_names("matchConditions not met").is_empty());
 }
+
+#[test]
+fn an_unbound_native_policy_is_scanned_alone_as_kyverno_scans_it() {
+    let unbound = REPLICAS_VAP.split("---").next().unwrap();
+    let set = set(&[unbound]);
+    let out = run(&set, &deployment("big", 7, ""));
+    assert_eq!(out.results.len(), 1, "{out:?}");
+    assert_eq!(out.results[0].result, Status::Fail);
+    assert!(!out.results[0].properties.contains_key("binding"));
+    assert!(may_scan(
+        &set,
+        ScannedResource {
+            group: "apps",
+            version: "v1",
+            resource: "deployments",
+            namespaced: true
+        },
+        "Deployment"
+    ));
+}

@@ -43,7 +43,7 @@ pub(crate) fn validate(
 ) {
     let request = FamilyRequest::on_object(ctx, object, mode);
     family::run(
-        &ValidatingPolicies(&set.validating, equivalents),
+        &ValidatingPolicies(&set.validating, equivalents, mode.background),
         &request,
         outcome,
     );
@@ -57,8 +57,20 @@ struct Denied {
     reason: String,
 }
 
-/// ValidatingAdmissionPolicies with their bindings.
-struct ValidatingPolicies<'s>(&'s Family<ValidatingPolicy>, &'s EquivalentResources);
+/// ValidatingAdmissionPolicies with their bindings; `true` in background scans.
+struct ValidatingPolicies<'s>(&'s Family<ValidatingPolicy>, &'s EquivalentResources, bool);
+
+/// The binding an unbound policy is scanned under: no name, no further match, no params.
+static UNBOUND: std::sync::LazyLock<[Binding; 1]> = std::sync::LazyLock::new(|| {
+    [Binding {
+        name: Name::from(""),
+        policy_name: String::new(),
+        param_ref: None,
+        param_selector: None,
+        match_resources: None,
+        validation_actions: vec![crate::model::ValidationAction::Deny],
+    }]
+});
 
 /// What the policies gather over one request; the activation memory and result vectors are
 /// reused by every invocation.
@@ -119,9 +131,14 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
         self.0.policies.is_empty()
     }
 
-    /// A policy without a binding applies to nothing.
+    /// A policy without a binding applies to nothing; in background scans it is evaluated
+    /// alone (as bound with no further match, reported under no binding), as Kyverno's
+    /// scans do.
     fn policy(&self, id: u32) -> Option<(&ValidatingPolicy, &[Binding])> {
-        self.0.bound(id)
+        self.0.bound(id).or_else(|| {
+            let policy = self.0.policies.get(id as usize).filter(|_| self.2)?;
+            Some((&**policy, UNBOUND.as_slice()))
+        })
     }
 
     fn start<'a>(&'a self, _request: &FamilyRequest<'a>) -> Result<PoliciesState, EngineError> {
