@@ -8,7 +8,7 @@
 //! objects' bytes. A resource with no result has no report; a resource deleted loses its
 //! report at once (and the garbage collector removes it anyway through the owner reference).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -33,6 +33,8 @@ pub struct ReportSettings {
     pub managed_by: String,
     /// Writes per second at most (creates, updates and deletes alike).
     pub writes_per_second: u32,
+    /// Writes in flight at once (each waits for the API server's answer).
+    pub concurrent_writes: usize,
     /// The field manager of server-side apply.
     pub field_manager: String,
 }
@@ -42,7 +44,8 @@ pub struct ReportSettings {
 enum Desired {
     Report {
         scope: ReportScope,
-        results: Vec<ReportResult>,
+        /// Shared with every other report that has the same result ([`Interned`]).
+        results: Box<[Arc<ReportResult>]>,
         hash: u64,
     },
     Absent,
@@ -55,6 +58,9 @@ struct Entry {
     /// What to write next, when it differs from what is written.
     pending: Option<Desired>,
     queued: bool,
+    /// A write of this report is under way: another waits for it (two writes of one report
+    /// at once could land in either order).
+    in_flight: bool,
     /// Seen by this session's scans (reports left unseen after every listing are orphans).
     seen: bool,
 }
@@ -65,12 +71,41 @@ struct State {
     queue: VecDeque<ReportKey>,
 }
 
-/// The writer: desires from the scanners, writes from one task.
+/// Results shared between the reports waiting to be written: most results are the same for
+/// many resources (a policy's pass, a common failure), so a queue of thousands of reports
+/// holds each distinct result once. Results no report holds any more are swept as the pool
+/// grows.
+#[derive(Debug, Default)]
+struct Interned {
+    pool: HashSet<Arc<ReportResult>>,
+    /// The pool's size after the last sweep: the next sweep comes at twice that.
+    swept_at: usize,
+}
+
+impl Interned {
+    fn intern(&mut self, result: ReportResult) -> Arc<ReportResult> {
+        if let Some(shared) = self.pool.get(&result) {
+            return Arc::clone(shared);
+        }
+        if self.pool.len() >= self.swept_at.saturating_mul(2).max(4096) {
+            self.pool.retain(|r| Arc::strong_count(r) > 1);
+            self.swept_at = self.pool.len();
+        }
+        let shared = Arc::new(result);
+        self.pool.insert(Arc::clone(&shared));
+        shared
+    }
+}
+
+/// The writer: desires from the scanners, writes from a few tasks at a bounded rate.
 pub struct ReportWriter {
     client: Client,
     settings: ReportSettings,
     state: Mutex<State>,
+    interned: Mutex<Interned>,
     wake: Notify,
+    /// When the next write may start (the rate limit, shared by the write tasks).
+    next_write: Mutex<tokio::time::Instant>,
     metrics: Arc<Metrics>,
 }
 
@@ -91,7 +126,9 @@ impl ReportWriter {
             client,
             settings,
             state: Mutex::new(State::default()),
+            interned: Mutex::new(Interned::default()),
             wake: Notify::new(),
+            next_write: Mutex::new(tokio::time::Instant::now()),
             metrics,
         })
     }
@@ -160,6 +197,10 @@ impl ReportWriter {
             Desired::Absent
         } else {
             let hash = report::content_hash(&results);
+            let results = {
+                let mut interned = self.interned.lock();
+                results.into_iter().map(|r| interned.intern(r)).collect()
+            };
             Desired::Report {
                 scope,
                 results,
@@ -236,32 +277,75 @@ impl ReportWriter {
             .count()
     }
 
-    /// Writes queued reports until the writer is dropped, at most `writes_per_second`.
+    /// Writes queued reports until the writer is dropped: `concurrent_writes` tasks, at most
+    /// `writes_per_second` writes started per second between them.
     pub async fn run(self: Arc<Self>) {
+        let workers = (0..self.settings.concurrent_writes.max(1)).map(|_| Arc::clone(&self).work());
+        futures_util::future::join_all(workers).await;
+    }
+
+    /// Waits for this write's turn under the rate limit.
+    async fn turn(&self) {
         let pause = Duration::from_secs(1) / self.settings.writes_per_second.max(1);
+        let at = {
+            let mut next = self.next_write.lock();
+            let at = (*next).max(tokio::time::Instant::now());
+            *next = at + pause;
+            at
+        };
+        tokio::time::sleep_until(at).await;
+    }
+
+    async fn work(self: Arc<Self>) {
         loop {
             let next = {
                 let mut state = self.state.lock();
+                let state = &mut *state;
                 let key = state.queue.pop_front();
                 self.metrics.set_queue_depth(state.queue.len());
-                key.and_then(|key| {
-                    let entry = state.entries.get_mut(&key)?;
-                    entry.queued = false;
-                    let desired = entry.pending.take()?;
-                    Some((key, desired))
-                })
-            };
-            let Some((key, desired)) = next else {
-                if self.queued() == 0 {
-                    self.wake.notified().await;
+                match key {
+                    None => Next::Idle,
+                    Some(key) => match state.entries.get_mut(&key) {
+                        // Written by another task now: after it.
+                        Some(entry) if entry.in_flight => {
+                            state.queue.push_back(key);
+                            Next::Busy
+                        }
+                        Some(entry) => {
+                            entry.queued = false;
+                            match entry.pending.take() {
+                                Some(desired) => {
+                                    entry.in_flight = true;
+                                    Next::Write(key, desired)
+                                }
+                                None => Next::Busy,
+                            }
+                        }
+                        None => Next::Busy,
+                    },
                 }
-                continue;
             };
+            let (key, desired) = match next {
+                Next::Write(key, desired) => (key, desired),
+                Next::Busy => {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                }
+                Next::Idle => {
+                    self.wake.notified().await;
+                    continue;
+                }
+            };
+            self.turn().await;
             let written = match &desired {
                 Desired::Report { hash, .. } => Some(*hash),
                 Desired::Absent => None,
             };
-            match self.write(&key, &desired).await {
+            let outcome = self.write(&key, &desired).await;
+            if let Some(entry) = self.state.lock().entries.get_mut(&key) {
+                entry.in_flight = false;
+            }
+            match outcome {
                 Ok(()) => {
                     let mut state = self.state.lock();
                     if let Some(entry) = state.entries.get_mut(&key) {
@@ -275,7 +359,10 @@ impl ReportWriter {
                     // The namespace is being deleted (or the report kind is not installed):
                     // nothing to keep.
                     tracing::debug!(namespace = %key.0, name = %key.1, "report not written: its namespace or kind is gone");
-                    self.state.lock().entries.remove(&key);
+                    let mut state = self.state.lock();
+                    if state.entries.get(&key).is_some_and(|e| e.pending.is_none()) {
+                        state.entries.remove(&key);
+                    }
                 }
                 Err(WriteError::Retry(e)) => {
                     tracing::warn!(namespace = %key.0, name = %key.1, error = %e, "report not written; retrying");
@@ -283,7 +370,6 @@ impl ReportWriter {
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
-            tokio::time::sleep(pause).await;
         }
     }
 
@@ -344,6 +430,14 @@ impl ReportWriter {
     }
 }
 
+/// What a write task found in the queue.
+enum Next {
+    Write(ReportKey, Desired),
+    /// Nothing to write for that key now (written meanwhile, or by another task).
+    Busy,
+    Idle,
+}
+
 enum WriteError {
     /// Not to be retried: the namespace is terminating or gone, the kind not installed.
     Gone,
@@ -360,5 +454,48 @@ fn classify(e: kube::Error) -> WriteError {
             WriteError::Gone
         }
         _ => WriteError::Retry(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use celer_policy::background::Status;
+
+    use super::*;
+
+    fn result(policy: &str) -> ReportResult {
+        ReportResult {
+            source: "ValidatingAdmissionPolicy".to_string(),
+            policy: policy.to_string(),
+            rule: policy.to_string(),
+            result: Status::Pass,
+            message: String::new(),
+            category: None,
+            severity: None,
+            scored: true,
+            properties: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn equal_results_are_held_once_and_unheld_ones_swept() {
+        let mut interned = Interned::default();
+        let a = interned.intern(result("a"));
+        let again = interned.intern(result("a"));
+        assert!(Arc::ptr_eq(&a, &again));
+        drop((a, again));
+        // Thousands of results held by nobody: the pool does not keep them all.
+        for i in 0..10_000 {
+            let _ = interned.intern(result(&format!("p{i}")));
+        }
+        assert!(interned.pool.len() < 5_000, "{}", interned.pool.len());
+        let held = interned.intern(result("kept"));
+        for i in 0..10_000 {
+            let _ = interned.intern(result(&format!("q{i}")));
+        }
+        assert!(interned.pool.contains(&*held));
     }
 }

@@ -4,6 +4,7 @@
 //! ClusterPolicyReport, which share the shape. Results carry no timestamp until written
 //! ([`report_object`] stamps them), so that the same scan gives the same [`content_hash`].
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
@@ -118,7 +119,7 @@ pub fn content_hash(results: &[ReportResult]) -> u64 {
 }
 
 /// Counts by status, as the report's `summary`.
-pub fn summary(results: &[ReportResult]) -> [(Status, u64); 5] {
+pub fn summary<R: Borrow<ReportResult>>(results: &[R]) -> [(Status, u64); 5] {
     let mut counts = [
         (Status::Pass, 0),
         (Status::Fail, 0),
@@ -127,6 +128,7 @@ pub fn summary(results: &[ReportResult]) -> [(Status, u64); 5] {
         (Status::Skip, 0),
     ];
     for r in results {
+        let r = r.borrow();
         if let Some(c) = counts.iter_mut().find(|(s, _)| *s == r.result) {
             c.1 += 1;
         }
@@ -140,11 +142,11 @@ fn text(s: &str) -> Json {
 
 /// The report object for `scope`'s results, owned by the resource (when it has a uid) so that
 /// the garbage collector removes it with the resource. `seconds`: the results' timestamp.
-pub fn report_object(
+pub fn report_object<R: Borrow<ReportResult>>(
     format: ReportFormat,
     scope: &ReportScope,
     namespaced: bool,
-    results: &[ReportResult],
+    results: &[R],
     managed_by: &str,
     seconds: i64,
 ) -> Json {
@@ -180,7 +182,7 @@ pub fn report_object(
     }
     let list = Json::from(
         (results.iter())
-            .map(|r| result_json(r, seconds))
+            .map(|r| result_json(r.borrow(), seconds))
             .collect::<Vec<_>>(),
     );
     let mut report = Json::new_object();

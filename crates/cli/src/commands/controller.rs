@@ -95,6 +95,10 @@ pub struct ControllerArgs {
     #[arg(long, env = "CELER_REPORT_WRITES_PER_SECOND", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub report_writes_per_second: u32,
 
+    /// Report writes in flight at once.
+    #[arg(long, env = "CELER_REPORT_CONCURRENT_WRITES", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub report_concurrent_writes: u16,
+
     /// How often every scanned resource is listed and scanned again.
     #[arg(long, env = "CELER_RESCAN_INTERVAL", default_value = "1h", value_parser = parse_duration)]
     pub rescan_interval: Duration,
@@ -194,6 +198,7 @@ pub fn run(args: ControllerArgs) -> ExitCode {
             },
             managed_by: args.report_managed_by.clone(),
             writes_per_second: args.report_writes_per_second,
+            concurrent_writes: usize::from(args.report_concurrent_writes),
             field_manager: "celer-controller".to_string(),
         },
         rescan: args.rescan_interval,
