@@ -264,7 +264,15 @@ pub fn object_json(
     resource: &ApiResource,
     options: Conversion,
 ) -> Result<Json, String> {
-    let mut object = object.clone();
+    object_json_owned(object.clone(), resource, options)
+}
+
+/// [`object_json`] of an object the caller gives up (no copy is made).
+pub fn object_json_owned(
+    mut object: DynamicObject,
+    resource: &ApiResource,
+    options: Conversion,
+) -> Result<Json, String> {
     if options.strip_managed_fields {
         object.metadata.managed_fields = None;
     }

@@ -393,7 +393,9 @@ fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Opt
         Some(ns) => format!("{ns}/{}", result.policy),
         None => result.policy.to_string(),
     };
-    let mut properties = BTreeMap::new();
+    let mut properties: BTreeMap<String, String> = (result.properties.iter())
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
     properties.insert("process".to_string(), "background scan".to_string());
     let (rule, message) = match result.kind {
         PolicyKind::Validating => {

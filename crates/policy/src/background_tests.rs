@@ -442,3 +442,41 @@ fn an_unbound_native_policy_is_scanned_alone_as_kyverno_scans_it() {
         "Deployment"
     ));
 }
+
+const RESTRICTED: &str = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: podsecurity-subrule-restricted
+  annotations: {policies.kyverno.io/category: Pod Security, policies.kyverno.io/severity: medium}
+spec:
+  background: true
+  rules:
+  - name: restricted
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      failureAction: Audit
+      podSecurity: {level: restricted, version: latest}
+"#;
+
+#[test]
+fn pod_security_failures_name_their_controls_and_images() {
+    let set = set(&[RESTRICTED]);
+    let pod: Json = sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"badpod01","namespace":"staging"},
+        "spec":{"containers":[{"name":"container01","image":"dummyimagename",
+        "securityContext":{"allowPrivilegeEscalation":false,"runAsNonRoot":true,
+        "seccompProfile":{"type":"RuntimeDefault"}}}]}}"#,
+    )
+    .unwrap();
+    let out = run(&set, &pod);
+    let r = &out.results[0];
+    assert_eq!(r.result, Status::Fail);
+    assert_eq!(r.properties["controls"], "capabilities_restricted");
+    assert_eq!(
+        r.properties["controlsJSON"],
+        r#"[{"ID":"capabilities_restricted","Name":"Capabilities","Images":["docker.io/dummyimagename:latest"]}]"#
+    );
+    assert_eq!(r.properties["standard"], "restricted");
+    assert_eq!(r.properties["version"], "latest");
+}

@@ -204,6 +204,9 @@ pub struct PolicyResult {
     pub binding: Option<Name>,
     pub result: ResultKind,
     pub message: Option<Cow<'static, str>>,
+    /// What policy reports add to the result (a podSecurity rule's failed controls); empty
+    /// for most, without an allocation.
+    pub properties: Vec<(&'static str, String)>,
 }
 
 impl PolicyResult {
@@ -220,6 +223,7 @@ impl PolicyResult {
             binding: binding.map(Name::from),
             result,
             message: message.map(Cow::Owned),
+            properties: Vec::new(),
         }
     }
 
@@ -237,6 +241,7 @@ impl PolicyResult {
             binding: binding.cloned(),
             result,
             message: message.map(Cow::Owned),
+            properties: Vec::new(),
         }
     }
 
@@ -255,6 +260,7 @@ impl PolicyResult {
             binding: binding.cloned(),
             result,
             message: Some(Cow::Borrowed(message)),
+            properties: Vec::new(),
         }
     }
 }

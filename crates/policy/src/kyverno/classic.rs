@@ -717,6 +717,7 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
             None => None,
         };
         let exceptions = self.matched_exceptions(r, state, request, context.as_ref());
+        let mut properties = Vec::new();
         let result = match &r.body {
             RuleBody::Cel(_)
             | RuleBody::Pattern(_)
@@ -736,7 +737,15 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
                 ))
             }
             RuleBody::Cel(cel) => Some(evaluate_cel(cel, r.rule.as_str(), state, request)),
-            RuleBody::PodSecurity(rule) => evaluate_pod_security(r, rule, &exceptions, request),
+            RuleBody::PodSecurity(rule) => {
+                match evaluate_pod_security(r, rule, &exceptions, request) {
+                    Some((kind, message, found)) => {
+                        properties = found;
+                        Some((kind, message))
+                    }
+                    None => None,
+                }
+            }
             RuleBody::Pattern(rule) => {
                 pattern_rule::evaluate(r, rule, request, state.namespace.as_deref())
             }
@@ -761,6 +770,9 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
             return Ok(());
         };
         record(r, kind, message, state, outcome);
+        if let Some(last) = outcome.results.last_mut() {
+            last.properties = properties;
+        }
         Ok(())
     }
 
@@ -987,7 +999,7 @@ fn evaluate_pod_security(
     rule: &PodSecurityRule,
     exceptions: &[&ClassicExceptionRule],
     request: &FamilyRequest<'_>,
-) -> Option<(ResultKind, String)> {
+) -> Option<(ResultKind, String, Vec<(&'static str, String)>)> {
     let a = &request.attributes;
     if a.operation == crate::attributes::Operation::Delete {
         return None;
@@ -997,6 +1009,7 @@ fn evaluate_pod_security(
         return Some((
             ResultKind::Skip,
             format!("rule is skipped due to policy exception {}", e.key),
+            Vec::new(),
         ));
     }
     let controls: Vec<&Exclusion> = exceptions
@@ -1014,6 +1027,7 @@ fn evaluate_pod_security(
         Verdict::Pass => (
             ResultKind::Pass,
             format!("Validation rule '{}' passed.", r.rule),
+            Vec::new(),
         ),
         Verdict::Exempted => {
             let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
@@ -1023,10 +1037,11 @@ fn evaluate_pod_security(
                     "rule is skipped due to policy exceptions {}",
                     keys.join(", ")
                 ),
+                Vec::new(),
             )
         }
-        Verdict::Error(m) => (ResultKind::Error, m),
-        Verdict::Fail(m) => {
+        Verdict::Error(m) => (ResultKind::Error, m, Vec::new()),
+        Verdict::Fail(m, properties) => {
             // An UPDATE of an object that already failed is not refused by an Enforce rule
             // that allows existing violations.
             let old_fails = r.enforce
@@ -1036,7 +1051,7 @@ fn evaluate_pod_security(
                 && a.old_object.is_some_and(|old| {
                     matches!(
                         pod_security::evaluate(rule, r.rule.as_str(), kind, old, matched),
-                        Verdict::Fail(_)
+                        Verdict::Fail(..)
                     )
                 });
             if old_fails {
@@ -1044,9 +1059,10 @@ fn evaluate_pod_security(
                     ResultKind::Skip,
                     "skipping the rule evaluation as pre-existing violations are allowed"
                         .to_string(),
+                    Vec::new(),
                 )
             } else {
-                (ResultKind::Fail, m)
+                (ResultKind::Fail, m, properties)
             }
         }
     })

@@ -170,8 +170,9 @@ pub enum Verdict {
     Pass,
     /// Failing checks remained, and matched PolicyExceptions exempted all of them.
     Exempted,
-    /// Kyverno's message: the rule, the level, the failing checks and their field errors.
-    Fail(String),
+    /// Kyverno's message: the rule, the level, the failing checks and their field errors;
+    /// and the report properties naming them ([`failure_properties`]).
+    Fail(String, Vec<(&'static str, String)>),
     Error(String),
 }
 
@@ -239,12 +240,116 @@ pub fn evaluate(
         }
     }
     convert_fields(&mut checks, kind);
-    Verdict::Fail(format!(
-        "Validation rule '{rule_name}' failed. It violates PodSecurity \"{}:{}\": {}",
-        rule.level,
-        rule.version,
-        format_checks(&checks)
-    ))
+    let properties = failure_properties(rule, &checks, &spec);
+    Verdict::Fail(
+        format!(
+            "Validation rule '{rule_name}' failed. It violates PodSecurity \"{}:{}\": {}",
+            rule.level,
+            rule.version,
+            format_checks(&checks)
+        ),
+        properties,
+    )
+}
+
+/// The report properties of a failure, as Kyverno adds them (`addPodSecurityProperties`):
+/// `standard` and `version`, `controls` (the failing checks' IDs) and `controlsJSON` (each
+/// with its control's name and the images of the containers its detail names).
+fn failure_properties(
+    rule: &PodSecurityRule,
+    checks: &[CheckResult],
+    spec: &Json,
+) -> Vec<(&'static str, String)> {
+    let mut json = String::from("[");
+    for (i, check) in checks.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        let name = (CONTROLS.iter())
+            .find(|(_, ids)| ids.contains(&check.id))
+            .map(|(name, _)| *name)
+            .unwrap_or_default();
+        json.push_str("{\"ID\":");
+        crate::engine::push_json_string(&mut json, check.id);
+        json.push_str(",\"Name\":");
+        crate::engine::push_json_string(&mut json, name);
+        json.push_str(",\"Images\":");
+        match detail_containers(&check.forbidden_detail) {
+            None => json.push_str("null"),
+            Some(names) => {
+                json.push('[');
+                for (j, container) in names.iter().enumerate() {
+                    if j > 0 {
+                        json.push(',');
+                    }
+                    let image = container_image(spec, container)
+                        .map(kyverno_image)
+                        .unwrap_or_else(|| container.to_string());
+                    crate::engine::push_json_string(&mut json, &image);
+                }
+                json.push(']');
+            }
+        }
+        json.push('}');
+    }
+    json.push(']');
+    let ids: Vec<&str> = checks.iter().map(|c| c.id).collect();
+    vec![
+        ("controls", ids.join(",")),
+        ("controlsJSON", json),
+        ("standard", rule.level.clone()),
+        ("version", rule.version.clone()),
+    ]
+}
+
+/// The containers a check's detail names (`container "a"`, `containers "a", "b"`, `pod or
+/// container "a"`): the text between `container(s)` and `must`, quotes and spaces removed.
+fn detail_containers(detail: &str) -> Option<Vec<String>> {
+    let at = detail.find("container")?;
+    let rest = &detail[at + "container".len()..];
+    let rest = rest.strip_prefix('s').unwrap_or(rest);
+    let end = rest.find("must")?;
+    let names: String = rest[..end]
+        .chars()
+        .filter(|c| *c != '"' && *c != ' ')
+        .collect();
+    Some(names.split(',').map(str::to_string).collect())
+}
+
+/// The image of the container (or init or ephemeral container) of that name.
+fn container_image<'j>(spec: &'j Json, name: &str) -> Option<&'j str> {
+    ["containers", "initContainers", "ephemeralContainers"]
+        .iter()
+        .filter_map(|list| spec.get(list).and_then(|l| l.as_array()))
+        .flat_map(|l| l.iter())
+        .find(|c| c.get("name").and_then(|n| n.as_str()) == Some(name))
+        .and_then(|c| c.get("image").and_then(|i| i.as_str()))
+}
+
+/// An image as Kyverno's `ImageInfo.String()` writes it: the registry (`docker.io` when the
+/// reference names none), the path as written, then `@digest` or `:tag` (`latest` when none).
+fn kyverno_image(image: &str) -> String {
+    let (name, digest) = match image.split_once('@') {
+        Some((n, d)) => (n, Some(d)),
+        None => (image, None),
+    };
+    let (domain, path) = match name.split_once('/') {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            (first, rest)
+        }
+        _ => ("docker.io", name),
+    };
+    let last_slash = path.rfind('/').map_or(0, |i| i + 1);
+    let (path, tag) = match path[last_slash..].rfind(':') {
+        Some(i) => (&path[..last_slash + i], &path[last_slash + i + 1..]),
+        None => (path, "latest"),
+    };
+    match digest {
+        Some(d) => format!("{domain}/{path}@{d}"),
+        None => format!("{domain}/{path}:{tag}"),
+    }
 }
 
 /// `ApplyPodSecurityExclusion`: each exclusion in turn.

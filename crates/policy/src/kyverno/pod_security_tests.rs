@@ -112,10 +112,15 @@ fn a_bad_version_is_a_problem_of_the_rule() {
 #[test]
 fn a_failing_pod_gets_kyvernos_message() {
     let r = rule("baseline", "latest", vec![]);
-    let verdict = evaluate(&r, "baseline", "Pod", &json(PRIVILEGED_POD), None);
+    let Verdict::Fail(message, properties) =
+        evaluate(&r, "baseline", "Pod", &json(PRIVILEGED_POD), None)
+    else {
+        panic!("not a failure");
+    };
+    assert_eq!(properties[0], ("controls", "privileged".to_string()));
     assert_eq!(
-        verdict,
-        Verdict::Fail(
+        message,
+        (
             "Validation rule 'baseline' failed. It violates PodSecurity \"baseline:latest\": \
              (Forbidden reason: privileged, field error list: [spec.containers[0].securityContext.privileged is forbidden, forbidden values found: true, spec.containers[1].securityContext.privileged is forbidden, forbidden values found: true])"
                 .to_string()
@@ -130,7 +135,7 @@ fn a_workload_reports_its_template_fields() {
     let template = deployment.pointer_mut(&["spec", "template"]).unwrap();
     *template = pod.clone();
     let r = rule("baseline", "", vec![]);
-    let Verdict::Fail(message) = evaluate(&r, "x", "Deployment", &deployment, None) else {
+    let Verdict::Fail(message, _) = evaluate(&r, "x", "Deployment", &deployment, None) else {
         panic!("a privileged template fails")
     };
     assert!(message.contains("PodSecurity \"baseline:\""), "{message}");
@@ -142,7 +147,7 @@ fn a_workload_reports_its_template_fields() {
     *cronjob
         .pointer_mut(&["spec", "jobTemplate", "spec", "template"])
         .unwrap() = pod;
-    let Verdict::Fail(message) = evaluate(&r, "x", "CronJob", &cronjob, None) else {
+    let Verdict::Fail(message, _) = evaluate(&r, "x", "CronJob", &cronjob, None) else {
         panic!("a privileged CronJob fails")
     };
     assert!(
@@ -165,7 +170,7 @@ fn exclusions_exempt_the_containers_of_their_images() {
         "latest",
         vec![standard("Privileged Containers", &["nginx"], "", &[])],
     );
-    let Verdict::Fail(message) = evaluate(&one, "r", "Pod", &pod, None) else {
+    let Verdict::Fail(message, _) = evaluate(&one, "r", "Pod", &pod, None) else {
         panic!("busybox is still privileged")
     };
     assert!(message.contains("spec.containers[1]"), "{message}");
@@ -204,7 +209,7 @@ fn restricted_field_and_values_narrow_an_exclusion() {
     );
     assert!(matches!(
         evaluate(&wrong_value, "r", "Pod", &pod, None),
-        Verdict::Fail(_)
+        Verdict::Fail(..)
     ));
     let wrong_field = rule(
         "baseline",
@@ -213,7 +218,7 @@ fn restricted_field_and_values_narrow_an_exclusion() {
     );
     assert!(matches!(
         evaluate(&wrong_field, "r", "Pod", &pod, None),
-        Verdict::Fail(_)
+        Verdict::Fail(..)
     ));
 }
 
@@ -225,7 +230,7 @@ fn exceptions_exempt_after_the_rules_own_exclusions() {
     let busybox = Exclusion::new(&standard("Privileged Containers", &["busybox"], "", &[]));
     assert!(matches!(
         evaluate(&r, "r", "Pod", &pod, Some(&[&nginx])),
-        Verdict::Fail(_)
+        Verdict::Fail(..)
     ));
     assert_eq!(
         evaluate(&r, "r", "Pod", &pod, Some(&[&nginx, &busybox])),
@@ -279,10 +284,35 @@ fn exceptions_with_fields_and_values_exempt_init_and_app_containers() {
     ));
     assert!(matches!(
         evaluate(&r, "r", "Pod", &pod, Some(&[&app])),
-        Verdict::Fail(_)
+        Verdict::Fail(..)
     ));
     assert_eq!(
         evaluate(&r, "r", "Pod", &pod, Some(&[&app, &init])),
         Verdict::Exempted
     );
+}
+
+#[test]
+fn images_are_written_as_kyverno_writes_them() {
+    assert_eq!(kyverno_image("nginx"), "docker.io/nginx:latest");
+    assert_eq!(kyverno_image("nginx:1.25"), "docker.io/nginx:1.25");
+    assert_eq!(
+        kyverno_image("public.ecr.aws/docker/library/nginx"),
+        "public.ecr.aws/docker/library/nginx:latest"
+    );
+    assert_eq!(
+        kyverno_image("localhost:5000/a/b:1"),
+        "localhost:5000/a/b:1"
+    );
+    assert_eq!(
+        kyverno_image("repo/app@sha256:abc"),
+        "docker.io/repo/app@sha256:abc"
+    );
+    assert_eq!(
+        detail_containers(
+            r#"containers "a", "b" must set securityContext.allowPrivilegeEscalation=false"#
+        ),
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
+    assert_eq!(detail_containers("hostNetwork=true"), None);
 }
