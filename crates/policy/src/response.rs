@@ -206,8 +206,11 @@ pub struct PolicyResult {
     pub message: Option<Cow<'static, str>>,
     /// What policy reports add to the result (a podSecurity rule's failed controls); empty
     /// for most, without an allocation.
-    pub properties: Vec<(&'static str, String)>,
+    pub properties: ReportProperties,
 }
+
+/// Report properties a result carries (name, value).
+pub type ReportProperties = Vec<(&'static str, String)>;
 
 impl PolicyResult {
     pub fn new(

@@ -999,7 +999,7 @@ fn evaluate_pod_security(
     rule: &PodSecurityRule,
     exceptions: &[&ClassicExceptionRule],
     request: &FamilyRequest<'_>,
-) -> Option<(ResultKind, String, Vec<(&'static str, String)>)> {
+) -> Option<(ResultKind, String, crate::response::ReportProperties)> {
     let a = &request.attributes;
     if a.operation == crate::attributes::Operation::Delete {
         return None;

@@ -172,7 +172,7 @@ pub enum Verdict {
     Exempted,
     /// Kyverno's message: the rule, the level, the failing checks and their field errors;
     /// and the report properties naming them ([`failure_properties`]).
-    Fail(String, Vec<(&'static str, String)>),
+    Fail(String, crate::response::ReportProperties),
     Error(String),
 }
 
@@ -259,7 +259,7 @@ fn failure_properties(
     rule: &PodSecurityRule,
     checks: &[CheckResult],
     spec: &Json,
-) -> Vec<(&'static str, String)> {
+) -> crate::response::ReportProperties {
     let mut json = String::from("[");
     for (i, check) in checks.iter().enumerate() {
         if i > 0 {
