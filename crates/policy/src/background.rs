@@ -25,6 +25,7 @@ use crate::response::{PolicyKind, PolicyResult, ResultKind};
 const CATEGORY: &str = "policies.kyverno.io/category";
 const SEVERITY: &str = "policies.kyverno.io/severity";
 const SCORED: &str = "policies.kyverno.io/scored";
+const REPORTS_DISABLED: &str = "reports.kyverno.io/disabled";
 
 /// What a report says of a policy besides its results.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,9 @@ pub struct PolicyMeta {
     pub severity: Option<Severity>,
     /// `policies.kyverno.io/scored: "false"` turns its failures into warnings.
     pub scored: bool,
+    /// The label `reports.kyverno.io/disabled` (any value) keeps its results out of reports
+    /// (Kyverno's `IsPolicyReportable`).
+    pub reported: bool,
 }
 
 /// A result's severity, as OpenReports spells it.
@@ -106,6 +110,7 @@ impl PolicyDirectory {
                 category: annotation(CATEGORY).map(str::to_string),
                 severity: annotation(SEVERITY).and_then(Severity::parse),
                 scored: annotation(SCORED) != Some("false"),
+                reported: !(policy.labels()).is_some_and(|l| l.contains_key(REPORTS_DISABLED)),
             };
             (directory.0)
                 .entry((kind, policy.name().to_string()))
@@ -385,6 +390,9 @@ fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Opt
         ResultKind::Skip => Status::Skip,
     };
     let meta = set.directory().find(result.kind, &result.policy, namespace);
+    if meta.is_some_and(|m| !m.reported) {
+        return None;
+    }
     let scored = meta.is_none_or(|m| m.scored);
     if status == Status::Fail && !scored {
         status = Status::Warn;

@@ -480,3 +480,18 @@ fn pod_security_failures_name_their_controls_and_images() {
     assert_eq!(r.properties["standard"], "restricted");
     assert_eq!(r.properties["version"], "latest");
 }
+
+#[test]
+fn a_policy_labelled_reports_disabled_reports_nothing() {
+    let labelled = RESTRICTED.replace(
+        "  name: podsecurity-subrule-restricted\n",
+        "  name: podsecurity-subrule-restricted\n  labels: {reports.kyverno.io/disabled: \"true\"}\n",
+    );
+    assert_ne!(labelled, RESTRICTED);
+    let set = set(&[&labelled]);
+    let pod: Json = sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"staging"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}"#,
+    )
+    .unwrap();
+    assert!(run(&set, &pod).results.is_empty());
+}

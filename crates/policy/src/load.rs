@@ -120,6 +120,10 @@ pub trait FamilyManifest: std::any::Any + Send + Sync + fmt::Debug {
     fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
         None
     }
+    /// `metadata.labels` (`reports.kyverno.io/disabled` keeps a policy out of reports).
+    fn labels(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        None
+    }
 }
 
 /// A family's document, shared: policy sets are rebuilt from the same documents on every
@@ -150,6 +154,10 @@ impl PolicyManifest {
 
     pub fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
         self.0.annotations()
+    }
+
+    pub fn labels(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.0.labels()
     }
 
     /// The document's identity: the same for clones, different for a document read again.

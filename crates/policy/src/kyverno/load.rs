@@ -81,6 +81,14 @@ impl FamilyManifest for KyvernoManifest {
         }
     }
 
+    fn labels(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        match self {
+            KyvernoManifest::Policy(_, p) => Some(&p.metadata.labels),
+            KyvernoManifest::ClusterPolicy(_, p) => Some(&p.metadata.labels),
+            _ => None,
+        }
+    }
+
     /// Policies by their kind; PolicyExceptions serve both phases.
     fn phases(&self) -> Phases {
         match self {
