@@ -35,6 +35,15 @@ pub struct Session {
     task: tokio::task::JoinHandle<()>,
 }
 
+/// A task stopped when its handle is dropped.
+struct Aborting(tokio::task::JoinHandle<()>);
+
+impl Drop for Aborting {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         self.task.abort();
@@ -148,9 +157,11 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>) 
         options.violations_limit,
         Arc::clone(&metrics),
     );
-    let mut background = vec![
-        tokio::spawn(Arc::clone(&writer).run()),
-        tokio::spawn(Arc::clone(&audit).run(options.audit_period)),
+    // Owned by this task: when leadership is lost and the session dropped, no write
+    // continues (a JoinHandle dropped alone would leave its task running).
+    let _background = [
+        Aborting(tokio::spawn(Arc::clone(&writer).run())),
+        Aborting(tokio::spawn(Arc::clone(&audit).run(options.audit_period))),
     ];
     let source = file_source(&options);
     let mut cache = LoadCache::default();
@@ -269,7 +280,6 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>) 
             }
         }
         audit.touch(loaded.constraints.clone());
-        background.retain(|t| !t.is_finished());
     }
 }
 
