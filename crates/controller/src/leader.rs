@@ -1,6 +1,7 @@
 //! Leader election through a `coordination.k8s.io/v1` Lease, as client-go's leaderelection
-//! does it: the holder renews the Lease every `renew`; another replica takes it over once
-//! `renewTime + leaseDurationSeconds` has passed without a renewal. Every write is a replace
+//! does it: the holder renews the Lease every `renew`; another replica takes it over once it
+//! has seen no renewal for `leaseDurationSeconds`, on its own clock (client-go's observed
+//! time: no clocks are compared across machines). Every write is a replace
 //! with the `resourceVersion` read, so two replicas racing for an expired Lease cannot both
 //! win: the API server refuses the second with a conflict.
 //!
@@ -67,8 +68,9 @@ async fn campaign(client: Client, settings: LeaseSettings, leading: watch::Sende
     let api: Api<Lease> = Api::namespaced(client, &settings.namespace);
     // The last renewal that succeeded, on this replica's clock.
     let mut renewed: Option<Instant> = None;
+    let mut observed: Option<Observed> = None;
     loop {
-        let result = attempt(&api, &settings).await;
+        let result = attempt(&api, &settings, &mut observed).await;
         let now = Instant::now();
         match result {
             Ok(Attempt::Holding) => {
@@ -117,8 +119,22 @@ fn now_micro() -> MicroTime {
     MicroTime(k8s_openapi::jiff::Timestamp::now())
 }
 
+/// Another holder's Lease as last seen: its record, and when this replica saw it change (on
+/// its own clock, as client-go's `observedTime`: expiry is judged without comparing clocks
+/// across machines).
+#[derive(Debug)]
+struct Observed {
+    holder: Option<String>,
+    renew_time: Option<MicroTime>,
+    at: Instant,
+}
+
 /// Takes or renews the Lease if it is free, expired or ours.
-async fn attempt(api: &Api<Lease>, settings: &LeaseSettings) -> Result<Attempt, kube::Error> {
+async fn attempt(
+    api: &Api<Lease>,
+    settings: &LeaseSettings,
+    observed: &mut Option<Observed>,
+) -> Result<Attempt, kube::Error> {
     let duration_seconds = i32::try_from(settings.duration.as_secs()).unwrap_or(i32::MAX);
     let existing = api.get_opt(&settings.name).await?;
     let Some(mut lease) = existing else {
@@ -147,8 +163,24 @@ async fn attempt(api: &Api<Lease>, settings: &LeaseSettings) -> Result<Attempt, 
     let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
     let ours = spec.holder_identity.as_deref() == Some(settings.identity.as_str());
     let holder_empty = spec.holder_identity.as_deref().is_none_or(str::is_empty);
-    if !ours && !holder_empty && !expired(spec) {
-        return Ok(Attempt::Held);
+    if !ours && !holder_empty {
+        let changed = observed.as_ref().is_none_or(|o| {
+            o.holder != spec.holder_identity || o.renew_time != spec.renew_time
+        });
+        if changed {
+            *observed = Some(Observed {
+                holder: spec.holder_identity.clone(),
+                renew_time: spec.renew_time.clone(),
+                at: Instant::now(),
+            });
+        }
+        let duration = Duration::from_secs(
+            u64::try_from(spec.lease_duration_seconds.unwrap_or(15)).unwrap_or(15),
+        );
+        let unrenewed = observed.as_ref().is_none_or(|o| o.at.elapsed() >= duration);
+        if !unrenewed {
+            return Ok(Attempt::Held);
+        }
     }
     if !ours {
         spec.acquire_time = Some(now_micro());
@@ -166,17 +198,6 @@ async fn attempt(api: &Api<Lease>, settings: &LeaseSettings) -> Result<Attempt, 
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(Attempt::Held),
         Err(e) => Err(e),
     }
-}
-
-/// Whether the holder let the Lease lapse (judged on the API server's timestamps, as
-/// client-go does on its observed time: a missing renewTime counts as expired).
-fn expired(spec: &LeaseSpec) -> bool {
-    let Some(renewed) = spec.renew_time.as_ref() else {
-        return true;
-    };
-    let duration = i64::from(spec.lease_duration_seconds.unwrap_or(15));
-    let deadline = renewed.0.as_second().saturating_add(duration);
-    k8s_openapi::jiff::Timestamp::now().as_second() > deadline
 }
 
 /// Gives the Lease up on shutdown, so another replica takes over at once rather than after
@@ -208,25 +229,6 @@ pub async fn release(client: Client, settings: &LeaseSettings) {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-
-    fn spec(renewed_ago: i64, duration: i32) -> LeaseSpec {
-        let at = k8s_openapi::jiff::Timestamp::now()
-            .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(renewed_ago))
-            .unwrap();
-        LeaseSpec {
-            holder_identity: Some("other".to_string()),
-            lease_duration_seconds: Some(duration),
-            renew_time: Some(MicroTime(at)),
-            ..LeaseSpec::default()
-        }
-    }
-
-    #[test]
-    fn a_lease_expires_after_its_duration_without_renewal() {
-        assert!(!expired(&spec(3, 15)));
-        assert!(expired(&spec(20, 15)));
-        assert!(expired(&LeaseSpec::default()));
-    }
 
     #[test]
     fn a_leader_gives_up_before_the_others_may_take_over() {
