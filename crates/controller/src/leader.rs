@@ -164,9 +164,9 @@ async fn attempt(
     let ours = spec.holder_identity.as_deref() == Some(settings.identity.as_str());
     let holder_empty = spec.holder_identity.as_deref().is_none_or(str::is_empty);
     if !ours && !holder_empty {
-        let changed = observed.as_ref().is_none_or(|o| {
-            o.holder != spec.holder_identity || o.renew_time != spec.renew_time
-        });
+        let changed = observed
+            .as_ref()
+            .is_none_or(|o| o.holder != spec.holder_identity || o.renew_time != spec.renew_time);
         if changed {
             *observed = Some(Observed {
                 holder: spec.holder_identity.clone(),
