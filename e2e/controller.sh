@@ -23,6 +23,9 @@
 #      again for unchanged objects, and every report is still there, none twice
 #   C9 a deleted Namespace takes its objects' reports with it
 #   C10 `celer scan --kubeconfig` (read only) finds what the controller reported
+#   C11 a policy that runs at admission only (`background: false`): celer serve hands the
+#      leader (b, after C8) the results of an admitted request, and the ConfigMap's report
+#      holds them (process: admission review) beside its scan's
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -40,6 +43,7 @@ bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: $2"; }
 pids=()
 cleanup() {
   local p
+  stop_celer KILL
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   "$here/control-plane.sh" down >/dev/null 2>&1 || true
 }
@@ -95,6 +99,7 @@ start_controller() {
     --identity "$name" --lease-namespace default --lease-duration 6s --lease-retry 1s \
     --rescan-interval 3s --audit-status-interval 1s --report-writes-per-second 200 \
     --metrics-addr "127.0.0.1:$port" --log-level info \
+    --admission-reports-token-file "$work/token" \
     > "$work/controller-$name.log" 2>&1 < /dev/null &
   pids+=($!)
   eval "pid_$name=$!"
@@ -120,6 +125,7 @@ wait_for() { # wait_for SECONDS COMMAND...: until the command succeeds
   done
 }
 
+head -c 24 /dev/urandom | base64 > "$work/token"
 start_controller a
 sleep 1
 start_controller b
@@ -218,6 +224,29 @@ if wait_for 30 b_leads; then
     ok "C8 the leader killed: b took over in ${took}s, wrote nothing again, $after_count reports kept, none twice"
   else bad "C8 the leader killed: b takes over" "took ${took}s, b wrote $b_writes, reports $before_count -> $after_count, names (all unique) $names"; fi
 else bad "C8 the leader killed: b takes over" "b not leading and synced after 30 s: $(tail -n 5 "$work/controller-b.log")"; fi
+
+start_celer admission --kubeconfig "$KUBECONFIG" --register-webhooks --unregister-webhooks \
+  --policies-from-cluster --admission-reports-lease default/celer-controller \
+  --admission-reports-token-file "$work/token" || { echo "FAIL celer serve did not start"; exit 1; }
+post /apis/kyverno.io/v1/clusterpolicies \
+  '{"apiVersion":"kyverno.io/v1","kind":"ClusterPolicy","metadata":{"name":"require-owner"},"spec":{"background":false,"rules":[{"name":"check-owner","match":{"any":[{"resources":{"kinds":["ConfigMap"],"namespaces":["staging"]}}]},"validate":{"failureAction":"Audit","message":"the label owner is required","pattern":{"metadata":{"labels":{"owner":"?*"}}}}}]}}'
+# Served once celer has loaded it: its status (celer writes it) says ready.
+policy_ready() {
+  api GET /apis/kyverno.io/v1/clusterpolicies/require-owner
+  jq -e '.status.ready == true or ([.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length > 0)' "$work/body.json" >/dev/null
+}
+wait_for 30 policy_ready || echo "note: require-owner not ready after 30 s: $(jq -c .status "$work/body.json")"
+post /api/v1/namespaces/staging/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"unowned","namespace":"staging"},"data":{"mode":"prod"}}'
+admission_reported() {
+  report_of staging unowned > "$work/unowned.txt"
+  grep -q "^fail validation error: the label owner is required" "$work/unowned.txt" && grep -q "^pass" "$work/unowned.txt"
+}
+if wait_for 20 admission_reported; then
+  process="$(jq -r '.items[] | select(.scope.name == "unowned") | .results[] | select(.policy == "require-owner") | .properties.process' "$work/reports.json")"
+  if [ "$process" = "admission review" ]; then ok "C11 an admission-only policy's result reaches the report through the leader (beside the scan's)"
+  else bad "C11 an admission-only policy's result reaches the report" "process '$process'"; fi
+else bad "C11 an admission-only policy's result reaches the report" "unowned: $(cat "$work/unowned.txt"); serve: $(curl -s --cacert "$work/tls-admission/ca.crt" "https://127.0.0.1:$celer_port/metrics" | grep admission_reports)"; fi
+stop_celer TERM
 
 scan_status=0
 "$CELER_BIN" scan --kubeconfig "$KUBECONFIG" --policy "$work/policies" -o json > "$work/scan.json" 2> "$work/scan.err" || scan_status=$?

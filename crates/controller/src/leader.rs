@@ -28,6 +28,24 @@ pub struct LeaseSettings {
     pub duration: Duration,
     pub renew: Duration,
     pub retry: Duration,
+    /// Where this replica takes admission results (`celer serve` reads it from the Lease's
+    /// [`ADVERTISE`] annotation while this replica leads).
+    pub advertise: Option<String>,
+}
+
+/// The Lease annotation naming the leader's `/admission-reports` URL.
+pub const ADVERTISE: &str = "celer.dev/admission-reports";
+
+fn advertise(metadata: &mut ObjectMeta, settings: &LeaseSettings) {
+    let annotations = metadata.annotations.get_or_insert_with(Default::default);
+    match &settings.advertise {
+        Some(url) => {
+            annotations.insert(ADVERTISE.to_string(), url.clone());
+        }
+        None => {
+            annotations.remove(ADVERTISE);
+        }
+    }
 }
 
 /// Leadership as it changes: `true` while this replica leads.
@@ -138,12 +156,14 @@ async fn attempt(
     let duration_seconds = i32::try_from(settings.duration.as_secs()).unwrap_or(i32::MAX);
     let existing = api.get_opt(&settings.name).await?;
     let Some(mut lease) = existing else {
+        let mut metadata = ObjectMeta {
+            name: Some(settings.name.clone()),
+            namespace: Some(settings.namespace.clone()),
+            ..ObjectMeta::default()
+        };
+        advertise(&mut metadata, settings);
         let lease = Lease {
-            metadata: ObjectMeta {
-                name: Some(settings.name.clone()),
-                namespace: Some(settings.namespace.clone()),
-                ..ObjectMeta::default()
-            },
+            metadata,
             spec: Some(LeaseSpec {
                 holder_identity: Some(settings.identity.clone()),
                 lease_duration_seconds: Some(duration_seconds),
@@ -189,6 +209,7 @@ async fn attempt(
     }
     spec.lease_duration_seconds = Some(duration_seconds);
     spec.renew_time = Some(now_micro());
+    advertise(&mut lease.metadata, settings);
     match api
         .replace(&settings.name, &PostParams::default(), &lease)
         .await
@@ -215,6 +236,9 @@ pub async fn release(client: Client, settings: &LeaseSettings) {
     }
     spec.holder_identity = None;
     spec.lease_duration_seconds = Some(1);
+    if let Some(annotations) = lease.metadata.annotations.as_mut() {
+        annotations.remove(ADVERTISE);
+    }
     spec.renew_time = Some(now_micro());
     match api
         .replace(&settings.name, &PostParams::default(), &lease)
@@ -239,6 +263,7 @@ mod tests {
             duration: Duration::from_secs(15),
             renew: Duration::from_secs(5),
             retry: Duration::from_secs(2),
+            advertise: None,
         };
         assert!(s.renew_deadline() < s.duration);
         assert!(s.renew_deadline() >= s.renew);

@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod feed;
+pub mod inbox;
 pub mod leader;
 pub mod metrics;
 pub mod reports;
@@ -53,6 +54,8 @@ pub struct ControllerOptions {
     /// Bounds each live read a policy makes (Namespaces, params, `resource.Get`).
     pub lookup_timeout: Duration,
     pub metrics_addr: Option<SocketAddr>,
+    /// The token `celer serve` presents to post admission results; `None`: not accepted.
+    pub admission_token: Option<String>,
 }
 
 /// Runs until `shutdown` resolves: campaigns for the Lease, and while leading runs a
@@ -63,10 +66,12 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let metrics = Arc::new(metrics::Metrics::default());
+    let inbox = inbox::Inbox::new(options.admission_token.clone());
     let server = options.metrics_addr.map(|addr| {
         let metrics = Arc::clone(&metrics);
+        let inbox = Arc::clone(&inbox);
         tokio::spawn(async move {
-            if let Err(e) = metrics::serve(addr, metrics).await {
+            if let Err(e) = metrics::serve(addr, metrics, inbox).await {
                 tracing::error!(%addr, error = %e, "metrics not served");
             }
         })
@@ -81,7 +86,12 @@ pub async fn run(
             changed = leading.wait_for(|l| *l) => if changed.is_err() { break },
         }
         metrics.set_leader(true);
-        let session = Session::start(client.clone(), options.clone(), Arc::clone(&metrics));
+        let session = Session::start(
+            client.clone(),
+            options.clone(),
+            Arc::clone(&metrics),
+            Arc::clone(&inbox),
+        );
         tokio::select! {
             () = &mut shutdown => {
                 drop(session);

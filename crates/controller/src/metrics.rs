@@ -265,8 +265,13 @@ fn escape(text: &str) -> String {
 }
 
 /// Serves `/metrics`, `/healthz` and `/readyz` (ready once leading and synced, or while not
-/// leading: a standby replica is healthy) until the task is dropped.
-pub async fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<()> {
+/// leading: a standby replica is healthy), and `POST /admission-reports` ([`Inbox`]), until
+/// the task is dropped.
+pub async fn serve(
+    addr: SocketAddr,
+    metrics: Arc<Metrics>,
+    inbox: Arc<crate::inbox::Inbox>,
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, "metrics and health listening");
     loop {
@@ -278,17 +283,56 @@ pub async fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<(
             }
         };
         let metrics = Arc::clone(&metrics);
+        let inbox = Arc::clone(&inbox);
         tokio::spawn(async move {
             let service =
                 hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
                     let metrics = Arc::clone(&metrics);
-                    async move { Ok::<_, Infallible>(answer(&request, &metrics)) }
+                    let inbox = Arc::clone(&inbox);
+                    async move {
+                        if request.method() == hyper::Method::POST
+                            && request.uri().path() == "/admission-reports"
+                        {
+                            return Ok::<_, Infallible>(admission_reports(request, &inbox).await);
+                        }
+                        Ok::<_, Infallible>(answer(&request, &metrics))
+                    }
                 });
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(io, service)
                 .await;
         });
+    }
+}
+
+fn respond(status: u16, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    response
+}
+
+async fn admission_reports(
+    request: Request<hyper::body::Incoming>,
+    inbox: &crate::inbox::Inbox,
+) -> Response<Full<Bytes>> {
+    use crate::inbox::Answer;
+    use http_body_util::BodyExt;
+    let authorization = (request.headers().get(hyper::header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let limited = http_body_util::Limited::new(request.into_body(), crate::inbox::MAX_BODY);
+    let body = match limited.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => return respond(413, format!("body refused: {e}\n")),
+    };
+    match inbox.post(authorization.as_deref(), &body) {
+        Answer::Accepted(_) => respond(204, String::new()),
+        Answer::Off => respond(404, "admission reports are off (no token)\n".to_string()),
+        Answer::Unauthorized => respond(401, "a bearer token is required\n".to_string()),
+        Answer::NotLeading => respond(503, "not the leader\n".to_string()),
+        Answer::Invalid(e) => respond(400, format!("{e}\n")),
     }
 }
 

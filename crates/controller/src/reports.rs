@@ -61,6 +61,13 @@ struct Entry {
     /// A write of this report is under way: another waits for it (two writes of one report
     /// at once could land in either order).
     in_flight: bool,
+    /// The resource's report scope, once a scan or an admission named it.
+    scope: Option<ReportScope>,
+    /// The results of the last scan.
+    background: Box<[Arc<ReportResult>]>,
+    /// The results of policies that run at admission only, from `celer serve`; a scan
+    /// result of the same policy and rule wins over one of these.
+    admission: Vec<Arc<ReportResult>>,
     /// Seen by this session's scans (reports left unseen after every listing are orphans).
     seen: bool,
 }
@@ -170,14 +177,23 @@ impl ReportWriter {
                 for object in &page.items {
                     let namespace = object.metadata.namespace.clone().unwrap_or_default();
                     let name = object.metadata.name.clone().unwrap_or_default();
-                    let hash = serde_json::to_string(object)
+                    let results = serde_json::to_string(object)
                         .ok()
                         .and_then(|t| sonic_rs::from_str::<celer_cel::Json>(&t).ok())
-                        .and_then(|j| report::read_results(&j))
-                        .map(|r| report::content_hash(&r));
+                        .and_then(|j| report::read_results(&j));
+                    let hash = results.as_ref().map(|r| report::content_hash(r));
+                    // Admission results are kept: no scan gives them again.
+                    let admission: Vec<Arc<ReportResult>> = {
+                        let mut interned = self.interned.lock();
+                        (results.into_iter().flatten())
+                            .filter(is_admission_result)
+                            .map(|r| interned.intern(r))
+                            .collect()
+                    };
+                    let entry = state.entries.entry((namespace, name)).or_default();
                     // An unreadable report counts as written with other content: rewritten.
-                    state.entries.entry((namespace, name)).or_default().written =
-                        Some(hash.unwrap_or(0));
+                    entry.written = Some(hash.unwrap_or(0));
+                    entry.admission = admission;
                     found += 1;
                 }
                 drop(state);
@@ -190,34 +206,75 @@ impl ReportWriter {
         Ok(found)
     }
 
-    /// What `scope`'s report should hold now. Queued only when it differs from what is
-    /// written (or queued).
+    fn intern_all(&self, results: Vec<ReportResult>) -> Vec<Arc<ReportResult>> {
+        let mut interned = self.interned.lock();
+        results.into_iter().map(|r| interned.intern(r)).collect()
+    }
+
+    /// What a scan found for `scope`'s resource now. Queued only when the report this makes
+    /// differs from what is written (or queued).
     pub fn desire(&self, key: ReportKey, scope: ReportScope, results: Vec<ReportResult>) {
-        let desired = if results.is_empty() {
-            Desired::Absent
-        } else {
-            let hash = report::content_hash(&results);
-            let results = {
-                let mut interned = self.interned.lock();
-                results.into_iter().map(|r| interned.intern(r)).collect()
-            };
-            Desired::Report {
-                scope,
-                results,
-                hash,
-            }
-        };
-        self.set(key, desired);
+        let results = self.intern_all(results);
+        let mut state = self.state.lock();
+        let entry = state.entries.entry(key.clone()).or_default();
+        entry.seen = true;
+        entry.scope = Some(scope);
+        entry.background = results.into_boxed_slice();
+        self.refresh(&mut state, key);
+    }
+
+    /// What an admission request gave policies that run at admission only: each replaces
+    /// what the same policy said before.
+    pub fn admit(&self, key: ReportKey, scope: ReportScope, results: Vec<ReportResult>) {
+        let results = self.intern_all(results);
+        let mut state = self.state.lock();
+        let entry = state.entries.entry(key.clone()).or_default();
+        entry.seen = true;
+        entry.scope.get_or_insert(scope);
+        let policies: HashSet<&str> = results.iter().map(|r| r.policy.as_str()).collect();
+        entry
+            .admission
+            .retain(|r| !policies.contains(r.policy.as_str()));
+        drop(policies);
+        entry.admission.extend(results);
+        self.refresh(&mut state, key);
     }
 
     /// The resource is gone: so is its report.
     pub fn forget(&self, key: ReportKey) {
-        self.set(key, Desired::Absent);
+        let mut state = self.state.lock();
+        let entry = state.entries.entry(key.clone()).or_default();
+        entry.seen = true;
+        entry.background = Box::default();
+        entry.admission.clear();
+        self.refresh(&mut state, key);
     }
 
-    fn set(&self, key: ReportKey, desired: Desired) {
-        let mut state = self.state.lock();
-        let state = &mut *state;
+    /// Queues the entry's report (its scan's results, then its admission results for the
+    /// policies and rules the scan did not report) when it differs from what is written.
+    fn refresh(&self, state: &mut State, key: ReportKey) {
+        let Some(entry) = state.entries.get(&key) else {
+            return;
+        };
+        let mut merged: Vec<Arc<ReportResult>> = entry.background.to_vec();
+        for r in &entry.admission {
+            if !(entry.background.iter()).any(|b| b.policy == r.policy && b.rule == r.rule) {
+                merged.push(Arc::clone(r));
+            }
+        }
+        merged.sort();
+        let desired = match (&entry.scope, merged.is_empty()) {
+            (Some(scope), false) => Desired::Report {
+                scope: scope.clone(),
+                hash: report::content_hash(&merged),
+                results: merged.into_boxed_slice(),
+            },
+            _ => Desired::Absent,
+        };
+        self.set_locked(state, key, desired);
+    }
+
+    fn set_locked(&self, state: &mut State, key: ReportKey, desired: Desired) {
         let entry = state.entries.entry(key.clone()).or_default();
         entry.seen = true;
         let target = match &desired {
@@ -428,6 +485,11 @@ impl ReportWriter {
             },
         }
     }
+}
+
+/// A result an admission request gave (Kyverno's `process: admission review`).
+fn is_admission_result(r: &ReportResult) -> bool {
+    r.properties.get("process").map(String::as_str) == Some("admission review")
 }
 
 /// What a write task found in the queue.

@@ -17,6 +17,7 @@ use parking_lot::RwLock;
 use crate::ControllerOptions;
 use crate::audit::Audit;
 use crate::feed::ClusterFeed;
+use crate::inbox::Inbox;
 use crate::metrics::Metrics;
 use crate::reports::ReportWriter;
 use crate::scanner::{ScanContext, Scanner};
@@ -33,6 +34,7 @@ const FEED_SYNC: Duration = Duration::from_secs(60);
 
 pub struct Session {
     task: tokio::task::JoinHandle<()>,
+    inbox: Arc<Inbox>,
 }
 
 /// A task stopped when its handle is dropped.
@@ -46,14 +48,22 @@ impl Drop for Aborting {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // Posts are refused from now on; what was accepted dies with the writer.
+        self.inbox.attach(None);
         self.task.abort();
     }
 }
 
 impl Session {
-    pub fn start(client: Client, options: ControllerOptions, metrics: Arc<Metrics>) -> Session {
+    pub fn start(
+        client: Client,
+        options: ControllerOptions,
+        metrics: Arc<Metrics>,
+        inbox: Arc<Inbox>,
+    ) -> Session {
         Session {
-            task: tokio::spawn(run(client, options, metrics)),
+            task: tokio::spawn(run(client, options, metrics, Arc::clone(&inbox))),
+            inbox,
         }
     }
 }
@@ -115,7 +125,7 @@ fn load(
     }
 }
 
-async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>) {
+async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>, inbox: Arc<Inbox>) {
     let fed = options.from_cluster || options.configmaps.is_some();
     let objects = fed.then(|| {
         PolicyObjects::start(
@@ -152,6 +162,7 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>) 
             tracing::warn!(error = %e, "reports written before not read: each is written again")
         }
     }
+    inbox.attach(Some(Arc::clone(&writer)));
     let audit = Audit::new(
         client.clone(),
         options.violations_limit,

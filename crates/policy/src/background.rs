@@ -264,6 +264,55 @@ pub fn scan(
     Ok(scan)
 }
 
+/// Whether `set` has Kyverno policies that run at admission only (`spec.background: false`,
+/// `evaluation.background.enabled: false`): their report results can only come from
+/// admission requests ([`admission_results`]).
+pub fn has_admission_only(set: &PolicySet) -> bool {
+    let kyverno = set.kyverno();
+    kyverno.validating.iter().any(|k| !k.extras.background)
+        || kyverno.classic.iter().any(|r| !r.background)
+}
+
+/// The report results an admitted request gives policies that run at admission only (those
+/// of policies that run in background scans come from the scans), with the object's report
+/// scope; `None` when there are none or the request is not one Kyverno reports (a dry run,
+/// a subresource, a DELETE or CONNECT, an object without a uid yet).
+pub fn admission_results(
+    set: &PolicySet,
+    request: &crate::request::Request<'_>,
+    outcome: &crate::response::Outcome,
+) -> Option<(crate::report::ReportScope, Vec<ReportResult>)> {
+    use crate::attributes::Operation;
+    let a = &request.attributes;
+    if request.dry_run
+        || !a.sub_resource.is_empty()
+        || !matches!(a.operation, Operation::Create | Operation::Update)
+    {
+        return None;
+    }
+    let kyverno = set.kyverno();
+    let mut results: Vec<ReportResult> = (outcome.results.iter())
+        .filter(|r| match r.kind {
+            PolicyKind::KyvernoValidating => (kyverno.validating.iter())
+                .any(|k| k.policy.common.name == r.policy && !k.extras.background),
+            PolicyKind::KyvernoClusterPolicy => kyverno.classic.iter().any(|c| {
+                c.policy == r.policy && r.binding.as_ref() == Some(&c.rule) && !c.background
+            }),
+            _ => false,
+        })
+        .filter_map(|r| report_result_of(set, r, a.namespace, ADMISSION_REVIEW))
+        .collect();
+    if results.is_empty() {
+        return None;
+    }
+    let scope = crate::report::ReportScope::of(a.object?)?;
+    if scope.uid.is_empty() {
+        return None;
+    }
+    results.sort();
+    Some((scope, results))
+}
+
 /// Whether some validating policy of `set` may apply to objects of `kind` (served as
 /// `resource`): the families' indexes are asked, as for a request to create one, and nothing
 /// is evaluated. A superset: the scan's own match decides for each object.
@@ -374,7 +423,20 @@ fn exception_names(message: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Kyverno's `process` property of a result from a scan and from an admission request.
+const BACKGROUND_SCAN: &str = "background scan";
+const ADMISSION_REVIEW: &str = "admission review";
+
 fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Option<ReportResult> {
+    report_result_of(set, result, namespace, BACKGROUND_SCAN)
+}
+
+fn report_result_of(
+    set: &PolicySet,
+    result: &PolicyResult,
+    namespace: &str,
+    process: &'static str,
+) -> Option<ReportResult> {
     let source = match result.kind {
         PolicyKind::Validating => "ValidatingAdmissionPolicy",
         PolicyKind::KyvernoValidating => "KyvernoValidatingPolicy",
@@ -404,7 +466,7 @@ fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Opt
     let mut properties: BTreeMap<String, String> = (result.properties.iter())
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
-    properties.insert("process".to_string(), "background scan".to_string());
+    properties.insert("process".to_string(), process.to_string());
     let (rule, message) = match result.kind {
         PolicyKind::Validating => {
             if let Some(binding) = result.binding.as_ref().filter(|b| !b.is_empty()) {

@@ -495,3 +495,66 @@ fn a_policy_labelled_reports_disabled_reports_nothing() {
     .unwrap();
     assert!(run(&set, &pod).results.is_empty());
 }
+
+const ADMISSION_ONLY: &str = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: require-owner}
+spec:
+  background: false
+  rules:
+  - name: check-owner
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      failureAction: Audit
+      message: the label owner is required
+      pattern: {metadata: {labels: {owner: "?*"}}}
+"#;
+
+#[test]
+fn admission_only_policies_report_from_admission_requests() {
+    use crate::attributes::Operation;
+    use crate::request::{AdmissionReview, RequestUser, review_for};
+    let set = set(&[ADMISSION_ONLY, CLUSTER_POLICIES]);
+    assert!(has_admission_only(&set));
+    assert!(!has_admission_only(&self::set(&[RESTRICTED])));
+    // Not scanned in the background...
+    let mut object = deployment("api", 1, "");
+    assert!(
+        run(&set, &object)
+            .results
+            .iter()
+            .all(|r| r.policy != "require-owner")
+    );
+    // ... reported from an admitted request, once the object has a uid.
+    let decide = |object: &Json, operation| {
+        let body = review_for(Some(object), None, operation, &RequestUser::default(), "u").unwrap();
+        let review = AdmissionReview::parse(body.as_bytes()).unwrap();
+        let request = review.request().unwrap();
+        let outcome = crate::engine::evaluate(&set, &request, &lookup(), &EvalOptions::default());
+        admission_results(&set, &request, &outcome)
+    };
+    assert!(decide(&object, Operation::Create).is_none(), "no uid yet");
+    sonic_rs::JsonValueMutTrait::pointer_mut(&mut object, &["metadata"])
+        .unwrap()
+        .insert("uid", Json::from("3f1c"));
+    let (scope, results) = decide(&object, Operation::Create).unwrap();
+    assert_eq!(scope.uid, "3f1c");
+    let got: Vec<(&str, Status, &str)> = (results.iter())
+        .map(|r| {
+            (
+                r.policy.as_str(),
+                r.result,
+                r.properties["process"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("not-in-background", Status::Fail, "admission review"),
+            ("require-owner", Status::Fail, "admission review"),
+        ]
+    );
+    assert!(decide(&object, Operation::Delete).is_none());
+}

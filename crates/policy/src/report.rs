@@ -107,13 +107,13 @@ pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 
 /// A hash of the results that stays the same across scans, restarts and replicas of one
 /// build (no timestamps, results sorted): a report is written only when it changes.
-pub fn content_hash(results: &[ReportResult]) -> u64 {
+pub fn content_hash<R: Borrow<ReportResult>>(results: &[R]) -> u64 {
     // SipHash with fixed keys: the same value in every process of this build.
     #[allow(deprecated)]
     let mut hasher = std::hash::SipHasher::new();
     results.len().hash(&mut hasher);
     for r in results {
-        r.hash(&mut hasher);
+        r.borrow().hash(&mut hasher);
     }
     hasher.finish()
 }
@@ -227,6 +227,55 @@ fn result_json(r: &ReportResult, seconds: i64) -> Json {
     out
 }
 
+/// What `celer serve` hands the controller: admission results of resources, as one JSON
+/// document (`{"items": [{"object": {apiVersion, kind, metadata: {namespace, name, uid}},
+/// "namespaced": bool, "results": [...]}]}`; results without timestamps).
+pub fn admission_batch(items: &[(ReportScope, bool, Vec<ReportResult>)]) -> String {
+    let list: Vec<Json> = (items.iter())
+        .map(|(scope, namespaced, results)| {
+            let mut metadata = Json::new_object();
+            metadata.insert("namespace", text(&scope.namespace));
+            metadata.insert("name", text(&scope.name));
+            metadata.insert("uid", text(&scope.uid));
+            let mut object = Json::new_object();
+            object.insert("apiVersion", text(&scope.api_version));
+            object.insert("kind", text(&scope.kind));
+            object.insert("metadata", metadata);
+            let mut item = Json::new_object();
+            item.insert("object", object);
+            item.insert("namespaced", Json::from(*namespaced));
+            let results: Vec<Json> = results.iter().map(|r| result_json(r, 0)).collect();
+            item.insert("results", Json::from(results));
+            item
+        })
+        .collect();
+    let mut batch = Json::new_object();
+    batch.insert("items", Json::from(list));
+    sonic_rs::to_string(&batch).unwrap_or_else(|_| r#"{"items":[]}"#.to_string())
+}
+
+/// Reads [`admission_batch`]'s document; an item without a uid or with unreadable results
+/// makes the whole batch an error (it came from a peer that writes them well).
+pub fn read_admission_batch(
+    body: &[u8],
+) -> Result<Vec<(ReportScope, bool, Vec<ReportResult>)>, String> {
+    let batch: Json = sonic_rs::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+    let items = (batch.get("items").and_then(|i| i.as_array())).ok_or("no items list")?;
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let scope = (item.get("object").and_then(ReportScope::of))
+            .filter(|s| !s.uid.is_empty())
+            .ok_or_else(|| format!("item {i}: no object with kind, name and uid"))?;
+        let namespaced = item
+            .get("namespaced")
+            .and_then(|n| n.as_bool())
+            .unwrap_or(true);
+        let results = read_results(item).ok_or_else(|| format!("item {i}: unreadable results"))?;
+        out.push((scope, namespaced, results));
+    }
+    Ok(out)
+}
+
 /// The results of a report read back (to compare with a scan's without writing), sorted as
 /// scans sort them; `None` for an object that is not a report of this shape.
 pub fn read_results(report: &Json) -> Option<Vec<ReportResult>> {
@@ -326,6 +375,20 @@ mod tests {
         let text = sonic_rs::to_string(&cluster).unwrap();
         assert!(text.contains(r#""kind":"ClusterPolicyReport""#), "{text}");
         assert!(!text.contains(r#""namespace""#), "{text}");
+    }
+
+    #[test]
+    fn admission_batches_read_back() {
+        let items = vec![(scope(), true, vec![result("a", Status::Fail)])];
+        let text = admission_batch(&items);
+        assert_eq!(read_admission_batch(text.as_bytes()).unwrap(), items);
+        assert!(read_admission_batch(b"{").is_err());
+        assert!(
+            read_admission_batch(
+                br#"{"items":[{"object":{"kind":"Pod","metadata":{"name":"p"}}}]}"#
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -32,6 +32,15 @@ pub trait ClusterHooks: Send + Sync + std::fmt::Debug {
         _request: &celer_policy::request::Request<'_>,
     ) {
     }
+    /// After a validating request was answered (not a dry run): the results of policies
+    /// that run at admission only go to the controller's reports.
+    fn validated(
+        &self,
+        _set: &celer_policy::policy_set::PolicySet,
+        _request: &celer_policy::request::Request<'_>,
+        _outcome: &celer_policy::response::Outcome,
+    ) {
+    }
     /// Gauges of the cluster side for `/metrics`: (name, help, value).
     fn gauges(&self) -> Vec<(&'static str, &'static str, u64)> {
         Vec::new()

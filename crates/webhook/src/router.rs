@@ -686,6 +686,12 @@ fn evaluate(
     {
         cluster.admitted(set, body, &request);
     }
+    if endpoint != Endpoint::Mutate
+        && !request.dry_run
+        && let Some(cluster) = &state.cluster
+    {
+        cluster.validated(set, &request, &outcome);
+    }
     let body = outcome.review_json(request.uid, review.version());
     state.metrics.observe_results(&outcome.results);
     log_outcome(&outcome, &request, endpoint, loaded.generation, started);

@@ -129,6 +129,17 @@ pub struct ControllerArgs {
     #[arg(long, env = "CELER_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: String,
 
+    /// A file holding the token `celer serve` presents to post the results of policies that
+    /// run at admission only (a Secret both mount); without it, none are taken.
+    #[arg(long, env = "CELER_ADMISSION_REPORTS_TOKEN_FILE", value_name = "PATH")]
+    pub admission_reports_token_file: Option<PathBuf>,
+
+    /// The URL `celer serve` posts admission results to while this replica leads (written
+    /// into the Lease) [default: http://$POD_IP:<metrics port>/admission-reports, else the
+    /// metrics address when it names one].
+    #[arg(long, env = "CELER_ADVERTISE_URL", value_name = "URL")]
+    pub advertise_url: Option<String>,
+
     #[arg(long, env = "CELER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 
@@ -172,6 +183,37 @@ pub fn run(args: ControllerArgs) -> ExitCode {
             return ExitCode::from(EXIT_SETUP);
         }
     };
+    let admission_token = match &args.admission_reports_token_file {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) if !t.trim().is_empty() => Some(t.trim().to_string()),
+            Ok(_) => {
+                tracing::error!(path = %path.display(), "--admission-reports-token-file is empty");
+                return ExitCode::from(EXIT_SETUP);
+            }
+            Err(e) => {
+                tracing::error!(path = %path.display(), error = %e, "--admission-reports-token-file cannot be read");
+                return ExitCode::from(EXIT_SETUP);
+            }
+        },
+    };
+    let advertise = admission_token.as_ref().and_then(|_| {
+        args.advertise_url.clone().or_else(|| {
+            let addr = metrics_addr?;
+            let host = match std::env::var("POD_IP").ok().filter(|ip| !ip.is_empty()) {
+                Some(ip) => ip,
+                None if !addr.ip().is_unspecified() => addr.ip().to_string(),
+                None => return None,
+            };
+            Some(format!("http://{host}:{}/admission-reports", addr.port()))
+        })
+    });
+    if admission_token.is_some() && advertise.is_none() {
+        tracing::error!(
+            "admission reports need an address to advertise: --advertise-url, POD_IP, or a --metrics-addr with an IP"
+        );
+        return ExitCode::from(EXIT_SETUP);
+    }
     let lease_namespace = (args.lease_namespace.clone())
         .or_else(|| {
             std::env::var("POD_NAMESPACE")
@@ -190,6 +232,7 @@ pub fn run(args: ControllerArgs) -> ExitCode {
             duration: args.lease_duration,
             renew: args.lease_retry,
             retry: args.lease_retry,
+            advertise,
         },
         reports: ReportSettings {
             format: match args.report_format {
@@ -207,6 +250,7 @@ pub fn run(args: ControllerArgs) -> ExitCode {
         audit_period: args.audit_status_interval,
         lookup_timeout: args.lookup_timeout,
         metrics_addr,
+        admission_token,
     };
     runtime.block_on(async move {
         let client = match celer_cluster::client(args.kubeconfig.as_deref()).await {

@@ -417,6 +417,28 @@ pub struct ClusterArgs {
     )]
     pub background_users: Vec<String>,
 
+    /// Hand the results of policies that run at admission only (Kyverno's `background:
+    /// false`) to the leading `celer controller`, which reports them: NAMESPACE/NAME of the
+    /// controller's Lease, whose annotation says where the leader listens. Needs
+    /// --admission-reports-token-file.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/NAME",
+        env = "CELER_ADMISSION_REPORTS_LEASE",
+        help_heading = "Cluster"
+    )]
+    pub admission_reports_lease: Option<String>,
+
+    /// A file holding the token the controller's /admission-reports wants (a Secret both
+    /// roles mount).
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "CELER_ADMISSION_REPORTS_TOKEN_FILE",
+        help_heading = "Cluster"
+    )]
+    pub admission_reports_token_file: Option<PathBuf>,
+
     /// Let Kyverno's `resource.Get`/`resource.List` read Secrets. Off by default: a policy
     /// author is not always trusted with every Secret celer's identity may read, and
     /// Kyverno's default roles do not read them either.
@@ -682,12 +704,30 @@ struct ClusterAdapter {
     mutator: celer_cluster::mutate_existing::Mutator,
     /// What Kyverno's context functions read (its watch caches are reported in /metrics).
     context: Arc<celer_cluster::context::ClusterContext>,
+    /// With `--admission-reports-lease`: admission-only policies' results, sent to the
+    /// controller; and whether the served set has such policies.
+    admission_reports: Option<celer_cluster::admission_reports::AdmissionReporter>,
+    admission_only: std::sync::atomic::AtomicBool,
 }
 
 impl ClusterHooks for ClusterAdapter {
     fn gauges(&self) -> Vec<(&'static str, &'static str, u64)> {
         let caches = self.context.caches();
-        vec![
+        let mut gauges = Vec::new();
+        if let Some(reporter) = &self.admission_reports {
+            let counts = reporter.counts();
+            gauges.push((
+                "celer_admission_reports_sent",
+                "Admission results of admission-only policies taken by the leading controller.",
+                counts.sent.load(std::sync::atomic::Ordering::Relaxed),
+            ));
+            gauges.push((
+                "celer_admission_reports_dropped",
+                "Admission results dropped: the queue full, no controller leading, or a failed post.",
+                counts.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            ));
+        }
+        gauges.extend([
             (
                 "celer_context_cache_resources",
                 "Resources with a watch cache for Kyverno's resource.Get/List.",
@@ -698,7 +738,8 @@ impl ClusterHooks for ClusterAdapter {
                 "Objects held by the watch caches of Kyverno's resource.Get/List (bounded by --context-cache-max-objects).",
                 caches.objects() as u64,
             ),
-        ]
+        ]);
+        gauges
     }
 
     fn admitted(
@@ -725,7 +766,34 @@ impl ClusterHooks for ClusterAdapter {
         Arc::new(self.cluster.clone())
     }
 
+    fn validated(
+        &self,
+        set: &celer_policy::policy_set::PolicySet,
+        request: &celer_policy::request::Request<'_>,
+        outcome: &celer_policy::response::Outcome,
+    ) {
+        let Some(reporter) = &self.admission_reports else {
+            return;
+        };
+        if !self
+            .admission_only
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        if let Some((scope, results)) =
+            celer_policy::background::admission_results(set, request, outcome)
+        {
+            let namespaced = !request.attributes.namespace.is_empty();
+            reporter.report(scope, namespaced, results);
+        }
+    }
+
     fn policies_loaded(&self, policies: &Policies) {
+        self.admission_only.store(
+            celer_policy::background::has_admission_only(&policies.validating),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         self.cluster
             .spawn_watch_param_kinds(celer_cluster::param_kinds([
                 &policies.validating,
@@ -781,6 +849,41 @@ fn replica_name() -> String {
 }
 
 /// The cluster's policy objects and ConfigMaps, as the server's feed.
+/// `--admission-reports-lease` and its token: the sender, or `None` when not asked for.
+fn admission_reporter(
+    args: &ClusterArgs,
+    client: &kube::Client,
+) -> Result<Option<celer_cluster::admission_reports::AdmissionReporter>, String> {
+    let Some(lease) = &args.admission_reports_lease else {
+        return Ok(None);
+    };
+    let (namespace, name) = lease
+        .split_once('/')
+        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty())
+        .ok_or_else(|| format!("--admission-reports-lease {lease:?}: expected NAMESPACE/NAME"))?;
+    let path = (args.admission_reports_token_file.as_ref())
+        .ok_or("--admission-reports-lease needs --admission-reports-token-file")?;
+    let token = std::fs::read_to_string(path)
+        .map_err(|e| format!("--admission-reports-token-file {}: {e}", path.display()))?;
+    let token = token.trim().to_string();
+    if token.is_empty() {
+        return Err(format!(
+            "--admission-reports-token-file {} is empty",
+            path.display()
+        ));
+    }
+    Ok(Some(
+        celer_cluster::admission_reports::AdmissionReporter::spawn(
+            client.clone(),
+            celer_cluster::admission_reports::ReporterSettings {
+                lease_namespace: namespace.to_string(),
+                lease_name: name.to_string(),
+                token,
+            },
+        ),
+    ))
+}
+
 pub(crate) fn init_logs(format: LogFormat, filter: &str) -> Result<(), String> {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .map_err(|e| format!("--log-level {filter:?}: {e}"))?;
@@ -868,6 +971,13 @@ pub fn run(args: ServeArgs) -> ExitCode {
                     options.kyverno_context = Some(context.clone());
                     let cluster_context = Arc::clone(&context);
                     options.authorizer = Some(Arc::new(cluster.authorizer()));
+                    let admission_reports = match admission_reporter(&args.cluster, &client) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            tracing::error!(error = %e, "admission reports not set up");
+                            return ExitCode::from(EXIT_SETUP);
+                        }
+                    };
                     let mutator = celer_cluster::mutate_existing::Mutator::new(
                         client,
                         Arc::new(cluster.clone()),
@@ -886,6 +996,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         registration: parking_lot::Mutex::new(None),
                         status,
                         context: cluster_context,
+                        admission_reports,
+                        admission_only: std::sync::atomic::AtomicBool::new(false),
                     }))
                 }
                 Err(e) => {
