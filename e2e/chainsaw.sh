@@ -117,9 +117,14 @@ if [ -n "$host_ip" ]; then
 else
   echo "note: no non-loopback address here: celer is registered by URL"
 fi
+# The results of admission-only policies go from the webhook to the controller (a token both
+# read; the controller's address is in its Lease).
+head -c 24 /dev/urandom | base64 > "$work/admission-token"
 if ! start_celer chainsaw --kubeconfig "$CELER_E2E_WEBHOOK_KUBECONFIG" --register-webhooks \
     --unregister-webhooks --policies-from-cluster "${kyverno_args[@]}" \
-    --reports-user system:serviceaccount:kyverno:kyverno-reports-controller; then
+    --reports-user system:serviceaccount:kyverno:kyverno-reports-controller \
+    --admission-reports-lease kyverno/celer-controller \
+    --admission-reports-token-file "$work/admission-token"; then
   echo "FAIL celer: did not start (see $celer_log)"
   exit 1
 fi
@@ -144,7 +149,8 @@ report_format=wgpolicy
 for f in "${folders[@]}"; do [ "$f" = openreports ] && report_format=openreports; done
 setsid "$CELER_BIN" controller --kubeconfig "$KUBECONFIG" --policies-from-cluster \
   --report-format "$report_format" --report-managed-by kyverno --lease-namespace kyverno \
-  --metrics-addr off --log-level info > "$work/controller.log" 2>&1 < /dev/null &
+  --metrics-addr "127.0.0.1:$(free_port)" --admission-reports-token-file "$work/admission-token" \
+  --log-level info > "$work/controller.log" 2>&1 < /dev/null &
 controller_pid=$!
 disown "$controller_pid"
 echo "celer serves on port $celer_port (log: $celer_log), set up in $(( $(date +%s) - started ))s"
