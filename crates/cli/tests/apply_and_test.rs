@@ -1,33 +1,14 @@
 //! `celer apply` and `celer test` end to end: the built binary on the repository's examples.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use celer_cel::Json;
 use sonic_rs::JsonValueTrait;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
+mod common;
+use common::{Run, root};
 
 fn celer(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_celer"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("run celer");
-    Run {
-        code: out.status.code().expect("exit code"),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
+    common::celer_in(&root(), args)
 }
 
 #[test]

@@ -1,30 +1,11 @@
 //! `celer authz check` and `celer authz config` on the examples in examples/authz.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
+use common::{Run, root};
 
 fn celer(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_celer"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::celer_in(&root(), args)
 }
 
 const POLICIES: &str = "examples/authz/policies.yaml";

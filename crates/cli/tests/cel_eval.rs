@@ -2,28 +2,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
+use common::Run;
 
+/// Runs in the test's own directory (the crate's).
 fn celer(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_celer"))
-        .args(args)
-        .output()
-        .expect("run celer");
-    Run {
-        code: out
-            .status
-            .code()
-            .expect("exit code (not killed by a signal)"),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
+    common::celer_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 fn eval(args: &[&str]) -> Run {

@@ -3,33 +3,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use celer_cel::Json;
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
+use common::Run;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scan"))
 }
 
 fn celer(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_celer"))
-        .current_dir(fixtures())
-        .arg("scan")
-        .args(args)
-        .output()
-        .expect("run celer");
-    Run {
-        code: out.status.code().expect("exit code"),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
+    let mut all = vec!["scan"];
+    all.extend_from_slice(args);
+    common::celer_in(&fixtures(), &all)
 }
 
 /// The fixtures' policies over their resources, with the Namespace given.
