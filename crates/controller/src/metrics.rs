@@ -116,12 +116,10 @@ impl Metrics {
     /// The Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
-        let gauge = |out: &mut String, name: &str, help: &str| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-        };
-        let counter = |out: &mut String, name: &str, help: &str| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-        };
+        // The exposition format as celer serve writes it.
+        use celer_webhook::metrics::header;
+        let gauge = |out: &mut String, name: &str, help: &str| header(out, name, "gauge", help);
+        let counter = |out: &mut String, name: &str, help: &str| header(out, name, "counter", help);
         gauge(
             &mut out,
             "celer_controller_leader",
@@ -264,6 +262,9 @@ fn escape(text: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// How long one connection to the metrics port may last.
+const CONNECTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Serves `/metrics`, `/healthz` and `/readyz` (ready once leading and synced, or while not
 /// leading: a standby replica is healthy), and `POST /admission-reports` ([`Inbox`]), until
 /// the task is dropped.
@@ -299,9 +300,11 @@ pub async fn serve(
                     }
                 });
             let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await;
+            let connection =
+                hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+            // A slow or idle client holds its connection for this long at most (a scrape or a
+            // batch of admission results takes milliseconds).
+            let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
         });
     }
 }

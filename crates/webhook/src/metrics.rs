@@ -589,7 +589,8 @@ impl Metrics {
     }
 }
 
-fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+/// A series' `# HELP` and `# TYPE` lines (for series that live outside [`Metrics`]).
+pub fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
