@@ -56,13 +56,12 @@ impl Target {
 /// the review kinds (which cannot be listed anyway). A ClusterPolicy matching every kind
 /// would otherwise report on its own reports.
 fn never_scanned(group: &str, resource: &str) -> bool {
-    matches!(
+    let reports = matches!(
         group,
-        "openreports.io" | "wgpolicyk8s.io" | "reports.kyverno.io" | "kyverno.io"
-    ) && resource.contains("report")
-        || matches!(group, "openreports.io" | "wgpolicyk8s.io")
-        || (resource == "events" && matches!(group, "" | "events.k8s.io"))
-        || (group == "coordination.k8s.io")
+        "openreports.io" | "wgpolicyk8s.io" | "reports.kyverno.io"
+    ) || (group == "kyverno.io" && resource.contains("report"));
+    let events = resource == "events" && matches!(group, "" | "events.k8s.io");
+    reports || events || group == "coordination.k8s.io"
 }
 
 /// Every listable and watchable resource the API server serves, each group in its preferred
