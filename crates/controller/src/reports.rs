@@ -169,8 +169,15 @@ impl ReportWriter {
             loop {
                 let page = match api.list(&params).await {
                     Ok(page) => page,
-                    // The kind is not installed: nothing was written in it.
-                    Err(kube::Error::Api(s)) if s.code == 404 => break,
+                    // The kind is not installed: nothing was written in it, and nothing can be.
+                    Err(kube::Error::Api(s)) if s.code == 404 => {
+                        tracing::error!(
+                            kind = %self.settings.format.kind(namespaced),
+                            api_version = %self.settings.format.api_version(),
+                            "the report kind is not installed: no report can be written (`celer crds` prints its CRD)"
+                        );
+                        break;
+                    }
                     Err(e) => return Err(e),
                 };
                 let mut state = self.state.lock();
