@@ -394,15 +394,12 @@ mod tests {
         assert!(text.contains("celer_report_writes_total{operation=\"apply\"} 1"));
     }
 
-    /// The dashboard in deploy/grafana reads only metrics that exist: the controller's (as
-    /// rendered here) or the webhook's (`celer_webhook_*`).
+    /// The chart's dashboard and alerts (charts/celer) read only metrics that exist: the
+    /// controller's (as rendered here) or the webhook's (named in celer-webhook's metrics).
     #[test]
-    fn the_dashboard_reads_metrics_that_exist() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../deploy/grafana/celer.json"
-        );
-        let text = std::fs::read_to_string(path).unwrap();
+    fn the_chart_reads_metrics_that_exist() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../charts/celer");
+        let webhook = include_str!("../../webhook/src/metrics.rs");
         let m = Metrics::default();
         m.scanned("pods", true);
         m.full_scan("pods", 1.0);
@@ -410,27 +407,31 @@ mod tests {
         let id = m.intern("p");
         m.results_changed(&[], &[(id, Status::Fail)]);
         let rendered = m.render();
-        let mut names = Vec::new();
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        while let Some(at) = text[i..].find("celer_") {
-            let start = i + at;
-            let end = (start..bytes.len())
-                .find(|&j| !(bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_'))
-                .unwrap_or(bytes.len());
-            names.push(&text[start..end]);
-            i = end;
-        }
-        assert!(names.len() > 10, "{names:?}");
-        for name in names {
-            if name.starts_with("celer_webhook_") || name == "celer_overview" {
-                continue;
+        for file in ["files/grafana/celer.json", "templates/monitoring.yaml"] {
+            let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+            let mut names = Vec::new();
+            let bytes = text.as_bytes();
+            let mut i = 0;
+            while let Some(at) = text[i..].find("celer_") {
+                let start = i + at;
+                let end = (start..bytes.len())
+                    .find(|&j| !(bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_'))
+                    .unwrap_or(bytes.len());
+                names.push(&text[start..end]);
+                i = end;
             }
-            let base = name.trim_end_matches("_bucket");
-            assert!(
-                rendered.contains(&format!("# TYPE {base} ")),
-                "the dashboard reads {name}, which the controller does not export"
-            );
+            assert!(names.len() > 5, "{file}: {names:?}");
+            for name in names {
+                if name == "celer_overview" {
+                    continue;
+                }
+                let base = name.trim_end_matches("_bucket");
+                assert!(
+                    rendered.contains(&format!("# TYPE {base} "))
+                        || webhook.contains(&format!("`{base}`")),
+                    "{file} reads {name}, which neither celer controller nor celer serve exports"
+                );
+            }
         }
     }
 }
