@@ -12,6 +12,7 @@
 pub mod admission_reports;
 pub mod authorizer;
 pub mod cache;
+pub mod certs;
 pub mod classic_autogen;
 pub mod constraint_crds;
 pub mod context;
