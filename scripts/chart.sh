@@ -2,7 +2,9 @@
 # The Helm chart's generated parts and its offline checks.
 #
 #   scripts/chart.sh crds     write charts/celer/files/crds/<group>.yaml from `celer crds`
-#   scripts/chart.sh check    the CRD files are current, the chart's version is the binary's,
+#   scripts/chart.sh manifests  write deploy/manifests/ (crds.yaml, celer.yaml) from the chart's
+#                             default values, for kubectl users
+#   scripts/chart.sh check    the CRD files and the plain manifests are current, the chart's version is the binary's,
 #                             `helm lint` and `helm template` pass for the default values and
 #                             for charts/celer/ci/*.yaml, and the rendered Pods meet celer's
 #                             own Pod Security restricted set with no warning
@@ -31,7 +33,25 @@ crds_into() {
   done
 }
 
+# The plain manifests: the default values in the namespace celer-system, the CRDs apart, no
+# token Secret (a rendered secret would be the same for everyone: docs/install.md makes it).
+manifests_into() {
+  local dir="$1" helm
+  helm="$(bash e2e/helm-build.sh)"
+  mkdir -p "$dir"
+  { echo "# celer's CRDs, rendered from charts/celer by scripts/chart.sh manifests (docs/install.md)."
+    "$helm" template celer "$chart" --namespace celer-system --show-only templates/crds.yaml; } > "$dir/crds.yaml"
+  { echo "# celer in the namespace celer-system, rendered from charts/celer's default values by"
+    echo "# scripts/chart.sh manifests; apply crds.yaml first, and make the token Secret (docs/install.md)."
+    "$helm" template celer "$chart" --namespace celer-system --set crds.install=false \
+      --set controller.admissionReportsToken.create=false; } > "$dir/celer.yaml"
+}
+
 case "${1:-}" in
+  manifests)
+    manifests_into deploy/manifests
+    echo "wrote deploy/manifests/crds.yaml and celer.yaml"
+    ;;
   crds)
     crds_into "$chart/files/crds"
     echo "wrote $chart/files/crds/ (${#groups[@]} groups)"
@@ -47,6 +67,13 @@ case "${1:-}" in
       echo "FAIL the chart's CRDs differ from \`celer crds\`: run scripts/chart.sh crds" >&2
       fail=1
     fi
+    manifests_into "$tmp/manifests"
+    for f in crds.yaml celer.yaml; do
+      if ! cmp -s "$tmp/manifests/$f" "deploy/manifests/$f"; then
+        echo "FAIL deploy/manifests/$f differs from the chart's rendering: run scripts/chart.sh manifests" >&2
+        fail=1
+      fi
+    done
     cargo_version="$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)"
     for key in version appVersion; do
       v="$(awk -v k="$key:" '$1 == k {gsub(/"/, "", $2); print $2}' "$chart/Chart.yaml")"
