@@ -246,6 +246,27 @@ fn constraints_give_violations_for_their_status_not_report_results() {
     assert!(run(&set, &deployment("small", 2, "")).violations.is_empty());
 }
 
+/// Gatekeeper's Config excludes namespaces per process: a scan is Gatekeeper's audit, so
+/// `audit` (or `*`) exclusions apply to it and `webhook` ones do not.
+#[test]
+fn constraints_skip_the_namespaces_the_config_excludes_from_audit() {
+    let config = |process: &str| {
+        format!(
+            "apiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {{name: config, namespace: gatekeeper-system}}\nspec:\n  match:\n  - excludedNamespaces: [staging]\n    processes: [{process}]\n"
+        )
+    };
+    let big = deployment("big", 7, "");
+    for (process, excluded) in [("audit", true), ("'*'", true), ("webhook", false)] {
+        let text = config(process);
+        let out = run(&set(&[CONSTRAINT, &text]), &big);
+        assert_eq!(
+            out.violations.is_empty(),
+            excluded,
+            "processes: [{process}]"
+        );
+    }
+}
+
 #[test]
 fn a_discovered_resource_names_the_request() {
     let set = set(&[REPLICAS_VAP]);

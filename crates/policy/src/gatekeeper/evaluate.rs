@@ -191,7 +191,8 @@ impl Constraints<'_> {
 }
 
 impl Constraints<'_> {
-    /// Whether the Config excludes the request's namespace from the validating webhook (a
+    /// Whether the Config excludes the request's namespace from the process judging it: the
+    /// validating webhook, or audit for a background scan, as Gatekeeper's audit asks (a
     /// Namespace is in its own namespace).
     fn excluded(&self, request: &FamilyRequest<'_>) -> bool {
         let exclusions = &self.set.exclusions;
@@ -203,7 +204,12 @@ impl Constraints<'_> {
             ("", "Namespace") => attributes.name,
             _ => attributes.namespace,
         };
-        exclusions.excludes("webhook", namespace)
+        let process = if request.mode.background {
+            "audit"
+        } else {
+            "webhook"
+        };
+        exclusions.excludes(process, namespace)
     }
 }
 
