@@ -16,6 +16,8 @@
 //! | `celer_policy_reload_failures_total` | counter | |
 //! | `celer_policy_last_reload_success` | gauge | |
 //! | `celer_tls_certificate_reloads_total` | counter | `result` |
+//! | `celer_tls_certificate_not_after_seconds` | gauge | |
+//! | `celer_tls_certificate_rotations_total` | counter | |
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -593,6 +595,24 @@ impl Metrics {
 pub fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// The serving certificate's series (it lives in the TLS resolver, which every swap goes
+/// through): when it ends, so that an alert can fire well before a rotation that failed
+/// turns into refused handshakes, and how many certificates were swapped in.
+pub fn write_certificate(out: &mut String, not_after: i64, rotations: u64) {
+    gauge(
+        out,
+        "celer_tls_certificate_not_after_seconds",
+        "The serving certificate's notAfter, in Unix seconds (0 when it cannot be read).",
+        not_after,
+    );
+    counter(
+        out,
+        "celer_tls_certificate_rotations_total",
+        "Serving certificates swapped in since start (changed --tls-cert/--tls-key files, or new versions of the --tls-secret Secret's certificate).",
+        rotations,
+    );
 }
 
 /// Appends one gauge (for series that live outside [`Metrics`]).

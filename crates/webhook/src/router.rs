@@ -143,6 +143,8 @@ pub struct State {
     authorization_failure: FailureMode,
     /// The cluster, told of admitted mutating requests (Kyverno's mutate-existing).
     cluster: Option<Arc<dyn crate::lookup::ClusterHooks>>,
+    /// The serving certificate (its end and swaps are in `/metrics`).
+    certificate: Option<Arc<crate::tls::CertResolver>>,
 }
 
 impl std::fmt::Debug for State {
@@ -188,7 +190,14 @@ impl State {
             options: EvalOptions::default(),
             authorization_failure: FailureMode::default(),
             cluster: None,
+            certificate: None,
         }
+    }
+
+    /// Sets the serving certificate whose end and swaps `/metrics` reports.
+    pub fn with_certificate(mut self, certificate: Option<Arc<crate::tls::CertResolver>>) -> State {
+        self.certificate = certificate;
+        self
     }
 
     /// Sets the cluster told of admitted mutating requests.
@@ -386,6 +395,13 @@ where
 /// the cluster side's gauges (its caches), when there is a cluster.
 pub fn metrics_response(state: &State) -> HttpResponse {
     let mut text = state.metrics.render();
+    if let Some(certificate) = &state.certificate {
+        crate::metrics::write_certificate(
+            &mut text,
+            certificate.not_after(),
+            certificate.rotations(),
+        );
+    }
     if let Some(cluster) = &state.cluster {
         for (name, help, value) in cluster.gauges() {
             crate::metrics::write_gauge(&mut text, name, help, value);

@@ -168,12 +168,18 @@ pub async fn start(
     let mut loaded = loaded?;
     log_rejected(&loaded, None);
     with_cluster(options.cluster.as_ref(), &mut loaded);
+    let mut ca_file = None;
+    let tls = match &options.tls {
+        None => None,
+        Some(source) => Some(certificate(source, &mut ca_file)?),
+    };
     let state = Arc::new(
         State::new(options.limits.clone())
             .with_authorization_failure(options.authorization_failure)
             .with_kyverno_context(options.kyverno_context.clone())
             .with_authorizer(options.authorizer.clone())
-            .with_cluster_hooks(options.cluster.clone()),
+            .with_cluster_hooks(options.cluster.clone())
+            .with_certificate(tls.as_ref().map(|(resolver, _)| Arc::clone(resolver))),
     );
     let counts = loaded.counts();
     let generation = state.install(loaded);
@@ -187,32 +193,9 @@ pub async fn start(
     );
 
     let mut watchers = Vec::new();
-    let mut ca_file = None;
-    let acceptor = match &options.tls {
+    let acceptor = match tls {
         None => None,
-        Some(source) => {
-            let (resolver, watched) = match source {
-                TlsSource::Files { cert, key } => {
-                    let stamp = Fingerprint::of_files(&[cert, key]);
-                    let pair = tls::load_pair(cert, key)?;
-                    tracing::info!(cert = %cert.display(), key = %key.display(), "serving certificate loaded");
-                    (
-                        Arc::new(CertResolver::new(pair)),
-                        Some((cert.clone(), key.clone(), stamp)),
-                    )
-                }
-                TlsSource::SelfSigned { dir, sans } => {
-                    let generated = tls::self_signed(dir, sans)?;
-                    tracing::info!(
-                        ca = %generated.ca_file.display(),
-                        cert = %generated.cert_file.display(),
-                        key = %generated.key_file.display(),
-                        "self-signed CA and serving certificate written; put the CA in the webhook configuration's caBundle (base64 of the file)"
-                    );
-                    ca_file = Some(generated.ca_file.clone());
-                    (Arc::new(CertResolver::new(generated.key)), None)
-                }
-            };
+        Some((resolver, watched)) => {
             if let Some((cert, key, stamp)) = watched {
                 watchers.push(tokio::spawn(watch_certificate(
                     Arc::clone(&state),
@@ -296,6 +279,40 @@ pub async fn start(
         state,
         tasks,
         watchers,
+    })
+}
+
+/// Certificate files to watch for changes, with their fingerprint when read.
+type Watched = Option<(PathBuf, PathBuf, Fingerprint)>;
+
+/// The serving certificate of `source`, and the files to watch for changes, if any;
+/// `ca_file` is set to the CA written for a self-signed one.
+fn certificate(
+    source: &TlsSource,
+    ca_file: &mut Option<PathBuf>,
+) -> Result<(Arc<CertResolver>, Watched), TlsError> {
+    Ok(match source {
+        TlsSource::Files { cert, key } => {
+            let stamp = Fingerprint::of_files(&[cert, key]);
+            let pair = tls::load_pair(cert, key)?;
+            tracing::info!(cert = %cert.display(), key = %key.display(), "serving certificate loaded");
+            (
+                Arc::new(CertResolver::new(pair)),
+                Some((cert.clone(), key.clone(), stamp)),
+            )
+        }
+        TlsSource::SelfSigned { dir, sans } => {
+            let generated = tls::self_signed(dir, sans)?;
+            tracing::info!(
+                ca = %generated.ca_file.display(),
+                cert = %generated.cert_file.display(),
+                key = %generated.key_file.display(),
+                "self-signed CA and serving certificate written; put the CA in the webhook configuration's caBundle (base64 of the file)"
+            );
+            *ca_file = Some(generated.ca_file.clone());
+            (Arc::new(CertResolver::new(generated.key)), None)
+        }
+        TlsSource::Shared(resolver) => (Arc::clone(resolver), None),
     })
 }
 

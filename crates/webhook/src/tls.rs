@@ -1,11 +1,13 @@
 //! TLS for the webhook: a certificate and key read from files (and read again when they change
-//! on disk), or a self-signed CA and serving certificate made at startup and written, with the
-//! CA bundle, into a directory for the webhook configuration's `caBundle`. ALPN offers HTTP/2
+//! on disk), a self-signed CA and serving certificate made at startup and written, with the
+//! CA bundle, into a directory for the webhook configuration's `caBundle`, or a certificate
+//! kept by someone else (the `--tls-secret` keeper) who swaps it in place. ALPN offers HTTP/2
 //! and HTTP/1.1.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
 use rustls::crypto::CryptoProvider;
@@ -15,13 +17,16 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
 /// Where the serving certificate comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum TlsSource {
     /// PEM files: the certificate chain (leaf first) and its private key.
     Files { cert: PathBuf, key: PathBuf },
     /// A CA and a certificate for `localhost`, `127.0.0.1`, `::1` and `sans`, made at startup
     /// and written into `dir` (`ca.crt`, `tls.crt`, `tls.key`).
     SelfSigned { dir: PathBuf, sans: Vec<String> },
+    /// A certificate kept elsewhere (a Secret shared by replicas), whose keeper swaps it
+    /// through [`CertResolver::replace`].
+    Shared(Arc<CertResolver>),
 }
 
 /// Why TLS could not be set up.
@@ -66,9 +71,18 @@ pub fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
             source,
         })
     };
-    let cert_pem = read(cert)?;
-    let key_pem = read(key)?;
-    let chain = CertificateDer::pem_slice_iter(&cert_pem)
+    pem_pair(&read(cert)?, &read(key)?, cert, key)
+}
+
+/// A PEM certificate chain and private key as a key rustls can serve; `cert` and `key` name
+/// where they came from in errors (files, or a Secret's keys).
+pub fn pem_pair(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+    cert: &Path,
+    key: &Path,
+) -> Result<CertifiedKey, TlsError> {
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| TlsError::Pem {
             path: cert.to_path_buf(),
@@ -79,7 +93,7 @@ pub fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
             path: cert.to_path_buf(),
         });
     }
-    let private = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::Pem {
+    let private = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| TlsError::Pem {
         path: key.to_path_buf(),
         message: pem_message(&e),
     })?;
@@ -235,28 +249,59 @@ fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsErro
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-/// The serving certificate, swapped whole when the files change. It is also the client
-/// certificate presented to Gatekeeper's external data providers (mutual TLS), as Gatekeeper
-/// presents its webhook's, and follows the same reloads.
+/// The serving certificate, swapped whole when the files or the Secret change: connections
+/// already open keep the certificate they were made with, new ones get the new one. It is
+/// also the client certificate presented to Gatekeeper's external data providers (mutual
+/// TLS), as Gatekeeper presents its webhook's, and follows the same reloads. It counts its
+/// swaps and knows when the certificate it serves ends, for `/metrics`.
 #[derive(Debug)]
 pub struct CertResolver {
     current: ArcSwap<CertifiedKey>,
+    /// The serving certificate's notAfter (Unix seconds; 0 when it cannot be read).
+    not_after: AtomicI64,
+    /// Certificates swapped in since the first.
+    rotations: AtomicU64,
 }
 
 impl CertResolver {
     pub fn new(key: CertifiedKey) -> CertResolver {
+        let not_after = leaf_not_after(&key);
         let key = Arc::new(key);
         present_to_providers(&key);
         CertResolver {
             current: ArcSwap::new(key),
+            not_after: AtomicI64::new(not_after),
+            rotations: AtomicU64::new(0),
         }
     }
 
+    /// Serves `key` from the next handshake on.
     pub fn replace(&self, key: CertifiedKey) {
+        let not_after = leaf_not_after(&key);
         let key = Arc::new(key);
         present_to_providers(&key);
         self.current.store(key);
+        self.not_after.store(not_after, Ordering::Relaxed);
+        self.rotations.fetch_add(1, Ordering::Relaxed);
     }
+
+    /// The serving certificate's notAfter, in Unix seconds (0 when it could not be read).
+    pub fn not_after(&self) -> i64 {
+        self.not_after.load(Ordering::Relaxed)
+    }
+
+    /// Certificates swapped in since the first.
+    pub fn rotations(&self) -> u64 {
+        self.rotations.load(Ordering::Relaxed)
+    }
+}
+
+/// The leaf certificate's notAfter in Unix seconds, 0 when it cannot be read.
+fn leaf_not_after(key: &CertifiedKey) -> i64 {
+    key.cert
+        .first()
+        .and_then(|der| x509_parser::parse_x509_certificate(der).ok())
+        .map_or(0, |(_, cert)| cert.validity().not_after.timestamp())
 }
 
 fn present_to_providers(key: &Arc<CertifiedKey>) {
@@ -328,5 +373,31 @@ mod tests {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&other);
+    }
+
+    #[test]
+    fn the_resolver_knows_its_certificates_end_and_counts_swaps() {
+        let dir = std::env::temp_dir().join(format!("celer-tls-test-{}-c", std::process::id()));
+        let first = self_signed(&dir, &[]).unwrap();
+        let resolver = CertResolver::new(first.key);
+        let end = time::OffsetDateTime::now_utc() + SELF_SIGNED_VALIDITY;
+        assert!((resolver.not_after() - end.unix_timestamp()).abs() < 60);
+        assert_eq!(resolver.rotations(), 0);
+        let cert = std::fs::read(&first.cert_file).unwrap();
+        let key = std::fs::read(&first.key_file).unwrap();
+        resolver
+            .replace(pem_pair(&cert, &key, Path::new("tls.crt"), Path::new("tls.key")).unwrap());
+        assert_eq!(resolver.rotations(), 1);
+        // Errors name where the PEM came from.
+        let e = pem_pair(
+            b"junk",
+            &key,
+            Path::new("Secret a/b tls.crt"),
+            Path::new("k"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "Secret a/b tls.crt: no PEM certificate found");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
