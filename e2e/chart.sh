@@ -30,7 +30,7 @@ repo="$(cd "$here/.." && pwd)"
 work="${CELER_E2E_WORK:-$repo/target/e2e/chart}"
 rm -rf "$work" && mkdir -p "$work"
 CELER_BIN="${CELER_BIN:-$repo/target/debug/celer}"
-[ -x "$CELER_BIN" ] || (cd "$repo" && cargo build -p celer-cli)
+[ -x "$CELER_BIN" ] || (cd "$repo" && cargo build -p celer)
 # shellcheck source=e2e/lib.sh
 source "$here/lib.sh"
 chart="$repo/charts/celer"

@@ -22,7 +22,7 @@ groups=(policies.kyverno.io kyverno.io templates.gatekeeper.sh config.gatekeeper
 
 celer="${CELER_BIN:-$repo/target/debug/celer}"
 if [ ! -x "$celer" ]; then
-  cargo build --locked -p celer-cli >&2
+  cargo build --locked -p celer >&2
 fi
 
 crds_into() {

@@ -93,6 +93,9 @@ seccompProfile:
 {{- end }}
 {{- if .Values.policies.configMaps }}
 - --policy-configmaps={{ .Values.policies.configMaps }}
+{{- if ne .Values.policies.configMapsNamespace "*" }}
+- --policy-configmaps-namespace={{ default .Release.Namespace .Values.policies.configMapsNamespace }}
+{{- end }}
 {{- end }}
 {{- if .Values.policies.files }}
 - --policies=/etc/celer/policies

@@ -23,6 +23,7 @@ pub mod kyverno_webhooks;
 mod lookup;
 pub mod mutate_existing;
 pub mod register;
+pub mod owner;
 pub mod sources;
 pub mod status;
 

@@ -80,6 +80,8 @@ pub struct WebhookSettings {
     /// Annotations of every configuration (Kyverno's default, `admissions.enforcer/disabled:
     /// "true"`, keeps AKS's admissions enforcer from rewriting them).
     pub annotations: Vec<(String, String)>,
+    /// The owner of every configuration ([`crate::owner`]): deleting it deletes them.
+    pub owner: Option<crate::owner::Owner>,
 }
 
 impl WebhookSettings {
@@ -319,13 +321,24 @@ fn webhook(
     })
 }
 
-fn metadata(name: &str, kyverno: bool, annotations: &[(String, String)]) -> Value {
+fn metadata(
+    name: &str,
+    kyverno: bool,
+    annotations: &[(String, String)],
+    owner: Option<&crate::owner::Owner>,
+) -> Value {
     let labels = if kyverno {
         json!({"webhook.kyverno.io/managed-by": "kyverno"})
     } else {
         json!({"app.kubernetes.io/managed-by": "celer"})
     };
     let mut out = json!({"name": name, "labels": labels});
+    if let (Some(owner), Some(meta)) = (owner, out.as_object_mut()) {
+        meta.insert(
+            "ownerReferences".to_string(),
+            Value::Array(vec![owner.reference()]),
+        );
+    }
     if !annotations.is_empty()
         && let Some(meta) = out.as_object_mut()
     {
@@ -432,7 +445,7 @@ impl Configurations {
                     json!({
                         "apiVersion": "admissionregistration.k8s.io/v1",
                         "kind": kind,
-                        "metadata": metadata(name, kyverno, &settings.annotations),
+                        "metadata": metadata(name, kyverno, &settings.annotations, settings.owner.as_ref()),
                         "webhooks": hooks,
                     })
                 }),
@@ -624,6 +637,7 @@ mod tests {
             kyverno_configurations: false,
             validate_policy_objects: false,
             annotations: vec![("admissions.enforcer/disabled".into(), "true".into())],
+            owner: None,
         }
     }
 
@@ -935,6 +949,28 @@ spec: {policyName: inject}
             hook["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE"],
                     "resources": ["pods"], "scope": "*"}])
+        );
+        assert!(v["metadata"].get("ownerReferences").is_none());
+    }
+
+    /// With an owner, every configuration names it, so that deleting the installation's
+    /// ClusterRole deletes them (garbage collection).
+    #[test]
+    fn configurations_name_their_owner() {
+        let mut s = settings();
+        s.kyverno_configurations = true;
+        s.owner = Some(crate::owner::Owner {
+            api_version: "rbac.authorization.k8s.io/v1".into(),
+            kind: "ClusterRole".into(),
+            name: "celer-admission".into(),
+            uid: "u-1".into(),
+        });
+        let c = Configurations::new(&s, &set(VALIDATING), &set(""));
+        let v = c.body(true, "celer").unwrap();
+        assert_eq!(
+            v["metadata"]["ownerReferences"],
+            json!([{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "name": "celer-admission", "uid": "u-1"}])
         );
     }
 

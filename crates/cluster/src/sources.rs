@@ -174,23 +174,33 @@ impl Drop for PolicyObjects {
     }
 }
 
+/// ConfigMaps whose data entries are policy files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigMapSource {
+    /// A label selector (`celer.dev/policies=true`).
+    pub selector: String,
+    /// Only this namespace's; `None`, every namespace's. A deployment names its own: whoever
+    /// may create a ConfigMap in some namespace must not thereby add policies for the cluster.
+    pub namespace: Option<String>,
+}
+
 impl PolicyObjects {
-    /// Starts discovery and the watches on the current runtime. `configmap_selector`: a label
-    /// selector (`celer.dev/policy=true`) for ConfigMaps whose data entries are policy files;
-    /// `None` reads no ConfigMap. `cluster_objects`: whether to watch the policy kinds at all
-    /// (off, only ConfigMaps are read).
+    /// Starts discovery and the watches on the current runtime. `configmaps`: the ConfigMaps
+    /// whose data entries are policy files; `None` reads no ConfigMap. `cluster_objects`:
+    /// whether to watch the policy kinds at all (off, only ConfigMaps are read).
     pub fn start(
         client: Client,
-        configmap_selector: Option<String>,
+        configmaps: Option<ConfigMapSource>,
         cluster_objects: bool,
     ) -> Arc<PolicyObjects> {
-        let configmaps = configmap_selector.map(|selector| {
+        let configmaps_namespace = configmaps.as_ref().and_then(|c| c.namespace.clone());
+        let configmaps = configmaps.map(|source| {
             ObjectCache::documents(
                 ApiResource::from_gvk_with_plural(
                     &kube::core::GroupVersionKind::gvk("", "v1", "ConfigMap"),
                     "configmaps",
                 ),
-                Some(selector),
+                Some(source.selector),
             )
         });
         let objects = Arc::new(PolicyObjects {
@@ -203,7 +213,7 @@ impl PolicyObjects {
             tasks: Mutex::new(Vec::new()),
         });
         if let Some(cache) = configmaps {
-            objects.watch(cache);
+            objects.watch(cache, configmaps_namespace.as_deref());
         }
         if cluster_objects {
             let weak = Arc::downgrade(&objects);
@@ -380,14 +390,20 @@ impl PolicyObjects {
                         cache: Arc::clone(&cache),
                     },
                 );
-                self.watch(cache);
+                self.watch(cache, None);
             }
         }
     }
 
     /// Runs a cache's watch and forwards its changes to the one signal.
-    fn watch(self: &Arc<Self>, cache: Arc<ObjectCache>) {
-        let api = Api::<DynamicObject>::all_with(self.client.clone(), cache.resource());
+    /// Keeps `cache` current from a watch of its resource, in `namespace` or in all.
+    fn watch(self: &Arc<Self>, cache: Arc<ObjectCache>, namespace: Option<&str>) {
+        let api = match namespace {
+            Some(ns) => {
+                Api::<DynamicObject>::namespaced_with(self.client.clone(), ns, cache.resource())
+            }
+            None => Api::<DynamicObject>::all_with(self.client.clone(), cache.resource()),
+        };
         let mut changes = cache.subscribe();
         let run = tokio::spawn(Arc::clone(&cache).run(api));
         let weak = Arc::downgrade(self);

@@ -39,8 +39,8 @@ pub struct ControllerOptions {
     /// Read the cluster's policy objects (Kyverno's, Gatekeeper's, and the native admission
     /// policies the API server enforces).
     pub from_cluster: bool,
-    /// ConfigMaps with this label selector hold policy files.
-    pub configmaps: Option<String>,
+    /// ConfigMaps holding policy files.
+    pub configmaps: Option<celer_cluster::sources::ConfigMapSource>,
     pub lease: leader::LeaseSettings,
     pub reports: reports::ReportSettings,
     /// How often every scanned resource is listed again (Kyverno's background scan interval).

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use celer_cluster::sources::ConfigMapSource;
 use celer_controller::ControllerOptions;
 use celer_controller::leader::LeaseSettings;
 use celer_controller::reports::ReportSettings;
@@ -62,6 +63,16 @@ pub struct ControllerArgs {
     /// ConfigMaps with this label selector hold policy files.
     #[arg(long, env = "CELER_POLICY_CONFIGMAPS", value_name = "SELECTOR")]
     pub policy_configmaps: Option<String>,
+
+    /// Read --policy-configmaps only in this namespace (default: every namespace). Give one
+    /// when others than cluster administrators may create ConfigMaps.
+    #[arg(
+        long,
+        env = "CELER_POLICY_CONFIGMAPS_NAMESPACE",
+        value_name = "NAMESPACE",
+        requires = "policy_configmaps"
+    )]
+    pub policy_configmaps_namespace: Option<String>,
 
     /// The namespace of the leader election Lease [default: $POD_NAMESPACE, else default].
     #[arg(long, env = "CELER_LEASE_NAMESPACE", value_name = "NAMESPACE")]
@@ -224,7 +235,10 @@ pub fn run(args: ControllerArgs) -> ExitCode {
     let options = ControllerOptions {
         source: (!args.policies.is_empty()).then(|| PolicySource::Paths(args.policies.clone())),
         from_cluster: args.policies_from_cluster,
-        configmaps: args.policy_configmaps.clone(),
+        configmaps: (args.policy_configmaps.clone()).map(|selector| ConfigMapSource {
+            selector,
+            namespace: args.policy_configmaps_namespace.clone(),
+        }),
         lease: LeaseSettings {
             namespace: lease_namespace,
             name: args.lease_name.clone(),

@@ -23,6 +23,8 @@ use celer_webhook::server::{self, ServeOptions};
 use celer_webhook::tls::TlsSource;
 use clap::{Args, ValueEnum};
 
+mod certs;
+
 const EXIT_SETUP: u8 = 2;
 
 const SERVE_EXAMPLES: &str = "\
@@ -137,6 +139,10 @@ pub struct ServeArgs {
         conflicts_with = "tls_cert"
     )]
     pub tls_san: Vec<String>,
+
+    /// The certificate shared by replicas through a Secret (--tls-secret and its lifetimes).
+    #[command(flatten)]
+    pub shared_tls: certs::TlsSecretArgs,
 
     /// Also serve /metrics, /healthz and /readyz over plain HTTP on this address.
     #[arg(long, value_name = "ADDR", env = "CELER_METRICS_LISTEN", value_parser = parse_addr)]
@@ -320,7 +326,7 @@ pub struct ClusterArgs {
     pub webhook_service: Option<Endpoint>,
 
     /// PEM CA bundle for the configurations [default: the generated CA; with --tls-cert, that
-    /// certificate file].
+    /// certificate file; with --tls-secret, the Secret's ca.crt, followed as it changes].
     #[arg(
         long,
         value_name = "FILE",
@@ -351,6 +357,29 @@ pub struct ClusterArgs {
         help_heading = "Cluster"
     )]
     pub policy_configmaps: Option<String>,
+
+    /// Read --policy-configmaps only in this namespace (default: every namespace). Give one
+    /// when others than cluster administrators may create ConfigMaps: a policy file there
+    /// applies to the whole cluster.
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        env = "CELER_POLICY_CONFIGMAPS_NAMESPACE",
+        requires = "policy_configmaps",
+        help_heading = "Cluster"
+    )]
+    pub policy_configmaps_namespace: Option<String>,
+
+    /// A ClusterRole every webhook configuration celer registers names as its owner, so that
+    /// deleting the installation (which deletes the ClusterRole) deletes them, through the
+    /// API server's garbage collection.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "CELER_WEBHOOK_OWNER_CLUSTERROLE",
+        help_heading = "Cluster"
+    )]
+    pub webhook_owner_clusterrole: Option<String>,
 
     /// Namespaces no webhook is called for (comma-separated; empty: none). The namespace of
     /// --webhook-service is always added: a celer outage must not block the Pods that would
@@ -619,8 +648,8 @@ impl ServeArgs {
         }
     }
 
-    /// `--tls-san`, and the names the API server checks the certificate for when it calls
-    /// `--webhook-service` (`<name>.<namespace>.svc`).
+    /// `--tls-san`, and the names a client of `--webhook-service` may call it by: the API
+    /// server checks `<name>.<namespace>.svc`; clients in the cluster use the shorter ones.
     fn self_signed_sans(&self) -> Vec<String> {
         let mut sans = self.tls_san.clone();
         if let Some(Endpoint::Service {
@@ -628,6 +657,8 @@ impl ServeArgs {
         }) = &self.cluster.webhook_service
         {
             for san in [
+                name.clone(),
+                format!("{name}.{namespace}"),
                 format!("{name}.{namespace}.svc"),
                 format!("{name}.{namespace}.svc.cluster.local"),
             ] {
@@ -639,26 +670,77 @@ impl ServeArgs {
         sans
     }
 
+    /// With `--tls-secret`: the shared certificate, read (or made) before the server starts.
+    async fn start_certificates(
+        &self,
+        client: &kube::Client,
+    ) -> Result<Option<certs::Certificates>, String> {
+        let Some(secret) = &self.shared_tls.tls_secret else {
+            return Ok(None);
+        };
+        if self.cluster.webhook_ca_bundle.is_some() {
+            return Err(
+                "--tls-secret registers the Secret's CA bundle: leave out --webhook-ca-bundle"
+                    .to_string(),
+            );
+        }
+        let configurations = self.cluster.register_webhooks.then(|| {
+            celer_cluster::register::configuration_names(
+                &self.cluster.webhook_name,
+                self.cluster.kyverno_webhook_configurations,
+            )
+        });
+        let mut names = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "::1".to_string(),
+        ];
+        for san in self.self_signed_sans() {
+            if !names.contains(&san) {
+                names.push(san);
+            }
+        }
+        certs::Certificates::start(
+            client.clone(),
+            secret.clone(),
+            names,
+            self.shared_tls.lifetimes(),
+            configurations,
+        )
+        .await
+        .map(Some)
+    }
+
     fn cluster_mode(&self) -> bool {
         self.cluster.kubeconfig.is_some() || self.cluster.in_cluster
     }
 
     /// What the webhook configurations say, once the server runs (its port and CA are known).
-    fn webhook_settings(&self, running: &server::Running) -> Result<WebhookSettings, String> {
+    /// `bundle`: the CA bundle of `--tls-secret`.
+    fn webhook_settings(
+        &self,
+        running: &server::Running,
+        bundle: Option<Vec<u8>>,
+    ) -> Result<WebhookSettings, String> {
         let endpoint = match (&self.cluster.webhook_service, &self.cluster.webhook_url) {
             (Some(service), _) => service.clone(),
             (None, Some(url)) => Endpoint::Url(url.clone()),
             (None, None) => Endpoint::Url(format!("https://127.0.0.1:{}", running.addr.port())),
         };
-        let ca_file = self
-            .cluster
-            .webhook_ca_bundle
-            .clone()
-            .or_else(|| running.ca_file.clone())
-            .or_else(|| self.tls_cert.clone())
-            .ok_or("no CA bundle: give --webhook-ca-bundle")?;
-        let ca_bundle =
-            std::fs::read(&ca_file).map_err(|e| format!("CA bundle {}: {e}", ca_file.display()))?;
+        let ca_bundle = match bundle {
+            Some(bundle) => bundle,
+            None => {
+                let ca_file = self
+                    .cluster
+                    .webhook_ca_bundle
+                    .clone()
+                    .or_else(|| running.ca_file.clone())
+                    .or_else(|| self.tls_cert.clone())
+                    .ok_or("no CA bundle: give --webhook-ca-bundle")?;
+                std::fs::read(&ca_file)
+                    .map_err(|e| format!("CA bundle {}: {e}", ca_file.display()))?
+            }
+        };
         Ok(WebhookSettings {
             name: self.cluster.webhook_name.clone(),
             endpoint,
@@ -672,6 +754,7 @@ impl ServeArgs {
                 .filter(|(k, _)| !k.is_empty())
                 .cloned()
                 .collect(),
+            owner: None,
         })
     }
 
@@ -708,6 +791,41 @@ struct ClusterAdapter {
     /// controller; and whether the served set has such policies.
     admission_reports: Option<celer_cluster::admission_reports::AdmissionReporter>,
     admission_only: std::sync::atomic::AtomicBool,
+    /// With `--tls-secret`: the certificate shared by replicas.
+    certificates: Option<certs::Certificates>,
+}
+
+impl ClusterAdapter {
+    /// With `--tls-secret`: swaps the served certificate as the Secret changes, and registers
+    /// the webhook configurations again with a changed CA bundle.
+    fn follow_certificates(self: &Arc<Self>, state: &Arc<celer_webhook::router::State>) {
+        let Some(certificates) = &self.certificates else {
+            return;
+        };
+        let adapter = Arc::downgrade(self);
+        let state = Arc::downgrade(state);
+        certificates.follow(move |bundle| {
+            if let (Some(adapter), Some(state)) = (adapter.upgrade(), state.upgrade()) {
+                adapter.bundle_changed(bundle, &state);
+            }
+        });
+    }
+
+    fn bundle_changed(&self, bundle: Vec<u8>, state: &celer_webhook::router::State) {
+        let mut registration = self.registration.lock();
+        let Some((settings, registrar)) = registration.as_mut() else {
+            return;
+        };
+        settings.ca_bundle = bundle;
+        if let Some(loaded) = state.current() {
+            registrar.desire(Configurations::new(
+                settings,
+                &loaded.policies.validating,
+                &loaded.policies.mutating,
+            ));
+            tracing::info!(name = %settings.name, "CA bundle changed; registering the webhook configurations with it");
+        }
+    }
 }
 
 impl ClusterHooks for ClusterAdapter {
@@ -924,10 +1042,25 @@ pub fn run(args: ServeArgs) -> ExitCode {
         let adapter = if args.cluster_mode() {
             match celer_cluster::client(args.cluster.kubeconfig.as_deref()).await {
                 Ok(client) => {
+                    let certificates = match args.start_certificates(&client).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            tracing::error!(error = %e, "cannot set up the shared certificate");
+                            return ExitCode::from(EXIT_SETUP);
+                        }
+                    };
+                    if let Some(c) = &certificates {
+                        options.tls = Some(TlsSource::Shared(Arc::clone(&c.resolver)));
+                    }
                     let objects = fed.then(|| {
                         PolicyObjects::start(
                             client.clone(),
-                            args.cluster.policy_configmaps.clone(),
+                            (args.cluster.policy_configmaps.clone()).map(|selector| {
+                                celer_cluster::sources::ConfigMapSource {
+                                    selector,
+                                    namespace: args.cluster.policy_configmaps_namespace.clone(),
+                                }
+                            }),
                             args.cluster.policies_from_cluster,
                         )
                     });
@@ -998,6 +1131,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         context: cluster_context,
                         admission_reports,
                         admission_only: std::sync::atomic::AtomicBool::new(false),
+                        certificates,
                     }))
                 }
                 Err(e) => {
@@ -1010,8 +1144,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 || args.cluster.unregister_webhooks
                 || args.cluster.policies_from_cluster
                 || args.cluster.policy_configmaps.is_some()
+                || args.shared_tls.tls_secret.is_some()
             {
-                tracing::error!("--register-webhooks, --unregister-webhooks, --policies-from-cluster and --policy-configmaps need --kubeconfig or --in-cluster");
+                tracing::error!("--register-webhooks, --unregister-webhooks, --policies-from-cluster, --policy-configmaps and --tls-secret need --kubeconfig or --in-cluster");
                 return ExitCode::from(EXIT_SETUP);
             }
             None
@@ -1054,6 +1189,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
         {
             tracing::error!(error = %e, "cannot set up cluster mode");
             return ExitCode::from(EXIT_SETUP);
+        }
+        if let Some(adapter) = &adapter {
+            adapter.follow_certificates(&running.state);
         }
         running.wait().await;
         tracing::info!("stopped");
@@ -1098,8 +1236,14 @@ async fn connect(
     if !args.cluster.register_webhooks {
         return Ok(());
     }
-    let settings = args.webhook_settings(running)?;
+    let mut settings = args.webhook_settings(running, adapter.certificates.as_ref().map(|c| c.bundle()))?;
     let client = adapter.cluster.client().clone();
+    if let Some(role) = &args.cluster.webhook_owner_clusterrole {
+        let owner = celer_cluster::owner::Owner::cluster_role(&client, role)
+            .await
+            .map_err(|e| e.to_string())?;
+        settings.owner = Some(owner);
+    }
     let applied = match &current {
         Some(loaded) => {
             let configurations = Configurations::new(
