@@ -480,7 +480,7 @@ fn report_result_of(
         ),
         _ => (String::new(), message.to_string()),
     };
-    let message = if status == Status::Skip {
+    let mut message = if status == Status::Skip {
         let names = exception_names(&message);
         if !names.is_empty() {
             properties.insert("exceptions".to_string(), names.join(","));
@@ -489,6 +489,20 @@ fn report_result_of(
     } else {
         message
     };
+    // A rule's reportProperties may say the message: by result, then for all
+    // (Kyverno's `ToPolicyReportResult`).
+    let by_result = match status {
+        Status::Pass => "passMessage",
+        Status::Fail => "failMessage",
+        Status::Warn => "warnMessage",
+        Status::Error => "errorMessage",
+        Status::Skip => "skipMessage",
+    };
+    for key in [by_result, "message"] {
+        if let Some(m) = properties.get(key).filter(|m| !m.is_empty()) {
+            message = m.clone();
+        }
+    }
     Some(ReportResult {
         source: source.to_string(),
         policy,

@@ -229,6 +229,47 @@ fn cluster_policy_results_carry_category_severity_and_scoring() {
     );
 }
 
+/// A rule's `reportProperties` go into its results, `{{ }}` variables substituted from the
+/// request and the rule's context; `failMessage`/`passMessage` and `message` replace the
+/// message, as Kyverno writes them.
+#[test]
+fn rule_report_properties_are_substituted_into_results() {
+    let policy = r#"
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: require-team}
+spec:
+  rules:
+  - name: team
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    context:
+    - name: objName
+      variable: {jmesPath: request.object.metadata.name}
+    reportProperties:
+      operation: '{{ request.operation }}'
+      objName: '{{ objName }}'
+      owner: platform
+      failMessage: '{{ objName }} has no team'
+    validate:
+      message: the label team is required
+      pattern: {metadata: {labels: {team: "?*"}}}
+"#;
+    let set = set(&[policy]);
+    let out = run(&set, &deployment("api", 1, ""));
+    let r = &out.results[0];
+    assert_eq!(r.result, Status::Fail);
+    assert_eq!(r.properties["operation"], "CREATE");
+    assert_eq!(r.properties["objName"], "api");
+    assert_eq!(r.properties["owner"], "platform");
+    assert_eq!(r.message, "api has no team");
+    // No passMessage: a pass keeps the engine's message.
+    let ok = run(&set, &deployment("web", 1, r#""team":"a""#));
+    let r = &ok.results[0];
+    assert_eq!(r.result, Status::Pass);
+    assert_eq!(r.properties["objName"], "web");
+    assert_eq!(r.message, "validation rule 'team' passed.");
+}
+
 #[test]
 fn constraints_give_violations_for_their_status_not_report_results() {
     let set = set(&[CONSTRAINT]);

@@ -209,8 +209,9 @@ pub struct PolicyResult {
     pub properties: ReportProperties,
 }
 
-/// Report properties a result carries (name, value).
-pub type ReportProperties = Vec<(&'static str, String)>;
+/// Report properties a result carries (name, value): celer's own names (a podSecurity rule's
+/// controls) or a rule's `reportProperties`.
+pub type ReportProperties = Vec<(Cow<'static, str>, String)>;
 
 impl PolicyResult {
     pub fn new(

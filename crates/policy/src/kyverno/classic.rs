@@ -506,6 +506,8 @@ pub struct ClassicRule {
     allow_existing_violations: bool,
     /// `preconditions` and `context`, when the rule reads the JSON context.
     pub jmes: Option<Box<RuleJmes>>,
+    /// `reportProperties`, by name, as written.
+    pub report_properties: Vec<(String, String)>,
 }
 
 impl ClassicRule {
@@ -710,6 +712,10 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
                     Ok(c) => Some(c),
                     Err((kind, message)) => {
                         record(r, kind, message, state, outcome);
+                        // Kyverno's early results carry the properties as written.
+                        if let Some(last) = outcome.results.last_mut() {
+                            last.properties = jmes::report_properties(&r.report_properties, None);
+                        }
                         return Ok(());
                     }
                 }
@@ -770,6 +776,12 @@ impl ValidatingFamily for ClusterPolicyRules<'_> {
             return Ok(());
         };
         record(r, kind, message, state, outcome);
+        if !r.report_properties.is_empty() {
+            properties.extend(jmes::report_properties(
+                &r.report_properties,
+                context.as_ref(),
+            ));
+        }
         if let Some(last) = outcome.results.last_mut() {
             last.properties = properties;
         }

@@ -243,6 +243,10 @@ pub fn compile(
                     (validate.deny_json.as_ref())
                         .map(|d| d.to_string())
                         .unwrap_or_default(),
+                    (rule.report_properties.values())
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                 ]
                 .join("\n");
                 Box::new(RuleJmes::new(
@@ -251,6 +255,9 @@ pub fn compile(
                     body,
                 ))
             }),
+            report_properties: (rule.report_properties.iter())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         });
     }
     out

@@ -14,6 +14,7 @@
 //! loads (Kyverno loads each entry when a variable first reads it; celer decides from the
 //! rule's text).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use celer_cel::Json;
@@ -579,6 +580,38 @@ pub(super) fn deny(
         Err(_) => result.message,
     };
     (ResultKind::Fail, message)
+}
+
+/// A rule's `reportProperties` for its result: substituted in `context` when there is one
+/// (the rule's context loaded, its preconditions met); as written otherwise, or when any
+/// value fails to substitute (Kyverno then logs and keeps them all as written).
+pub(super) fn report_properties(
+    written: &[(String, String)],
+    context: Option<&Json>,
+) -> crate::response::ReportProperties {
+    let as_written = || {
+        (written.iter())
+            .map(|(k, v)| (Cow::Owned(k.clone()), v.clone()))
+            .collect()
+    };
+    let Some(context) = context else {
+        return as_written();
+    };
+    let s = Substitution::new(registry());
+    let substituted: Result<crate::response::ReportProperties, _> = (written.iter())
+        .map(|(k, v)| {
+            if !v.contains("{{") {
+                return Ok((Cow::Owned(k.clone()), v.clone()));
+            }
+            let value = s.run_str(v, context)?;
+            let text = match value.as_str() {
+                Some(text) => text.to_string(),
+                None => value.to_string(),
+            };
+            Ok::<_, celer_jmespath_kyverno::SubstitutionError>((Cow::Owned(k.clone()), text))
+        })
+        .collect();
+    substituted.unwrap_or_else(|_| as_written())
 }
 
 /// A pattern, an anyPattern and a message, substituted.

@@ -97,6 +97,10 @@ pub struct Rule {
     pub preconditions: Option<serde_yaml_ng::Value>,
     #[serde(default)]
     pub context: Option<serde_yaml_ng::Value>,
+    /// Added to the rule's results in policy reports, `{{ }}` variables substituted once the
+    /// context is loaded and the preconditions hold (Kyverno's `SubstitutePropertiesInRule`).
+    #[serde(default)]
+    pub report_properties: BTreeMap<String, String>,
     /// `preconditions` as JSON (copied by [`ClusterPolicy::fill_patterns`]).
     #[serde(skip)]
     pub preconditions_json: Option<Json>,
@@ -177,6 +181,7 @@ impl Rule {
             || self.context_json.is_some()
             || self.is_deny()
             || (self.is_pattern() && self.substitutes())
+            || (self.report_properties.values()).any(|v| substitution_in(v).is_some())
     }
 
     /// Why celer does not run this rule, if it does not.

@@ -295,10 +295,10 @@ fn failure_properties(
     json.push(']');
     let ids: Vec<&str> = checks.iter().map(|c| c.id).collect();
     vec![
-        ("controls", ids.join(",")),
-        ("controlsJSON", json),
-        ("standard", rule.level.clone()),
-        ("version", rule.version.clone()),
+        ("controls".into(), ids.join(",")),
+        ("controlsJSON".into(), json),
+        ("standard".into(), rule.level.clone()),
+        ("version".into(), rule.version.clone()),
     ]
 }
 

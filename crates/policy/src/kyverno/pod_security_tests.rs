@@ -117,7 +117,7 @@ fn a_failing_pod_gets_kyvernos_message() {
     else {
         panic!("not a failure");
     };
-    assert_eq!(properties[0], ("controls", "privileged".to_string()));
+    assert_eq!(properties[0], ("controls".into(), "privileged".to_string()));
     assert_eq!(
         message,
         (
