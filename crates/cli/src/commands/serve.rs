@@ -1236,7 +1236,8 @@ async fn connect(
     if !args.cluster.register_webhooks {
         return Ok(());
     }
-    let mut settings = args.webhook_settings(running, adapter.certificates.as_ref().map(|c| c.bundle()))?;
+    let mut settings =
+        args.webhook_settings(running, adapter.certificates.as_ref().map(|c| c.bundle()))?;
     let client = adapter.cluster.client().clone();
     if let Some(role) = &args.cluster.webhook_owner_clusterrole {
         let owner = celer_cluster::owner::Owner::cluster_role(&client, role)

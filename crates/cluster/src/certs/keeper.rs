@@ -83,16 +83,18 @@ pub struct KeeperSettings {
     pub configurations: Option<Vec<(bool, String)>>,
 }
 
-/// The running loop; dropped, it stops.
+/// The running loop; dropped, it stops (with its followers).
 #[derive(Debug)]
 pub struct Keeper {
     served: watch::Receiver<Arc<Served>>,
-    task: tokio::task::JoinHandle<()>,
+    tasks: parking_lot::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Drop for Keeper {
     fn drop(&mut self) {
-        self.task.abort();
+        for task in self.tasks.get_mut().drain(..) {
+            task.abort();
+        }
     }
 }
 
@@ -128,12 +130,31 @@ impl Keeper {
         );
         let (tx, rx) = watch::channel(Arc::new(served));
         let task = tokio::spawn(loop_.run(secret, tx));
-        Ok(Keeper { served: rx, task })
+        Ok(Keeper {
+            served: rx,
+            tasks: parking_lot::Mutex::new(vec![task]),
+        })
     }
 
-    /// Every version of what to serve, the latest first.
-    pub fn served(&self) -> watch::Receiver<Arc<Served>> {
-        self.served.clone()
+    /// What to serve now.
+    pub fn current(&self) -> Arc<Served> {
+        Arc::clone(&self.served.borrow())
+    }
+
+    /// Calls `f` on a task of the current runtime with what to serve now, then with every
+    /// version that follows (a burst of versions may be seen as its last one only).
+    pub fn follow(&self, mut f: impl FnMut(Arc<Served>) + Send + 'static) {
+        let mut rx = self.served.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let served = Arc::clone(&rx.borrow_and_update());
+                f(served);
+                if rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+        self.tasks.lock().push(task);
     }
 }
 
