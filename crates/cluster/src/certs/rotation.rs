@@ -306,12 +306,18 @@ fn fresh_end(issuer: &Cert, now: Timestamp, lifetimes: &Lifetimes) -> Timestamp 
     after(now, lifetimes.serving).min(issuer.not_after)
 }
 
-/// Whether `cert` is valid for `name` (a DNS name, matched without case, or an IP address).
-fn names(cert: &Cert, name: &str) -> bool {
-    match name.parse::<std::net::IpAddr>() {
-        Ok(ip) => cert.names.iter().any(|n| n.parse() == Ok(ip)),
-        Err(_) => cert.names.iter().any(|n| n.eq_ignore_ascii_case(name)),
+/// Whether two names are one: DNS names without case, IP addresses as addresses.
+fn same_name(a: &str, b: &str) -> bool {
+    match (a.parse::<std::net::IpAddr>(), b.parse::<std::net::IpAddr>()) {
+        (Ok(a), Ok(b)) => a == b,
+        (Err(_), Err(_)) => a.eq_ignore_ascii_case(b),
+        _ => false,
     }
+}
+
+/// Whether `cert` is valid for `name`.
+fn names(cert: &Cert, name: &str) -> bool {
+    cert.names.iter().any(|n| same_name(n, name))
 }
 
 /// The changes due at `now`. `published`: whether the webhook configurations carry every CA
@@ -429,7 +435,7 @@ pub fn apply(
             let ca = new_ca(now, l)?;
             out.data.remove(NEXT_CRT);
             out.data.remove(NEXT_KEY);
-            let serving = issue(&ca, now, wanted)?;
+            let serving = issue(&ca, now, &wanted.names, l)?;
             out.data
                 .insert(CA_BUNDLE.to_string(), ca.cert.pem().into_bytes());
             write_ca(&mut out, ISSUER_CRT, ISSUER_KEY, &ca);
@@ -483,7 +489,16 @@ pub fn apply(
         }
     }
     if serving_due {
-        write_serving(&mut out, issue(&issuer, now, wanted)?);
+        // The names of the certificate replaced are kept: replicas given different names (a
+        // rolling update that adds one) then converge on a certificate valid for all, where
+        // each reissuing it for its own names only would undo the other's, forever.
+        let mut names = wanted.names.clone();
+        for name in &state.serving.names {
+            if !names.iter().any(|n| same_name(n, name)) {
+                names.push(name.clone());
+            }
+        }
+        write_serving(&mut out, issue(&issuer, now, &names, l)?);
     }
     if added {
         out.annotations
@@ -531,15 +546,15 @@ fn new_ca(now: Timestamp, l: &Lifetimes) -> Result<Ca, CertError> {
     })
 }
 
-fn issue(issuer: &Ca, now: Timestamp, wanted: &Wanted) -> Result<Pem, CertError> {
+fn issue(issuer: &Ca, now: Timestamp, names: &[String], l: &Lifetimes) -> Result<Pem, CertError> {
     let key = material::read_key(
         ISSUER_KEY,
         issuer.key_pem.as_bytes(),
         ISSUER_CRT,
         &issuer.cert,
     )?;
-    let end = fresh_end(&issuer.cert, now, &wanted.lifetimes);
-    material::issue_serving(&issuer.cert, key, &wanted.names, now, end)
+    let end = fresh_end(&issuer.cert, now, l);
+    material::issue_serving(&issuer.cert, key, names, now, end)
 }
 
 fn write_ca(out: &mut Contents, cert_key: &str, key_key: &str, ca: &Ca) {

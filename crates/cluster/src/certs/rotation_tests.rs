@@ -305,6 +305,28 @@ fn a_new_name_reissues_the_serving_certificate() {
 }
 
 #[test]
+fn replicas_given_different_names_converge_on_a_certificate_for_all() {
+    let mut a = wanted();
+    a.names.push("a.example".into());
+    let mut b = wanted();
+    b.names.push("b.example".into());
+    let c = step(None, at(0), &a, true).unwrap().write.unwrap();
+    let by_b = step(Some(&c), at(1), &b, true).unwrap();
+    assert_eq!(
+        by_b.plan.changes,
+        vec![Change::RenewServing(Renewal::Names)]
+    );
+    let c = by_b.write.unwrap();
+    for w in [&a, &b] {
+        assert!(step(Some(&c), at(2), w, true).unwrap().write.is_none());
+    }
+    // A renewal keeps them too.
+    let renewed = step(Some(&c), at(26), &a, true).unwrap().write.unwrap();
+    let names = state(&renewed).serving.names;
+    assert!(names.contains(&"a.example".to_string()) && names.contains(&"b.example".to_string()));
+}
+
+#[test]
 fn a_serving_certificate_due_but_cut_to_its_cas_end_is_not_reissued_again_and_again() {
     let lifetimes = Lifetimes {
         ca: Duration::from_secs(120),
