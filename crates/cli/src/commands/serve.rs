@@ -325,8 +325,9 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NS/NAME[:PORT]", env = "CELER_WEBHOOK_SERVICE", value_parser = parse_service, help_heading = "Cluster")]
     pub webhook_service: Option<Endpoint>,
 
-    /// PEM CA bundle for the configurations [default: the generated CA; with --tls-cert, that
-    /// certificate file; with --tls-secret, the Secret's ca.crt, followed as it changes].
+    /// PEM CA bundle for the configurations, read again when it changes (a CA rotated in a
+    /// mounted Secret) [default: the generated CA; with --tls-cert, that certificate file;
+    /// with --tls-secret, the Secret's ca.crt, followed as it changes].
     #[arg(
         long,
         value_name = "FILE",
@@ -711,6 +712,16 @@ impl ServeArgs {
         .map(Some)
     }
 
+    /// The CA bundle file registered and followed for changes: `--webhook-ca-bundle`, else
+    /// the `--tls-cert` file; none with `--tls-secret` (the Secret is followed) or a
+    /// certificate made at start (it never changes).
+    fn followed_ca_bundle(&self) -> Option<PathBuf> {
+        if !self.cluster.register_webhooks || self.shared_tls.tls_secret.is_some() {
+            return None;
+        }
+        (self.cluster.webhook_ca_bundle.clone()).or_else(|| self.tls_cert.clone())
+    }
+
     fn cluster_mode(&self) -> bool {
         self.cluster.kubeconfig.is_some() || self.cluster.in_cluster
     }
@@ -807,6 +818,42 @@ impl ClusterAdapter {
         certificates.follow(move |bundle| {
             if let (Some(adapter), Some(state)) = (adapter.upgrade(), state.upgrade()) {
                 adapter.bundle_changed(bundle, &state);
+            }
+        });
+    }
+
+    /// `--webhook-ca-bundle` (or the `--tls-cert` file it defaults to) read again every
+    /// `interval`: a CA that cert-manager rotates in the mounted Secret is registered without
+    /// a restart (and celer's registrations never put back the CA it read at start over what
+    /// cert-manager's CA injector wrote).
+    fn follow_ca_bundle_file(
+        self: &Arc<Self>,
+        file: PathBuf,
+        interval: Duration,
+        state: &Arc<celer_webhook::router::State>,
+    ) {
+        let Some(mut last) = (self.registration.lock().as_ref()).map(|(s, _)| s.ca_bundle.clone())
+        else {
+            return;
+        };
+        let adapter = Arc::downgrade(self);
+        let state = Arc::downgrade(state);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let (Some(adapter), Some(state)) = (adapter.upgrade(), state.upgrade()) else {
+                    return;
+                };
+                // A file being replaced reads empty or cut for a moment: wait for a whole one.
+                let Ok(bundle) = std::fs::read(&file) else {
+                    continue;
+                };
+                let whole = whole_pem_certificates(&bundle);
+                if whole && bundle != last {
+                    tracing::info!(file = %file.display(), "CA bundle file changed");
+                    last = bundle.clone();
+                    adapter.bundle_changed(bundle, &state);
+                }
             }
         });
     }
@@ -955,6 +1002,19 @@ impl ClusterHooks for ClusterAdapter {
             ));
         }
     }
+}
+
+/// Whether `bundle` holds PEM certificates, each with its end line (a file caught halfway
+/// through being written does not).
+fn whole_pem_certificates(bundle: &[u8]) -> bool {
+    let count = |marker: &[u8]| {
+        bundle
+            .windows(marker.len())
+            .filter(|w| *w == marker)
+            .count()
+    };
+    let begins = count(b"-----BEGIN CERTIFICATE-----");
+    begins > 0 && begins == count(b"-----END CERTIFICATE-----")
 }
 
 /// This replica's name, for its entries in policy statuses (`byPod[].id`, the field
@@ -1192,6 +1252,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
         if let Some(adapter) = &adapter {
             adapter.follow_certificates(&running.state);
+            if let Some(file) = args.followed_ca_bundle() {
+                adapter.follow_ca_bundle_file(file, args.reload_interval, &running.state);
+            }
         }
         running.wait().await;
         tracing::info!("stopped");
@@ -1288,6 +1351,17 @@ mod tests {
         assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
         assert!(parse_duration("1d").is_err());
         assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn a_ca_bundle_file_is_taken_once_whole() {
+        let one = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        assert!(whole_pem_certificates(one.as_bytes()));
+        assert!(whole_pem_certificates(format!("{one}{one}").as_bytes()));
+        assert!(!whole_pem_certificates(
+            format!("{one}-----BEGIN CERTIFICATE-----\nAA").as_bytes()
+        ));
+        assert!(!whole_pem_certificates(b""));
     }
 
     #[test]
