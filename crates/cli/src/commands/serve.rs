@@ -371,9 +371,9 @@ pub struct ClusterArgs {
     )]
     pub policy_configmaps_namespace: Option<String>,
 
-    /// A ClusterRole every webhook configuration celer registers names as its owner, so that
-    /// deleting the installation (which deletes the ClusterRole) deletes them, through the
-    /// API server's garbage collection.
+    /// A ClusterRole every webhook configuration celer registers (and the --tls-secret Secret
+    /// it creates) names as its owner, so that deleting the installation (which deletes the
+    /// ClusterRole) deletes them, through the API server's garbage collection.
     #[arg(
         long,
         value_name = "NAME",
@@ -701,12 +701,21 @@ impl ServeArgs {
                 names.push(san);
             }
         }
+        let owner = match &self.cluster.webhook_owner_clusterrole {
+            Some(role) => Some(
+                celer_cluster::owner::Owner::cluster_role(client, role)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            ),
+            None => None,
+        };
         certs::Certificates::start(
             client.clone(),
             secret.clone(),
             names,
             self.shared_tls.lifetimes(),
             configurations,
+            owner,
         )
         .await
         .map(Some)

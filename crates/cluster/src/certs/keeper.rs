@@ -16,6 +16,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
@@ -81,6 +82,9 @@ pub struct KeeperSettings {
     /// once those that exist carry it. `None` when celer does not register them (the overlap
     /// alone then gives whatever does time to).
     pub configurations: Option<Vec<(bool, String)>>,
+    /// The owner the Secret names when celer creates it (the installation's ClusterRole, so
+    /// that uninstalling deletes it).
+    pub owner: Option<crate::owner::Owner>,
 }
 
 /// The running loop; dropped, it stops (with its followers).
@@ -296,6 +300,15 @@ impl Loop {
                             "celer".to_string(),
                         )])),
                         annotations: Some(annotations),
+                        owner_references: (self.settings.owner.as_ref()).map(|o| {
+                            vec![OwnerReference {
+                                api_version: o.api_version.clone(),
+                                kind: o.kind.clone(),
+                                name: o.name.clone(),
+                                uid: o.uid.clone(),
+                                ..OwnerReference::default()
+                            }]
+                        }),
                         ..ObjectMeta::default()
                     },
                     type_: Some("kubernetes.io/tls".to_string()),

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use celer_cluster::certs::keeper::{Keeper, KeeperSettings, SecretRef, Served};
 use celer_cluster::certs::rotation::{Lifetimes, Wanted};
+use celer_cluster::owner::Owner;
 use celer_webhook::tls::{self, CertResolver};
 use clap::Args;
 
@@ -78,18 +79,21 @@ pub struct Certificates {
 
 impl Certificates {
     /// Reads (or makes) the Secret and the certificate to serve. `configurations`: the
-    /// webhook configurations celer registers, which must carry a new CA before it signs.
+    /// webhook configurations celer registers, which must carry a new CA before it signs;
+    /// `owner`: what a Secret celer creates names as its owner.
     pub async fn start(
         client: kube::Client,
         secret: SecretRef,
         names: Vec<String>,
         lifetimes: Lifetimes,
         configurations: Option<Vec<(bool, String)>>,
+        owner: Option<Owner>,
     ) -> Result<Certificates, String> {
         let settings = KeeperSettings {
             secret: secret.clone(),
             wanted: Wanted { names, lifetimes },
             configurations,
+            owner,
         };
         let keeper = Keeper::start(client, settings)
             .await
