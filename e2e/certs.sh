@@ -15,8 +15,9 @@
 #
 # Checks:
 #   S1 two replicas started at the same instant with no Secret: one Secret is created (one
-#      replica writes it, the other reads the winner's), and both serve the same certificate,
-#      the Secret's
+#      replica writes it, the other reads the winner's), owned by the installation's
+#      ClusterRole (--webhook-owner-clusterrole), and both serve the same certificate, the
+#      Secret's
 #   S2 both webhook configurations carry the Secret's ca.crt as their caBundle
 #   S3 the load: every dry-run Pod CREATE through kube-apiserver (through both webhooks)
 #      is admitted, none fails, across serving renewals and a full CA rotation
@@ -86,6 +87,13 @@ api POST /apis/rbac.authorization.k8s.io/v1/namespaces/celer-system/rolebindings
   "metadata":{"name":"celer-tls"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"celer-tls"},
   "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"celer:webhook"}]}'
 [ "$status" = 201 ] || { echo "FAIL rbac: the Secret's RoleBinding: HTTP $status"; exit 1; }
+# The installation's ClusterRole, read for its uid: the Secret names it as its owner.
+api POST /apis/rbac.authorization.k8s.io/v1/clusterroles '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole",
+  "metadata":{"name":"celer-owner"},"rules":[{"apiGroups":["rbac.authorization.k8s.io"],"resources":["clusterroles"],"resourceNames":["celer-webhook"],"verbs":["get"]}]}'
+api POST /apis/rbac.authorization.k8s.io/v1/clusterrolebindings '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding",
+  "metadata":{"name":"celer-owner"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"celer-owner"},
+  "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"celer:webhook"}]}'
+[ "$status" = 201 ] || { echo "FAIL rbac: the owner's ClusterRoleBinding: HTTP $status"; exit 1; }
 
 secret_path=/api/v1/namespaces/celer-system/secrets/celer-tls
 config_path() { echo "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/celer-$1"; }
@@ -99,6 +107,7 @@ start_replica() {
   setsid "$CELER_BIN" serve --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$mport" \
     --kubeconfig "$CELER_E2E_WEBHOOK_KUBECONFIG" --register-webhooks --webhook-name "celer-$name" \
     --tls-secret celer-system/celer-tls --tls-san celer.celer-system.svc \
+    --webhook-owner-clusterrole celer-webhook \
     --tls-ca-lifetime 2m --tls-ca-renew-before 60s --tls-ca-overlap 10s \
     --tls-cert-lifetime 40s --tls-cert-renew-before 15s \
     --max-connection-age 3s --log-level info \
@@ -142,10 +151,11 @@ jq -r '.data["tls.crt"]' "$work/secret-first.json" | base64 -d > "$work/secret-t
 secret_fp="$(fingerprint < "$work/secret-tls.crt")"
 fp_a="$(served a | fingerprint)"; fp_b="$(served b | fingerprint)"
 creates="$(cat "$work"/celer-*.log | grep -c 'certificate Secret written.*Create')"
-if [ "$status" = 200 ] && [ "$creates" = 1 ] && [ -n "$secret_fp" ] && [ "$fp_a" = "$secret_fp" ] && [ "$fp_b" = "$secret_fp" ]; then
-  ok "S1 one Secret made by one replica of two started at once; both serve its certificate ($(grep -l 'certificate Secret written.*Create' "$work"/celer-*.log | xargs -n1 basename) wrote it)"
+owner="$(jq -r '.metadata.ownerReferences[0] | "\(.kind)/\(.name)"' "$work/secret-first.json")"
+if [ "$status" = 200 ] && [ "$creates" = 1 ] && [ "$owner" = ClusterRole/celer-webhook ] && [ -n "$secret_fp" ] && [ "$fp_a" = "$secret_fp" ] && [ "$fp_b" = "$secret_fp" ]; then
+  ok "S1 one Secret made by one replica of two started at once, owned by the installation's ClusterRole; both serve its certificate ($(grep -l 'certificate Secret written.*Create' "$work"/celer-*.log | xargs -n1 basename) wrote it)"
 else
-  bad "S1 one Secret, one certificate" "HTTP $status, $creates creates, Secret $secret_fp, a $fp_a, b $fp_b"
+  bad "S1 one Secret, one certificate" "HTTP $status, $creates creates, owner $owner, Secret $secret_fp, a $fp_a, b $fp_b"
 fi
 
 bundle_of() { # bundle_of NAME: the caBundle registered for replica NAME (PEM)
