@@ -22,8 +22,8 @@ pub mod http;
 pub mod kyverno_webhooks;
 mod lookup;
 pub mod mutate_existing;
-pub mod register;
 pub mod owner;
+pub mod register;
 pub mod sources;
 pub mod status;
 
