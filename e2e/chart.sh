@@ -23,6 +23,9 @@
 #      one that meets it is admitted, and every webhook that can refuse skips the release's
 #      namespace and kube-system
 #   K4 the controller leads (its Lease) and reports a Pod created before the policy
+#   K7 `helm upgrade` changing a value (webhook.timeoutSeconds): the admission process
+#      restarted with the new rendering changes the webhooks; the CA and the owner stay, and
+#      requests are still judged (run before K5)
 #   K5 `helm uninstall`: no webhook configuration and no Secret left (garbage collection of
 #      what celer made at run time), the CRDs kept (crds.keep)
 #   K6 with crds.keep=false, uninstall removes the CRDs too
@@ -262,6 +265,38 @@ api GET "/apis/coordination.k8s.io/v1/namespaces/$ns/leases/celer-controller"
 holder="$(jq -r '.spec.holderIdentity // empty' "$work/body.json")"
 [ "$holder" = celer-controller-e2e ] || k4="the Lease's holder is '$holder'"
 [ "$k4" = ok ] && ok K4 || { tail -n 5 "$work/controller.log"; bad K4 "$k4"; }
+
+echo "--- K7 helm upgrade: a changed value reaches the webhooks; the certificate and the owner stay"
+k7=ok
+api GET "/api/v1/namespaces/$ns/secrets/celer-tls"
+ca_before="$(jq -r '.data["ca.crt"] // empty' "$work/body.json")"
+"$helm" upgrade celer "$chart" --namespace "$ns" --reuse-values --set webhook.timeoutSeconds=5 \
+  > "$work/upgrade.log" 2>&1 || { cat "$work/upgrade.log"; echo "FAIL K7: helm upgrade"; exit 1; }
+"$helm" get manifest celer --namespace "$ns" > "$work/manifest.yaml"
+# The admission Pod rolls: the old process goes, one with the new arguments comes.
+kill -TERM -- "-$admission_pid" 2>/dev/null || kill -TERM "$admission_pid" 2>/dev/null || true
+for _ in $(seq 1 100); do kill -0 "$admission_pid" 2>/dev/null || break; sleep 0.1; done
+mapfile -t admission_args < <(args celer-admission "$work/celer-admission.kubeconfig")
+POD_NAME=celer-admission-e2e-2 POD_NAMESPACE="$ns" setsid "$CELER_BIN" "${admission_args[@]}" \
+  > "$work/admission-2.log" 2>&1 < /dev/null &
+pids+=($!)
+admission_pid=$!
+timeout_now=""
+for _ in $(seq 1 150); do
+  api GET /apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/celer
+  timeout_now="$(jq -r '[.webhooks[] | select(.failurePolicy == "Fail") | .timeoutSeconds] | unique | join(",")' "$work/body.json")"
+  [ "$timeout_now" = 5 ] && break
+  sleep 0.2
+done
+[ "$timeout_now" = 5 ] || k7="the webhooks' timeoutSeconds is '$timeout_now', not 5"
+owner="$(jq -r '[.metadata.ownerReferences[]? | select(.kind == "ClusterRole") | .uid] | join(",")' "$work/body.json")"
+api GET /apis/rbac.authorization.k8s.io/v1/clusterroles/celer-admission
+[ "$owner" = "$(jq -r .metadata.uid "$work/body.json")" ] || k7="after the upgrade the owner is '$owner', not the ClusterRole"
+api GET "/api/v1/namespaces/$ns/secrets/celer-tls"
+[ "$(jq -r '.data["ca.crt"] // empty' "$work/body.json")" = "$ca_before" ] || k7="the upgrade changed the CA"
+api POST "$(pods apps)?dryRun=All" "$(latest_pod again)"
+case "$status" in 400|403|422) ;; *) k7="after the upgrade a Pod breaking the policy got HTTP $status" ;; esac
+[ "$k7" = ok ] && ok K7 || bad K7 "$k7"
 
 echo "--- K5 helm uninstall leaves nothing behind but the CRDs"
 "$helm" uninstall celer --namespace "$ns" > "$work/uninstall.log" 2>&1 \
