@@ -24,7 +24,8 @@
 #      never reach it;
 #   E. policies as cluster objects (--policies-from-cluster, --policy-configmaps) and no
 #      policy file: a labelled ConfigMap's policy enforced, changed and removed as the
-#      ConfigMap is, a broken one left out and logged while the others serve;
+#      ConfigMap is, a broken one left out and logged while the others serve, one in another
+#      namespace than --policy-configmaps-namespace not served;
 #   F. two replicas on the same policies: both serve, and they register the same webhook
 #      configuration without fighting over it;
 #   G. the time from a policy's apply and delete to its enforcement and its end (printed);
@@ -331,6 +332,24 @@ else
   bad "E5 a deleted policy ConfigMap stops being enforced" "$(last)"
 fi
 stop_celer TERM
+# --policy-configmaps-namespace: a labelled ConfigMap elsewhere adds no policy (whoever may
+# create ConfigMaps in some namespace must not add policies for the cluster).
+if start_celer fedns "${webhook_user[@]}" --register-webhooks \
+    --policy-configmaps celer.dev/policies=true --policy-configmaps-namespace celer-e2e; then
+  api POST /api/v1/namespaces/e2e-fed/configmaps \
+    "$(fed_cm outsider 'fed outsider' | jq -c '.metadata.namespace = "e2e-fed"')"
+  api POST /api/v1/namespaces/celer-e2e/configmaps "$(fed_cm insider 'fed insider')"
+  if eventually 10 fed_denied insider "fed insider" && fed_admitted outsider; then
+    ok "E6 with --policy-configmaps-namespace, only that namespace's policy ConfigMaps are served"
+  else
+    bad "E6 with --policy-configmaps-namespace, only that namespace's policy ConfigMaps are served" "$(last)"
+  fi
+  stop_celer TERM
+  api DELETE /api/v1/namespaces/e2e-fed/configmaps/fed-outsider
+  api DELETE /api/v1/namespaces/celer-e2e/configmaps/fed-insider
+else
+  bad "E6 with --policy-configmaps-namespace, only that namespace's policy ConfigMaps are served" "see $celer_log"
+fi
 
 # ---------------------------------------------------------------------------------------
 echo "--- F. two replicas serving the same cluster policies register without fighting"
