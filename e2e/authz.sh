@@ -33,10 +33,6 @@ CELER_BIN="${CELER_BIN:-$repo/target/debug/celer}"
 # shellcheck source=e2e/lib.sh
 source "$here/lib.sh"
 
-pass=0 fail=0 failed=()
-ok() { pass=$((pass + 1)); echo "PASS $1"; }
-bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: $2"; }
-
 cleanup() {
   stop_celer KILL
   "$here/control-plane.sh" down >/dev/null 2>&1 || true

@@ -52,10 +52,6 @@ if [ -z "${CELER_BIN:-}" ]; then
   CELER_BIN="$repo/target/debug/celer"
 fi
 
-pass=0 fail=0 failed=()
-ok() { pass=$((pass + 1)); echo "PASS $1"; }
-bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: $2"; }
-
 pids=()
 cleanup() {
   local p

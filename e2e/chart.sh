@@ -43,10 +43,6 @@ ns=celer-system
 prometheus_operator=v0.85.0
 cert_manager=v1.21.2
 
-pass=0 fail=0 failed=()
-ok() { pass=$((pass + 1)); echo "PASS $1"; }
-bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: $2"; }
-
 pids=()
 cleanup() {
   local p

@@ -2,6 +2,12 @@
 # started and stopped as a webhook of the e2e control plane. Expects `e2e/control-plane.sh env`
 # to be evaluated and $work to be a scratch directory.
 
+# The tally of checks: ok NAME, bad NAME WHY; each script prints its summary from pass, fail
+# and failed.
+pass=0 fail=0 failed=()
+ok() { pass=$((pass + 1)); echo "PASS $1"; }
+bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: $2"; }
+
 # api METHOD PATH [BODY]: sets $status; the body is in $work/body.json, headers in $work/headers.
 api() {
   local data=()

@@ -43,10 +43,6 @@ mkdir -p "$work"
 # shellcheck source=e2e/lib.sh
 source "$here/lib.sh"
 
-pass=0
-fail=0
-failed=()
-
 https_pid=""
 cleanup() {
   [ -n "$https_pid" ] && kill "$https_pid" 2>/dev/null
@@ -58,8 +54,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ok() { pass=$((pass + 1)); echo "PASS $1"; }
-bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1: $2"; }
 last() { echo "HTTP $status: $(message | head -c 400)"; }
 
 # expect NAME CODE [TEXT]: the last answer had status CODE and its message contains TEXT.
