@@ -127,47 +127,41 @@ fn pem_message(error: &rustls::pki_types::pem::Error) -> String {
     }
 }
 
-/// What [`self_signed`] wrote.
-#[derive(Debug)]
-pub struct Generated {
-    pub ca_file: PathBuf,
-    pub cert_file: PathBuf,
-    pub key_file: PathBuf,
-    pub key: CertifiedKey,
-}
-
-/// Makes a CA and a serving certificate signed by it for `localhost`, `127.0.0.1`, `::1` and
-/// `sans`, and writes them into `dir` (created if missing; the key readable by its owner only).
-pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
+/// The profile of a CA celer makes (for `--tls-dir`, and the `--tls-secret` Secret's): it signs
+/// serving certificates only (path length 0).
+pub fn ca_params(
+    common_name: &str,
+    not_before: time::OffsetDateTime,
+    not_after: time::OffsetDateTime,
+) -> Result<rcgen::CertificateParams, rcgen::Error> {
     use rcgen::{
-        BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
-        ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+        BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyUsagePurpose,
     };
-    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-    let mut ca_name = DistinguishedName::new();
-    ca_name.push(DnType::CommonName, "celer webhook CA");
-    ca_params.distinguished_name = ca_name;
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    let (not_before, not_after) = validity();
-    ca_params.not_before = not_before;
-    ca_params.not_after = not_after;
-    ca_params.key_usages = vec![
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, common_name);
+    params.distinguished_name = name;
+    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    params.not_before = not_before;
+    params.not_after = not_after;
+    params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
         KeyUsagePurpose::CrlSign,
         KeyUsagePurpose::DigitalSignature,
     ];
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
+    Ok(params)
+}
 
-    let mut names = vec![
-        "localhost".to_string(),
-        "127.0.0.1".to_string(),
-        "::1".to_string(),
-    ];
-    for san in sans {
-        if !names.contains(san) {
-            names.push(san.clone());
-        }
-    }
+/// The profile of a serving certificate celer makes for `names` (DNS names or IP addresses).
+pub fn serving_params(
+    names: Vec<String>,
+    not_before: time::OffsetDateTime,
+    not_after: time::OffsetDateTime,
+) -> Result<rcgen::CertificateParams, rcgen::Error> {
+    use rcgen::{
+        CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+        KeyUsagePurpose,
+    };
     let mut params = CertificateParams::new(names)?;
     let mut name = DistinguishedName::new();
     name.push(DnType::CommonName, "celer webhook");
@@ -184,6 +178,37 @@ pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
         ExtendedKeyUsagePurpose::ServerAuth,
         ExtendedKeyUsagePurpose::ClientAuth,
     ];
+    Ok(params)
+}
+
+/// What [`self_signed`] wrote.
+#[derive(Debug)]
+pub struct Generated {
+    pub ca_file: PathBuf,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub key: CertifiedKey,
+}
+
+/// Makes a CA and a serving certificate signed by it for `localhost`, `127.0.0.1`, `::1` and
+/// `sans`, and writes them into `dir` (created if missing; the key readable by its owner only).
+pub fn self_signed(dir: &Path, sans: &[String]) -> Result<Generated, TlsError> {
+    use rcgen::{CertifiedIssuer, KeyPair};
+    let (not_before, not_after) = validity();
+    let ca_params = ca_params("celer webhook CA", not_before, not_after)?;
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
+
+    let mut names = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+    ];
+    for san in sans {
+        if !names.contains(san) {
+            names.push(san.clone());
+        }
+    }
+    let params = serving_params(names, not_before, not_after)?;
     let leaf_key = KeyPair::generate()?;
     let leaf = params.signed_by(&leaf_key, &ca)?;
 

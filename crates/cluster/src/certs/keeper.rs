@@ -507,26 +507,23 @@ pub async fn carried(client: &Client, names: &[(bool, String)], bundle: &[Vec<u8
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     for (is_validating, name) in names {
-        let bundles: Vec<Option<ByteString>> = if *is_validating {
-            match validating.get_opt(name).await {
-                Ok(c) => (c.into_iter().flat_map(|c| c.webhooks.unwrap_or_default()))
+        let bundles = if *is_validating {
+            ca_bundles(&validating, name, |c| {
+                (c.webhooks.unwrap_or_default().into_iter())
                     .map(|w| w.client_config.ca_bundle)
-                    .collect(),
-                Err(e) => {
-                    tracing::debug!(name = %name, error = %e, "webhook configuration not read");
-                    return false;
-                }
-            }
+                    .collect()
+            })
+            .await
         } else {
-            match mutating.get_opt(name).await {
-                Ok(c) => (c.into_iter().flat_map(|c| c.webhooks.unwrap_or_default()))
+            ca_bundles(&mutating, name, |c| {
+                (c.webhooks.unwrap_or_default().into_iter())
                     .map(|w| w.client_config.ca_bundle)
-                    .collect(),
-                Err(e) => {
-                    tracing::debug!(name = %name, error = %e, "webhook configuration not read");
-                    return false;
-                }
-            }
+                    .collect()
+            })
+            .await
+        };
+        let Some(bundles) = bundles else {
+            return false;
         };
         for ca_bundle in bundles {
             let trusted: Vec<Vec<u8>> = (ca_bundle.iter())
@@ -540,6 +537,25 @@ pub async fn carried(client: &Client, names: &[(bool, String)], bundle: &[Vec<u8
         }
     }
     true
+}
+
+/// The `caBundle` of each webhook of the configuration `name` (none when it does not exist);
+/// `None` when it cannot be read.
+async fn ca_bundles<K>(
+    api: &Api<K>,
+    name: &str,
+    hooks: impl Fn(K) -> Vec<Option<ByteString>>,
+) -> Option<Vec<Option<ByteString>>>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    match api.get_opt(name).await {
+        Ok(c) => Some(c.map(hooks).unwrap_or_default()),
+        Err(e) => {
+            tracing::debug!(name = %name, error = %e, "webhook configuration not read");
+            None
+        }
+    }
 }
 
 fn api_error(what: String, e: kube::Error) -> CertError {

@@ -7,10 +7,7 @@
 use std::net::IpAddr;
 
 use k8s_openapi::jiff::Timestamp;
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose, PublicKeyData as _,
-};
+use rcgen::{Issuer, KeyPair, PublicKeyData as _};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject as _;
 use x509_parser::extensions::GeneralName;
@@ -161,21 +158,11 @@ pub struct Pem {
 /// A new CA valid from [`BACKDATE`] before `now` for `lifetime`, named after the time it was
 /// made (so that logs and `openssl s_client` tell generations apart).
 pub fn mint_ca(now: Timestamp, lifetime: std::time::Duration) -> Result<Pem, CertError> {
-    let mut params = CertificateParams::new(Vec::<String>::new())?;
-    let mut name = DistinguishedName::new();
-    name.push(
-        DnType::CommonName,
-        format!("celer webhook CA {}", now.strftime("%Y-%m-%dT%H:%M:%SZ")),
-    );
-    params.distinguished_name = name;
-    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    params.not_before = offset(now, BACKDATE, false)?;
-    params.not_after = offset(now, lifetime, true)?;
+    let params = celer_webhook::tls::ca_params(
+        &format!("celer webhook CA {}", now.strftime("%Y-%m-%dT%H:%M:%SZ")),
+        offset(now, BACKDATE, false)?,
+        offset(now, lifetime, true)?,
+    )?;
     let key = KeyPair::generate()?;
     let cert = params.self_signed(&key)?;
     Ok(Pem {
@@ -195,22 +182,11 @@ pub fn issue_serving(
 ) -> Result<Pem, CertError> {
     let issuer =
         Issuer::from_ca_cert_der(&CertificateDer::from(issuer.der.as_slice()), issuer_key)?;
-    let mut params = CertificateParams::new(names.to_vec())?;
-    let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, "celer webhook");
-    params.distinguished_name = name;
-    params.is_ca = IsCa::NoCa;
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    // ClientAuth too: the serving certificate is what external data providers are shown.
-    params.extended_key_usages = vec![
-        ExtendedKeyUsagePurpose::ServerAuth,
-        ExtendedKeyUsagePurpose::ClientAuth,
-    ];
-    params.not_before = offset(now, BACKDATE, false)?;
-    params.not_after = to_offset(not_after)?;
+    let params = celer_webhook::tls::serving_params(
+        names.to_vec(),
+        offset(now, BACKDATE, false)?,
+        to_offset(not_after)?,
+    )?;
     let key = KeyPair::generate()?;
     let cert = params.signed_by(&key, &issuer)?;
     Ok(Pem {
