@@ -15,6 +15,8 @@
 //! ```text
 //! cargo bench -p celer-policy --bench gatekeeper_rego            # the record
 //! cargo bench -p celer-policy --bench gatekeeper_rego -- --quick # a few rounds
+//! cargo bench -p celer-policy --bench gatekeeper_rego -- --profile-rego 20 # Rego alone, for perf
+//! cargo bench -p celer-policy --bench gatekeeper_rego -- --profile-convert 20 # the conversion alone
 //! ```
 //!
 //! Reads the corpus at ../shared/corpus (beside the project); without it the bench says so
@@ -253,6 +255,14 @@ fn inventory(opts: Options) -> Result<(), String> {
     Ok(())
 }
 
+/// `--profile-rego SECONDS`: each template alone, then only the 16 Rego templates' requests
+/// for that long; `--profile-convert SECONDS`: only the Pod's conversion.
+fn profile_seconds(flag: &str) -> Option<f64> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1)?.parse().ok()
+}
+
 fn run() -> Result<(), String> {
     let library = corpus();
     if !library.is_dir() {
@@ -304,6 +314,47 @@ fn run() -> Result<(), String> {
         }
     );
 
+    if let Some(seconds) = profile_seconds("--profile-convert") {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds);
+        let mut n = 0u64;
+        while std::time::Instant::now() < end {
+            black_box(celer_rego::value::from_json(&pod.json).map_err(|e| e.to_string())?);
+            n += 1;
+        }
+        println!("profile: {n} conversions of the Pod in {seconds} s");
+        return Ok(());
+    }
+    if let Some(seconds) = profile_seconds("--profile-rego") {
+        // Each template alone first, then only the Rego set, for a profiler (`perf record`,
+        // callgrind) to look at alone.
+        for (t, c) in &pairs {
+            let name = t["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let one_rego = build(&[rego_only(t), c.clone()])?;
+            let one_cel = build(&[t.clone(), c.clone()])?;
+            let pair = ratio::interleaved(
+                opts,
+                || black_box(admit(&one_rego)),
+                || black_box(admit(&one_cel)),
+            );
+            println!(
+                "{name}: Rego {} us, CEL {} us, {:.1}x",
+                ratio::us(pair.a_us),
+                ratio::us(pair.b_us),
+                pair.ratio
+            );
+        }
+        let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds);
+        let mut n = 0u64;
+        while std::time::Instant::now() < end {
+            black_box(admit(&rego)?);
+            n += 1;
+        }
+        println!("profile: {n} Rego requests in {seconds} s");
+        return Ok(());
+    }
     let pair = ratio::interleaved(opts, || black_box(admit(&rego)), || black_box(admit(&cel)));
     println!(
         "request (parse, evaluate, respond): Rego {} us, CEL {} us, Rego / CEL {:.2}x (quartiles {:.2}-{:.2}x)",

@@ -25,46 +25,80 @@ pub enum ConvertError {
 
 /// Converts a JSON document into a regorus value.
 pub fn from_json(json: &sonic_rs::Value) -> Result<Value, ConvertError> {
-    convert(json, 0)
+    Converter::default().convert(json, 0)
 }
 
-fn convert(json: &sonic_rs::Value, depth: usize) -> Result<Value, ConvertError> {
-    if depth > MAX_DEPTH {
-        return Err(ConvertError::TooDeep);
+/// Strings at most this long are shared between the values a [`Converter`] makes: object
+/// keys and short values (names, kinds, versions) repeat across a document and across the
+/// objects of an inventory, and a shared one costs a counter bump instead of an allocation.
+const SHARED_UP_TO: usize = 64;
+
+/// Converts several documents, sharing the short strings among all the values it makes: a
+/// Pod's repeated keys (`name`, `image`, `resources`...) once, and in an inventory of many
+/// objects, each key and each repeated value (`v1`, `ConfigMap`, a namespace) once for all.
+#[derive(Default)]
+pub struct Converter<'j> {
+    strings: hashbrown::HashMap<&'j str, Value>,
+}
+
+impl<'j> Converter<'j> {
+    /// Converts one document; strings are shared with the documents converted before.
+    pub fn from_json(&mut self, json: &'j sonic_rs::Value) -> Result<Value, ConvertError> {
+        self.convert(json, 0)
     }
-    Ok(match json.get_type() {
-        JsonType::Null => Value::Null,
-        JsonType::Boolean => Value::Bool(json.is_true()),
-        JsonType::String => Value::from(json.as_str().unwrap_or_default()),
-        JsonType::Number => {
-            if let Some(i) = json.as_i64() {
-                Value::from(i)
-            } else if let Some(u) = json.as_u64() {
-                Value::from(u)
-            } else if let Some(f) = json.as_f64().filter(|f| f.is_finite()) {
-                Value::from(f)
-            } else {
-                return Err(ConvertError::Number(json.to_string()));
-            }
+
+    fn string(&mut self, text: &'j str) -> Value {
+        if text.len() > SHARED_UP_TO {
+            return Value::from(text);
         }
-        JsonType::Array => {
-            let items = json.as_array().map(|a| a.iter()).into_iter().flatten();
-            Value::from(
-                items
-                    .map(|item| convert(item, depth + 1))
-                    .collect::<Result<Vec<_>, _>>()?,
-            )
+        self.strings
+            .entry(text)
+            .or_insert_with(|| Value::from(text))
+            .clone()
+    }
+
+    fn convert(&mut self, json: &'j sonic_rs::Value, depth: usize) -> Result<Value, ConvertError> {
+        if depth > MAX_DEPTH {
+            return Err(ConvertError::TooDeep);
         }
-        JsonType::Object => {
-            let mut fields = BTreeMap::new();
-            if let Some(object) = json.as_object() {
-                for (key, value) in object.iter() {
-                    fields.insert(Value::from(key), convert(value, depth + 1)?);
+        Ok(match json.get_type() {
+            JsonType::Null => Value::Null,
+            JsonType::Boolean => Value::Bool(json.is_true()),
+            JsonType::String => self.string(json.as_str().unwrap_or_default()),
+            JsonType::Number => {
+                if let Some(i) = json.as_i64() {
+                    Value::from(i)
+                } else if let Some(u) = json.as_u64() {
+                    Value::from(u)
+                } else if let Some(f) = json.as_f64().filter(|f| f.is_finite()) {
+                    Value::from(f)
+                } else {
+                    return Err(ConvertError::Number(json.to_string()));
                 }
             }
-            Value::from(fields)
-        }
-    })
+            JsonType::Array => {
+                let items = json.as_array().map(|a| a.iter()).into_iter().flatten();
+                let mut out = Vec::with_capacity(json.as_array().map_or(0, |a| a.len()));
+                for item in items {
+                    out.push(self.convert(item, depth + 1)?);
+                }
+                Value::from(out)
+            }
+            JsonType::Object => {
+                let mut fields = Vec::new();
+                if let Some(object) = json.as_object() {
+                    fields.reserve(object.len());
+                    for (key, value) in object.iter() {
+                        fields.push((self.string(key), self.convert(value, depth + 1)?));
+                    }
+                }
+                // Built in bulk from the fields (the map sorts them first) rather than one
+                // insertion at a time; regorus then keeps them as a sorted slice. A repeated
+                // key keeps its last value.
+                Value::from(fields.into_iter().collect::<BTreeMap<_, _>>())
+            }
+        })
+    }
 }
 
 /// Converts a regorus value into JSON: sets become arrays (in Rego's order) and object keys
@@ -127,6 +161,48 @@ mod tests {
             Err(ConvertError::TooDeep)
         );
         assert!(from_json(&nested(MAX_DEPTH)).is_ok());
+    }
+
+    #[test]
+    fn a_converter_shares_short_strings_across_documents() {
+        let (a, b) = (
+            json(r#"{"kind":"ConfigMap","metadata":{"name":"a"}}"#),
+            json(
+                r#"{"kind":"ConfigMap","metadata":{"name":"b"},"long":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#,
+            ),
+        );
+        let mut converter = Converter::default();
+        let (Ok(va), Ok(vb)) = (converter.from_json(&a), converter.from_json(&b)) else {
+            unreachable!("both convert")
+        };
+        // The same values as converted one by one.
+        assert_eq!(Ok(&va), from_json(&a).as_ref());
+        assert_eq!(Ok(&vb), from_json(&b).as_ref());
+        let kind = |v: &Value| match member(v, "kind") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let (Some(ka), Some(kb)) = (kind(&va), kind(&vb)) else {
+            unreachable!("both have a kind")
+        };
+        assert!(
+            std::sync::Arc::ptr_eq(&ka, &kb),
+            "one \"ConfigMap\" for both"
+        );
+        // Keys too.
+        let key = |v: &Value| match v {
+            Value::Object(fields) => fields.keys().next().cloned(),
+            _ => None,
+        };
+        assert!(
+            matches!((key(&va), key(&vb)), (Some(Value::String(x)), Some(Value::String(y))) if std::sync::Arc::ptr_eq(&x, &y))
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value() {
+        let value = from_json(&json(r#"{"a":1,"a":2}"#)).and_then(|v| to_json(&v));
+        assert_eq!(value, Ok(json(r#"{"a":2}"#)));
     }
 
     #[test]

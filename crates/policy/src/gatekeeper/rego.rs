@@ -246,7 +246,9 @@ pub fn review(
     old_object: Option<&Json>,
     delete: bool,
 ) -> Result<RegoValue, ConvertError> {
-    let mut review = match value::from_json(request)? {
+    // One converter for the three documents: their keys are mostly the same strings.
+    let mut converter = value::Converter::default();
+    let mut review = match converter.from_json(request)? {
         RegoValue::Object(fields) => (*fields).clone(),
         _ => Default::default(),
     };
@@ -257,10 +259,10 @@ pub fn review(
         object
     };
     if let Some(o) = object.filter(|o| !o.is_null()) {
-        review.insert(RegoValue::from("object"), value::from_json(o)?);
+        review.insert(RegoValue::from("object"), converter.from_json(o)?);
     }
     if let Some(o) = old_object.filter(|o| !o.is_null()) {
-        review.insert(RegoValue::from("oldObject"), value::from_json(o)?);
+        review.insert(RegoValue::from("oldObject"), converter.from_json(o)?);
     }
     Ok(RegoValue::from(review))
 }
@@ -322,14 +324,19 @@ pub fn inventory_data(objects: &[Arc<Json>]) -> Result<RegoValue, ConvertError> 
             .or_default()
             .insert(name, object);
     }
-    fn kinds(tree: &Kinds<'_>) -> Result<RegoValue, ConvertError> {
+    // One converter for every object: keys and repeated values (versions, kinds,
+    // namespaces, label values) are held once for the whole inventory.
+    fn kinds<'j>(
+        tree: &Kinds<'j>,
+        converter: &mut value::Converter<'j>,
+    ) -> Result<RegoValue, ConvertError> {
         let mut out = BTreeMap::new();
         for (gv, by_kind) in tree {
             let mut kinds = BTreeMap::new();
             for (kind, by_name) in by_kind {
                 let mut names = BTreeMap::new();
                 for (name, object) in by_name {
-                    names.insert(RegoValue::from(*name), value::from_json(object)?);
+                    names.insert(RegoValue::from(*name), converter.from_json(object)?);
                 }
                 kinds.insert(RegoValue::from(*kind), RegoValue::from(names));
             }
@@ -337,12 +344,13 @@ pub fn inventory_data(objects: &[Arc<Json>]) -> Result<RegoValue, ConvertError> 
         }
         Ok(RegoValue::from(out))
     }
+    let mut converter = value::Converter::default();
     let mut namespaces = BTreeMap::new();
     for (ns, tree) in &namespaced {
-        namespaces.insert(RegoValue::from(*ns), kinds(tree)?);
+        namespaces.insert(RegoValue::from(*ns), kinds(tree, &mut converter)?);
     }
     let mut inventory = BTreeMap::new();
-    inventory.insert(RegoValue::from("cluster"), kinds(&cluster)?);
+    inventory.insert(RegoValue::from("cluster"), kinds(&cluster, &mut converter)?);
     inventory.insert(RegoValue::from("namespace"), RegoValue::from(namespaces));
     let mut data = BTreeMap::new();
     data.insert(RegoValue::from("inventory"), RegoValue::from(inventory));
