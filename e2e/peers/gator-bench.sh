@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `gator bench`, Gatekeeper's own benchmark, against celer on the same inputs (issue 15
-# item 3): the gatekeeper-library templates with CEL code, their sample Constraints and their
-# cases' objects (e2e/peers/gator-inputs.py). ROUNDS (default 3) alternate gator
-# (`--engine cel`) and celer (crates/offline/benches/gator_inputs.rs), each ITERATIONS rounds
+# item 3, issue 18): the gatekeeper-library templates with CEL code (ENGINE=cel, the default)
+# or with Rego (ENGINE=rego: all 49, their CEL entries removed so both engines run the Rego),
+# their sample Constraints and their cases' objects (e2e/peers/gator-inputs.py). ROUNDS
+# (default 3) alternate gator (`--engine $ENGINE`) and celer
+# (crates/offline/benches/gator_inputs.rs), each ITERATIONS rounds
 # over every object (default 100: 11,100 reviews per run; gator takes about half a second per
 # round here) after 10 warm-up rounds, one review timed at a time.
 # Both must find the same violations per round; the summary table gives mean, p50, p95, p99
@@ -11,21 +13,26 @@
 #
 #   e2e/peers/gator-bench.sh                  # builds gator once (e2e/peers/build.sh gator)
 #   ROUNDS=1 ITERATIONS=100 e2e/peers/gator-bench.sh
+#   ENGINE=rego ITERATIONS=20 e2e/peers/gator-bench.sh
 #
-# Results in target/e2e/peers/gator/ (gator-N.json, celer-N.json, summary.md).
+# Results in target/e2e/peers/gator[-rego]/ (gator-N.json, celer-N.json, summary.md).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-ROUNDS="${ROUNDS:-3}" ITERATIONS="${ITERATIONS:-100}"
-out="${OUT:-$repo/target/e2e/peers/gator}"
+ROUNDS="${ROUNDS:-3}" ITERATIONS="${ITERATIONS:-100}" ENGINE="${ENGINE:-cel}"
+case "$ENGINE" in
+  cel) out="${OUT:-$repo/target/e2e/peers/gator}" ;;
+  rego) out="${OUT:-$repo/target/e2e/peers/gator-rego}" ;;
+  *) echo "error: ENGINE is cel or rego, not $ENGINE" >&2; exit 2 ;;
+esac
 gator="$("$here/build.sh" gator)/bin/gator"
 rm -rf "$out"; mkdir -p "$out"
-"$here/gator-inputs.py" "$repo/../shared/corpus" "$out/inputs"
+"$here/gator-inputs.py" --engine "$ENGINE" "$repo/../shared/corpus" "$out/inputs"
 (cd "$repo" && cargo bench -p celer-offline --bench gator_inputs --no-run 2>/dev/null) \
   || (cd "$repo" && cargo bench -p celer-offline --bench gator_inputs --no-run)
 for r in $(seq 1 "$ROUNDS"); do
   echo "gator-bench: round $r: gator" >&2
-  "$gator" bench -f "$out/inputs" --engine cel -n "$ITERATIONS" --warmup 10 -o json \
+  "$gator" bench -f "$out/inputs" --engine "$ENGINE" -n "$ITERATIONS" --warmup 10 -o json \
     > "$out/gator-$r.json" 2> "$out/gator-$r.log"
   echo "gator-bench: round $r: celer" >&2
   (cd "$repo" && CELER_GATOR_INPUTS="$out/inputs" cargo bench -q -p celer-offline \

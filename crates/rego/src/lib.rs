@@ -201,6 +201,10 @@ impl Program {
             }
             let text = scan::separate_parenthesized_lines(&module.text)
                 .unwrap_or_else(|| module.text.clone());
+            let text = match options.rego_v0 {
+                true => scan::split_multi_body_rules(&text).unwrap_or(text),
+                false => text,
+            };
             let package =
                 engine
                     .add_policy(module.name.clone(), text)

@@ -180,6 +180,105 @@ pub fn separate_parenthesized_lines(text: &str) -> Option<String> {
 }
 
 /// Skips the raw string starting at `bytes[start] == '`'`: the index after it.
+/// Rego v0 lets one head carry several bodies, or-ed (`f(x) = y { a } { b }`): each body is
+/// a definition of its own, exactly as if the head were written before each. regorus 0.14
+/// refuses the form ("else cannot be used with set rules"), so this writes it out that way:
+/// the head's text is repeated before every body after the first, on that body's line, so
+/// line numbers of errors stay as written. Only heads on one line are repeated (a body after
+/// a head that spans lines is left as written, and regorus then says what it says). `None`
+/// when no rule needs it.
+pub fn split_multi_body_rules(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut inserts: Vec<(usize, &str)> = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    let mut depth = 0i64;
+    // Where the statement at depth 0 began, and the head of the rule whose body just closed.
+    let mut statement: Option<usize> = None;
+    let mut head: Option<&str> = None;
+    let mut body_closed = false;
+    let mut line_start = true;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\n' => {
+                line += 1;
+                line_start = true;
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if depth == 0 {
+            if body_closed && b == b'{' {
+                if let Some(h) = head {
+                    inserts.push((i, h));
+                }
+            } else if body_closed || line_start {
+                // Something other than another body: a statement begins here (heads are
+                // taken only from statements that begin a line).
+                statement = Some(i);
+                head = None;
+            }
+            body_closed = false;
+        }
+        line_start = false;
+        match b {
+            b'"' => {
+                i = skip_string(bytes, i, &mut line).0;
+                continue;
+            }
+            b'`' => {
+                i = skip_raw_string(bytes, i, &mut line);
+                continue;
+            }
+            b'{' if depth == 0 => {
+                // A rule's first body: its head is the statement's text before it, when that
+                // is on one line and is not an `else`.
+                if head.is_none() {
+                    head = statement
+                        .and_then(|start| text.get(start..i))
+                        .map(str::trim_end)
+                        .filter(|h| !h.is_empty() && !h.contains('\n') && !h.starts_with("else"));
+                }
+                depth += 1;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    body_closed = true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if inserts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + inserts.iter().map(|(_, h)| h.len() + 1).sum::<usize>());
+    let mut at = 0;
+    for (position, head) in inserts {
+        out.push_str(text.get(at..position)?);
+        out.push_str(head);
+        out.push(' ');
+        at = position;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
 fn skip_raw_string(bytes: &[u8], start: usize, line: &mut usize) -> usize {
     let mut i = start + 1;
     while i < bytes.len() && bytes[i] != b'`' {
@@ -224,6 +323,21 @@ mod tests {
             .into_iter()
             .map(|n| (n.path, n.called, n.line))
             .collect()
+    }
+
+    #[test]
+    fn multi_body_rules_are_written_as_one_definition_per_body() {
+        let text = "package p\n\nf(obj) = spec {\n  obj.kind == \"Pod\"\n  spec := 1\n} {\n  obj.kind == \"Job\" # a } here\n  spec := \"}{\"\n}\n{ spec := 3 }\n\ng(x) = 1 { x } else = 2 { true }\n";
+        let split = split_multi_body_rules(text);
+        assert_eq!(
+            split.as_deref(),
+            Some("package p\n\nf(obj) = spec {\n  obj.kind == \"Pod\"\n  spec := 1\n} f(obj) = spec {\n  obj.kind == \"Job\" # a } here\n  spec := \"}{\"\n}\nf(obj) = spec { spec := 3 }\n\ng(x) = 1 { x } else = 2 { true }\n")
+        );
+        // Line numbers stay as written.
+        assert_eq!(split.map(|s| s.lines().count()), Some(text.lines().count()));
+        assert_eq!(split_multi_body_rules("package p\n\nr { true }\ns { false }\n"), None);
+        // A head over several lines is left alone.
+        assert_eq!(split_multi_body_rules("package p\nv[{\"msg\": m,\n  \"d\": 1}] = x { m := 1 } { m := 2 }\n"), None);
     }
 
     #[test]
@@ -280,6 +394,16 @@ mod tests {
                 let semicolons = |t: &str| t.bytes().filter(|b| *b == b';').count();
                 proptest::prop_assert!(out.len() > text.len());
                 proptest::prop_assert_eq!(semicolons(&out) - semicolons(&text), out.len() - text.len());
+            }
+            if let Some(out) = split_multi_body_rules(&text) {
+                proptest::prop_assert!(out.len() > text.len());
+                proptest::prop_assert_eq!(out.lines().count(), text.lines().count());
+            }
+        }
+        #[test]
+        fn bodies_in_braces_scan_without_panicking(text in "[a-z{}\\[\\]() \n\"#=]{0,120}") {
+            if let Some(out) = split_multi_body_rules(&text) {
+                proptest::prop_assert_eq!(out.lines().count(), text.lines().count());
             }
         }
     }
