@@ -36,7 +36,7 @@ for r in $(seq 1 "$ROUNDS"); do
     > "$out/gator-$r.json" 2> "$out/gator-$r.log"
   echo "gator-bench: round $r: celer" >&2
   (cd "$repo" && CELER_GATOR_INPUTS="$out/inputs" cargo bench -q -p celer-offline \
-    --bench gator_inputs -- --iterations "$ITERATIONS" --warmup 10) > "$out/celer-$r.json"
+    --bench gator_inputs -- --engine "$ENGINE" --iterations "$ITERATIONS" --warmup 10) > "$out/celer-$r.json"
 done
 python3 - "$out" "$ROUNDS" > "$out/summary.md" <<'PY'
 import json, re, statistics, sys

@@ -10,7 +10,11 @@
 //!
 //! ```text
 //! CELER_GATOR_INPUTS=DIR cargo bench -p celer-offline --bench gator_inputs -- --iterations 1000
+//! CELER_GATOR_INPUTS=DIR cargo bench -p celer-offline --bench gator_inputs -- --engine rego
 //! ```
+//!
+//! With `--engine rego` every reviewed object is also referential data (`data.inventory`), as
+//! gator bench adds them for its Rego engine.
 //!
 //! Prints one JSON line: templates, constraints, objects, iterations, violations (per round,
 //! to compare with gator's `violationCount / iterations`), the latency mean and percentiles in
@@ -38,6 +42,8 @@ struct Inputs {
     constraints: usize,
     /// The AdmissionReview bytes of each object, in file order.
     reviews: Vec<Vec<u8>>,
+    /// The objects themselves.
+    objects: Vec<Json>,
 }
 
 fn str_of<'j>(v: &'j Json, key: &str) -> &'j str {
@@ -54,6 +60,7 @@ fn read_inputs(dir: &Path) -> Result<Inputs, String> {
     let mut manifests = Manifests::default();
     let (mut templates, mut constraints) = (0, 0);
     let mut reviews = Vec::new();
+    let mut objects = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         let docs = parse_documents(&text)
@@ -72,6 +79,7 @@ fn read_inputs(dir: &Path) -> Result<Inputs, String> {
             } else {
                 let review = admission_review(&doc).map_err(|e| e.to_string())?;
                 reviews.push(sonic_rs::to_vec(&review).map_err(|e| e.to_string())?);
+                objects.push(doc);
             }
         }
     }
@@ -91,6 +99,7 @@ fn read_inputs(dir: &Path) -> Result<Inputs, String> {
         templates,
         constraints,
         reviews,
+        objects,
     })
 }
 
@@ -129,6 +138,18 @@ fn arg(name: &str, default: usize) -> Result<usize, String> {
     }
 }
 
+/// `--engine cel|rego`, as gator bench takes it (default cel).
+fn engine_arg() -> Result<String, String> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--engine") {
+        None => Ok("cel".to_string()),
+        Some(i) => match args.get(i + 1).map(String::as_str) {
+            Some(e @ ("cel" | "rego")) => Ok(e.to_string()),
+            other => Err(format!("--engine is cel or rego, not {other:?}")),
+        },
+    }
+}
+
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted
@@ -141,7 +162,12 @@ fn run(dir: &Path) -> Result<(), String> {
     let iterations = arg("--iterations", 1000)?.max(1);
     let warmup = arg("--warmup", 10)?;
     let inputs = read_inputs(dir)?;
-    let lookup = ObjectLookup::new(Vec::new());
+    // gator bench adds every object it reviews as referential data (`data.inventory`) for
+    // the Rego engine, and none for CEL, which has none.
+    let lookup = match engine_arg()?.as_str() {
+        "rego" => ObjectLookup::new(inputs.objects.clone()),
+        _ => ObjectLookup::new(Vec::new()),
+    };
     let mut per_round = None;
     for _ in 0..warmup {
         for bytes in &inputs.reviews {

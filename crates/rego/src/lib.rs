@@ -205,6 +205,7 @@ impl Program {
                 true => scan::split_multi_body_rules(&text).unwrap_or(text),
                 false => text,
             };
+            let text = scan::hoist_negated_call_arguments(&text).unwrap_or(text);
             let package =
                 engine
                     .add_policy(module.name.clone(), text)

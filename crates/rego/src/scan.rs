@@ -197,6 +197,10 @@ pub fn split_multi_body_rules(text: &str) -> Option<String> {
     let mut head: Option<&str> = None;
     let mut body_closed = false;
     let mut line_start = true;
+    // Whether the brace open at depth 0 is a body (not a value such as `= {"a": x}`), and
+    // the last significant byte before the current one.
+    let mut in_body = false;
+    let mut previous = 0u8;
     while i < bytes.len() {
         let b = bytes[i];
         match b {
@@ -218,6 +222,8 @@ pub fn split_multi_body_rules(text: &str) -> Option<String> {
             }
             _ => {}
         }
+        let value_brace = matches!(previous, b'=' | b',' | b':' | b'|');
+        previous = b;
         if depth == 0 {
             if body_closed && b == b'{' {
                 if let Some(h) = head {
@@ -241,7 +247,12 @@ pub fn split_multi_body_rules(text: &str) -> Option<String> {
                 i = skip_raw_string(bytes, i, &mut line);
                 continue;
             }
+            b'{' if depth == 0 && value_brace => {
+                in_body = false;
+                depth += 1;
+            }
             b'{' if depth == 0 => {
+                in_body = true;
                 // A rule's first body: its head is the statement's text before it, when that
                 // is on one line and is not an `else`.
                 if head.is_none() {
@@ -257,7 +268,7 @@ pub fn split_multi_body_rules(text: &str) -> Option<String> {
             b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    body_closed = true;
+                    body_closed = in_body;
                 }
             }
             _ => {}
@@ -267,7 +278,8 @@ pub fn split_multi_body_rules(text: &str) -> Option<String> {
     if inserts.is_empty() {
         return None;
     }
-    let mut out = String::with_capacity(text.len() + inserts.iter().map(|(_, h)| h.len() + 1).sum::<usize>());
+    let mut out =
+        String::with_capacity(text.len() + inserts.iter().map(|(_, h)| h.len() + 1).sum::<usize>());
     let mut at = 0;
     for (position, head) in inserts {
         out.push_str(text.get(at..position)?);
@@ -277,6 +289,182 @@ pub fn split_multi_body_rules(text: &str) -> Option<String> {
     }
     out.push_str(text.get(at..)?);
     Some(out)
+}
+
+/// OPA evaluates the arguments of a call under `not` before the negation: `not
+/// f(input.missing)` and `not startswith(input.missing, "a")` fail when the argument is
+/// undefined (as if written `x := input.missing; not f(x)`), while `not input.missing == 1`,
+/// an operator, holds. regorus 0.14 evaluates the whole call under the negation, so an
+/// undefined argument makes the `not` true. This writes each argument that is not a plain
+/// variable or constant out before the `not`, on the same line (`__celer_not_1 :=
+/// input.missing; not f(__celer_not_1)`), so line numbers stay as written. Only a statement
+/// that is exactly `not name(args)` is rewritten (no `with`, nothing after the call). `None`
+/// when no statement needs it.
+pub fn hoist_negated_call_arguments(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let ident = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut counter = 0usize;
+    let (mut i, mut line) = (0, 1);
+    // The last significant byte, to tell a statement's start.
+    let mut previous = b'\n';
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\n' => {
+                line += 1;
+                previous = b'\n';
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' => {
+                i = skip_string(bytes, i, &mut line).0;
+                previous = b'"';
+                continue;
+            }
+            b'`' => {
+                i = skip_raw_string(bytes, i, &mut line);
+                previous = b'`';
+                continue;
+            }
+            _ => {}
+        }
+        let starts_statement = matches!(previous, b'\n' | b'{' | b';' | b'|');
+        if starts_statement
+            && bytes[i..].starts_with(b"not")
+            && bytes.get(i + 3).is_some_and(|c| *c == b' ' || *c == b'\t')
+        {
+            if let Some((end, replacement)) = negated_call(text, i, &mut counter) {
+                edits.push((i, end, replacement));
+                previous = b')';
+                i = end;
+                continue;
+            }
+        }
+        previous = b;
+        if ident(b) {
+            while i < bytes.len() && ident(bytes[i]) {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + edits.len() * 40);
+    let mut at = 0;
+    for (start, end, replacement) in edits {
+        out.push_str(text.get(at..start)?);
+        out.push_str(&replacement);
+        at = end;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+/// `not name(args)` at `start`: the end of the call and its rewrite, when an argument needs
+/// writing out and nothing but the end of the statement follows the call.
+fn negated_call(text: &str, start: usize, counter: &mut usize) -> Option<(usize, String)> {
+    let bytes = text.as_bytes();
+    let mut i = start + 3;
+    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
+        i += 1;
+    }
+    let name_start = i;
+    while i < bytes.len()
+        && (bytes[i] == b'_' || bytes[i] == b'.' || bytes[i].is_ascii_alphanumeric())
+    {
+        i += 1;
+    }
+    let name = text.get(name_start..i)?;
+    if name.is_empty() || !name.as_bytes()[0].is_ascii_alphabetic() && name.as_bytes()[0] != b'_' {
+        return None;
+    }
+    if bytes.get(i) != Some(&b'(') {
+        return None;
+    }
+    // The arguments, split at commas outside brackets and strings.
+    let mut args: Vec<(usize, usize)> = Vec::new();
+    let (mut depth, mut arg_start) = (0i64, i + 1);
+    let mut line = 0;
+    let mut j = i + 1;
+    let close = loop {
+        let c = *bytes.get(j)?;
+        match c {
+            b'"' => {
+                j = skip_string(bytes, j, &mut line).0;
+                continue;
+            }
+            b'`' => {
+                j = skip_raw_string(bytes, j, &mut line);
+                continue;
+            }
+            b'#' => return None,
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' if depth == 0 => {
+                args.push((arg_start, j));
+                break j;
+            }
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                args.push((arg_start, j));
+                arg_start = j + 1;
+            }
+            _ => {}
+        }
+        j += 1;
+    };
+    // Nothing but the end of the statement after the call.
+    let mut k = close + 1;
+    while k < bytes.len() && matches!(bytes[k], b' ' | b'\t' | b'\r') {
+        k += 1;
+    }
+    if !(k >= bytes.len() || matches!(bytes[k], b'\n' | b';' | b'}' | b'#' | b']')) {
+        return None;
+    }
+    let plain = |arg: &str| {
+        let arg = arg.trim();
+        arg.is_empty()
+            || arg.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric())
+            || arg.starts_with('"')
+                && arg.ends_with('"')
+                && !arg[1..arg.len().saturating_sub(1)].contains('"')
+            || arg.parse::<f64>().is_ok()
+            || arg.starts_with('-') && arg[1..].trim().parse::<f64>().is_ok()
+    };
+    if args.iter().all(|(a, b)| plain(&text[*a..*b])) {
+        return None;
+    }
+    let mut hoisted = String::new();
+    let mut call = format!("not {name}(");
+    for (n, (a, b)) in args.iter().enumerate() {
+        let arg = &text[*a..*b];
+        if n > 0 {
+            call.push(',');
+        }
+        if plain(arg) {
+            call.push_str(arg);
+        } else {
+            *counter += 1;
+            let var = format!("__celer_not_{counter}");
+            hoisted.push_str(&format!("{var} :={arg}; "));
+            call.push_str(&var);
+        }
+    }
+    call.push(')');
+    Some((close + 1, format!("{hoisted}{call}")))
 }
 
 fn skip_raw_string(bytes: &[u8], start: usize, line: &mut usize) -> usize {
@@ -326,18 +514,59 @@ mod tests {
     }
 
     #[test]
+    fn arguments_of_negated_calls_are_written_out_before_the_negation() {
+        let text = "package p\nr[m] {\n  not f(input.missing)\n  not startswith(input.a, \"b\") # x\n  not input.missing == 1\n  not f(-1)\n  not f(x)\n  m := [y | not g(y.a, 2)]\n}\n";
+        let out = hoist_negated_call_arguments(text);
+        assert_eq!(
+            out.as_deref(),
+            Some(
+                "package p\nr[m] {\n  __celer_not_1 :=input.missing; not f(__celer_not_1)\n  __celer_not_2 :=input.a; not startswith(__celer_not_2, \"b\") # x\n  not input.missing == 1\n  not f(-1)\n  not f(x)\n  m := [y | __celer_not_3 :=y.a; not g(__celer_not_3, 2)]\n}\n"
+            )
+        );
+        assert_eq!(out.map(|o| o.lines().count()), Some(text.lines().count()));
+        // With `with`, or an operator after the call, the statement is left as written.
+        assert_eq!(
+            hoist_negated_call_arguments("r { not f(input.a) with input as {} }\n"),
+            None
+        );
+        assert_eq!(
+            hoist_negated_call_arguments("r { not f(input.a) == 1 }\n"),
+            None
+        );
+        assert_eq!(
+            hoist_negated_call_arguments("r { x := \"not f(input.a)\" }\n"),
+            None
+        );
+    }
+
+    #[test]
     fn multi_body_rules_are_written_as_one_definition_per_body() {
         let text = "package p\n\nf(obj) = spec {\n  obj.kind == \"Pod\"\n  spec := 1\n} {\n  obj.kind == \"Job\" # a } here\n  spec := \"}{\"\n}\n{ spec := 3 }\n\ng(x) = 1 { x } else = 2 { true }\n";
         let split = split_multi_body_rules(text);
         assert_eq!(
             split.as_deref(),
-            Some("package p\n\nf(obj) = spec {\n  obj.kind == \"Pod\"\n  spec := 1\n} f(obj) = spec {\n  obj.kind == \"Job\" # a } here\n  spec := \"}{\"\n}\nf(obj) = spec { spec := 3 }\n\ng(x) = 1 { x } else = 2 { true }\n")
+            Some(
+                "package p\n\nf(obj) = spec {\n  obj.kind == \"Pod\"\n  spec := 1\n} f(obj) = spec {\n  obj.kind == \"Job\" # a } here\n  spec := \"}{\"\n}\nf(obj) = spec { spec := 3 }\n\ng(x) = 1 { x } else = 2 { true }\n"
+            )
         );
         // Line numbers stay as written.
         assert_eq!(split.map(|s| s.lines().count()), Some(text.lines().count()));
-        assert_eq!(split_multi_body_rules("package p\n\nr { true }\ns { false }\n"), None);
+        assert_eq!(
+            split_multi_body_rules("package p\n\nr { true }\ns { false }\n"),
+            None
+        );
+        // An object as the head's value is not a body.
+        assert_eq!(
+            split_multi_body_rules("package p\nf(c) = {\"a\": c} {\n  c > 1\n}\nf(c) = {\"a\": 0} { c < 1 } { c == 1 }\n").as_deref(),
+            Some("package p\nf(c) = {\"a\": c} {\n  c > 1\n}\nf(c) = {\"a\": 0} { c < 1 } f(c) = {\"a\": 0} { c == 1 }\n")
+        );
         // A head over several lines is left alone.
-        assert_eq!(split_multi_body_rules("package p\nv[{\"msg\": m,\n  \"d\": 1}] = x { m := 1 } { m := 2 }\n"), None);
+        assert_eq!(
+            split_multi_body_rules(
+                "package p\nv[{\"msg\": m,\n  \"d\": 1}] = x { m := 1 } { m := 2 }\n"
+            ),
+            None
+        );
     }
 
     #[test]
@@ -398,6 +627,21 @@ mod tests {
             if let Some(out) = split_multi_body_rules(&text) {
                 proptest::prop_assert!(out.len() > text.len());
                 proptest::prop_assert_eq!(out.lines().count(), text.lines().count());
+            }
+            let negated = format!("not f({text})");
+            for t in [&text, &negated] {
+                if let Some(out) = hoist_negated_call_arguments(t) {
+                    proptest::prop_assert_eq!(out.lines().count(), t.lines().count());
+                }
+            }
+        }
+        #[test]
+        fn negations_scan_without_panicking(text in "[a-z(){}\\[\\]., \n\"#=;|]{0,120}") {
+            let with_not = format!("not {text}");
+            for t in [&text, &with_not] {
+                if let Some(out) = hoist_negated_call_arguments(t) {
+                    proptest::prop_assert_eq!(out.lines().count(), t.lines().count());
+                }
             }
         }
         #[test]

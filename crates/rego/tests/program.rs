@@ -212,3 +212,43 @@ fn extensions_compile_and_are_answered_by_the_evaluations_host() {
         "{unanswered:?}"
     );
 }
+
+/// What OPA answers (gator v3.23.1 on the same module): the arguments of a call under `not`
+/// are evaluated before the negation, so an undefined one fails the statement; an operator
+/// under `not` is negated whole.
+#[test]
+fn a_negated_call_with_an_undefined_argument_fails_as_in_opa() -> Result<(), String> {
+    let text = r#"package p
+f(a) { a > 0 }
+g(a) = b { b := a }
+r[m] { not f(input.missing); m := "not-f-missing" }
+r[m] { not f(g(input.missing)); m := "not-f-g-missing" }
+r[m] { not f([input.missing]); m := "not-f-arr-missing" }
+r[m] { not startswith(input.missing, "a"); m := "not-builtin-missing" }
+r[m] { not input.missing == 1; m := "not-eq-missing" }
+r[m] { not f(-1); m := "not-f-const" }
+r[m] { x := input; not f(x.spec.missing); m := "not-f-nested" }
+r[m] { x := input; not f(x.spec.n); m := "not-f-defined" }
+"#;
+    let Ok(program) = Program::compile(&[module("not.rego", text)], None, Options::default())
+    else {
+        return Err("did not compile".to_string());
+    };
+    let found = program.eval_rule("data.p.r", &input(r#"{"spec":{"n":-1}}"#));
+    let strings = |v: &RegoValue| match v {
+        RegoValue::Set(items) => items
+            .iter()
+            .filter_map(|i| as_str(i).map(str::to_string))
+            .collect::<Vec<_>>(),
+        _ => Vec::new(),
+    };
+    assert_eq!(
+        found.map(|v| strings(&v)),
+        Ok(vec![
+            "not-eq-missing".to_string(),
+            "not-f-const".to_string(),
+            "not-f-defined".to_string()
+        ])
+    );
+    Ok(())
+}
