@@ -45,6 +45,7 @@ fn violation_kind(actions: &[ValidationAction]) -> ResultKind {
 /// denies, the internal error Gatekeeper answers with).
 pub(crate) fn validate(
     set: &GatekeeperSet,
+    mutators: &crate::gatekeeper_mutation::GatekeeperMutators,
     ctx: &RequestContext<'_>,
     object: Option<&Json>,
     outcome: &mut Outcome,
@@ -67,7 +68,7 @@ pub(crate) fn validate(
         outcome,
     );
     if !set.expansions.is_empty()
-        && let Err(e) = validate_resultants(set, &request, &sink, outcome)
+        && let Err(e) = validate_resultants(set, mutators, &request, &sink, outcome)
     {
         sink.borrow_mut().match_error.get_or_insert(e);
     }
@@ -84,11 +85,12 @@ pub(crate) fn validate(
     }
 }
 
-/// What the ExpansionTemplates make of the request's object, each reviewed by the
-/// Constraints as Gatekeeper reviews a resultant: the request's operation and namespace, no
-/// user, `source: Generated`.
+/// What the ExpansionTemplates make of the request's object, each mutated by Gatekeeper's
+/// mutators and then reviewed by the Constraints as Gatekeeper reviews a resultant: the
+/// request's operation and namespace, no user, `source: Generated`.
 fn validate_resultants(
     set: &GatekeeperSet,
+    mutators: &crate::gatekeeper_mutation::GatekeeperMutators,
     request: &FamilyRequest<'_>,
     sink: &RefCell<Sink>,
     outcome: &mut Outcome,
@@ -98,11 +100,14 @@ fn validate_resultants(
         return Ok(());
     };
     let kind = attributes.kind;
+    let mut mutate =
+        |made: &Json| crate::gatekeeper_mutation::mutate::mutate_generated(mutators, made, request);
     let made = super::expansion::resultants(
         &set.expansions,
         object,
         (kind.group, kind.version, kind.kind),
         attributes.namespace,
+        &mut mutate,
     )
     .map_err(EngineError::Expansion)?;
     for resultant in made {

@@ -4,8 +4,9 @@
 //! Gatekeeper's webhook does (`pkg/expansion`): the resultant is named
 //! `<parent name>-<kind>` (lowercased), is in the request's namespace, has the parent as an
 //! owner, is reviewed with the request's operation and no user, and is expanded again (at
-//! most 30 levels). Its violations read `[Implied by <template>] <message>`, with the
-//! template's `enforcementAction` when it sets one.
+//! most 30 levels). Gatekeeper's mutators run on each resultant (`source: Generated`) before
+//! it is judged or expanded further. Its violations read `[Implied by <template>] <message>`,
+//! with the template's `enforcementAction` when it sets one.
 
 use celer_cel::Json;
 use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
@@ -200,13 +201,19 @@ impl CompiledExpansion {
     }
 }
 
-/// Every object the templates make of `parent` (of kind `group`/`version`/`kind`), and of
-/// those in turn, children before their parents' siblings as Gatekeeper lists them.
+/// What runs the mutators on a resultant (Gatekeeper's mutation system, `source:
+/// Generated`): the object as they leave it, or their error.
+pub type Mutate<'m> = dyn FnMut(&Json) -> Result<Json, String> + 'm;
+
+/// Every object the templates make of `parent` (of kind `group`/`version`/`kind`), each
+/// mutated by `mutate`, and of those in turn, children before their parents' siblings as
+/// Gatekeeper lists them.
 pub fn resultants(
     templates: &[CompiledExpansion],
     parent: &Json,
     (group, version, kind): (&str, &str, &str),
     namespace: &str,
+    mutate: &mut Mutate<'_>,
 ) -> Result<Vec<Resultant>, String> {
     let mut out = Vec::new();
     expand_into(
@@ -215,6 +222,7 @@ pub fn resultants(
         (group, version, kind),
         namespace,
         0,
+        mutate,
         &mut out,
     )?;
     Ok(out)
@@ -226,6 +234,7 @@ fn expand_into(
     (group, version, kind): (&str, &str, &str),
     namespace: &str,
     depth: usize,
+    mutate: &mut Mutate<'_>,
     out: &mut Vec<Resultant>,
 ) -> Result<(), String> {
     if depth >= MAX_DEPTH {
@@ -243,6 +252,14 @@ fn expand_into(
             });
         }
     }
+    for r in &mut made {
+        r.object = mutate(&r.object).map_err(|e| {
+            format!(
+                "failed to mutate resultant resource {}: {e}",
+                str_at(&r.object, &["metadata", "name"])
+            )
+        })?;
+    }
     for r in &made {
         expand_into(
             templates,
@@ -250,6 +267,7 @@ fn expand_into(
             (&r.group, &r.version, &r.kind),
             namespace,
             depth + 1,
+            mutate,
             out,
         )?;
     }
@@ -260,6 +278,10 @@ fn expand_into(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn unchanged(object: &Json) -> Result<Json, String> {
+        Ok(object.clone())
+    }
 
     fn template(yaml: &str) -> Result<CompiledExpansion, Vec<String>> {
         let doc: Json = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(yaml)
@@ -282,7 +304,13 @@ mod tests {
             r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"Web","namespace":"prod"},"spec":{"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}"#,
         )
         .unwrap_or_default();
-        let made = resultants(&[t], &deployment, ("apps", "v1", "Deployment"), "");
+        let made = resultants(
+            &[t],
+            &deployment,
+            ("apps", "v1", "Deployment"),
+            "",
+            &mut unchanged,
+        );
         let made = made.unwrap_or_default();
         assert_eq!(made.len(), 1);
         let pod = &made[0].object;
@@ -297,6 +325,7 @@ mod tests {
             &deployment,
             ("apps", "v1", "StatefulSet"),
             "",
+            &mut unchanged,
         );
         assert!(other.is_ok_and(|o| o.is_empty()));
     }
@@ -330,7 +359,14 @@ mod tests {
         )
         .unwrap_or_default();
         assert_eq!(
-            resultants(&[t], &bare, ("apps", "v1", "Deployment"), "").err(),
+            resultants(
+                &[t],
+                &bare,
+                ("apps", "v1", "Deployment"),
+                "",
+                &mut unchanged
+            )
+            .err(),
             Some("could not find source field \"spec.template\" in resource d".to_string())
         );
     }

@@ -144,13 +144,13 @@ impl CompiledFamily for GatekeeperSet {
 
     fn validate(
         &self,
-        _set: &PolicySet,
+        set: &PolicySet,
         ctx: &RequestContext<'_>,
         object: Option<&Json>,
         outcome: &mut Outcome,
         mode: Mode,
     ) {
-        validate(self, ctx, object, outcome, mode);
+        validate(self, set.gatekeeper_mutators(), ctx, object, outcome, mode);
     }
 }
 

@@ -546,6 +546,50 @@ fn expansion_templates_judge_the_pods_a_deployment_makes() {
     );
 }
 
+/// An AssignMetadata that labels Pods with `team`, for the objects its `source` names.
+fn label_team(source: &str) -> String {
+    format!(
+        "---\napiVersion: mutations.gatekeeper.sh/v1\nkind: AssignMetadata\nmetadata: {{name: label-team}}\nspec:\n  match:\n    scope: Namespaced\n    kinds: [{{apiGroups: ['*'], kinds: [Pod]}}]\n    source: {source}\n  location: metadata.labels.team\n  parameters:\n    assign: {{value: platform}}\n"
+    )
+}
+
+#[test]
+fn resultants_are_mutated_before_they_are_judged() {
+    let policies = |source: &str| {
+        set(&format!(
+            "{TEMPLATE}{}{EXPAND_DEPLOYMENTS}{}",
+            constraint("need-team", "deny", NO_PARAMS),
+            label_team(source)
+        ))
+    };
+    // The mutator labels the Pod the Deployment stands for, so the Constraint finds the label.
+    for source in ["Generated", "All"] {
+        let s = policies(source);
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let o = run(
+            &s,
+            Some(&deployment("web", "prod")),
+            None,
+            Operation::Create,
+        );
+        assert!(o.allowed, "source {source}: {:?}", o.status);
+    }
+    // A mutator for the request's own objects only leaves the resultant as it was.
+    let s = policies("Original");
+    let o = run(
+        &s,
+        Some(&deployment("web", "prod")),
+        None,
+        Operation::Create,
+    );
+    assert_eq!(
+        o.status.map(|s| s.message),
+        Some(
+            "[need-team] [Implied by expand-deployments] missing label team on web-pod".to_string()
+        )
+    );
+}
+
 const BOTH_ENGINES: &str = r#"
 ---
 apiVersion: templates.gatekeeper.sh/v1

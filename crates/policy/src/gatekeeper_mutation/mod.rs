@@ -28,7 +28,7 @@ mod external;
 mod image;
 pub mod location;
 pub mod model;
-mod mutate;
+pub(crate) mod mutate;
 mod mutator;
 mod tree;
 

@@ -31,10 +31,43 @@ pub(crate) fn run<'r>(
     mode: Mode,
 ) -> Result<Option<MutationState<'r>>, Status> {
     let request = FamilyRequest::admitted(ctx, mode);
-    family::mutating::run(&System(set), &request, state, outcome)
+    let system = System {
+        set,
+        generated: false,
+    };
+    family::mutating::run(&system, &request, state, outcome)
 }
 
-struct System<'s>(&'s GatekeeperMutators);
+/// Runs the mutators on an object an ExpansionTemplate made (`source: Generated`), as
+/// Gatekeeper's expansion does before the Constraints judge it: matched with the request's
+/// namespace and operation. The object as the passes leave it; the error is Gatekeeper's.
+pub(crate) fn mutate_generated(
+    set: &GatekeeperMutators,
+    object: &Json,
+    request: &FamilyRequest<'_>,
+) -> Result<Json, String> {
+    if set.is_empty() {
+        return Ok(object.clone());
+    }
+    let system = System {
+        set,
+        generated: true,
+    };
+    // The mutators' own results belong to the mutation webhook's answer, not this one.
+    let mut scratch = Outcome::default();
+    match system.passes(object, request, &mut scratch) {
+        Ok(Some(mutated)) => Ok(mutated),
+        Ok(None) => Ok(object.clone()),
+        Err(status) => Err(status.message),
+    }
+}
+
+/// The mutators, run on the request's own object (`generated` false) or on one an
+/// ExpansionTemplate made of it (`source` in a mutator's match chooses which it touches).
+struct System<'s> {
+    set: &'s GatekeeperMutators,
+    generated: bool,
+}
 
 /// The error Gatekeeper's webhook answers with (`admission.Errored(500, err)`).
 fn errored(message: String) -> Status {
@@ -80,7 +113,8 @@ impl System<'_> {
         let namespace_by_name = |name: &str| lookup.namespace(name);
         mutator
             .matcher
-            .matches(
+            .matches_from(
+                self.generated,
                 &[Subject::of(object)],
                 request.attributes.namespace,
                 &namespace_by_name,
@@ -96,7 +130,7 @@ impl System<'_> {
         outcome: &mut Outcome,
     ) -> Result<Option<Json>, Status> {
         let namespace = request.attributes.namespace;
-        let max = self.0.system_size.max(self.0.mutators.len()) + 1;
+        let max = self.set.system_size.max(self.set.mutators.len()) + 1;
         let mut tree = Tree::from_json(original);
         // The tree as JSON, for matching (and messages): rebuilt after a mutator ran.
         let mut view = original.clone();
@@ -112,7 +146,7 @@ impl System<'_> {
         for pass in 1..=max {
             let before = tree.clone();
             applied.clear();
-            for (index, m) in self.0.mutators.iter().enumerate() {
+            for (index, m) in self.set.mutators.iter().enumerate() {
                 if stale {
                     view = written(&tree)?;
                     stale = false;
@@ -143,7 +177,7 @@ impl System<'_> {
                             memos.resize_with(index + 1, Default::default);
                         }
                         let username = request.ctx.request.user.username;
-                        let providers = &self.0.providers;
+                        let providers = &self.set.providers;
                         match super::external::resolve(
                             m,
                             external,
@@ -255,7 +289,7 @@ impl MutatingFamily for System<'_> {
     type State = ();
 
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.set.is_empty()
     }
 
     fn policy(&self, id: u32) -> Option<()> {
@@ -269,7 +303,7 @@ impl MutatingFamily for System<'_> {
         let mutable = matches!(operation, Operation::Create | Operation::Update)
             && request.object.is_some_and(|object| {
                 let (group, version, kind) = gvk(object);
-                self.0
+                self.set
                     .mutators
                     .iter()
                     .any(|m| m.applies_to(group, version, kind, operation.as_str()))
