@@ -31,6 +31,8 @@ pub struct ClusterContext {
     tls: Arc<crate::http::TlsConfigs>,
     /// Watch caches of the resources `resource.Get`/`resource.List` read.
     caches: Arc<ContextCaches>,
+    /// `image.GetMetadata`'s registry client.
+    registry: Arc<crate::registry::Registry>,
 }
 
 impl ClusterContext {
@@ -45,13 +47,21 @@ impl ClusterContext {
             shared.runtime.clone(),
             cache_max_objects,
         ));
+        let registry = Arc::new(registry_client(&shared, &http, &RegistryOptions::default()));
         ClusterContext {
             shared,
             allow_secrets,
+            registry,
             http: Arc::new(http),
             tls: Arc::default(),
             caches,
         }
+    }
+
+    /// The same context with `image.GetMetadata` reaching registries as `options` say.
+    pub fn with_registry(mut self, options: &RegistryOptions) -> ClusterContext {
+        self.registry = Arc::new(registry_client(&self.shared, &self.http, options));
+        self
     }
 
     /// The watch caches `resource.*` reads (their sizes, for logs and tests).
@@ -109,6 +119,112 @@ pub(crate) fn api_error(e: kube::Error) -> LookupError {
         }
         _ => LookupError(e.to_string()),
     }
+}
+
+/// How `image.GetMetadata` reaches registries.
+#[derive(Debug, Clone, Default)]
+pub struct RegistryOptions {
+    /// Registries (`host` or `host:port`) spoken to over plain HTTP.
+    pub insecure: Vec<String>,
+    /// `kubernetes.io/dockerconfigjson` Secrets (namespace, name) whose credentials are used
+    /// (Kyverno's `--imagePullSecrets`).
+    pub pull_secrets: Vec<(String, String)>,
+}
+
+/// Pull secrets' credentials, and when they were read.
+type KeptCredentials = (std::time::Instant, Vec<crate::registry::Credential>);
+
+/// How long pull secrets' credentials are kept before they are read again.
+const CREDENTIALS_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn registry_client(
+    shared: &Arc<Shared>,
+    http: &crate::http::HttpAccess,
+    options: &RegistryOptions,
+) -> crate::registry::Registry {
+    let blocklist = http.clone();
+    let tls = crate::http::TlsConfigs::system().unwrap_or_else(|e| {
+        // Without roots every HTTPS registry fails its handshake, naming the cause.
+        tracing::warn!(error = %e, "no system roots for registries over HTTPS");
+        Arc::new(empty_config())
+    });
+    let secrets = options.pull_secrets.clone();
+    let weak = Arc::downgrade(shared);
+    let kept: Arc<parking_lot::Mutex<Option<KeptCredentials>>> = Arc::default();
+    let credentials = move || {
+        if secrets.is_empty() {
+            return Vec::new();
+        }
+        if let Some((at, found)) = kept.lock().as_ref()
+            && at.elapsed() < CREDENTIALS_TTL
+        {
+            return found.clone();
+        }
+        let Some(shared) = weak.upgrade() else {
+            return Vec::new();
+        };
+        let found = read_pull_secrets(&shared, &secrets);
+        *kept.lock() = Some((std::time::Instant::now(), found.clone()));
+        found
+    };
+    crate::registry::Registry::new(crate::registry::RegistryAccess {
+        insecure: options.insecure.clone(),
+        check_address: Arc::new(move |ip| blocklist.check_address(ip)),
+        credentials: Arc::new(credentials),
+        tls,
+    })
+}
+
+/// A client configuration that trusts nothing (only when the system roots cannot be read).
+fn empty_config() -> rustls::ClientConfig {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    match rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+    {
+        Ok(b) => b
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+        Err(_) => rustls::ClientConfig::builder()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+    }
+}
+
+/// The credentials of the pull secrets that can be read now; one that cannot is logged and
+/// skipped, so the others still apply.
+fn read_pull_secrets(
+    shared: &Arc<Shared>,
+    secrets: &[(String, String)],
+) -> Vec<crate::registry::Credential> {
+    use k8s_openapi::api::core::v1::Secret;
+    let mut out = Vec::new();
+    for (namespace, name) in secrets {
+        let api: Api<Secret> = Api::namespaced(shared.client.clone(), namespace);
+        let name_owned = name.clone();
+        let what = format!("pull secret {namespace}/{name}");
+        let secret = shared.block(&what, async move {
+            api.get_opt(&name_owned).await.map_err(api_error)
+        });
+        let config = match secret {
+            Ok(Some(secret)) => secret
+                .data
+                .and_then(|d| d.get(".dockerconfigjson").map(|b| b.0.clone())),
+            Ok(None) => {
+                tracing::warn!(secret = %what, "pull secret not found");
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(secret = %what, error = %e, "pull secret not read");
+                continue;
+            }
+        };
+        match config.map(|c| crate::registry::docker_config_credentials(&c)) {
+            Some(Ok(found)) => out.extend(found),
+            Some(Err(e)) => tracing::warn!(secret = %what, error = %e, "pull secret not usable"),
+            None => tracing::warn!(secret = %what, "pull secret has no .dockerconfigjson"),
+        }
+    }
+    out
 }
 
 impl KyvernoContext for ClusterContext {
@@ -234,6 +350,13 @@ impl KyvernoContext for ClusterContext {
 
     fn http(&self, request: &celer_cel_kyverno::HttpRequest) -> Result<Json, ContextError> {
         crate::http::call(&self.http, &self.tls, self.shared.lookup_timeout, request)
+    }
+
+    fn image_metadata(&self, image: &str) -> Result<Json, ContextError> {
+        self.registry
+            .image_metadata(image, self.shared.lookup_timeout)
+            .map(|data| (*data).clone())
+            .map_err(ContextError::Other)
     }
 
     fn global_context(&self, name: &str, projection: &str) -> Result<Option<Json>, ContextError> {

@@ -186,7 +186,7 @@ impl HttpAccess {
         Ok(())
     }
 
-    fn check_address(&self, ip: IpAddr) -> Result<(), String> {
+    pub(crate) fn check_address(&self, ip: IpAddr) -> Result<(), String> {
         match self.block.iter().find(|b| b.contains(ip)) {
             Some(range) => Err(format!("address {ip} falls in blocked range {range}")),
             None => Ok(()),
@@ -284,7 +284,7 @@ fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfi
 }
 
 impl TlsConfigs {
-    fn system() -> Result<Arc<rustls::ClientConfig>, String> {
+    pub(crate) fn system() -> Result<Arc<rustls::ClientConfig>, String> {
         static SYSTEM: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
         SYSTEM
             .get_or_init(|| {

@@ -24,6 +24,7 @@ mod lookup;
 pub mod mutate_existing;
 pub mod owner;
 pub mod register;
+pub mod registry;
 pub mod sources;
 pub mod status;
 

@@ -85,7 +85,19 @@ pub struct Call {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
     pub status: u16,
+    /// The headers whose values are text, names in lower case.
+    pub headers: Vec<(String, String)>,
     pub body: Bytes,
+}
+
+impl Response {
+    /// The first value of the header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 struct Job {
@@ -229,6 +241,13 @@ where
         .map_err(|err| CallError::Http(err.to_string()))?;
     let response = sender.send_request(request).await.map_err(http)?;
     let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .filter_map(|(name, value)| {
+            Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
+        })
+        .collect();
     let max = call.max_response;
     let body = Limited::new(response.into_body(), max)
         .collect()
@@ -241,5 +260,9 @@ where
             }
         })?
         .to_bytes();
-    Ok(Response { status, body })
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
 }

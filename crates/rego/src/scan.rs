@@ -343,13 +343,12 @@ pub fn hoist_negated_call_arguments(text: &str) -> Option<String> {
         if starts_statement
             && bytes[i..].starts_with(b"not")
             && bytes.get(i + 3).is_some_and(|c| *c == b' ' || *c == b'\t')
+            && let Some((end, replacement)) = negated_call(text, i, &mut counter)
         {
-            if let Some((end, replacement)) = negated_call(text, i, &mut counter) {
-                edits.push((i, end, replacement));
-                previous = b')';
-                i = end;
-                continue;
-            }
+            edits.push((i, end, replacement));
+            previous = b')';
+            i = end;
+            continue;
         }
         previous = b;
         if ident(b) {

@@ -512,6 +512,30 @@ pub struct ClusterArgs {
     )]
     pub http_block: Vec<celer_cluster::http::Block>,
 
+    /// Registries (`host` or `host:port`) `image.GetMetadata` speaks plain HTTP to (Kyverno's
+    /// `--allowInsecureRegistry`, per registry). Loopback and `*.local` registries always are.
+    #[arg(
+        long,
+        value_name = "HOST",
+        env = "CELER_REGISTRY_INSECURE",
+        value_delimiter = ',',
+        help_heading = "Cluster"
+    )]
+    pub registry_insecure: Vec<String>,
+
+    /// `kubernetes.io/dockerconfigjson` Secrets, as NAMESPACE/NAME, whose credentials
+    /// `image.GetMetadata` uses (Kyverno's `--imagePullSecrets`); read again every minute.
+    /// The service account needs `get` on them.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/NAME",
+        env = "CELER_IMAGE_PULL_SECRETS",
+        value_delimiter = ',',
+        value_parser = parse_namespaced_name,
+        help_heading = "Cluster"
+    )]
+    pub image_pull_secrets: Vec<(String, String)>,
+
     /// Let namespaced policies call `http.Get`/`http.Post` (Kyverno's
     /// `--allowHTTPInNamespacedPolicies`).
     #[arg(
@@ -524,6 +548,16 @@ pub struct ClusterArgs {
     /// Seconds the API server waits for an answer (1 to 30).
     #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
     pub webhook_timeout: u8,
+}
+
+/// `NAMESPACE/NAME`.
+fn parse_namespaced_name(text: &str) -> Result<(String, String), String> {
+    match text.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((ns.to_string(), name.to_string()))
+        }
+        _ => Err(format!("{text:?} is not NAMESPACE/NAME")),
+    }
 }
 
 /// `KEY=VALUE` (an empty text: no annotation).
@@ -1168,7 +1202,11 @@ pub fn run(args: ServeArgs) -> ExitCode {
                                 namespaced: args.cluster.http_in_namespaced_policies,
                             },
                             args.cluster.context_cache_max_objects,
-                        ),
+                        )
+                        .with_registry(&celer_cluster::context::RegistryOptions {
+                            insecure: args.cluster.registry_insecure.clone(),
+                            pull_secrets: args.cluster.image_pull_secrets.clone(),
+                        }),
                     );
                     options.kyverno_context = Some(context.clone());
                     let cluster_context = Arc::clone(&context);
