@@ -44,8 +44,10 @@ mkdir -p "$work"
 source "$here/lib.sh"
 
 https_pid=""
+registry_pid=""
 cleanup() {
   [ -n "$https_pid" ] && kill "$https_pid" 2>/dev/null
+  [ -n "$registry_pid" ] && kill "$registry_pid" 2>/dev/null
   stop_celer TERM
   if [ "${CELER_E2E_KEEP:-}" != 1 ]; then
     "$here/control-plane.sh" down
@@ -492,6 +494,22 @@ server.socket = context.wrap_socket(server.socket, server_side=True)
 server.serve_forever()
 PY
 https_pid=$!
+# A local OCI registry (go-containerregistry's cmd/registry, built from its Go module) for
+# Kyverno's image.GetMetadata: team/app:root, an index whose linux/amd64 image runs as user 0,
+# and public/app:ok, an image that runs as 1000.
+registry_bin="$("$here/go-install.sh" registry github.com/google/go-containerregistry/cmd/registry v0.22.1)"
+registry_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+"$registry_bin" -port "$registry_port" > "$work/registry.log" 2>&1 &
+registry_pid=$!
+registry_up() { curl -sf "http://127.0.0.1:$registry_port/v2/" >/dev/null; }
+registry="127.0.0.1:$registry_port"
+if eventually 10 registry_up \
+    && "$here/registry-push.py" "$registry" team/app:root '{"User": "0"}' --index > "$work/root-digest" \
+    && "$here/registry-push.py" "$registry" public/app:ok '{"User": "1000"}' > /dev/null; then
+  :
+else
+  bad "H22 a local registry to read images from" "see $work/registry.log"
+fi
 if start_celer kyverno "${webhook_user[@]}" --register-webhooks --policies-from-cluster \
     --http-allow "https://127.0.0.1:$https_port" --lookup-timeout 2s; then
   ok "H1 celer serves the cluster's Kyverno policies"
@@ -769,6 +787,30 @@ else
 fi
 api DELETE "$vpols/kyv-http-slow"
 api DELETE "$vpols/kyv-http-slow-ignore"
+# Kyverno's image.GetMetadata against the local registry: the image's own config decides (an
+# index resolves to its linux/amd64 image); an image the registry does not have fails the
+# call, and the erroring validation denies naming it.
+image_pod() { jq -c --arg image "$2" '.spec.containers[0].image = $image' <<<"$(pod "$1" restricted)"; }
+image_admitted() { api POST "$(pods e2e-fed)?dryRun=All" "$(image_pod "$1" "$2")"; [ "$status" = 201 ]; }
+image_denied() {
+  api POST "$(pods e2e-fed)?dryRun=All" "$(image_pod "$1" "$2")"
+  [ "$status" -ge 400 ] && [ "$status" -lt 500 ] && message | grep -qF -- "$3"
+}
+api POST "$vpols" "$(vpol kyv-image "!object.metadata.name.startsWith('img-') || object.spec.containers.all(c, image.GetMetadata(c.image).config.config.User != '0')" 'the image runs as root')"
+image_status=$status
+if [ "$image_status" = 201 ] && eventually 10 image_denied img-root-1 "$registry/team/app:root" 'the image runs as root' \
+    && image_admitted img-ok-1 "$registry/public/app:ok" \
+    && image_denied img-root-2 "$registry/team/app@$(cat "$work/root-digest")" 'the image runs as root'; then
+  ok "H22 image.GetMetadata reads the registry: an index's amd64 image running as root is denied (by tag and by digest), an image running as 1000 admitted"
+else
+  bad "H22 image.GetMetadata reads the registry (policy $image_status)" "$(last)"
+fi
+if image_denied img-missing-1 "$registry/nothing/here:v1" 'not found'; then
+  ok "H23 an image the registry does not have fails image.GetMetadata, and the policy denies naming it: $(message | head -c 200)"
+else
+  bad "H23 an image the registry does not have fails image.GetMetadata" "$(last)"
+fi
+api DELETE "$vpols/kyv-image"
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"
