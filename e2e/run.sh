@@ -811,6 +811,22 @@ else
   bad "H23 an image the registry does not have fails image.GetMetadata" "$(last)"
 fi
 api DELETE "$vpols/kyv-image"
+# A GlobalContextEntry whose apiCall names a service (the local HTTPS server, trusted through
+# the entry's caBundle, allowed by --http-allow): its answer is the entry's data.
+api POST /apis/kyverno.io/v2alpha1/globalcontextentries "$(jq -cn --arg url "https://127.0.0.1:$https_port/check/svc-ok-1" \
+  --rawfile ca "$work/https-ca.crt" '{apiVersion: "kyverno.io/v2alpha1", kind: "GlobalContextEntry",
+    metadata: {name: "gctx-svc"},
+    spec: {apiCall: {service: {url: $url, caBundle: $ca}, refreshInterval: "1s"},
+           projections: [{name: "allowed", jmesPath: "allowed"}]}}')"
+gctx_svc_status=$status
+api POST "$vpols" "$(vpol kyv-gctx-svc "!object.metadata.name.startsWith('svc-') || !globalContext.Get('gctx-svc', 'allowed')" 'the service entry says allowed')"
+if [ "$gctx_svc_status" = 201 ] && eventually 15 kyverno_denied svc-1 'the service entry says allowed'; then
+  ok "H24 an apiCall GlobalContextEntry with a service URL holds the service's answer (HTTPS with the entry's caBundle), and the policy reading it decides"
+else
+  bad "H24 an apiCall GlobalContextEntry with a service URL (entry $gctx_svc_status)" "$(last)"
+fi
+api DELETE "$vpols/kyv-gctx-svc"
+api DELETE /apis/kyverno.io/v2alpha1/globalcontextentries/gctx-svc
 vpol_create() { api POST "$vpols" "$(vpol "lat-$1" "object.metadata.name != 'lat-$1'" "latency lat-$1")"; }
 vpol_delete() { api DELETE "$vpols/lat-$1"; }
 latencies vpol_create vpol_delete "ValidatingPolicy objects"

@@ -48,12 +48,20 @@ impl ClusterContext {
             cache_max_objects,
         ));
         let registry = Arc::new(registry_client(&shared, &http, &RegistryOptions::default()));
+        let (http, tls) = (Arc::new(http), Arc::<crate::http::TlsConfigs>::default());
+        shared
+            .global_context
+            .set_services(crate::global_context::ServiceCaller {
+                access: Arc::clone(&http),
+                tls: Arc::clone(&tls),
+                timeout: shared.lookup_timeout,
+            });
         ClusterContext {
             shared,
             allow_secrets,
             registry,
-            http: Arc::new(http),
-            tls: Arc::default(),
+            http,
+            tls,
             caches,
         }
     }

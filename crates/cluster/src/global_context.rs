@@ -16,9 +16,14 @@
 //!   or fails the entry (an `apiCall` one); a projection no entry has is an error.
 //! - an entry that is not there reads as null.
 //!
-//! `apiCall.service` (a URL outside the API server) is not called yet: such an entry fails
-//! with an error saying so. celer writes no status on entries (Kyverno's
-//! `status.lastRefreshTime`), so nothing here writes to etcd.
+//! - an `apiCall` entry with `service` calls that URL instead (GET, or POST with `data`), with
+//!   the service's `headers` and `caBundle`, under the rules `http.Get` has in `celer serve`
+//!   (the cluster's Services and the `--http-allow` prefixes, the `--http-block` list): a
+//!   2xx answer's JSON body is the data; any other status is an error `HTTP <status>:
+//!   <body>`, as Kyverno's `executeServiceCall` says it.
+//!
+//! celer writes no status on entries (Kyverno 1.19 writes only `status.lastRefreshTime`, and
+//! only from its background controller), so nothing here writes to etcd.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +56,16 @@ const MIN_REFRESH: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, Default)]
 pub struct GlobalContext {
     entries: Arc<RwLock<HashMap<String, Arc<Entry>>>>,
+    /// How `apiCall.service` entries call out, once `celer serve` has said.
+    services: Arc<RwLock<Option<ServiceCaller>>>,
+}
+
+/// What `apiCall.service` calls go through: `http.Get`'s rules and TLS, bounded in time.
+#[derive(Debug, Clone)]
+pub(crate) struct ServiceCaller {
+    pub(crate) access: Arc<crate::http::HttpAccess>,
+    pub(crate) tls: Arc<crate::http::TlsConfigs>,
+    pub(crate) timeout: Duration,
 }
 
 /// One entry: its spec as last seen, what it holds now, and the task that keeps it.
@@ -117,6 +132,12 @@ impl GlobalContext {
         names
     }
 
+    /// Lets `apiCall.service` entries call out, under `http.Get`'s rules (until then they fail
+    /// saying so). Entries already polling pick it up on their next call.
+    pub(crate) fn set_services(&self, caller: ServiceCaller) {
+        *self.services.write() = Some(caller);
+    }
+
     /// Watches the cluster's GlobalContextEntries and keeps each one's data, until the
     /// returned task is aborted.
     pub fn spawn(&self, client: Client) -> JoinHandle<()> {
@@ -158,7 +179,12 @@ impl GlobalContext {
                 continue;
             }
             tracing::info!(entry = %name, "global context entry (re)started");
-            let entry = start_entry(client.clone(), &name, Arc::clone(&spec));
+            let entry = start_entry(
+                client.clone(),
+                Arc::clone(&self.services),
+                &name,
+                Arc::clone(&spec),
+            );
             entries.insert(name, Arc::new(entry));
         }
     }
@@ -192,7 +218,12 @@ async fn discover(client: &Client) -> Option<ApiResource> {
 }
 
 /// Starts the task that keeps one entry.
-fn start_entry(client: Client, name: &str, spec: Arc<Json>) -> Entry {
+fn start_entry(
+    client: Client,
+    services: Arc<RwLock<Option<ServiceCaller>>>,
+    name: &str,
+    spec: Arc<Json>,
+) -> Entry {
     let state = Arc::new(RwLock::new(State::Pending { api_call: false }));
     let parsed: Result<GlobalContextEntrySpec, String> = sonic_rs::to_string(&*spec)
         .map_err(|e| e.to_string())
@@ -217,7 +248,8 @@ fn start_entry(client: Client, name: &str, spec: Arc<Json>) -> Entry {
                 )),
                 (None, Some(call), Ok(projections)) => {
                     *state.write() = State::Pending { api_call: true };
-                    tokio::spawn(poll_api_call(client, call, projections, Arc::clone(&state)))
+                    let caller = Caller { client, services };
+                    tokio::spawn(poll_api_call(caller, call, projections, Arc::clone(&state)))
                 }
                 _ => {
                     *state.write() = State::Failed(format!(
@@ -336,9 +368,16 @@ async fn resource_of(
         .find(|resource| resource.plural == plural)
 }
 
+/// What an `apiCall` entry calls: the API server, or (`service`) a URL through
+/// [`ServiceCaller`].
+struct Caller {
+    client: Client,
+    services: Arc<RwLock<Option<ServiceCaller>>>,
+}
+
 /// Keeps an `apiCall` entry: the call made every refresh interval, retried on failure.
 async fn poll_api_call(
-    client: Client,
+    caller: Caller,
     call: celer_crds::kyverno_global_context::ApiCall,
     projections: Vec<Projection>,
     state: Arc<RwLock<State>>,
@@ -364,7 +403,7 @@ async fn poll_api_call(
                 tokio::time::sleep(delay).await;
                 delay = delay.saturating_mul(5);
             }
-            result = api_call(&client, &call).await;
+            result = api_call(&caller, &call).await;
             if result.is_ok() {
                 break;
             }
@@ -391,34 +430,91 @@ async fn poll_api_call(
     }
 }
 
+/// An `apiCall`'s `data` as the JSON object a POST sends.
+fn call_data(call: &celer_crds::kyverno_global_context::ApiCall) -> sonic_rs::Object {
+    let mut object = sonic_rs::Object::new();
+    for d in call.data.iter().flatten() {
+        let value = serde_json::to_string(&d.value)
+            .ok()
+            .and_then(|t| sonic_rs::from_str::<Json>(&t).ok())
+            .unwrap_or_default();
+        object.insert(&d.key, value);
+    }
+    object
+}
+
+/// One call of an `apiCall.service` entry: a 2xx answer's decoded JSON.
+async fn service_call(
+    caller: &Caller,
+    call: &celer_crds::kyverno_global_context::ApiCall,
+    service: &celer_crds::kyverno_global_context::Service,
+) -> Result<Json, String> {
+    let Some(services) = caller.services.read().clone() else {
+        return Err(
+            "apiCall.service: this process makes no calls outside the API server".to_string(),
+        );
+    };
+    let method = call.method.unwrap_or(Method::Get);
+    let mut request = celer_cel_kyverno::HttpRequest::new(
+        match method {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        },
+        service.url.clone(),
+    );
+    request.headers = service
+        .headers
+        .iter()
+        .flatten()
+        .map(|h| (h.key.clone(), h.value.clone()))
+        .collect();
+    request.body = match method {
+        Method::Get => None,
+        Method::Post => Some(Json::from(call_data(call))),
+    };
+    request.ca_bundle = service.ca_bundle.clone();
+    // The HTTP client waits on this thread: off the runtime's workers.
+    let url = service.url.clone();
+    let response = tokio::task::spawn_blocking(move || {
+        crate::http::send(&services.access, &services.tls, services.timeout, &request)
+    })
+    .await
+    .map_err(|e| format!("apiCall.service {url:?}: {e}"))?
+    .map_err(|e| format!("apiCall.service {url:?}: {e}"))?;
+    if !(200..300).contains(&response.status) {
+        let reason = http::StatusCode::from_u16(response.status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or_default();
+        let body =
+            String::from_utf8_lossy(&response.body[..response.body.len().min(1024)]).to_string();
+        return Err(format!("HTTP {} {reason}: {body}", response.status).replace(" : ", ": "));
+    }
+    if response.body.len() > MAX_RESPONSE {
+        return Err(format!(
+            "response length must be less than max allowed response length of {MAX_RESPONSE}"
+        ));
+    }
+    sonic_rs::from_slice::<Json>(&response.body)
+        .map_err(|e| format!("the answer of {url:?} is not JSON: {e}"))
+}
+
 /// One call of an `apiCall` entry: the decoded JSON answer.
 async fn api_call(
-    client: &Client,
+    caller: &Caller,
     call: &celer_crds::kyverno_global_context::ApiCall,
 ) -> Result<Json, String> {
-    if call.service.is_some() {
-        return Err(
-            "apiCall.service: calls to services outside the API server are not made by celer yet"
-                .to_string(),
-        );
+    if let Some(service) = &call.service {
+        return service_call(caller, call, service).await;
     }
+    let client = &caller.client;
     let Some(path) = call.url_path.as_deref().filter(|p| !p.is_empty()) else {
         return Err("apiCall: neither urlPath nor service is set".to_string());
     };
     let method = call.method.unwrap_or(Method::Get);
     let body = match method {
         Method::Get => Vec::new(),
-        Method::Post => {
-            let mut object = sonic_rs::Object::new();
-            for d in call.data.iter().flatten() {
-                let value = serde_json::to_string(&d.value)
-                    .ok()
-                    .and_then(|t| sonic_rs::from_str::<Json>(&t).ok())
-                    .unwrap_or_default();
-                object.insert(&d.key, value);
-            }
-            sonic_rs::to_vec(&object).map_err(|e| e.to_string())?
-        }
+        Method::Post => sonic_rs::to_vec(&call_data(call)).map_err(|e| e.to_string())?,
     };
     let request = http::Request::builder()
         .method(match method {
@@ -519,6 +615,76 @@ mod tests {
             Err(GetError("projection \"other\" not found".to_string()))
         );
         assert_eq!(context.names(), ["calling", "failed", "ready", "watching"]);
+    }
+
+    /// A caller whose API server is never reached (these calls go to `service`).
+    fn caller(services: Option<ServiceCaller>) -> Caller {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        Caller {
+            client: Client::try_from(config).unwrap(),
+            services: Arc::new(RwLock::new(services)),
+        }
+    }
+
+    fn service(port: u16, allow: bool) -> ServiceCaller {
+        let mut access = crate::http::HttpAccess::default();
+        if allow {
+            access.allow =
+                vec![crate::http::AllowPrefix::parse(&format!("http://127.0.0.1:{port}")).unwrap()];
+        }
+        ServiceCaller {
+            access: Arc::new(access),
+            tls: Arc::default(),
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    fn service_call_spec(port: u16, method: &str) -> celer_crds::kyverno_global_context::ApiCall {
+        serde_json::from_str(&format!(
+            r#"{{"method":"{method}","data":[{{"key":"k","value":"v"}}],"service":{{"url":"http://127.0.0.1:{port}/data","headers":[{{"key":"x-token","value":"t"}}]}}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn service_entries_call_their_url_under_http_gets_rules() {
+        use crate::http::tests::serve_once_with;
+        let (port, _) = serve_once_with(false, "200 OK", r#"{"items":[1,2]}"#, Duration::ZERO);
+        let data = api_call(
+            &caller(Some(service(port, true))),
+            &service_call_spec(port, "POST"),
+        )
+        .await;
+        use sonic_rs::JsonContainerTrait;
+        assert_eq!(
+            data.map(|d| d["items"].as_array().map(|a| a.len())),
+            Ok(Some(2))
+        );
+        // Any status but 2xx is the entry's error, with what the service said.
+        let (port, _) = serve_once_with(false, "404 Not Found", "nothing here", Duration::ZERO);
+        let e = api_call(
+            &caller(Some(service(port, true))),
+            &service_call_spec(port, "GET"),
+        )
+        .await;
+        assert_eq!(e, Err("HTTP 404 Not Found: nothing here".to_string()));
+        // A URL --http-allow does not name is refused before any connection.
+        let e = api_call(
+            &caller(Some(service(port, false))),
+            &service_call_spec(port, "GET"),
+        )
+        .await;
+        assert!(
+            e.as_ref().is_err_and(|e| e.contains("is not permitted")),
+            "{e:?}"
+        );
+        // A process that was given no caller makes no call.
+        let e = api_call(&caller(None), &service_call_spec(port, "GET")).await;
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.contains("no calls outside the API server")),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -334,6 +334,17 @@ pub(crate) fn call(
     timeout: Duration,
     request: &HttpRequest,
 ) -> Result<Json, ContextError> {
+    let response = send(access, tls, timeout, request)?;
+    Ok(answer(response.status, &response.body))
+}
+
+/// [`call`]'s request, answered as the server gave it.
+pub(crate) fn send(
+    access: &Arc<HttpAccess>,
+    tls: &TlsConfigs,
+    timeout: Duration,
+    request: &HttpRequest,
+) -> Result<celer_policy::http_client::Response, ContextError> {
     if request.namespace.is_some() && !access.namespaced {
         return Err(ContextError::Forbidden(
             "http calls are not allowed in namespaced policies (celer serve --http-in-namespaced-policies allows them)"
@@ -376,9 +387,7 @@ pub(crate) fn call(
         max_response: MAX_RESPONSE,
         check_address: Some(Arc::new(move |ip| checker.check_address(ip))),
     };
-    let response =
-        celer_policy::http_client::call(call).map_err(|e| ContextError::Other(e.to_string()))?;
-    Ok(answer(response.status, &response.body))
+    celer_policy::http_client::call(call).map_err(|e| ContextError::Other(e.to_string()))
 }
 
 /// Kyverno's `executeRequest` result.
@@ -403,7 +412,7 @@ fn answer(status: u16, body: &[u8]) -> Json {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
@@ -513,6 +522,18 @@ mod tests {
     /// Serves one connection on 127.0.0.1 (TLS with a fresh CA when `tls`): reads the request
     /// head, answers `response` after `delay`. Returns the port and the CA's PEM.
     fn serve_once(tls: bool, response: &'static str, delay: Duration) -> (u16, String) {
+        serve_once_with(tls, "200 OK", response, delay)
+    }
+
+    /// A server on a free loopback port that answers one request with `status` and
+    /// `response` after `delay` (over TLS with a CA of its own when `tls`): the port, and the
+    /// CA's PEM.
+    pub(crate) fn serve_once_with(
+        tls: bool,
+        status: &'static str,
+        response: &'static str,
+        delay: Duration,
+    ) -> (u16, String) {
         use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -563,7 +584,7 @@ mod tests {
             std::thread::sleep(delay);
             let _ = write!(
                 stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{response}",
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{response}",
                 response.len()
             );
             let _ = stream.flush();
