@@ -14,7 +14,6 @@
 //! (their ConfigMaps are read from the cache), and that both sets decide the Pod alike.
 
 #[path = "../../cel/benches/support/mod.rs"]
-#[allow(dead_code, reason = "the cel bench support, of which this uses a part")]
 mod support;
 
 #[allow(
