@@ -690,8 +690,13 @@ else
   bad "H15 a kubernetesResource GlobalContextEntry follows its watch (entry $gctx_watch_status)" "$(last)"
 fi
 api POST /api/v1/namespaces/e2e-fed/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"gctx-b","labels":{"e2e":"gctx"}}}'
-if [ "$gctx_call_status" = 201 ] && eventually 15 kyverno_denied gctx-c 'two ConfigMaps labelled e2e=gctx exist'; then
-  ok "H16 an apiCall GlobalContextEntry refreshed every second: its projection counts the second ConfigMap, and the policy reading it denies"
+gctx_refreshed() {
+  api GET /apis/kyverno.io/v2alpha1/globalcontextentries/gctx-call
+  jq -e '.status.lastRefreshTime | strings' "$work/body.json" >/dev/null
+}
+if [ "$gctx_call_status" = 201 ] && eventually 15 kyverno_denied gctx-c 'two ConfigMaps labelled e2e=gctx exist' \
+    && eventually 10 gctx_refreshed; then
+  ok "H16 an apiCall GlobalContextEntry refreshed every second: its projection counts the second ConfigMap, the policy reading it denies, and its status.lastRefreshTime is written ($(jq -r .status.lastRefreshTime "$work/body.json"))"
 else
   bad "H16 an apiCall GlobalContextEntry refreshed every second (entry $gctx_call_status)" "$(last)"
 fi

@@ -22,8 +22,10 @@
 //!   2xx answer's JSON body is the data; any other status is an error `HTTP <status>:
 //!   <body>`, as Kyverno's `executeServiceCall` says it.
 //!
-//! celer writes no status on entries (Kyverno 1.19 writes only `status.lastRefreshTime`, and
-//! only from its background controller), so nothing here writes to etcd.
+//! After a successful refresh of an `apiCall` entry, its `status.lastRefreshTime` is written
+//! as Kyverno writes it, but at most once a [`STATUS_EVERY`] per entry (whichever replica finds
+//! the stored time older than that writes), so a 1 s refreshInterval does not become a write a
+//! second. Kyverno writes nothing else on entries (no conditions), and neither does celer.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +53,8 @@ pub const MAX_RESPONSE: usize = 2_000_000;
 /// The shortest refresh period honoured: a zero or tiny `refreshInterval` must not turn into
 /// a loop of calls.
 const MIN_REFRESH: Duration = Duration::from_secs(1);
+/// How stale an entry's `status.lastRefreshTime` may be before a refresh writes it again.
+pub const STATUS_EVERY: Duration = Duration::from_secs(60);
 
 /// The entries as policies read them. Cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -169,7 +173,7 @@ impl GlobalContext {
     }
 
     /// Starts an entry for each new or changed object and drops those gone.
-    fn reconcile(&self, client: &Client, cache: &ObjectCache) {
+    fn reconcile(&self, client: &Client, cache: &Arc<ObjectCache>) {
         let objects = cache.all();
         let mut entries = self.entries.write();
         entries.retain(|name, _| objects.iter().any(|((_, n), _)| n == name));
@@ -179,9 +183,15 @@ impl GlobalContext {
                 continue;
             }
             tracing::info!(entry = %name, "global context entry (re)started");
+            let status = StatusWriter {
+                client: client.clone(),
+                cache: Arc::clone(cache),
+                name: name.clone(),
+            };
             let entry = start_entry(
                 client.clone(),
                 Arc::clone(&self.services),
+                status,
                 &name,
                 Arc::clone(&spec),
             );
@@ -221,6 +231,7 @@ async fn discover(client: &Client) -> Option<ApiResource> {
 fn start_entry(
     client: Client,
     services: Arc<RwLock<Option<ServiceCaller>>>,
+    status: StatusWriter,
     name: &str,
     spec: Arc<Json>,
 ) -> Entry {
@@ -249,7 +260,13 @@ fn start_entry(
                 (None, Some(call), Ok(projections)) => {
                     *state.write() = State::Pending { api_call: true };
                     let caller = Caller { client, services };
-                    tokio::spawn(poll_api_call(caller, call, projections, Arc::clone(&state)))
+                    tokio::spawn(poll_api_call(
+                        caller,
+                        call,
+                        projections,
+                        Arc::clone(&state),
+                        status,
+                    ))
                 }
                 _ => {
                     *state.write() = State::Failed(format!(
@@ -368,6 +385,48 @@ async fn resource_of(
         .find(|resource| resource.plural == plural)
 }
 
+/// Writes an entry's `status.lastRefreshTime` after a refresh, when the stored one is older
+/// than [`STATUS_EVERY`] (read from the entries' watch cache, so replicas rarely race).
+struct StatusWriter {
+    client: Client,
+    cache: Arc<ObjectCache>,
+    name: String,
+}
+
+impl StatusWriter {
+    async fn refreshed(&self) {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let stored = self
+            .cache
+            .get("", &self.name)
+            .and_then(|o| {
+                o.get("status")?
+                    .get("lastRefreshTime")?
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
+        let fresh = stored.is_some_and(|then| {
+            now.duration_since(then)
+                .try_into()
+                .is_ok_and(|age: Duration| age < STATUS_EVERY)
+        });
+        if fresh {
+            return;
+        }
+        let api = Api::<DynamicObject>::all_with(self.client.clone(), self.cache.resource());
+        let body = serde_json::json!({"status": {"lastRefreshTime": Time(now)}});
+        let params = kube::api::PatchParams::default();
+        if let Err(e) = api
+            .patch_status(&self.name, &params, &kube::api::Patch::Merge(&body))
+            .await
+        {
+            tracing::debug!(entry = %self.name, error = %e, "global context entry status not written");
+        }
+    }
+}
+
 /// What an `apiCall` entry calls: the API server, or (`service`) a URL through
 /// [`ServiceCaller`].
 struct Caller {
@@ -381,6 +440,7 @@ async fn poll_api_call(
     call: celer_crds::kyverno_global_context::ApiCall,
     projections: Vec<Projection>,
     state: Arc<RwLock<State>>,
+    status: StatusWriter,
 ) {
     let period = call
         .refresh_interval
@@ -420,7 +480,10 @@ async fn poll_api_call(
             })
         });
         match next {
-            Ok(ready) => *state.write() = ready,
+            Ok(ready) => {
+                *state.write() = ready;
+                status.refreshed().await;
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "global context API call failed");
                 *state.write() = State::Failed(e);
