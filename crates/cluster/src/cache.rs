@@ -31,6 +31,8 @@ pub struct ObjectCache {
     /// ConfigMaps.
     label_selector: Option<String>,
     objects: RwLock<BTreeMap<Key, Arc<Json>>>,
+    /// The JSON size of the objects held (a gauge of their memory, which is about 1.8x it).
+    json_bytes: std::sync::atomic::AtomicUsize,
     synced: watch::Sender<bool>,
     /// Bumped on every change the watch brings (list, apply, delete), for those that rebuild
     /// something from the objects.
@@ -73,6 +75,7 @@ impl ObjectCache {
             as_documents,
             label_selector,
             objects: RwLock::new(BTreeMap::new()),
+            json_bytes: std::sync::atomic::AtomicUsize::new(0),
             synced: watch::Sender::new(false),
             changes: watch::Sender::new(0),
         })
@@ -139,6 +142,20 @@ impl ObjectCache {
         self.len() == 0
     }
 
+    /// The JSON size of the objects held, in bytes.
+    pub fn json_bytes(&self) -> usize {
+        self.json_bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn add_bytes(&self, added: &Json, removed: Option<&Json>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (add, sub) = (json_size(added), removed.map_or(0, json_size));
+        self.json_bytes.fetch_add(add, Relaxed);
+        let _ = self
+            .json_bytes
+            .fetch_update(Relaxed, Relaxed, |b| Some(b.saturating_sub(sub)));
+    }
+
     fn apply(&self, object: &DynamicObject) {
         let Some((key, json)) = self.convert(object) else {
             return;
@@ -151,7 +168,8 @@ impl ObjectCache {
             if objects.get(&key).is_some_and(|old| **old == *json) {
                 return;
             }
-            objects.insert(key, json);
+            let previous = objects.insert(key, Arc::clone(&json));
+            self.add_bytes(&json, previous.as_deref());
         }
         self.changed();
     }
@@ -170,7 +188,13 @@ impl ObjectCache {
 
     fn delete(&self, object: &DynamicObject) {
         let key = key_of(object);
-        if self.objects.write().remove(&key).is_some() {
+        let removed = self.objects.write().remove(&key);
+        if let Some(removed) = removed {
+            let _ = self.json_bytes.fetch_update(
+                std::sync::atomic::Ordering::Relaxed,
+                std::sync::atomic::Ordering::Relaxed,
+                |b| Some(b.saturating_sub(json_size(&removed))),
+            );
             self.changed();
         }
     }
@@ -186,6 +210,9 @@ impl ObjectCache {
                     *json = Arc::clone(old);
                 }
             }
+            let total = all.values().map(|o| json_size(o)).sum();
+            self.json_bytes
+                .store(total, std::sync::atomic::Ordering::Relaxed);
             *objects = all;
         }
         self.synced.send_replace(true);
@@ -324,6 +351,11 @@ fn key_of(object: &DynamicObject) -> Key {
     )
 }
 
+/// The length of an object's JSON text.
+fn json_size(object: &Json) -> usize {
+    sonic_rs::to_vec(object).map_or(0, |v| v.len())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -387,10 +419,23 @@ mod tests {
                 .and_then(|v| v.as_str()),
             Some("2")
         );
+        // The JSON size follows every change: the sum of what is held.
+        let held = |c: &ObjectCache| -> usize {
+            ["a", "b"]
+                .iter()
+                .flat_map(|ns| c.list(ns))
+                .map(|o| json_size(&o))
+                .sum()
+        };
+        assert_eq!(cache.json_bytes(), held(&cache));
+        assert!(cache.json_bytes() > 0);
         cache.delete(&configmap(&cache, "a", "x", "2"));
         assert!(cache.get("a", "x").is_none());
         assert_eq!(cache.len(), 2);
         assert!(cache.list("c").is_empty());
+        assert_eq!(cache.json_bytes(), held(&cache));
+        cache.replace(BTreeMap::new());
+        assert_eq!(cache.json_bytes(), 0);
     }
 
     /// An object brought again unchanged (a resync, a relist, a status-only write) keeps the

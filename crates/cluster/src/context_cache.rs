@@ -105,6 +105,16 @@ impl ContextCaches {
             .sum()
     }
 
+    /// The JSON size of the objects every cache holds, in bytes.
+    pub fn json_bytes(&self) -> usize {
+        (self.states.lock().values())
+            .map(|s| match &**s {
+                State::Cached { cache, .. } => cache.json_bytes(),
+                _ => 0,
+            })
+            .sum()
+    }
+
     /// Resources with a cache (listed or not).
     pub fn resources(&self) -> usize {
         (self.states.lock().values())

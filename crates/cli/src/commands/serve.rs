@@ -946,6 +946,11 @@ impl ClusterHooks for ClusterAdapter {
                 "Objects held by the watch caches of Kyverno's resource.Get/List (bounded by --context-cache-max-objects).",
                 caches.objects() as u64,
             ),
+            (
+                "celer_context_cache_json_bytes",
+                "JSON size of the objects the watch caches of Kyverno's resource.Get/List hold; their memory is about 1.8x this (docs/benchmarks.md).",
+                caches.json_bytes() as u64,
+            ),
         ]);
         gauges
     }
