@@ -28,12 +28,25 @@ bench='curl -sS -o /dev/null --cacert "$CELER_E2E_CA" -H "Authorization: Bearer 
 "$CELER_BIN" bench --kube --kubeconfig "$KUBECONFIG" --namespace policy-bench \
   --warmup-duration 10s --warmup-rate 50 --rate 200 --count "$COUNT" --max-concurrency 128 \
   --expect allowed --quiet --output json'
+# After celer's run, the policy is shown to be in force: the ConfigMap set to locked, Pods
+# are denied (within 10 s, as the watch brings the change).
+enforced='curl -sS -o /dev/null --cacert "$CELER_E2E_CA" -H "Authorization: Bearer $CELER_E2E_TOKEN" \
+  -H "Content-Type: application/merge-patch+json" -X PATCH "$CELER_E2E_SERVER/api/v1/namespaces/policy-bench/configmaps/bench-settings" \
+  --data-binary '"'"'{"data":{"mode":"locked"}}'"'"'
+for _ in $(seq 1 20); do
+  if "$CELER_BIN" bench --kube --kubeconfig "$KUBECONFIG" --namespace policy-bench --rate 5 --count 3 \
+      --expect denied --quiet --output json 2>/dev/null | jq -e ".run.errors.mismatch == 0 and .run.successful == 3" >/dev/null; then
+    echo "context-bench: the policy is in force: with the ConfigMap locked, Pods are denied" >&2; exit 0
+  fi
+  sleep 0.5
+done
+echo "context-bench: the policy did not deny with the ConfigMap locked" >&2; exit 1'
 export COUNT
 for r in $(seq 1 "$ROUNDS"); do
   echo "context-bench: round $r: none" >&2
   "$here/bench-env.sh" none -- bash -c "$bench" > "$out/none-$r.json"
   echo "context-bench: round $r: celer" >&2
-  "$here/bench-env.sh" celer "$here/policies/context-get.yaml" -- bash -c "$bench" > "$out/celer-$r.json"
+  "$here/bench-env.sh" celer "$here/policies/context-get.yaml" -- bash -c "$bench && { $enforced; } >&2" > "$out/celer-$r.json"
 done
 python3 - "$out" "$ROUNDS" > "$out/summary.md" <<'PY'
 import json, statistics, sys
