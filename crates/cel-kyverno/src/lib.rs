@@ -63,6 +63,7 @@ pub mod json;
 pub mod math;
 pub mod memory;
 pub mod random;
+pub mod request_scoped;
 pub mod time;
 pub mod transform;
 pub mod user;
@@ -71,6 +72,7 @@ pub mod x509;
 pub use context::{ContextError, ContextValues, Gvr, HttpRequest, KyvernoContext};
 pub use image::ImageReference;
 pub use memory::{MemoryContext, MockError};
+pub use request_scoped::RequestScoped;
 
 /// Registers every Kyverno function.
 pub fn register(r: &mut Registry) {

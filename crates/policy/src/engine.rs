@@ -59,7 +59,11 @@ pub struct RequestContext<'r> {
     authorizer_source: Option<Arc<dyn Authorizer>>,
     /// The values of `authorizer` and `authorizer.requestResource`, built on first use.
     authorizer: OnceCell<Option<(Value<'static>, Value<'static>)>>,
+    /// The host's context, as given.
     kyverno_context: Option<Arc<dyn KyvernoContext>>,
+    /// The same seen through this request's memo of reads
+    /// ([`celer_cel_kyverno::RequestScoped`]), made on first use.
+    kyverno_scoped: OnceCell<Option<Arc<dyn KyvernoContext>>>,
     /// The Kyverno context's variables for cluster-wide policies, made once.
     kyverno_values: OnceCell<Option<ContextValues>>,
     classic_values: Option<Arc<crate::kyverno::ClassicValues>>,
@@ -79,15 +83,26 @@ impl<'r> RequestContext<'r> {
             authorizer_source: options.authorizer.clone(),
             authorizer: OnceCell::new(),
             kyverno_context: options.kyverno_context.clone(),
+            kyverno_scoped: OnceCell::new(),
             kyverno_values: OnceCell::new(),
             classic_values: options.classic_values.clone(),
             scope: &Scope::All,
         }
     }
 
-    /// What Kyverno's context entries read (ConfigMaps, API calls, global context entries).
+    /// What Kyverno's context entries read (ConfigMaps, API calls, global context entries):
+    /// the host's context behind this request's memo, so that a read several policies make
+    /// is made once per request.
     pub(crate) fn kyverno_context(&self) -> Option<&Arc<dyn KyvernoContext>> {
-        self.kyverno_context.as_ref()
+        self.kyverno_scoped
+            .get_or_init(|| {
+                let context = self.kyverno_context.as_ref()?;
+                Some(
+                    Arc::new(celer_cel_kyverno::RequestScoped::new(Arc::clone(context)))
+                        as Arc<dyn KyvernoContext>,
+                )
+            })
+            .as_ref()
     }
 
     /// The values a test gives classic rules' variables.
@@ -109,7 +124,7 @@ impl<'r> RequestContext<'r> {
     /// The variables of Kyverno's context-backed functions for a policy (`namespace`: a
     /// namespaced policy's, whose `resource` calls default to it); `None` without a context.
     pub(crate) fn kyverno_values(&self, namespace: Option<&str>) -> Option<ContextValues> {
-        let context = self.kyverno_context.as_ref()?;
+        let context = self.kyverno_context()?;
         match namespace {
             Some(ns) => Some(ContextValues::namespaced(context.clone(), ns)),
             None => self
