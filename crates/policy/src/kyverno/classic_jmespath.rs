@@ -266,14 +266,71 @@ fn load_entry(
         replace_entry(context, name, value);
         return Ok(());
     }
-    if entry.get("imageRegistry").is_some_and(|v| !v.is_null()) {
-        return Err(format!(
-            "context entry {name}: imageRegistry context entries are not supported by celer"
-        ));
+    if let Some(image) = entry.get("imageRegistry").filter(|v| !v.is_null()) {
+        let Some(kyverno) = kyverno else {
+            return Err(format!(
+                "context entry {name}: imageRegistry needs a registry, which this run has none of"
+            ));
+        };
+        let value = load_image_registry(name, image, context, kyverno.as_ref())?;
+        replace_entry(context, name, value);
+        return Ok(());
     }
     Err(format!(
         "missing ConfigMap|APICall|ImageRegistry|Variable in context entry {name}"
     ))
+}
+
+/// An `imageRegistry` entry (`loaders/imagedata.go`): the image's data as the classic
+/// engine shapes it (`manifestList` and `configData` where `image.GetMetadata` says
+/// `imageIndex` and `config`), then the entry's `jmesPath`. The registry is reached with the
+/// credentials `celer serve` was given; an entry's own `imageRegistryCredentials` are not read.
+fn load_image_registry(
+    name: &str,
+    image: &Json,
+    context: &Json,
+    kyverno: &dyn KyvernoContext,
+) -> Result<Json, String> {
+    let reference = match image.get("reference") {
+        Some(r) => Substitution::new(registry())
+            .run(r, context)
+            .map_err(|e| format!("failed to substitute variables in context entry {name}: {e}"))?,
+        None => Json::new(),
+    };
+    let Some(reference) = reference.as_str() else {
+        return Err(format!(
+            "invalid image reference {reference}, image reference must be a string"
+        ));
+    };
+    let data = kyverno
+        .image_metadata(reference)
+        .map_err(|e| format!("failed to fetch image descriptor: {reference}, error: {e}"))?;
+    let field = |key: &str| data.get(key).cloned().unwrap_or_default();
+    let mut out = sonic_rs::Object::new();
+    for key in [
+        "image",
+        "resolvedImage",
+        "registry",
+        "repository",
+        "identifier",
+    ] {
+        out.insert(&key, field(key));
+    }
+    out.insert(&"manifestList", field("imageIndex"));
+    out.insert(&"manifest", field("manifest"));
+    out.insert(&"configData", field("config"));
+    let value = Json::from(out);
+    match str_at(image, "jmesPath") {
+        "" => Ok(value),
+        path => {
+            let path = substituted_str(path, context, "imageRegistry.jmesPath")?;
+            search(&path, &value).map_err(|e| {
+                format!(
+                    "failed to apply JMESPath ({path}) results to context entry {name}, error: {e}"
+                )
+            })
+        }
+    }
 }
 
 /// A `variable` entry (`loaders/variable.go`).

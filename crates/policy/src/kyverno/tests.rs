@@ -604,3 +604,70 @@ fn context_backed_functions_read_the_options_context() {
     assert!(message.contains("no context was supplied"), "{message}");
     assert!(!o.allowed);
 }
+
+/// A ClusterPolicy reading an image's data with an `imageRegistry` context entry, in the
+/// classic engine's shape (`configData`, `manifestList`) and through its `jmesPath`.
+const IMAGE_REGISTRY: &str = "apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: no-root-images}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: user
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    context:
+    - name: imageData
+      imageRegistry: {reference: '{{ request.object.spec.containers[0].image }}'}
+    - name: user
+      imageRegistry:
+        reference: '{{ request.object.spec.containers[0].image }}'
+        jmesPath: configData.config.User
+    validate:
+      message: 'image {{ imageData.resolvedImage }} runs as {{ user }}'
+      deny:
+        conditions:
+          any:
+          - {key: '{{ user }}', operator: Equals, value: '0'}
+          - {key: '{{ imageData.manifestList.mediaType }}', operator: Equals, value: forbidden}
+";
+
+#[test]
+fn image_registry_context_entries_read_the_image_in_the_classic_shape() {
+    use celer_cel_kyverno::MemoryContext;
+    let set = set(IMAGE_REGISTRY);
+    let mut ctx = MemoryContext::new();
+    for (image, user) in [
+        ("registry.local/root:1", "0"),
+        ("registry.local/app:1", "1000"),
+    ] {
+        ctx.add_image(
+            image,
+            json(&format!(
+                "{{image: '{image}', resolvedImage: '{image}@sha256:abc', registry: registry.local, config: {{config: {{User: '{user}'}}}}, imageIndex: {{mediaType: index}}}}"
+            )),
+        );
+    }
+    let ctx = ctx.into_shared();
+    let pod = |image: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: team}}\nspec: {{containers: [{{name: c, image: '{image}'}}]}}\n"
+        )
+    };
+    let denied = run_with_context(&set, &pod("registry.local/root:1"), Some(ctx.clone()));
+    assert!(!denied.allowed);
+    let message = denied.status.map(|s| s.message).unwrap_or_default();
+    assert!(
+        message.contains("image registry.local/root:1@sha256:abc runs as 0"),
+        "{message}"
+    );
+    let admitted = run_with_context(&set, &pod("registry.local/app:1"), Some(ctx.clone()));
+    assert!(admitted.allowed, "{:?}", admitted.status);
+    // An image the registry does not have fails the rule, naming it as Kyverno does.
+    let missing = run_with_context(&set, &pod("registry.local/none:1"), Some(ctx));
+    assert!(!missing.allowed);
+    let message = missing.status.map(|s| s.message).unwrap_or_default();
+    assert!(
+        message.contains("failed to fetch image descriptor: registry.local/none:1"),
+        "{message}"
+    );
+}
