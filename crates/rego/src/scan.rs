@@ -165,21 +165,31 @@ pub fn separate_parenthesized_lines(text: &str) -> Option<String> {
         }
     }
     let _ = line;
-    if inserts.is_empty() {
-        return None;
+    apply_edits(
+        text,
+        inserts.into_iter().map(|at| (at, at, ";".to_string())),
+    )
+}
+
+/// `text` with each `(start, end, replacement)` applied, in ascending order and not
+/// overlapping; `None` when there is none (or a range falls outside the text).
+fn apply_edits(
+    text: &str,
+    edits: impl IntoIterator<Item = (usize, usize, String)>,
+) -> Option<String> {
+    let mut edits = edits.into_iter().peekable();
+    edits.peek()?;
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for (start, end, replacement) in edits {
+        out.push_str(text.get(at..start)?);
+        out.push_str(&replacement);
+        at = end;
     }
-    let mut out = String::with_capacity(text.len() + inserts.len());
-    let mut from = 0;
-    for at in inserts {
-        out.push_str(&text[from..at]);
-        out.push(';');
-        from = at;
-    }
-    out.push_str(&text[from..]);
+    out.push_str(text.get(at..)?);
     Some(out)
 }
 
-/// Skips the raw string starting at `bytes[start] == '`'`: the index after it.
 /// Rego v0 lets one head carry several bodies, or-ed (`f(x) = y { a } { b }`): each body is
 /// a definition of its own, exactly as if the head were written before each. regorus 0.14
 /// refuses the form ("else cannot be used with set rules"), so this writes it out that way:
@@ -275,20 +285,12 @@ pub fn split_multi_body_rules(text: &str) -> Option<String> {
         }
         i += 1;
     }
-    if inserts.is_empty() {
-        return None;
-    }
-    let mut out =
-        String::with_capacity(text.len() + inserts.iter().map(|(_, h)| h.len() + 1).sum::<usize>());
-    let mut at = 0;
-    for (position, head) in inserts {
-        out.push_str(text.get(at..position)?);
-        out.push_str(head);
-        out.push(' ');
-        at = position;
-    }
-    out.push_str(text.get(at..)?);
-    Some(out)
+    apply_edits(
+        text,
+        inserts
+            .into_iter()
+            .map(|(at, head)| (at, at, format!("{head} "))),
+    )
 }
 
 /// OPA evaluates the arguments of a call under `not` before the negation: `not
@@ -359,18 +361,7 @@ pub fn hoist_negated_call_arguments(text: &str) -> Option<String> {
         }
         i += 1;
     }
-    if edits.is_empty() {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len() + edits.len() * 40);
-    let mut at = 0;
-    for (start, end, replacement) in edits {
-        out.push_str(text.get(at..start)?);
-        out.push_str(&replacement);
-        at = end;
-    }
-    out.push_str(text.get(at..)?);
-    Some(out)
+    apply_edits(text, edits)
 }
 
 /// `not name(args)` at `start`: the end of the call and its rewrite, when an argument needs
@@ -437,9 +428,10 @@ fn negated_call(text: &str, start: usize, counter: &mut usize) -> Option<(usize,
         let arg = arg.trim();
         arg.is_empty()
             || arg.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric())
-            || arg.starts_with('"')
+            || arg.len() >= 2
+                && arg.starts_with('"')
                 && arg.ends_with('"')
-                && !arg[1..arg.len().saturating_sub(1)].contains('"')
+                && !arg[1..arg.len() - 1].contains('"')
             || arg.parse::<f64>().is_ok()
             || arg.starts_with('-') && arg[1..].trim().parse::<f64>().is_ok()
     };
@@ -466,6 +458,7 @@ fn negated_call(text: &str, start: usize, counter: &mut usize) -> Option<(usize,
     Some((close + 1, format!("{hoisted}{call}")))
 }
 
+/// Skips the raw string starting at `bytes[start] == '`'`: the index after it.
 fn skip_raw_string(bytes: &[u8], start: usize, line: &mut usize) -> usize {
     let mut i = start + 1;
     while i < bytes.len() && bytes[i] != b'`' {
