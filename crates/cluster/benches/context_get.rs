@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use celer_cel_kyverno::KyvernoContext;
 use celer_cluster::Cluster;
 use celer_cluster::cache::ObjectCache;
-use celer_cluster::http::HttpAccess;
+use celer_cluster::context::ContextSettings;
+use celer_cluster::context_cache::CacheLimits;
 use kube::api::{ApiResource, DynamicObject};
 
 fn config_map(i: usize) -> Option<DynamicObject> {
@@ -87,7 +88,13 @@ fn main() -> ExitCode {
         }
     };
     let cluster = Cluster::start(client, Duration::from_millis(100));
-    let context = cluster.kyverno_context(false, HttpAccess::default(), 1_000_000);
+    let context = cluster.kyverno_context(&ContextSettings {
+        cache: CacheLimits {
+            max_objects: 1_000_000,
+            ..CacheLimits::default()
+        },
+        ..ContextSettings::default()
+    });
 
     let objects: Vec<DynamicObject> = (0..count).filter_map(config_map).collect();
     if objects.len() != count {

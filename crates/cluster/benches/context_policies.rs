@@ -38,7 +38,8 @@ use std::time::Duration;
 use celer_cel_kyverno::KyvernoContext;
 use celer_cluster::Cluster;
 use celer_cluster::cache::ObjectCache;
-use celer_cluster::http::HttpAccess;
+use celer_cluster::context::ContextSettings;
+use celer_cluster::context_cache::CacheLimits;
 use celer_policy::engine::EvalOptions;
 use celer_policy::load::Manifests;
 use celer_policy::lookup::NoLookup;
@@ -108,7 +109,13 @@ fn run() -> Result<(), String> {
     let client =
         kube::Client::try_from(kube::Config::new(url)).map_err(|e| format!("no client: {e}"))?;
     let cluster = Cluster::start(client, Duration::from_millis(100));
-    let context = cluster.kyverno_context(false, HttpAccess::default(), 1_000_000);
+    let context = cluster.kyverno_context(&ContextSettings {
+        cache: CacheLimits {
+            max_objects: 1_000_000,
+            ..CacheLimits::default()
+        },
+        ..ContextSettings::default()
+    });
     let resource = ApiResource::from_gvk_with_plural(
         &kube::core::GroupVersionKind::gvk("", "v1", "ConfigMap"),
         "configmaps",

@@ -36,19 +36,16 @@ pub struct ClusterContext {
 }
 
 impl ClusterContext {
-    pub(crate) fn new(
-        shared: Arc<Shared>,
-        allow_secrets: bool,
-        http: crate::http::HttpAccess,
-        cache_max_objects: usize,
-    ) -> ClusterContext {
+    pub(crate) fn new(shared: Arc<Shared>, settings: &ContextSettings) -> ClusterContext {
         let caches = Arc::new(ContextCaches::new(
             shared.client.clone(),
             shared.runtime.clone(),
-            cache_max_objects,
+            settings.cache,
         ));
-        let registry = Arc::new(registry_client(&shared, &http, &RegistryOptions::default()));
-        let (http, tls) = (Arc::new(http), Arc::<crate::http::TlsConfigs>::default());
+        ContextCaches::watch_limit(&caches);
+        let registry = Arc::new(registry_client(&shared, &settings.http, &settings.registry));
+        let http = Arc::new(settings.http.clone());
+        let tls = Arc::<crate::http::TlsConfigs>::default();
         shared
             .global_context
             .set_services(crate::global_context::ServiceCaller {
@@ -58,18 +55,12 @@ impl ClusterContext {
             });
         ClusterContext {
             shared,
-            allow_secrets,
+            allow_secrets: settings.allow_secrets,
             registry,
             http,
             tls,
             caches,
         }
-    }
-
-    /// The same context with `image.GetMetadata` reaching registries as `options` say.
-    pub fn with_registry(mut self, options: &RegistryOptions) -> ClusterContext {
-        self.registry = Arc::new(registry_client(&self.shared, &self.http, options));
-        self
     }
 
     /// The watch caches `resource.*` reads (their sizes, for logs and tests).
@@ -127,6 +118,21 @@ pub(crate) fn api_error(e: kube::Error) -> LookupError {
         }
         _ => LookupError(e.to_string()),
     }
+}
+
+/// What Kyverno's context functions may read and call on a cluster, and how much they may
+/// keep: one value for `celer serve`, `celer controller` and `celer test --kubeconfig`, so
+/// the three read the cluster alike.
+#[derive(Debug, Clone, Default)]
+pub struct ContextSettings {
+    /// Whether `resource.Get`/`resource.List` may read Secrets.
+    pub allow_secrets: bool,
+    /// What `http.Get`/`http.Post` may call.
+    pub http: crate::http::HttpAccess,
+    /// Bounds of the watch caches `resource.*` reads.
+    pub cache: crate::context_cache::CacheLimits,
+    /// How `image.GetMetadata` reaches registries.
+    pub registry: RegistryOptions,
 }
 
 /// How `image.GetMetadata` reaches registries.

@@ -3,13 +3,20 @@
 //! it; once that cache has listed, reads of it are answered from memory, with no I/O on the
 //! request path. A resource celer may not list and watch cluster-wide (its RBAC grants only
 //! `get`, or only some namespaces) is read live, as before, and looked at again after
-//! [`RETRY_UNCACHEABLE`]. A cache no policy has read for [`IDLE`] is stopped, and no new
-//! cache starts while the caches hold [`ContextCaches::max_objects`] objects (reads then go to
-//! the API server, and a WARN says so once).
+//! [`RETRY_UNCACHEABLE`]. A cache no policy has read for [`IDLE`] is stopped.
+//!
+//! The caches are bounded ([`CacheLimits`]: objects and bytes of JSON, all resources
+//! together), so that a policy reading a large resource cannot take the process's memory (the
+//! way Kubewarden's context-aware policies were OOM-killed caching 10,500 Ingresses). No cache
+//! starts past a bound, and once a second the largest cache is stopped while the caches are
+//! over one (a list under way included). Either way an ERROR names the resource, the bound and
+//! the flag, the resource is read live from then on (answers stay right, at a round trip
+//! each), and `celer_context_cache_limit_stops_total` counts it. Such a resource gets a cache
+//! again after [`RETRY_UNCACHEABLE`] if it would fit by its last size.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use celer_cel::Json;
@@ -25,6 +32,26 @@ pub const IDLE: Duration = Duration::from_secs(600);
 pub const RETRY_UNCACHEABLE: Duration = Duration::from_secs(300);
 /// Objects the caches hold at most by default.
 pub const DEFAULT_MAX_OBJECTS: usize = 200_000;
+/// Bytes of JSON the caches hold at most by default (their memory is about 1.8x this).
+pub const DEFAULT_MAX_JSON_BYTES: usize = 256 << 20;
+/// How often the bounds are checked while caches fill.
+const LIMIT_CHECK: Duration = Duration::from_secs(1);
+
+/// Bounds of the caches, all resources together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheLimits {
+    pub max_objects: usize,
+    pub max_json_bytes: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> CacheLimits {
+        CacheLimits {
+            max_objects: DEFAULT_MAX_OBJECTS,
+            max_json_bytes: DEFAULT_MAX_JSON_BYTES,
+        }
+    }
+}
 
 /// `(group, version, resource)`.
 type GvrKey = (String, String, String);
@@ -39,6 +66,9 @@ enum State {
     },
     /// Not watchable (no list/watch permission, or the resource is not found): read live.
     Live { since: Instant },
+    /// Stopped or not started because of the bounds: read live. `json_bytes` is what its
+    /// cache held when stopped (0 when it never started).
+    OverLimit { since: Instant, json_bytes: usize },
 }
 
 /// The caches of the resources policies read.
@@ -46,8 +76,9 @@ pub struct ContextCaches {
     client: kube::Client,
     runtime: tokio::runtime::Handle,
     states: Mutex<HashMap<GvrKey, Arc<State>>>,
-    max_objects: usize,
-    warned_full: AtomicBool,
+    limits: CacheLimits,
+    /// Caches stopped or not started because of the bounds.
+    limit_stops: AtomicU64,
     /// When idle caches were last looked for (at most once a minute, off the common path).
     expired_at: Mutex<Instant>,
 }
@@ -56,7 +87,7 @@ impl std::fmt::Debug for ContextCaches {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ContextCaches")
             .field("resources", &self.states.lock().len())
-            .field("max_objects", &self.max_objects)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -83,14 +114,14 @@ impl ContextCaches {
     pub(crate) fn new(
         client: kube::Client,
         runtime: tokio::runtime::Handle,
-        max_objects: usize,
+        limits: CacheLimits,
     ) -> ContextCaches {
         ContextCaches {
             client,
             runtime,
             states: Mutex::new(HashMap::new()),
-            max_objects,
-            warned_full: AtomicBool::new(false),
+            limits,
+            limit_stops: AtomicU64::new(0),
             expired_at: Mutex::new(Instant::now()),
         }
     }
@@ -113,6 +144,16 @@ impl ContextCaches {
                 _ => 0,
             })
             .sum()
+    }
+
+    /// Caches stopped, or not started, because of the bounds since the process started.
+    pub fn limit_stops(&self) -> u64 {
+        self.limit_stops.load(Ordering::Relaxed)
+    }
+
+    /// The bounds.
+    pub fn limits(&self) -> CacheLimits {
+        self.limits
     }
 
     /// Resources with a cache (listed or not).
@@ -141,6 +182,12 @@ impl ContextCaches {
             }
             Some(State::Starting) => Read::Live,
             Some(State::Live { since }) if since.elapsed() < RETRY_UNCACHEABLE => Read::Live,
+            Some(State::OverLimit { since, json_bytes })
+                if since.elapsed() < RETRY_UNCACHEABLE
+                    || self.json_bytes() + json_bytes >= self.limits.max_json_bytes =>
+            {
+                Read::Live
+            }
             _ => {
                 if let Some(kind) = kind {
                     self.start(key, kind);
@@ -187,13 +234,17 @@ impl ContextCaches {
 
     /// Starts a cache for `key`: first a check that celer may list it cluster-wide.
     fn start(self: &Arc<Self>, key: GvrKey, kind: &str) {
-        if self.objects() >= self.max_objects {
-            if !self.warned_full.swap(true, Ordering::Relaxed) {
-                tracing::warn!(
-                    max_objects = self.max_objects,
-                    "context caches full: resources read by policies from now on are read live (--context-cache-max-objects)"
-                );
-            }
+        if let Some(over) = self.over(self.objects(), self.json_bytes()) {
+            self.limit_stops.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                resource = %key.2, api_version = %api_version_of(&key),
+                "context cache not started: {over}; policies read this resource from the API server"
+            );
+            let state = State::OverLimit {
+                since: Instant::now(),
+                json_bytes: 0,
+            };
+            self.states.lock().insert(key, Arc::new(state));
             return;
         }
         {
@@ -203,12 +254,8 @@ impl ContextCaches {
             }
             states.insert(key.clone(), Arc::new(State::Starting));
         }
+        let api_version = api_version_of(&key);
         let (group, version, plural) = key.clone();
-        let api_version = if group.is_empty() {
-            version.clone()
-        } else {
-            format!("{group}/{version}")
-        };
         let resource = ApiResource {
             group,
             version,
@@ -244,6 +291,83 @@ impl ContextCaches {
             };
             caches.states.lock().insert(key, Arc::new(state));
         });
+    }
+}
+
+impl ContextCaches {
+    /// Which bound `objects` and `json_bytes` reach, said for an operator.
+    fn over(&self, objects: usize, json_bytes: usize) -> Option<String> {
+        if json_bytes >= self.limits.max_json_bytes {
+            return Some(format!(
+                "the context caches hold {json_bytes} bytes of JSON, at or over --context-cache-max-bytes {}",
+                self.limits.max_json_bytes
+            ));
+        }
+        (objects >= self.limits.max_objects).then(|| {
+            format!(
+                "the context caches hold {objects} objects, at or over --context-cache-max-objects {}",
+                self.limits.max_objects
+            )
+        })
+    }
+
+    /// Keeps the caches within their bounds while they fill: once a second, while over a
+    /// bound, the largest cache is stopped (its resource is then read live). Ends with the
+    /// caches.
+    pub(crate) fn watch_limit(caches: &Arc<ContextCaches>) {
+        let weak = Arc::downgrade(caches);
+        caches.runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(LIMIT_CHECK).await;
+                let Some(caches) = weak.upgrade() else {
+                    return;
+                };
+                caches.enforce_limits();
+            }
+        });
+    }
+
+    /// Stops the largest caches until the rest are within the bounds.
+    pub(crate) fn enforce_limits(&self) {
+        loop {
+            let mut states = self.states.lock();
+            let sizes = (states.iter())
+                .filter_map(|(key, state)| match &**state {
+                    State::Cached { cache, .. } => Some((key, cache.len(), cache.json_bytes())),
+                    _ => None,
+                })
+                .collect::<Vec<_>>();
+            let objects = sizes.iter().map(|s| s.1).sum();
+            let bytes = sizes.iter().map(|s| s.2).sum();
+            let Some(over) = self.over(objects, bytes) else {
+                return;
+            };
+            let Some((key, _, json_bytes)) = sizes.into_iter().max_by_key(|s| (s.2, s.1)) else {
+                return;
+            };
+            let key = key.clone();
+            if let Some(State::Cached { task, .. }) = states.get(&key).map(|s| &**s) {
+                task.abort();
+            }
+            self.limit_stops.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                resource = %key.2, api_version = %api_version_of(&key), cache_json_bytes = json_bytes,
+                "context cache stopped: {over}; policies read this resource from the API server"
+            );
+            let state = State::OverLimit {
+                since: Instant::now(),
+                json_bytes,
+            };
+            states.insert(key, Arc::new(state));
+        }
+    }
+}
+
+fn api_version_of((group, version, _): &GvrKey) -> String {
+    if group.is_empty() {
+        version.clone()
+    } else {
+        format!("{group}/{version}")
     }
 }
 
@@ -296,5 +420,87 @@ mod tests {
         let team_x = list(&cache, "", &[("team".to_string(), "x".to_string())]);
         assert_eq!(team_x.len(), 2);
         assert!(list(&cache, "b", &[("team".to_string(), "y".to_string())]).is_empty());
+    }
+
+    fn configmaps(n: usize) -> Arc<ObjectCache> {
+        let cache = ObjectCache::new(ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("", "v1", "ConfigMap"),
+            "configmaps",
+        ));
+        let objects = (0..n)
+            .map(|i| {
+                serde_json::from_value(serde_json::json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": format!("cm-{i}"), "namespace": "default"},
+                    "data": {"k": "v".repeat(100)}
+                }))
+                .unwrap()
+            })
+            .collect::<Vec<DynamicObject>>();
+        cache.fill(&objects);
+        cache
+    }
+
+    fn caches(limits: CacheLimits, runtime: &tokio::runtime::Runtime) -> Arc<ContextCaches> {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        Arc::new(ContextCaches::new(client, runtime.handle().clone(), limits))
+    }
+
+    #[test]
+    fn the_largest_cache_is_stopped_once_over_the_bounds_and_its_reads_go_live() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _entered = runtime.enter();
+        let limits = CacheLimits {
+            max_objects: 10,
+            max_json_bytes: usize::MAX,
+        };
+        let caches = caches(limits, &runtime);
+        let (large, small) = (configmaps(8), configmaps(4));
+        caches.insert_synced(("", "v1", "configmaps"), large);
+        caches.insert_synced(("", "v1", "secrets"), small);
+        assert_eq!(caches.objects(), 12);
+        caches.enforce_limits();
+        assert_eq!(caches.objects(), 4, "the 8-object cache is the one stopped");
+        assert_eq!(caches.limit_stops(), 1);
+        assert!(matches!(
+            caches.read(("", "v1", "configmaps"), Some("ConfigMap")),
+            Read::Live
+        ));
+        assert!(matches!(
+            caches.read(("", "v1", "secrets"), None),
+            Read::Cache(_)
+        ));
+        // Within the bounds now: nothing more is stopped.
+        caches.enforce_limits();
+        assert_eq!(caches.limit_stops(), 1);
+    }
+
+    #[test]
+    fn no_cache_starts_at_the_byte_bound() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _entered = runtime.enter();
+        let full = configmaps(3);
+        let limits = CacheLimits {
+            max_objects: usize::MAX,
+            max_json_bytes: full.json_bytes(),
+        };
+        let caches = caches(limits, &runtime);
+        caches.insert_synced(("", "v1", "configmaps"), full);
+        assert!(matches!(
+            caches.read(("apps", "v1", "deployments"), Some("Deployment")),
+            Read::Live
+        ));
+        assert_eq!(caches.limit_stops(), 1, "the refusal is counted");
+        assert_eq!(caches.resources(), 1);
+        // Refused again without a new count until the retry is due.
+        caches.read(("apps", "v1", "deployments"), Some("Deployment"));
+        assert_eq!(caches.limit_stops(), 1);
     }
 }

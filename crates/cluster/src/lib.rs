@@ -178,18 +178,8 @@ impl Cluster {
     }
 
     /// Kyverno's `resource.*` functions reading this cluster ([`context::ClusterContext`]).
-    pub fn kyverno_context(
-        &self,
-        allow_secrets: bool,
-        http: http::HttpAccess,
-        cache_max_objects: usize,
-    ) -> context::ClusterContext {
-        context::ClusterContext::new(
-            Arc::clone(&self.shared),
-            allow_secrets,
-            http,
-            cache_max_objects,
-        )
+    pub fn kyverno_context(&self, settings: &context::ContextSettings) -> context::ClusterContext {
+        context::ClusterContext::new(Arc::clone(&self.shared), settings)
     }
 
     /// The CEL `authorizer`, answered by the API server's SubjectAccessReviews.

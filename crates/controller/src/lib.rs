@@ -53,6 +53,8 @@ pub struct ControllerOptions {
     pub audit_period: Duration,
     /// Bounds each live read a policy makes (Namespaces, params, `resource.Get`).
     pub lookup_timeout: Duration,
+    /// What Kyverno's context functions may read and call in scans (as `celer serve`'s).
+    pub context: celer_cluster::context::ContextSettings,
     pub metrics_addr: Option<SocketAddr>,
     /// The token `celer serve` presents to post admission results; `None`: not accepted.
     pub admission_token: Option<String>,

@@ -144,8 +144,7 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>, 
     }
     let mut changes = objects.as_ref().map(|o| o.subscribe());
     let cluster = Cluster::start(client.clone(), options.lookup_timeout);
-    let context =
-        cluster.kyverno_context(false, celer_cluster::http::HttpAccess::default(), 200_000);
+    let context = cluster.kyverno_context(&options.context);
     let eval = EvalOptions {
         authorizer: Some(Arc::new(cluster.authorizer())),
         kyverno_context: Some(Arc::new(context)),

@@ -67,8 +67,16 @@ fn object_key(o: &Json) -> (String, String) {
     (str_of(o, "kind").to_string(), name.to_string())
 }
 
-/// Runs one `kyverno-test.yaml`.
+/// Runs one `kyverno-test.yaml` on its own mocks.
 pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
+    run_with(test_file, &crate::suite::RunOptions::default())
+}
+
+/// Runs one `kyverno-test.yaml` as `options` say (a live cluster's context).
+pub fn run_with(
+    test_file: &Path,
+    options: &crate::suite::RunOptions,
+) -> Result<SuiteOutcome, OfflineError> {
     let docs = read_json(test_file)?;
     let test = docs
         .into_iter()
@@ -211,7 +219,10 @@ pub fn run(test_file: &Path) -> Result<SuiteOutcome, OfflineError> {
         }
     }
     let lookup = ObjectLookup::new(lookup_objects);
-    let kyverno_context = context_of(&test, dir)?;
+    let kyverno_context = match &options.context {
+        Some(live) => Arc::clone(live),
+        None => context_of(&test, dir)?,
+    };
 
     let evaluate_all = |operation: Operation| -> Result<Vec<Evaluated>, OfflineError> {
         let mut evaluated: Vec<Evaluated> = Vec::new();

@@ -2,8 +2,10 @@
 //! (readable summary, JSON, JUnit XML).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use celer_cel::Json;
+use celer_cel_kyverno::KyvernoContext;
 use celer_policy::document::parse_documents;
 use sonic_rs::JsonValueTrait;
 
@@ -138,12 +140,27 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format, Json)>, Offli
     Ok(out)
 }
 
-/// Runs one discovered suite.
+/// How suites are run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// What Kyverno's context functions (`resource.*`, `http.*`, `globalContext.*`,
+    /// `image.*`) read instead of a suite's mocks: a live cluster's, for `celer test
+    /// --kubeconfig`. The suites' `context`, `clusterResources`, `apiCallResponses` and
+    /// `globalContextEntries` are then not read.
+    pub context: Option<Arc<dyn KyvernoContext>>,
+}
+
+/// Runs one discovered suite, on the suite's own mocks.
 pub fn run(path: &Path, format: Format, doc: &Json) -> SuiteOutcome {
+    run_with(path, format, doc, &RunOptions::default())
+}
+
+/// Runs one discovered suite as `options` say.
+pub fn run_with(path: &Path, format: Format, doc: &Json, options: &RunOptions) -> SuiteOutcome {
     match format {
         Format::Celer => crate::celer_test::run(path, doc),
         Format::CelerAuthorization => crate::authorization_test::run(path, doc),
-        Format::Kyverno => match crate::kyverno::run(path) {
+        Format::Kyverno => match crate::kyverno::run_with(path, options) {
             Ok(o) => o,
             Err(e) => {
                 let mut o = SuiteOutcome::new(path);

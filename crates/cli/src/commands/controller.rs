@@ -136,6 +136,10 @@ pub struct ControllerArgs {
     #[arg(long, env = "CELER_LOOKUP_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
     pub lookup_timeout: Duration,
 
+    /// What Kyverno's context functions may read and call in scans.
+    #[command(flatten)]
+    pub context: super::context_args::ContextArgs,
+
     /// Where /metrics, /healthz and /readyz are served (plain HTTP); "off" for nowhere.
     #[arg(long, env = "CELER_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: String,
@@ -263,6 +267,7 @@ pub fn run(args: ControllerArgs) -> ExitCode {
         violations_limit: args.constraint_violations_limit,
         audit_period: args.audit_status_interval,
         lookup_timeout: args.lookup_timeout,
+        context: args.context.settings(),
         metrics_addr,
         admission_token,
     };

@@ -4,6 +4,7 @@ pub mod apply;
 pub mod authz;
 pub mod bench;
 pub mod cel;
+pub mod context_args;
 pub mod controller;
 pub mod crds;
 pub mod scan;

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use celer_cluster::Cluster;
 use celer_cluster::cache::{Conversion, object_json};
-use celer_cluster::http::HttpAccess;
 use celer_controller::targets::{self, Target};
 use celer_offline::scan::{ResourceScan, ScanInput, ScanReport, load_policies, scan, scan_object};
 use celer_offline::scan_output;
@@ -25,9 +24,6 @@ const EXIT_USAGE: u8 = 2;
 
 /// Objects per list request on a cluster.
 const PAGE: u32 = 500;
-
-/// The most objects the context functions' caches hold (as the controller's).
-const CONTEXT_CACHE_OBJECTS: usize = 200_000;
 
 /// How long a cluster lookup (a Namespace or param not yet cached) may wait.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -104,6 +100,10 @@ pub struct ScanArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "resources")]
     pub kubeconfig: Option<PathBuf>,
 
+    /// What Kyverno's context functions may read and call on the cluster.
+    #[command(flatten)]
+    pub context: super::context_args::ContextArgs,
+
     /// How to print the results.
     #[arg(long, short, value_enum, default_value_t = ScanOutput::Table)]
     pub output: ScanOutput,
@@ -141,7 +141,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
                 return error(errors.join("\n"));
             }
             let progress = std::io::stderr().is_terminal();
-            match scan_cluster(kubeconfig, &set, progress) {
+            match scan_cluster(kubeconfig, &args.context.settings(), &set, progress) {
                 Ok((r, n)) => {
                     unlisted = n;
                     r
@@ -276,6 +276,7 @@ fn api_error(e: &kube::Error) -> String {
 /// warning, counted in the second value; a cluster that cannot be reached, an error.
 fn scan_cluster(
     kubeconfig: &Path,
+    context: &celer_cluster::context::ContextSettings,
     set: &PolicySet,
     progress: bool,
 ) -> Result<(ScanReport, usize), String> {
@@ -293,9 +294,7 @@ fn scan_cluster(
             width: 0,
         };
         let cluster = Cluster::start(client.clone(), LOOKUP_TIMEOUT);
-        // Kyverno's context functions and the `authorizer` read the cluster as the
-        // controller's scans do: no Secrets, HTTP calls to the cluster's Services only.
-        let context = cluster.kyverno_context(false, HttpAccess::default(), CONTEXT_CACHE_OBJECTS);
+        let context = cluster.kyverno_context(context);
         let options = EvalOptions {
             authorizer: Some(Arc::new(cluster.authorizer())),
             kyverno_context: Some(Arc::new(context)),

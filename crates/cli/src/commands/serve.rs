@@ -469,95 +469,13 @@ pub struct ClusterArgs {
     )]
     pub admission_reports_token_file: Option<PathBuf>,
 
-    /// Let Kyverno's `resource.Get`/`resource.List` read Secrets. Off by default: a policy
-    /// author is not always trusted with every Secret celer's identity may read, and
-    /// Kyverno's default roles do not read them either.
-    #[arg(long, env = "CELER_CONTEXT_ALLOW_SECRETS", help_heading = "Cluster")]
-    pub context_allow_secrets: bool,
-
-    /// Objects the watch caches of `resource.Get`/`resource.List` hold at most, all resources
-    /// together; past it, resources read for the first time are read live (a WARN says so).
-    #[arg(
-        long,
-        value_name = "N",
-        env = "CELER_CONTEXT_CACHE_MAX_OBJECTS",
-        default_value_t = celer_cluster::context_cache::DEFAULT_MAX_OBJECTS,
-        help_heading = "Cluster"
-    )]
-    pub context_cache_max_objects: usize,
-
-    /// URL prefixes Kyverno's `http.Get`/`http.Post` may call besides the cluster's own
-    /// Services (`*.svc`): scheme, host, optional port and path, e.g.
-    /// `https://api.example.com/v1` (Kyverno's `--httpAllowlist`).
-    #[arg(
-        long,
-        value_name = "PREFIX",
-        env = "CELER_HTTP_ALLOW",
-        value_delimiter = ',',
-        value_parser = celer_cluster::http::AllowPrefix::parse,
-        help_heading = "Cluster"
-    )]
-    pub http_allow: Vec<celer_cluster::http::AllowPrefix>,
-
-    /// Address ranges (CIDR) and host names `http.Get`/`http.Post` may never reach, checked
-    /// after the name is resolved (Kyverno's `--httpBlocklist`). Replaces the default: the
-    /// link-local ranges of clouds' metadata services and their host names.
-    #[arg(
-        long,
-        value_name = "CIDR_OR_HOST",
-        env = "CELER_HTTP_BLOCK",
-        value_delimiter = ',',
-        value_parser = celer_cluster::http::Block::parse,
-        help_heading = "Cluster"
-    )]
-    pub http_block: Vec<celer_cluster::http::Block>,
-
-    /// Registries (`host` or `host:port`) `image.GetMetadata` speaks plain HTTP to (Kyverno's
-    /// `--allowInsecureRegistry`, per registry). Loopback and `*.local` registries always are.
-    #[arg(
-        long,
-        value_name = "HOST",
-        env = "CELER_REGISTRY_INSECURE",
-        value_delimiter = ',',
-        help_heading = "Cluster"
-    )]
-    pub registry_insecure: Vec<String>,
-
-    /// `kubernetes.io/dockerconfigjson` Secrets, as NAMESPACE/NAME, whose credentials
-    /// `image.GetMetadata` uses (Kyverno's `--imagePullSecrets`); read again every minute.
-    /// The service account needs `get` on them.
-    #[arg(
-        long,
-        value_name = "NAMESPACE/NAME",
-        env = "CELER_IMAGE_PULL_SECRETS",
-        value_delimiter = ',',
-        value_parser = parse_namespaced_name,
-        help_heading = "Cluster"
-    )]
-    pub image_pull_secrets: Vec<(String, String)>,
-
-    /// Let namespaced policies call `http.Get`/`http.Post` (Kyverno's
-    /// `--allowHTTPInNamespacedPolicies`).
-    #[arg(
-        long,
-        env = "CELER_HTTP_IN_NAMESPACED_POLICIES",
-        help_heading = "Cluster"
-    )]
-    pub http_in_namespaced_policies: bool,
+    /// What Kyverno's context functions may read and call.
+    #[command(flatten)]
+    pub context: super::context_args::ContextArgs,
 
     /// Seconds the API server waits for an answer (1 to 30).
     #[arg(long, value_name = "SECONDS", env = "CELER_WEBHOOK_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=30), help_heading = "Cluster")]
     pub webhook_timeout: u8,
-}
-
-/// `NAMESPACE/NAME`.
-fn parse_namespaced_name(text: &str) -> Result<(String, String), String> {
-    match text.split_once('/') {
-        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
-            Ok((ns.to_string(), name.to_string()))
-        }
-        _ => Err(format!("{text:?} is not NAMESPACE/NAME")),
-    }
 }
 
 /// `KEY=VALUE` (an empty text: no annotation).
@@ -943,7 +861,7 @@ impl ClusterHooks for ClusterAdapter {
             ),
             (
                 "celer_context_cache_objects",
-                "Objects held by the watch caches of Kyverno's resource.Get/List (bounded by --context-cache-max-objects).",
+                "Objects held by the watch caches of Kyverno's resource.Get/List (bounded by --context-cache-max-objects and --context-cache-max-bytes).",
                 caches.objects() as u64,
             ),
             (
@@ -1195,23 +1113,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                     });
                     let cluster = Cluster::start(client.clone(), args.cluster.lookup_timeout);
                     let context = Arc::new(
-                        cluster.kyverno_context(
-                            args.cluster.context_allow_secrets,
-                            celer_cluster::http::HttpAccess {
-                                allow: args.cluster.http_allow.clone(),
-                                block: if args.cluster.http_block.is_empty() {
-                                    celer_cluster::http::default_blocklist()
-                                } else {
-                                    args.cluster.http_block.clone()
-                                },
-                                namespaced: args.cluster.http_in_namespaced_policies,
-                            },
-                            args.cluster.context_cache_max_objects,
-                        )
-                        .with_registry(&celer_cluster::context::RegistryOptions {
-                            insecure: args.cluster.registry_insecure.clone(),
-                            pull_secrets: args.cluster.image_pull_secrets.clone(),
-                        }),
+                        cluster.kyverno_context(&args.cluster.context.settings()),
                     );
                     options.kyverno_context = Some(context.clone());
                     let cluster_context = Arc::clone(&context);

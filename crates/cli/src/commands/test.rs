@@ -4,6 +4,10 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::sync::Arc;
+
+use celer_cel_kyverno::KyvernoContext;
+use celer_cluster::Cluster;
 use celer_offline::suite::{self, SuiteOutcome};
 use clap::{Args, ValueEnum};
 use sonic_rs::{JsonValueMutTrait as _, JsonValueTrait as _};
@@ -54,13 +58,28 @@ pub struct TestArgs {
     /// deployments/scale (Kyverno and Gatekeeper suites are run as they are written).
     #[arg(long, value_name = "RESOURCE/SUBRESOURCE")]
     pub subresource: Option<String>,
+
+    /// Read Kyverno's context functions (`resource.*`, `globalContext.Get`,
+    /// `image.GetMetadata`, `http.*`) from the cluster of this kubeconfig, as `celer serve`
+    /// reads them, instead of a suite's mocks: the objects its `context` and
+    /// `clusterResources` list must be in the cluster (e2e/context-suites.sh applies them).
+    #[arg(long, value_name = "PATH", env = "CELER_KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// With --kubeconfig: what the context functions may read and call.
+    #[command(flatten)]
+    pub context: super::context_args::ContextArgs,
+
+    /// With --kubeconfig: bounds each read of the cluster.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::serve::parse_duration)]
+    pub lookup_timeout: std::time::Duration,
 }
 
 pub fn run(args: TestArgs) -> ExitCode {
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths
+        args.paths.clone()
     };
     let found = match suite::discover(&paths) {
         Ok(f) => f,
@@ -73,6 +92,20 @@ pub fn run(args: TestArgs) -> ExitCode {
         let _ = writeln!(std::io::stderr(), "error: no test files found");
         return ExitCode::from(EXIT_USAGE);
     }
+    // Kept for the whole run: the live context's reads run on it.
+    let live = match &args.kubeconfig {
+        None => None,
+        Some(kubeconfig) => match live_context(kubeconfig, &args) {
+            Ok(live) => Some(live),
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+    };
+    let run_options = suite::RunOptions {
+        context: live.as_ref().map(|(_, _, context)| Arc::clone(context)),
+    };
     let progress = std::io::stderr().is_terminal() && found.len() > 1;
     let mut outcomes: Vec<SuiteOutcome> = Vec::with_capacity(found.len());
     for (i, (path, format, doc)) in found.iter().enumerate() {
@@ -95,10 +128,11 @@ pub fn run(args: TestArgs) -> ExitCode {
             }
             _ => None,
         };
-        outcomes.push(suite::run(
+        outcomes.push(suite::run_with(
             path,
             *format,
             with_subresource.as_ref().unwrap_or(doc),
+            &run_options,
         ));
     }
     if progress {
@@ -134,6 +168,25 @@ pub fn run(args: TestArgs) -> ExitCode {
     } else {
         ExitCode::from(EXIT_FAILED)
     }
+}
+
+/// The cluster's context, read as `celer serve` reads it, with the runtime and watches it
+/// runs on.
+fn live_context(
+    kubeconfig: &std::path::Path,
+    args: &TestArgs,
+) -> Result<(tokio::runtime::Runtime, Cluster, Arc<dyn KyvernoContext>), String> {
+    let runtime = celer_webhook::runtime().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let settings = args.context.settings();
+    let (cluster, context) = runtime.block_on(async {
+        let client = celer_cluster::client(Some(kubeconfig))
+            .await
+            .map_err(|e| e.to_string())?;
+        let cluster = Cluster::start(client, args.lookup_timeout);
+        let context: Arc<dyn KyvernoContext> = Arc::new(cluster.kyverno_context(&settings));
+        Ok::<_, String>((cluster, context))
+    })?;
+    Ok((runtime, cluster, context))
 }
 
 fn summary_text(outcomes: &[SuiteOutcome], verbose: bool) -> String {
