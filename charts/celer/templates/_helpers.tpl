@@ -101,3 +101,22 @@ seccompProfile:
 - --policies=/etc/celer/policies
 {{- end }}
 {{- end -}}
+
+{{/*
+What Kyverno's context functions may read and call: the same for the admission replicas and
+the controller's scans, so a policy reads the cluster alike in both.
+*/}}
+{{- define "celer.contextArgs" -}}
+{{- if .Values.admission.contextAllowSecrets }}
+- --context-allow-secrets
+{{- end }}
+{{- with .Values.admission.httpAllow }}
+- --http-allow={{ join "," . }}
+{{- end }}
+{{- if .Values.admission.imagePullSecrets }}
+- --image-pull-secrets={{ range $i, $name := .Values.admission.imagePullSecrets }}{{ if $i }},{{ end }}{{ $.Release.Namespace }}/{{ $name }}{{ end }}
+{{- end }}
+{{- with .Values.admission.registryInsecure }}
+- --registry-insecure={{ join "," . }}
+{{- end }}
+{{- end }}

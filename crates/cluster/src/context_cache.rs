@@ -11,7 +11,7 @@
 //! starts past a bound, and once a second the largest cache is stopped while the caches are
 //! over one (a list under way included). Either way an ERROR names the resource, the bound and
 //! the flag, the resource is read live from then on (answers stay right, at a round trip
-//! each), and `celer_context_cache_limit_stops_total` counts it. Such a resource gets a cache
+//! each), and `celer_context_cache_limit_stops` counts it. Such a resource gets a cache
 //! again after [`RETRY_UNCACHEABLE`] if it would fit by its last size.
 
 use std::collections::HashMap;

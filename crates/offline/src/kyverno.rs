@@ -251,6 +251,7 @@ pub fn run_with(
                 selector_params_as_list: true,
                 kyverno: celer_policy::family::Mode {
                     offline: true,
+                    live_context: options.context.is_some(),
                     ..Default::default()
                 },
                 kyverno_context: Some(kyverno_context.clone()),

@@ -869,6 +869,11 @@ impl ClusterHooks for ClusterAdapter {
                 "JSON size of the objects the watch caches of Kyverno's resource.Get/List hold; their memory is about 1.8x this (docs/benchmarks.md).",
                 caches.json_bytes() as u64,
             ),
+            (
+                "celer_context_cache_limit_stops",
+                "Watch caches of Kyverno's resource.Get/List stopped or not started because the caches reached --context-cache-max-objects or --context-cache-max-bytes (those resources are read live; an ERROR names each).",
+                caches.limit_stops(),
+            ),
         ]);
         gauges
     }

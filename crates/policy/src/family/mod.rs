@@ -22,6 +22,10 @@ pub struct Mode {
     /// Offline (Kyverno's CLI): `evaluation.admission.enabled: false` does not keep a policy
     /// from running.
     pub offline: bool,
+    /// Offline, but the context functions read a live cluster (`celer test --kubeconfig`):
+    /// classic context entries then load as at admission (an `apiCall` reads the API, a
+    /// missing ConfigMap is an error) rather than as Kyverno's CLI loads its mocks.
+    pub live_context: bool,
     /// A background scan (`celer controller`, `celer scan`): only policies with background
     /// processing on run (Kyverno's `spec.background`, `evaluation.background.enabled`),
     /// whatever their admission switch says.

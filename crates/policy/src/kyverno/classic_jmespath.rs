@@ -130,7 +130,7 @@ pub(super) fn load_entries(
     upto: usize,
     request: &FamilyRequest<'_>,
 ) -> Result<(), String> {
-    let offline = request.mode.offline;
+    let offline = request.mode.offline && !request.mode.live_context;
     let kyverno = request.ctx.kyverno_context();
     while *loaded < upto.min(jmes.context.len()) {
         let entry = &jmes.context[*loaded];
