@@ -21,6 +21,7 @@ pub mod classic;
 pub mod classic_model;
 pub mod classic_values;
 pub mod compile;
+pub mod deleting;
 pub mod load;
 pub mod model;
 pub mod mutate;
