@@ -264,11 +264,36 @@ pub fn run_with(
         Ok(evaluated)
     };
     let mut by_operation: Vec<(Operation, Vec<Evaluated>)> = Vec::new();
+    let deleting = celer_policy::kyverno::deleting::load(&manifests);
+    outcome
+        .errors
+        .extend(deleting.errors.iter().map(ToString::to_string));
+    let deleting_options = EvalOptions {
+        selector_params_as_list: true,
+        kyverno: celer_policy::family::Mode {
+            offline: true,
+            live_context: options.context.is_some(),
+            ..Default::default()
+        },
+        kyverno_context: Some(kyverno_context.clone()),
+        ..EvalOptions::default()
+    };
 
     let Some(rows) = test.get("results").and_then(|r| r.as_array()) else {
         return Ok(outcome);
     };
     for row in rows.iter() {
+        if row.get("isDeletingPolicy").and_then(|b| b.as_bool()) == Some(true) {
+            let deleting = Deleting {
+                policies: &deleting.policies,
+                resources: &resources,
+                lookup: &lookup,
+                options: &deleting_options,
+                payloads: test.get("jsonPayloads").is_some(),
+            };
+            deleting.check_row(row, &mut outcome);
+            continue;
+        }
         let operation = match row.get("operation").and_then(|o| o.as_str()) {
             Some(op) => match parse_operation(op) {
                 Some(op) => op,
@@ -500,6 +525,90 @@ fn names_resource(entry: &str, resource: &Json) -> bool {
                 .filter(|ns| !ns.is_empty())
                 .unwrap_or("default");
             n == name && ns == own
+        }
+    }
+}
+
+/// A suite's DeletingPolicies and what they are checked against, for `isDeletingPolicy` rows:
+/// Kyverno's CLI writes `pass` when the policy would delete the resource, `fail` when a
+/// condition is false (or an exception applies), `error` when a condition failed, and no
+/// result when `matchConstraints` do not select it (counted here as skipped, as for the
+/// other kinds).
+struct Deleting<'a> {
+    policies: &'a [celer_policy::kyverno::deleting::DeletingPolicy],
+    resources: &'a [Json],
+    lookup: &'a ObjectLookup,
+    options: &'a EvalOptions,
+    /// The suite checks `jsonPayloads`, which celer does not evaluate.
+    payloads: bool,
+}
+
+impl Deleting<'_> {
+    fn check_row(&self, row: &Json, outcome: &mut SuiteOutcome) {
+        use celer_policy::kyverno::deleting::Decision;
+        let policy_name = str_of(row, "policy");
+        let kind = str_of(row, "kind");
+        let expected = str_of(row, "result");
+        let names = list_of(row, "resources");
+        if self.payloads && names.is_empty() {
+            skip_row(
+                outcome,
+                row,
+                "a DeletingPolicy over JSON payloads (jsonPayloads): celer evaluates Kubernetes objects only",
+            );
+            return;
+        }
+        let Some(policy) = self.policies.iter().find(|p| p.name == policy_name) else {
+            for name in names
+                .iter()
+                .map(String::as_str)
+                .chain(names.is_empty().then_some(""))
+            {
+                outcome.checks.push(Check::failed(
+                    &format!("{policy_name} {kind}/{name}"),
+                    "policy",
+                    expected.to_string(),
+                    "no DeletingPolicy of this name loaded".to_string(),
+                ));
+            }
+            return;
+        };
+        for name in &names {
+            let Some(resource) = (self.resources.iter())
+                .find(|r| str_of(r, "kind") == kind && names_resource(name, r))
+            else {
+                outcome.checks.push(Check::failed(
+                    &format!("{policy_name} {kind}/{name}"),
+                    "resource",
+                    expected.to_string(),
+                    "not among the suite's resources".to_string(),
+                ));
+                continue;
+            };
+            let subject = format!("{policy_name} {kind}/{name}");
+            let actual = match policy.decide(resource, None, self.lookup, self.options) {
+                Decision::NotSelected => {
+                    outcome.skipped.push((
+                        subject,
+                        "the policy does not select the resource: Kyverno's CLI gives no result"
+                            .to_string(),
+                    ));
+                    continue;
+                }
+                Decision::Delete => "pass".to_string(),
+                Decision::Keep => "fail".to_string(),
+                Decision::Error(e) if expected == "error" => {
+                    let _ = e;
+                    "error".to_string()
+                }
+                Decision::Error(e) => format!("error ({e})"),
+            };
+            outcome.checks.push(Check {
+                name: subject,
+                passed: actual == expected,
+                expected: expected.to_string(),
+                actual,
+            });
         }
     }
 }

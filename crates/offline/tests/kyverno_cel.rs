@@ -255,6 +255,27 @@ fn kyverno_cli_context() {
     );
 }
 
+/// Kyverno's CLI suites for DeletingPolicies: which resources a policy would delete.
+#[test]
+fn kyverno_cli_deleting_policy() {
+    run_family(
+        "kyverno/test/cli/test-deleting-policy",
+        "kyverno/test/cli/test-deleting-policy",
+        "",
+    );
+}
+
+/// Kyverno's CLI suites for DeletingPolicy context (ConfigMaps and API calls the test
+/// supplies).
+#[test]
+fn kyverno_cli_context_deleting() {
+    run_family(
+        "kyverno/test/cli/test-context-*-dpol",
+        "kyverno/test/cli",
+        "=test-context-apicall-dpol|test-context-configmap-dpol",
+    );
+}
+
 /// Kyverno's chainsaw conformance tests for ClusterPolicy `validate.podSecurity` rules.
 #[test]
 fn kyverno_chainsaw_pod_security() {

@@ -121,8 +121,8 @@ pub struct DeletingPolicy {
     pub propagation: Option<Propagation>,
     /// `matchConstraints.objectSelector` as a list request's `labelSelector`.
     pub label_selector: Option<String>,
-    /// The lowered ValidatingPolicy, alone in its set.
-    set: PolicySet,
+    /// The lowered ValidatingPolicy, alone in its set; `None` without `matchConstraints`.
+    set: Option<PolicySet>,
 }
 
 /// What a DeletingPolicy decides for one object.
@@ -147,9 +147,10 @@ impl DeletingPolicy {
         }
     }
 
-    /// The lowered policy's set: what discovery asks which resources the policy may select.
-    pub fn policy_set(&self) -> &PolicySet {
-        &self.set
+    /// The lowered policy's set: what discovery asks which resources the policy may select;
+    /// `None` for a policy without `matchConstraints`, which selects nothing.
+    pub fn policy_set(&self) -> Option<&PolicySet> {
+        self.set.as_ref()
     }
 
     /// Decides for `object`; `resource` is what discovery says of its kind (`None` guesses
@@ -161,6 +162,9 @@ impl DeletingPolicy {
         lookup: &dyn Lookup,
         options: &EvalOptions,
     ) -> Decision {
+        let Some(set) = &self.set else {
+            return Decision::NotSelected;
+        };
         let info = resource.map(|r| KindInfo {
             group: r.group.to_string(),
             version: r.version.to_string(),
@@ -181,7 +185,7 @@ impl DeletingPolicy {
         };
         let mut options = options.clone();
         options.kyverno.background = true;
-        let outcome = engine::evaluate(&self.set, &request, lookup, &options);
+        let outcome = engine::evaluate(set, &request, lookup, &options);
         let result = (outcome.results.iter())
             .find(|r| r.kind == PolicyKind::KyvernoValidating && r.policy == *self.name);
         match result.map(|r| (r.result, r.message.as_deref())) {
@@ -317,11 +321,11 @@ fn compile(
             c.len()
         ));
     }
-    let Some(constraints) = spec.get("matchConstraints").filter(|c| c.is_object()) else {
-        problems.push("spec.matchConstraints: Required value".to_string());
-        return Err(problems);
-    };
-    let label_selector = match constraints.get("objectSelector") {
+    // Kyverno compiles a policy without matchConstraints (its CLI runs such policies on JSON
+    // payloads); its controller refuses to run one. So does celer's: such a policy selects
+    // nothing here.
+    let constraints = spec.get("matchConstraints").filter(|c| c.is_object());
+    let label_selector = match constraints.and_then(|c| c.get("objectSelector")) {
         Some(s) if !s.is_null() => match crate::load::read::<crate::model::LabelSelector>(s) {
             Ok(s) => Some(super::mutate_existing::selector_text(&s)),
             Err(e) => {
@@ -333,6 +337,17 @@ fn compile(
     };
     let (Some(schedule), true) = (schedule, problems.is_empty()) else {
         return Err(problems);
+    };
+    let Some(constraints) = constraints else {
+        return Ok(DeletingPolicy {
+            kind,
+            name,
+            namespace,
+            schedule,
+            propagation,
+            label_selector,
+            set: None,
+        });
     };
     let mut conditions: Vec<String> = (conditions.into_iter().flat_map(|c| c.iter()))
         .map(|c| text(c.get("expression")))
@@ -404,7 +419,7 @@ fn compile(
         schedule,
         propagation,
         label_selector,
-        set,
+        set: Some(set),
     })
 }
 

@@ -167,9 +167,10 @@ spec:
 ---
 apiVersion: policies.kyverno.io/v1beta1
 kind: DeletingPolicy
-metadata: {name: no-constraints}
+metadata: {name: no-schedule}
 spec:
-  schedule: "* * * * *"
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], resources: [pods]}]
 ---
 apiVersion: policies.kyverno.io/v1beta1
 kind: DeletingPolicy
@@ -199,7 +200,7 @@ spec:
         "{errors:?}"
     );
     assert!(
-        errors[1].contains("spec.matchConstraints: Required value"),
+        errors[1].contains("spec.schedule: Required value"),
         "{errors:?}"
     );
     assert!(
@@ -234,4 +235,24 @@ fn schedules_fire_on_the_next_matching_minute() {
         "six fields mean something else in cronexpr"
     );
     assert!(Schedule::parse("61 * * * *").is_err());
+}
+
+#[test]
+fn without_match_constraints_a_policy_loads_and_selects_nothing() {
+    let policy = one(r#"
+apiVersion: policies.kyverno.io/v1beta1
+kind: DeletingPolicy
+metadata: {name: payloads}
+spec:
+  schedule: "* * * * *"
+  conditions: [{name: any, expression: "true"}]
+"#);
+    assert!(policy.policy_set().is_none());
+    let cm = object(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"}}"#,
+    );
+    assert_eq!(
+        policy.decide(&cm, None, &NoLookup, &EvalOptions::default()),
+        Decision::NotSelected
+    );
 }
