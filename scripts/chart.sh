@@ -20,8 +20,10 @@ groups=(policies.kyverno.io kyverno.io templates.gatekeeper.sh config.gatekeeper
   syncset.gatekeeper.sh externaldata.gatekeeper.sh mutations.gatekeeper.sh
   authorization.celer.dev openreports.io wgpolicyk8s.io)
 
+# Built every time unless CELER_BIN names one: a binary left from an older commit would write
+# yesterday's CRDs (cargo does nothing when it is current).
 celer="${CELER_BIN:-$repo/target/debug/celer}"
-if [ ! -x "$celer" ]; then
+if [ -z "${CELER_BIN:-}" ]; then
   cargo build --locked -p celer >&2
 fi
 

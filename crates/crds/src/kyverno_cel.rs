@@ -162,6 +162,90 @@ pub struct NamespacedMutatingPolicySpec {
     pub policy: MutatingPolicySpec,
 }
 
+/// The spec of a DeletingPolicy (and of a NamespacedDeletingPolicy): on a cron schedule, the
+/// matching resources whose conditions hold are deleted.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "policies.kyverno.io",
+    version = "v1",
+    kind = "DeletingPolicy",
+    doc = "Kyverno DeletingPolicy: deletes the matching resources whose conditions hold, on a cron schedule.",
+    shortname = "dpol",
+    category = "kyverno",
+    status = "DeletingPolicyStatus",
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    ),
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditionStatus.ready"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletingPolicySpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_constraints: Option<MatchResources>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub conditions: Option<Vec<MatchCondition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Vec<Variable>>,
+    pub schedule: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_propagation_policy: Option<DeletionPropagation>,
+}
+
+/// The spec of a NamespacedDeletingPolicy: a DeletingPolicy's, in one namespace.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "policies.kyverno.io",
+    version = "v1",
+    kind = "NamespacedDeletingPolicy",
+    doc = "Kyverno NamespacedDeletingPolicy: a DeletingPolicy for the resources of its namespace.",
+    namespaced,
+    shortname = "ndpol",
+    category = "kyverno",
+    status = "DeletingPolicyStatus",
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    ),
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditionStatus.ready"
+    )
+)]
+pub struct NamespacedDeletingPolicySpec {
+    #[serde(flatten)]
+    pub policy: DeletingPolicySpec,
+}
+
+/// `deletionPropagationPolicy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum DeletionPropagation {
+    Foreground,
+    Background,
+    Orphan,
+}
+
+/// The status of the deleting kinds: readiness and when the policy last ran.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = keep_unknown)]
+pub struct DeletingPolicyStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition_status: Option<ConditionStatus>,
+    /// RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
+    pub last_execution_time: Option<String>,
+}
+
 /// The spec of a PolicyException of the CEL kinds: which policies it exempts, and when.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(

@@ -82,8 +82,8 @@ pub fn all() -> Vec<CustomResourceDefinition> {
     use gatekeeper_external_data::Provider;
     use gatekeeper_mutation::{Assign, AssignImage, AssignMetadata, ModifySet};
     use kyverno_cel::{
-        MutatingPolicy, NamespacedMutatingPolicy, NamespacedValidatingPolicy, PolicyException,
-        ValidatingPolicy,
+        DeletingPolicy, MutatingPolicy, NamespacedDeletingPolicy, NamespacedMutatingPolicy,
+        NamespacedValidatingPolicy, PolicyException, ValidatingPolicy,
     };
     use kyverno_classic::{ClusterPolicy, Policy};
     let classic_exception = kyverno_classic::PolicyException::crd();
@@ -101,6 +101,12 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             CEL_STORAGE,
         ),
         served(PolicyException::crd(), &CEL_KINDS, CEL_STORAGE),
+        served(DeletingPolicy::crd(), &CEL_KINDS, CEL_STORAGE),
+        served(
+            NamespacedDeletingPolicy::crd(),
+            &CEL_NAMESPACED_KINDS,
+            CEL_STORAGE,
+        ),
         // v2beta1 is served beside v1 (policies in the wild still use it), v1 stored.
         served(
             ClusterPolicy::crd(),

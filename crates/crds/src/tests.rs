@@ -31,7 +31,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 22] = [
+    let expected: [Expected; 24] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -62,6 +62,22 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "namespacedmutatingpolicies",
             "Namespaced",
             &["nmpol"],
+            &[("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "DeletingPolicy",
+            "policies.kyverno.io",
+            "deletingpolicies",
+            "Cluster",
+            &["dpol"],
+            &[("v1alpha1", false), ("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "NamespacedDeletingPolicy",
+            "policies.kyverno.io",
+            "namespaceddeletingpolicies",
+            "Namespaced",
+            &["ndpol"],
             &[("v1beta1", true), ("v1", false)],
         ),
         (
@@ -238,6 +254,8 @@ fn status_subresource_and_columns_as_upstream_has_them() {
         "NamespacedValidatingPolicy",
         "MutatingPolicy",
         "NamespacedMutatingPolicy",
+        "DeletingPolicy",
+        "NamespacedDeletingPolicy",
         "ClusterPolicy",
         "Policy",
         "ConstraintTemplate",
@@ -339,7 +357,7 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 4);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(22));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(24));
     for (group, kinds) in [
         ("openreports.io", ["Report", "ClusterReport"]),
         ("wgpolicyk8s.io", ["PolicyReport", "ClusterPolicyReport"]),
