@@ -9,6 +9,7 @@
 //! waited for at most the lookup timeout.
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod admission_reports;
 pub mod authorizer;
 pub mod cache;

@@ -33,6 +33,9 @@ pub enum Use {
     Serve,
     /// celer reads them for scans and reports; the API server enforces them.
     Read,
+    /// Only the controller runs them (Kyverno's DeletingPolicies): neither admission nor
+    /// scans load them ([`PolicyObjects::controlled`]).
+    Control,
 }
 
 /// A kind celer watches, by group and kind (the version is the API server's preferred one).
@@ -63,6 +66,12 @@ pub const KINDS: &[WatchedKind] = &[
         Use::Serve,
     ),
     kind("policies.kyverno.io", "PolicyException", Use::Serve),
+    kind("policies.kyverno.io", "DeletingPolicy", Use::Control),
+    kind(
+        "policies.kyverno.io",
+        "NamespacedDeletingPolicy",
+        Use::Control,
+    ),
     kind("kyverno.io", "ClusterPolicy", Use::Serve),
     kind("kyverno.io", "Policy", Use::Serve),
     // Exceptions to ClusterPolicy and Policy rules; no status is written for them.
@@ -288,7 +297,12 @@ impl PolicyObjects {
     fn documents_of(&self, read_only_too: bool) -> Vec<Document> {
         let mut documents = Vec::new();
         for ((_, kind), watched) in self.watched.read().iter() {
-            if watched.used != Use::Serve && !read_only_too {
+            let wanted = match watched.used {
+                Use::Serve => true,
+                Use::Read => read_only_too,
+                Use::Control => false,
+            };
+            if !wanted {
                 continue;
             }
             for ((namespace, name), json) in watched.cache.all() {
@@ -301,6 +315,25 @@ impl PolicyObjects {
         if let Some(configmaps) = &self.configmaps {
             for ((namespace, name), json) in configmaps.all() {
                 documents.extend(configmap_files(&namespace, &name, &json));
+            }
+        }
+        documents
+    }
+
+    /// The objects of the kinds only the controller runs (Kyverno's DeletingPolicies), with
+    /// the CEL PolicyExceptions that may name them.
+    pub fn controlled(&self) -> Vec<Document> {
+        let mut documents = Vec::new();
+        for ((group, kind), watched) in self.watched.read().iter() {
+            let exception = group == "policies.kyverno.io" && kind == "PolicyException";
+            if watched.used != Use::Control && !exception {
+                continue;
+            }
+            for ((namespace, name), json) in watched.cache.all() {
+                documents.push(Document::Object {
+                    origin: object_origin(kind, &namespace, &name),
+                    json,
+                });
             }
         }
         documents
@@ -503,6 +536,12 @@ mod tests {
         ] {
             assert!(
                 KINDS.iter().any(|w| w.kind == k && w.used == Use::Serve),
+                "{k}"
+            );
+        }
+        for k in ["DeletingPolicy", "NamespacedDeletingPolicy"] {
+            assert!(
+                KINDS.iter().any(|w| w.kind == k && w.used == Use::Control),
                 "{k}"
             );
         }

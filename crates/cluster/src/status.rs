@@ -20,12 +20,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use celer_cel::Json;
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec, SubjectAccessReview,
-    SubjectAccessReviewSpec,
-};
+use k8s_openapi::api::authorization::v1::ResourceAttributes;
 use kube::Client;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
@@ -497,42 +494,10 @@ impl Writer {
             resource: Some(resource.to_string()),
             ..ResourceAttributes::default()
         };
-        let answer = match &self.settings.reports_user {
-            None => {
-                let review = SelfSubjectAccessReview {
-                    spec: SelfSubjectAccessReviewSpec {
-                        resource_attributes: Some(attributes),
-                        ..SelfSubjectAccessReviewSpec::default()
-                    },
-                    ..SelfSubjectAccessReview::default()
-                };
-                let api: Api<SelfSubjectAccessReview> = Api::all(self.client.clone());
-                api.create(&PostParams::default(), &review)
-                    .await
-                    .map(|r| r.status)
-            }
-            Some(user) => {
-                let review = SubjectAccessReview {
-                    spec: SubjectAccessReviewSpec {
-                        user: Some(user.clone()),
-                        groups: Some(user_groups(user)),
-                        resource_attributes: Some(attributes),
-                        ..SubjectAccessReviewSpec::default()
-                    },
-                    ..SubjectAccessReview::default()
-                };
-                let api: Api<SubjectAccessReview> = Api::all(self.client.clone());
-                api.create(&PostParams::default(), &review)
-                    .await
-                    .map(|r| r.status)
-            }
-        };
+        let user = self.settings.reports_user.as_deref();
+        let answer = crate::access::denied(&self.client, user, attributes).await;
         let denied = match answer {
-            Ok(status) => match status {
-                Some(s) if s.allowed => None,
-                Some(s) => Some(s.reason.unwrap_or_default()),
-                None => Some(String::new()),
-            },
+            Ok(denied) => denied,
             Err(e) => {
                 tracing::warn!(verb, group, resource, error = %e, "permission not checked");
                 Some(e.to_string())
@@ -545,19 +510,6 @@ impl Writer {
     }
 }
 
-/// The groups the API server gives a user authenticated as `user`: a service account's
-/// (`system:serviceaccounts`, `system:serviceaccounts:NAMESPACE`) and `system:authenticated`.
-fn user_groups(user: &str) -> Vec<String> {
-    let mut groups = Vec::new();
-    if let Some(rest) = user.strip_prefix("system:serviceaccount:")
-        && let Some((namespace, _)) = rest.split_once(':')
-    {
-        groups.push("system:serviceaccounts".to_string());
-        groups.push(format!("system:serviceaccounts:{namespace}"));
-    }
-    groups.push("system:authenticated".to_string());
-    groups
-}
 
 /// `(group, version, resource)` triples a Kyverno CEL policy's
 /// `matchConstraints.resourceRules` name, as written (a subresource kept in the resource) and
@@ -735,19 +687,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(autogen_of(&deployments, false), json!({}));
-    }
-
-    #[test]
-    fn a_reports_user_is_asked_about_with_its_groups() {
-        assert_eq!(
-            user_groups("system:serviceaccount:kyverno:kyverno-reports-controller"),
-            [
-                "system:serviceaccounts",
-                "system:serviceaccounts:kyverno",
-                "system:authenticated"
-            ]
-        );
-        assert_eq!(user_groups("alice"), ["system:authenticated"]);
     }
 
     #[test]
