@@ -510,7 +510,6 @@ impl Writer {
     }
 }
 
-
 /// `(group, version, resource)` triples a Kyverno CEL policy's
 /// `matchConstraints.resourceRules` name, as written (a subresource kept in the resource) and
 /// in order, as Kyverno's policy status controller resolves them for its permission check.

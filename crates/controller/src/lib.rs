@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod deleting;
 pub mod feed;
 pub mod inbox;
 pub mod leader;
@@ -55,6 +56,8 @@ pub struct ControllerOptions {
     pub lookup_timeout: Duration,
     /// What Kyverno's context functions may read and call in scans (as `celer serve`'s).
     pub context: celer_cluster::context::ContextSettings,
+    /// How DeletingPolicies are run.
+    pub deleting: deleting::DeletingSettings,
     pub metrics_addr: Option<SocketAddr>,
     /// The token `celer serve` presents to post admission results; `None`: not accepted.
     pub admission_token: Option<String>,

@@ -38,6 +38,9 @@ pub struct Metrics {
     results: Mutex<HashMap<ResultKey, i64>>,
     violations: AtomicU64,
     constraint_writes: AtomicU64,
+    deleting_policies: AtomicUsize,
+    /// Per DeletingPolicy (its key): runs, objects deleted, failures.
+    deleting: Mutex<BTreeMap<String, (u64, u64, u64)>>,
 }
 
 impl Metrics {
@@ -59,6 +62,20 @@ impl Metrics {
 
     pub fn report_write(&self, op: &'static str) {
         *self.writes.lock().entry(op).or_default() += 1;
+    }
+
+    pub fn set_deleting_policies(&self, n: usize) {
+        self.deleting_policies.store(n, Ordering::Relaxed);
+    }
+
+    /// One run of a DeletingPolicy: what it deleted and how many deletions or conditions
+    /// failed.
+    pub fn deleting_run(&self, policy: &str, deleted: u64, failures: u64) {
+        let mut all = self.deleting.lock();
+        let entry = all.entry(policy.to_string()).or_default();
+        entry.0 += 1;
+        entry.1 += deleted;
+        entry.2 += failures;
     }
 
     pub fn constraint_write(&self) {
@@ -158,6 +175,41 @@ impl Metrics {
         for (op, n) in self.writes.lock().iter() {
             let _ = writeln!(out, "celer_report_writes_total{{operation=\"{op}\"}} {n}");
         }
+        gauge(
+            &mut out,
+            "celer_deleting_policies",
+            "DeletingPolicies loaded.",
+        );
+        let _ = writeln!(
+            out,
+            "celer_deleting_policies {}",
+            self.deleting_policies.load(Ordering::Relaxed)
+        );
+        let deleting = self.deleting.lock();
+        for (name, help, pick) in [
+            (
+                "celer_deleting_runs_total",
+                "Runs of a DeletingPolicy, by policy.",
+                0,
+            ),
+            (
+                "celer_deleting_deleted_total",
+                "Objects a DeletingPolicy deleted (or would have, in a dry run), by policy.",
+                1,
+            ),
+            (
+                "celer_deleting_failures_total",
+                "Deletions, lists and conditions of a DeletingPolicy that failed, by policy.",
+                2,
+            ),
+        ] {
+            counter(&mut out, name, help);
+            for (policy, counts) in deleting.iter() {
+                let n = [counts.0, counts.1, counts.2][pick];
+                let _ = writeln!(out, "{name}{{policy=\"{}\"}} {n}", escape(policy));
+            }
+        }
+        drop(deleting);
         let scans = self.scans.lock();
         counter(
             &mut out,

@@ -169,10 +169,26 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>, 
     );
     // Owned by this task: when leadership is lost and the session dropped, no write
     // continues (a JoinHandle dropped alone would leave its task running).
-    let _background = [
+    let mut _background = vec![
         Aborting(tokio::spawn(Arc::clone(&writer).run())),
         Aborting(tokio::spawn(Arc::clone(&audit).run(options.audit_period))),
     ];
+    // Kyverno's DeletingPolicies are cluster objects: run when the policies come from it.
+    if let Some(objects) = &objects {
+        let deleting = Arc::new(crate::deleting::DeletingContext {
+            client: client.clone(),
+            lookup: Arc::new(cluster.clone()),
+            options: eval.clone(),
+            settings: options.deleting.clone(),
+            excluded_namespaces: options.excluded_namespaces.clone(),
+            metrics: Arc::clone(&metrics),
+            identity: options.lease.identity.clone(),
+        });
+        _background.push(Aborting(tokio::spawn(crate::deleting::run(
+            Arc::clone(objects),
+            deleting,
+        ))));
+    }
     let source = file_source(&options);
     let mut cache = LoadCache::default();
     // Policy files that do not load are retried until they do.

@@ -140,6 +140,23 @@ pub struct ControllerArgs {
     #[command(flatten)]
     pub context: super::context_args::ContextArgs,
 
+    /// Deletions Kyverno's DeletingPolicies make per second at most, all policies together
+    /// (a throttled request waits and is tried again).
+    #[arg(long, env = "CELER_DELETIONS_PER_SECOND", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub deletions_per_second: u32,
+
+    /// Send DeletingPolicies' deletions as dry runs: the API server checks them (RBAC,
+    /// admission) and nothing is deleted; runs, Events and metrics say what would have been.
+    #[arg(long, env = "CELER_DELETING_DRY_RUN")]
+    pub deleting_dry_run: bool,
+
+    /// DeletingPolicies touch only what this user may list and delete (asked with
+    /// SubjectAccessReviews), as Kyverno's cleanup controller's own service account decides,
+    /// e.g. system:serviceaccount:kyverno:kyverno-cleanup-controller. Without it celer's own
+    /// RBAC decides.
+    #[arg(long, env = "CELER_DELETING_USER", value_name = "USER")]
+    pub deleting_user: Option<String>,
+
     /// Where /metrics, /healthz and /readyz are served (plain HTTP); "off" for nowhere.
     #[arg(long, env = "CELER_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: String,
@@ -268,6 +285,11 @@ pub fn run(args: ControllerArgs) -> ExitCode {
         audit_period: args.audit_status_interval,
         lookup_timeout: args.lookup_timeout,
         context: args.context.settings(),
+        deleting: celer_controller::deleting::DeletingSettings {
+            deletions_per_second: args.deletions_per_second,
+            dry_run: args.deleting_dry_run,
+            user: args.deleting_user.clone(),
+        },
         metrics_addr,
         admission_token,
     };
