@@ -26,6 +26,11 @@
 #   C11 a policy that runs at admission only (`background: false`): celer serve hands the
 #      leader (b, after C8) the results of an admitted request, and the ConfigMap's report
 #      holds them (process: admission review) beside its scan's
+#   C12 a DeletingPolicy (made at the start, due on the next minute): the ConfigMaps its
+#      objectSelector picks and whose condition holds are deleted; one whose condition is
+#      false, one without the label and one in kube-system (left out of scans) stay; its
+#      status.lastExecutionTime is written, an Event says what it deleted, and the leader's
+#      celer_deleting_deleted_total counts it
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -85,6 +90,20 @@ post /apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies \
   '{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"max-replicas"},"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["deployments"]}]},"validations":[{"expression":"object.spec.replicas <= 5"}]}}'
 post /apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings \
   '{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"max-replicas-audit"},"spec":{"policyName":"max-replicas","validationActions":["Audit"],"matchResources":{"namespaceSelector":{"matchLabels":{"environment":"staging"}}}}}'
+
+# C12's objects and policy, made first: the policy is due on the next minute, while the other
+# checks run.
+configmap() { # configmap NAMESPACE NAME STATE LABELLED
+  local labels='{}'
+  [ "$4" = yes ] && labels='{"expire":"true"}'
+  printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s","namespace":"%s","labels":%s},"data":{"state":"%s"}}' "$2" "$1" "$labels" "$3"
+}
+post /api/v1/namespaces/other/configmaps "$(configmap other job-done done yes)"
+post /api/v1/namespaces/other/configmaps "$(configmap other job-running running yes)"
+post /api/v1/namespaces/other/configmaps "$(configmap other job-unlabelled done no)"
+post /api/v1/namespaces/kube-system/configmaps "$(configmap kube-system job-system done yes)"
+post /apis/policies.kyverno.io/v1beta1/deletingpolicies \
+  '{"apiVersion":"policies.kyverno.io/v1beta1","kind":"DeletingPolicy","metadata":{"name":"expired-jobs"},"spec":{"schedule":"*/1 * * * *","matchConstraints":{"objectSelector":{"matchLabels":{"expire":"true"}},"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"resources":["configmaps"]}]},"variables":[{"name":"state","expression":"object.data.?state.orValue(\"\")"}],"conditions":[{"name":"done","expression":"variables.state == \"done\""}]}}'
 
 # start_controller NAME: a replica with its own metrics port; sets $metrics_NAME.
 start_controller() {
@@ -256,6 +275,25 @@ api DELETE /api/v1/namespaces/staging
 staging_empty() { reports staging; [ "$(jq '.items | length' "$work/reports.json")" = 0 ]; }
 if wait_for 60 staging_empty; then ok "C9 a deleted Namespace takes its reports with it"
 else bad "C9 a deleted Namespace takes its reports with it" "$(jq -c '[.items[].scope.name]' "$work/reports.json")"; fi
+
+exists() { api GET "/api/v1/namespaces/$1/configmaps/$2"; [ "$status" = 200 ]; }
+job_deleted() { ! exists other job-done; }
+if wait_for 90 job_deleted; then
+  kept=""
+  for cm in other/job-running other/job-unlabelled kube-system/job-system; do
+    exists "${cm%/*}" "${cm#*/}" || kept="$kept $cm gone;"
+  done
+  api GET /apis/policies.kyverno.io/v1beta1/deletingpolicies/expired-jobs
+  last_run="$(jq -r '.status.lastExecutionTime // empty' "$work/body.json")"
+  api GET "/apis/events.k8s.io/v1/namespaces/default/events"
+  event="$(jq -r '.items[] | select(.regarding.name == "expired-jobs") | .note' "$work/body.json" | head -n 1)"
+  leader_port="$metrics_b"
+  [ "$(metric "$metrics_a" celer_controller_leader)" = 1 ] && leader_port="$metrics_a"
+  counted="$(metric "$leader_port" 'celer_deleting_deleted_total{policy="expired-jobs"}')"
+  if [ -z "$kept" ] && [ -n "$last_run" ] && [[ "$event" == "deleted 1 of 2 selected resources"* ]] && [ "$counted" = 1 ]; then
+    ok "C12 a DeletingPolicy deleted the ConfigMap whose condition held, kept the others, wrote lastExecutionTime $last_run and an Event"
+  else bad "C12 a DeletingPolicy deletes what its conditions select" "kept:${kept:- all}, lastExecutionTime '$last_run', event '$event', counted '$counted'"; fi
+else bad "C12 a DeletingPolicy deletes what its conditions select" "job-done still there after 90 s: $(grep -i deleting "$work"/controller-*.log | tail -n 5)"; fi
 
 echo "controller e2e: $pass passed, $fail failed"
 [ "$fail" = 0 ] || { printf 'failed: %s\n' "${failed[@]}"; exit 1; }
