@@ -13,7 +13,9 @@
 #
 # FOLDERs (default: all of them): validating-policies mutating-policies
 # namespaced-validating-policies namespaced-mutating-policies exceptions cel (the ClusterPolicy
-# validate.cel tests). The ratchet is checked only for the default set (or CELER_CHAINSAW_RATCHET
+# validate.cel tests); any other folder of the corpus's chainsaw tests may be named too
+# (deleting-policies namespaced-deleting-policies: about 12 minutes, their tests wait for a
+# cron minute one after another). The ratchet is checked only for the default set (or CELER_CHAINSAW_RATCHET
 # naming another line of e2e/chainsaw.ratchet).
 #
 # Environment: CELER_BIN (default: `cargo build -p celer`, target/debug/celer), CELER_CORPUS,
@@ -147,7 +149,10 @@ fi
 # with --openreportsEnabled), labelled as Kyverno labels them.
 report_format=wgpolicy
 for f in "${folders[@]}"; do [ "$f" = openreports ] && report_format=openreports; done
+# It is also Kyverno's cleanup controller (DeletingPolicies), deleting only what that
+# controller's service account may (the tests grant it per kind, or deliberately do not).
 setsid "$CELER_BIN" controller --kubeconfig "$KUBECONFIG" --policies-from-cluster \
+  --deleting-user system:serviceaccount:kyverno:kyverno-cleanup-controller \
   --report-format "$report_format" --report-managed-by kyverno --lease-namespace kyverno \
   --metrics-addr "127.0.0.1:$(free_port)" --admission-reports-token-file "$work/admission-token" \
   --log-level info > "$work/controller.log" 2>&1 < /dev/null &
