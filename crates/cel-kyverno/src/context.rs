@@ -36,11 +36,14 @@ pub const GVR_TYPE: &str = "schema.GroupVersionResource";
 pub const HTTP_TYPE: &str = "http.Context";
 pub const GLOBAL_CONTEXT_TYPE: &str = "globalcontext.Context";
 pub const IMAGE_DATA_TYPE: &str = "imagedata.Context";
+pub const GENERATOR_TYPE: &str = "generator.Context";
 
 pub const RESOURCE_VAR: &str = "resource";
 pub const HTTP_VAR: &str = "http";
 pub const GLOBAL_CONTEXT_VAR: &str = "globalContext";
 pub const IMAGE_DATA_VAR: &str = "image";
+/// A GeneratingPolicy's `generator` (`generator.Apply`).
+pub const GENERATOR_VAR: &str = "generator";
 
 /// What a context-backed call costs: a flat charge, as the call leaves CEL (Kyverno sets no
 /// cost; Kubernetes charges its authorization check 350,000, which would allow only two
@@ -207,6 +210,12 @@ pub trait KyvernoContext: Send + Sync + Debug {
     fn now(&self) -> Option<Timestamp> {
         None
     }
+
+    /// Takes the objects a GeneratingPolicy generates into `namespace` (`generator.Apply`;
+    /// empty for cluster-scoped objects): the host records them, or makes them.
+    fn generate(&self, _namespace: &str, _objects: Vec<Json>) -> Result<(), ContextError> {
+        Err(ContextError::Unsupported)
+    }
 }
 
 /// The value of one of the context variables: the context (or none) and, for `resource`
@@ -242,6 +251,7 @@ handle_type!(ResourceHandle, RESOURCE_TYPE);
 handle_type!(HttpHandle, HTTP_TYPE);
 handle_type!(GlobalContextHandle, GLOBAL_CONTEXT_TYPE);
 handle_type!(ImageDataHandle, IMAGE_DATA_TYPE);
+handle_type!(GeneratorHandle, GENERATOR_TYPE);
 
 fn abstract_type(name: &str) -> Type {
     Type::Abstract(Arc::from(name), Vec::new())
@@ -262,6 +272,9 @@ pub fn global_context_type() -> Type {
 pub fn image_data_type() -> Type {
     abstract_type(IMAGE_DATA_TYPE)
 }
+pub fn generator_type() -> Type {
+    abstract_type(GENERATOR_TYPE)
+}
 
 /// The values of the context variables for one context, built once and bound into any
 /// number of activations.
@@ -271,6 +284,7 @@ pub struct ContextValues {
     http: Value<'static>,
     global_context: Value<'static>,
     image: Value<'static>,
+    generator: Value<'static>,
     clock: Value<'static>,
 }
 
@@ -302,6 +316,7 @@ impl ContextValues {
             http: Value::Opaque(Arc::new(HttpHandle(handle.clone()))),
             global_context: Value::Opaque(Arc::new(GlobalContextHandle(handle.clone()))),
             image: Value::Opaque(Arc::new(ImageDataHandle(handle.clone()))),
+            generator: Value::Opaque(Arc::new(GeneratorHandle(handle.clone()))),
             clock: Value::Opaque(Arc::new(super::time::Clock(handle.context))),
         }
     }
@@ -316,6 +331,7 @@ impl ContextValues {
             (HTTP_VAR, &self.http),
             (GLOBAL_CONTEXT_VAR, &self.global_context),
             (IMAGE_DATA_VAR, &self.image),
+            (GENERATOR_VAR, &self.generator),
             (super::time::CLOCK_VAR, &self.clock),
         ] {
             // An environment without the libraries has nothing to bind.
@@ -336,6 +352,7 @@ pub fn variables(out: &mut Vec<LibraryVariable>) {
             none.global_context,
         ),
         (IMAGE_DATA_VAR, image_data_type(), none.image),
+        (GENERATOR_VAR, generator_type(), none.generator),
     ] {
         out.push(LibraryVariable { name, ty, default });
     }
@@ -542,7 +559,27 @@ pub fn register(r: &mut Registry) {
             Impl::Binary(get_metadata),
         );
     }
+    for name in ["Apply", "apply"] {
+        r.add(
+            name,
+            vec![
+                member(
+                    "generator_apply_string_list",
+                    vec![generator_type(), s(), Type::list(dyn_map())],
+                    Type::Bool,
+                ),
+                member(
+                    "generator_apply_list",
+                    vec![generator_type(), Type::list(dyn_map())],
+                    Type::Bool,
+                ),
+            ],
+            Impl::Nary(apply),
+        );
+    }
     for name in [
+        "Apply",
+        "apply",
         "Get",
         "get",
         "List",
@@ -760,6 +797,41 @@ fn get_metadata<'a>(receiver: Value<'a>, image: Value<'a>) -> EvalResult<'a> {
         .image_metadata(image)
         .map_err(|e| failure(F, "failed to get image data", e))?;
     owned(&data)
+}
+
+/// `generator.Apply(namespace, objects)`, or `generator.Apply(objects)` in a namespaced
+/// policy (its namespace): the objects go to the host, which says whether it took them.
+fn apply(args: Vec<Value<'_>>) -> EvalResult<'_> {
+    const F: &str = "generator.Apply";
+    let Some(h) = args.first().and_then(|r| r.downcast::<GeneratorHandle>()) else {
+        return Err(overload_of("Apply", &args));
+    };
+    let h = &h.0;
+    let (namespace, list) = match args.len() {
+        3 => (string_arg(F, arg(&args, 1)?)?.to_string(), arg(&args, 2)?),
+        2 => (h.namespace.clone().unwrap_or_default(), arg(&args, 1)?),
+        _ => return Err(overload_of("Apply", &args)),
+    };
+    let list = value_to_json(list)?;
+    let objects: Vec<Json> = {
+        use sonic_rs::JsonContainerTrait as _;
+        match list.as_array() {
+            Some(items) => items.iter().cloned().collect(),
+            None => vec![list],
+        }
+    };
+    // A namespaced policy generates into its own namespace only.
+    if let Some(own) = &h.namespace
+        && namespace != *own
+    {
+        return Err(EvalError::new(format!(
+            "failed to generate resources: a policy in namespace {own:?} cannot generate resources into namespace {namespace:?}"
+        )));
+    }
+    context(F, h)?
+        .generate(&namespace, objects)
+        .map_err(|e| failure(F, "failed to generate resources", e))?;
+    Ok(Value::Bool(true))
 }
 
 #[cfg(test)]

@@ -64,6 +64,11 @@ where
 }
 
 impl KyvernoContext for RequestScoped {
+    /// Generation is a write: it always goes through.
+    fn generate(&self, namespace: &str, objects: Vec<Json>) -> Result<(), ContextError> {
+        self.inner.generate(namespace, objects)
+    }
+
     fn get_resource(
         &self,
         api_version: &str,

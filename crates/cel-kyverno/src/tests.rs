@@ -943,3 +943,62 @@ fn enabling_twice_changes_nothing() {
         Type::String
     );
 }
+
+// ----- generator -----
+
+#[derive(Debug, Default)]
+struct Recording(std::sync::Mutex<Vec<(String, Json)>>);
+impl KyvernoContext for Recording {
+    fn generate(&self, namespace: &str, objects: Vec<Json>) -> Result<(), ContextError> {
+        let mut taken = self.0.lock().unwrap();
+        taken.extend(objects.into_iter().map(|o| (namespace.to_string(), o)));
+        Ok(())
+    }
+}
+
+#[test]
+fn generator_apply_hands_the_objects_to_the_host() {
+    let recording = Arc::new(Recording::default());
+    let values = ContextValues::new(recording.clone());
+    let expr = "generator.Apply('team-a', [{'apiVersion': dyn('v1'), 'kind': dyn('ConfigMap'), 'metadata': dyn({'name': 'x'})}, {'apiVersion': dyn('v1'), 'kind': dyn('Secret'), 'metadata': dyn({'name': input.n})}])";
+    assert_eq!(run_with(expr, r#"{"n": "s"}"#, Some(&values)), "true");
+    let taken = recording.0.lock().unwrap().clone();
+    assert_eq!(taken.len(), 2);
+    assert_eq!(taken[0].0, "team-a");
+    assert_eq!(
+        sonic_rs::JsonValueTrait::as_str(&taken[1].1["metadata"]["name"]),
+        Some("s")
+    );
+    // The camelCase name too (Kyverno 1.18 and later).
+    assert_eq!(
+        run_with("generator.apply('', [])", "{}", Some(&values)),
+        "true"
+    );
+    // Without a host that generates, a clear error.
+    assert!(
+        run("generator.Apply('x', [])")
+            .starts_with("error: generator.Apply: no context was supplied")
+    );
+}
+
+#[test]
+fn a_namespaced_policy_generates_into_its_own_namespace_only() {
+    let recording = Arc::new(Recording::default());
+    let values = ContextValues::namespaced(recording.clone(), "team-a");
+    let one =
+        "[{'apiVersion': dyn('v1'), 'kind': dyn('ConfigMap'), 'metadata': dyn({'name': 'x'})}]";
+    assert_eq!(
+        run_with(&format!("generator.Apply({one})"), "{}", Some(&values)),
+        "true"
+    );
+    assert_eq!(recording.0.lock().unwrap()[0].0, "team-a");
+    let elsewhere = run_with(
+        &format!("generator.Apply('team-b', {one})"),
+        "{}",
+        Some(&values),
+    );
+    assert!(
+        elsewhere.contains("cannot generate resources into namespace \"team-b\""),
+        "{elsewhere}"
+    );
+}
