@@ -947,10 +947,10 @@ fn enabling_twice_changes_nothing() {
 // ----- generator -----
 
 #[derive(Debug, Default)]
-struct Recording(std::sync::Mutex<Vec<(String, Json)>>);
+struct Recording(parking_lot::Mutex<Vec<(String, Json)>>);
 impl KyvernoContext for Recording {
     fn generate(&self, namespace: &str, objects: Vec<Json>) -> Result<(), ContextError> {
-        let mut taken = self.0.lock().unwrap();
+        let mut taken = self.0.lock();
         taken.extend(objects.into_iter().map(|o| (namespace.to_string(), o)));
         Ok(())
     }
@@ -962,7 +962,7 @@ fn generator_apply_hands_the_objects_to_the_host() {
     let values = ContextValues::new(recording.clone());
     let expr = "generator.Apply('team-a', [{'apiVersion': dyn('v1'), 'kind': dyn('ConfigMap'), 'metadata': dyn({'name': 'x'})}, {'apiVersion': dyn('v1'), 'kind': dyn('Secret'), 'metadata': dyn({'name': input.n})}])";
     assert_eq!(run_with(expr, r#"{"n": "s"}"#, Some(&values)), "true");
-    let taken = recording.0.lock().unwrap().clone();
+    let taken = recording.0.lock().clone();
     assert_eq!(taken.len(), 2);
     assert_eq!(taken[0].0, "team-a");
     assert_eq!(
@@ -991,7 +991,7 @@ fn a_namespaced_policy_generates_into_its_own_namespace_only() {
         run_with(&format!("generator.Apply({one})"), "{}", Some(&values)),
         "true"
     );
-    assert_eq!(recording.0.lock().unwrap()[0].0, "team-a");
+    assert_eq!(recording.0.lock()[0].0, "team-a");
     let elsewhere = run_with(
         &format!("generator.Apply('team-b', {one})"),
         "{}",
