@@ -22,13 +22,14 @@
 
 use celer_cel::Json;
 use chrono::{DateTime, Utc};
-use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
+use super::lowered::Lowering;
 use super::model::{GROUP, KyvernoManifest, PolicyException, VERSIONS};
 use crate::background::ScannedResource;
 use crate::engine::{self, EvalOptions};
 use crate::kinds::KindInfo;
-use crate::load::{LoadError, Manifest, Manifests, PolicyManifest, Source};
+use crate::load::{LoadError, Manifest, Manifests, Source};
 use crate::lookup::Lookup;
 use crate::policy_set::PolicySet;
 use crate::request::AdmissionReview;
@@ -356,62 +357,26 @@ fn compile(
         // No condition: everything selected is deleted.
         conditions.push("true".to_string());
     }
-    // Each condition alone first, so that a compile error names its index.
-    let alone = lower(
-        &name,
-        namespace.as_deref(),
+    let lowering = Lowering {
+        name: &name,
+        namespace: namespace.as_deref(),
+        kind,
         constraints,
-        &conditions,
-        spec.get("variables"),
-    );
-    let mut probe = Manifests::default();
-    probe.add_json(source.clone(), alone);
-    let probed = PolicySet::build(&probe);
-    let errors: Vec<String> = (probe.errors.iter().chain(&probed.errors))
-        .map(|e| rename_paths(&e.message))
-        .collect();
-    if !errors.is_empty() {
-        return Err(errors);
-    }
+        widen_operations: true,
+        match_conditions: None,
+        variables: spec.get("variables"),
+    };
+    // Each condition alone first, so that a compile error names its index.
+    lowering
+        .build(source, &conditions, &[])
+        .map_err(|e| e.iter().map(|e| rename_paths(e)).collect::<Vec<_>>())?;
     // A condition may end in a `//` comment: its closing parenthesis goes on a line of its own.
     let joined = (conditions.iter().map(|c| format!("({c}\n)")))
         .collect::<Vec<_>>()
         .join(" && ");
-    let lowered = lower(
-        &name,
-        namespace.as_deref(),
-        constraints,
-        std::slice::from_ref(&joined),
-        spec.get("variables"),
-    );
-    let mut manifests = Manifests::default();
-    manifests.add_json(source.clone(), lowered);
-    for e in exceptions {
-        let names_it = (e.spec.policy_refs.iter()).any(|r| r.name == name && r.kind == kind);
-        if !names_it {
-            continue;
-        }
-        // The exception exempts the lowered policy; `reportResult: pass` would turn the
-        // exemption into a deletion, so it goes.
-        let mut e = (*e).clone();
-        for r in &mut e.spec.policy_refs {
-            if r.name == name && r.kind == kind {
-                r.kind = lowered_kind(namespaced).to_string();
-            }
-        }
-        e.spec.report_result = None;
-        let manifest = PolicyManifest::new(KyvernoManifest::Exception(Box::new(e)));
-        manifests
-            .items
-            .push((source.clone(), Manifest::Policy(manifest)));
-    }
-    let set = PolicySet::build(&manifests);
-    let errors: Vec<String> = (manifests.errors.iter().chain(&set.errors))
-        .map(|e| rename_paths(&e.message))
-        .collect();
-    if !errors.is_empty() {
-        return Err(errors);
-    }
+    let set = lowering
+        .build(source, std::slice::from_ref(&joined), exceptions)
+        .map_err(|e| e.iter().map(|e| rename_paths(e)).collect::<Vec<_>>())?;
     Ok(DeletingPolicy {
         kind,
         name,
@@ -421,87 +386,6 @@ fn compile(
         label_selector,
         set: Some(set),
     })
-}
-
-fn lowered_kind(namespaced: bool) -> &'static str {
-    if namespaced {
-        "NamespacedValidatingPolicy"
-    } else {
-        "ValidatingPolicy"
-    }
-}
-
-/// The ValidatingPolicy a DeletingPolicy runs as (see the module's documentation).
-fn lower(
-    name: &str,
-    namespace: Option<&str>,
-    constraints: &Json,
-    validations: &[String],
-    variables: Option<&Json>,
-) -> Json {
-    let text = |s: &str| Json::from(s);
-    let mut constraints = constraints.clone();
-    if let Some(rules) = constraints
-        .get_mut("resourceRules")
-        .and_then(|r| r.as_array_mut())
-    {
-        for rule in rules.iter_mut() {
-            if let Some(rule) = rule.as_object_mut() {
-                rule.insert("operations", array(vec![text("*")]));
-            }
-        }
-    }
-    let mut metadata = Json::new_object();
-    metadata.insert("name", text(name));
-    if let Some(ns) = namespace {
-        metadata.insert("namespace", text(ns));
-    }
-    let validations = array(
-        (validations.iter())
-            .map(|expression| {
-                let mut v = Json::new_object();
-                v.insert("expression", text(expression));
-                v
-            })
-            .collect(),
-    );
-    let actions = array(vec![text("Audit")]);
-    let switch = |on: bool| {
-        let mut s = Json::new_object();
-        s.insert("enabled", Json::from(on));
-        s
-    };
-    let mut evaluation = Json::new_object();
-    evaluation.insert("background", switch(true));
-    let mut controllers = Json::new_object();
-    controllers.insert("controllers", Json::new_array());
-    let mut autogen = Json::new_object();
-    autogen.insert("podControllers", controllers);
-    let mut spec = Json::new_object();
-    spec.insert("matchConstraints", constraints);
-    if let Some(v) = variables.filter(|v| !v.is_null()) {
-        spec.insert("variables", v.clone());
-    }
-    spec.insert("validations", validations);
-    spec.insert("validationActions", actions);
-    spec.insert("evaluation", evaluation);
-    spec.insert("autogen", autogen);
-    let mut doc = Json::new_object();
-    doc.insert("apiVersion", text("policies.kyverno.io/v1"));
-    doc.insert("kind", text(lowered_kind(namespace.is_some())));
-    doc.insert("metadata", metadata);
-    doc.insert("spec", spec);
-    doc
-}
-
-fn array(items: Vec<Json>) -> Json {
-    let mut out = Json::new_array();
-    if let Some(a) = out.as_array_mut() {
-        for item in items {
-            a.push(item);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub mod classic_values;
 pub mod compile;
 pub mod deleting;
 pub mod load;
+mod lowered;
 pub mod model;
 pub mod mutate;
 pub mod mutate_existing;
