@@ -22,6 +22,7 @@ pub mod classic_model;
 pub mod classic_values;
 pub mod compile;
 pub mod deleting;
+pub mod generating;
 pub mod load;
 mod lowered;
 pub mod model;

@@ -1,0 +1,450 @@
+//! Kyverno's GeneratingPolicy and NamespacedGeneratingPolicy (`policies.kyverno.io`): for a
+//! trigger resource its `matchConstraints` and `matchConditions` select, the `generate[]`
+//! expressions call `generator.Apply(namespace, objects)`, and those objects are made (or,
+//! with `synchronize`, kept as generated) by the controller.
+//!
+//! Lowered into a ValidatingPolicy ([`super::lowered`]) and run on the one driver: the
+//! constraints (operations as written: admission triggers are CREATE and UPDATE as the
+//! policy says), `matchConditions`, `variables`, and each generate expression as a
+//! validation wrapped so that any result counts as held (`[(e)].size() == 1`: the expression
+//! runs once, and only an error stops the rest). The objects `generator.Apply` hands over are
+//! collected by a context wrapped around the host's ([`Collecting`]); the lowered policy's
+//! result tells the outcome: no result, not selected; `pass`, the objects generated (maybe
+//! none); `skip`, a match condition was false or a PolicyException applies; `error`, an
+//! expression failed (what it generated before is dropped, as Kyverno drops it).
+
+use std::sync::Arc;
+
+use celer_cel::Json;
+use celer_cel_kyverno::{ContextError, Gvr, HttpRequest, KyvernoContext};
+use parking_lot::Mutex;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+
+use super::lowered::Lowering;
+use super::model::{GROUP, KyvernoManifest, PolicyException, VERSIONS};
+use crate::background::ScannedResource;
+use crate::engine::{self, EvalOptions};
+use crate::kinds::KindInfo;
+use crate::load::{LoadError, Manifest, Manifests, Source};
+use crate::lookup::Lookup;
+use crate::policy_set::PolicySet;
+use crate::request::AdmissionReview;
+use crate::response::{PolicyKind, ResultKind};
+
+/// The kinds this module reads.
+pub const KINDS: [&str; 2] = ["GeneratingPolicy", "NamespacedGeneratingPolicy"];
+/// The uid of the requests made for existing triggers.
+const UID: &str = "celer-generating-policy";
+
+/// Whether a document is a GeneratingPolicy or NamespacedGeneratingPolicy.
+pub fn is_generating_policy(api_version: &str, kind: &str) -> bool {
+    let (group, version) = crate::kinds::split_api_version(api_version);
+    group == GROUP && VERSIONS.contains(&version) && KINDS.contains(&kind)
+}
+
+/// `spec.evaluation`, with Kyverno's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evaluation {
+    /// Triggers from admission requests (default on).
+    pub admission: bool,
+    /// Triggers that existed before the policy (default off).
+    pub generate_existing: bool,
+    /// Downstream objects kept as generated: restored when changed or deleted, updated when
+    /// the trigger changes, deleted with it (default off).
+    pub synchronize: bool,
+    /// Downstream objects left in place when the policy is deleted (default off).
+    pub orphan_downstream_on_policy_delete: bool,
+    /// Requests of background controllers do not trigger (default on).
+    pub skip_background_requests: bool,
+}
+
+impl Default for Evaluation {
+    fn default() -> Evaluation {
+        Evaluation {
+            admission: true,
+            generate_existing: false,
+            synchronize: false,
+            orphan_downstream_on_policy_delete: false,
+            skip_background_requests: true,
+        }
+    }
+}
+
+/// One GeneratingPolicy, compiled.
+#[derive(Debug)]
+pub struct GeneratingPolicy {
+    /// `GeneratingPolicy` or `NamespacedGeneratingPolicy`.
+    pub kind: &'static str,
+    pub name: String,
+    /// A NamespacedGeneratingPolicy's namespace: its triggers and downstream objects are there.
+    pub namespace: Option<String>,
+    pub evaluation: Evaluation,
+    /// `spec.useServerSideApply`: downstream objects are applied (field manager `generate`).
+    pub use_server_side_apply: bool,
+    set: PolicySet,
+}
+
+/// One object a policy generated, and the namespace `generator.Apply` named for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    pub namespace: String,
+    pub object: Json,
+}
+
+/// What a GeneratingPolicy gives for one trigger.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Generation {
+    /// Its `matchConstraints` do not select the trigger.
+    NotSelected,
+    /// A match condition was false, or a PolicyException applies.
+    Skipped,
+    /// The objects generated (maybe none).
+    Generated(Vec<Generated>),
+    /// An expression failed.
+    Error(String),
+}
+
+impl GeneratingPolicy {
+    /// `name`, or `namespace/name`, as Kyverno keys policies.
+    pub fn key(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// The lowered policy's set: what selects triggers, for discovery and admission.
+    pub fn policy_set(&self) -> &PolicySet {
+        &self.set
+    }
+
+    /// The policy on an admission request.
+    pub fn generate(
+        &self,
+        request: &crate::request::Request<'_>,
+        lookup: &dyn Lookup,
+        options: &EvalOptions,
+    ) -> Generation {
+        let collecting = Arc::new(Collecting::new(options.kyverno_context.clone()));
+        let mut options = options.clone();
+        options.kyverno_context = Some(Arc::clone(&collecting) as Arc<dyn KyvernoContext>);
+        let outcome = engine::evaluate(&self.set, request, lookup, &options);
+        let result = (outcome.results.iter())
+            .find(|r| r.kind == PolicyKind::KyvernoValidating && r.policy == *self.name);
+        match result.map(|r| (r.result, r.message.as_deref())) {
+            None => Generation::NotSelected,
+            Some((ResultKind::Pass, _)) => Generation::Generated(collecting.take()),
+            Some((ResultKind::Skip, _)) => Generation::Skipped,
+            Some((_, message)) => Generation::Error(rename_paths(message.unwrap_or_default())),
+        }
+    }
+
+    /// The policy on an existing trigger, as if it were created now (Kyverno's
+    /// `generateExisting` and celer's controller, which sees triggers through watches).
+    pub fn generate_for_object(
+        &self,
+        object: &Json,
+        resource: Option<ScannedResource<'_>>,
+        lookup: &dyn Lookup,
+        options: &EvalOptions,
+    ) -> Generation {
+        let info = resource.map(|r| KindInfo {
+            group: r.group.to_string(),
+            version: r.version.to_string(),
+            resource: r.resource.to_string(),
+            namespaced: r.namespaced,
+        });
+        let built = crate::request::background_review(object, info, UID)
+            .map_err(|e| e.to_string())
+            .and_then(|body| {
+                let review = AdmissionReview::parse(body.as_bytes()).map_err(|e| e.to_string())?;
+                let mut options = options.clone();
+                options.kyverno.background = true;
+                let request = review.request().map_err(|e| e.to_string())?;
+                Ok(self.generate(&request, lookup, &options))
+            });
+        built.unwrap_or_else(|e| Generation::Error(format!("cannot build the request: {e}")))
+    }
+}
+
+/// The lowered policy's field paths as the GeneratingPolicy's author wrote them.
+fn rename_paths(text: &str) -> String {
+    text.replace("spec.validations", "spec.generate")
+        .replace("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
+        .replace("ValidatingPolicy", "GeneratingPolicy")
+}
+
+/// The GeneratingPolicies of `manifests`, and why the others did not load.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub policies: Vec<GeneratingPolicy>,
+    pub errors: Vec<LoadError>,
+}
+
+/// Reads and compiles every GeneratingPolicy and NamespacedGeneratingPolicy among
+/// `manifests` (plain objects to the admission loader), with the PolicyExceptions that name
+/// them.
+pub fn load(manifests: &Manifests) -> Loaded {
+    let exceptions: Vec<&PolicyException> = (manifests.items.iter())
+        .filter_map(|(_, m)| match m.downcast::<KyvernoManifest>() {
+            Some(KyvernoManifest::Exception(e)) => Some(&**e),
+            _ => None,
+        })
+        .collect();
+    let mut out = Loaded::default();
+    let mut seen: Vec<(String, Option<String>, &str)> = Vec::new();
+    for (source, item) in &manifests.items {
+        let Manifest::Object(doc) = item else {
+            continue;
+        };
+        let field = |key: &str| doc.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        if !is_generating_policy(api_version, kind) {
+            continue;
+        }
+        let name = (doc.get("metadata").and_then(|m| m.get("name")))
+            .and_then(|n| n.as_str())
+            .unwrap_or_default();
+        let what = format!("{kind} {name:?}");
+        match compile(source, doc, kind, &exceptions) {
+            Ok(policy) => {
+                let key = (policy.name.clone(), policy.namespace.clone(), policy.kind);
+                if seen.contains(&key) {
+                    out.errors.push(LoadError::new(
+                        source,
+                        what,
+                        "a policy of this name is already loaded; this one is ignored".to_string(),
+                    ));
+                    continue;
+                }
+                seen.push(key);
+                out.policies.push(policy);
+            }
+            Err(problems) => out
+                .errors
+                .push(LoadError::new(source, what, problems.join("; "))),
+        }
+    }
+    out
+}
+
+fn switch(evaluation: Option<&Json>, key: &str, default: bool) -> bool {
+    (evaluation
+        .and_then(|e| e.get(key))
+        .and_then(|s| s.get("enabled")))
+    .and_then(|b| b.as_bool())
+    .unwrap_or(default)
+}
+
+fn compile(
+    source: &Source,
+    doc: &Json,
+    kind: &str,
+    exceptions: &[&PolicyException],
+) -> Result<GeneratingPolicy, Vec<String>> {
+    let kind: &'static str = if kind == KINDS[1] { KINDS[1] } else { KINDS[0] };
+    let namespaced = kind == KINDS[1];
+    let metadata = doc.get("metadata");
+    let text = |v: Option<&Json>| v.and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    let name = text(metadata.and_then(|m| m.get("name")));
+    // Applied without one, a namespaced policy lives in `default`, as kubectl puts it.
+    let namespace = namespaced.then(|| {
+        let ns = text(metadata.and_then(|m| m.get("namespace")));
+        if ns.is_empty() {
+            "default".to_string()
+        } else {
+            ns
+        }
+    });
+    let empty = Json::new_object();
+    let spec = doc.get("spec").unwrap_or(&empty);
+    let mut problems = Vec::new();
+    if name.is_empty() {
+        problems.push("metadata.name: Required value".to_string());
+    }
+    let generate = spec.get("generate").and_then(|g| g.as_array());
+    let mut expressions = Vec::new();
+    match generate {
+        None => problems.push("spec.generate: Required value".to_string()),
+        Some(list) if list.is_empty() => {
+            problems.push("spec.generate: Required value: at least one generation".to_string())
+        }
+        Some(list) => {
+            for (i, g) in list.iter().enumerate() {
+                let expression = text(g.get("expression"));
+                let template = g.get("template").is_some_and(|t| !t.is_null());
+                match (expression.is_empty(), template) {
+                    (false, false) => expressions.push(expression),
+                    (true, true) => problems.push(format!(
+                        "spec.generate[{i}].template: celer does not run generation templates yet; write the generation as an expression calling generator.Apply"
+                    )),
+                    (false, true) => problems.push(format!(
+                        "spec.generate[{i}]: Invalid value: expression and template are mutually exclusive"
+                    )),
+                    (true, false) => problems.push(format!(
+                        "spec.generate[{i}]: Required value: an expression or a template"
+                    )),
+                }
+            }
+        }
+    }
+    let Some(constraints) = spec.get("matchConstraints").filter(|c| c.is_object()) else {
+        problems.push("spec.matchConstraints: Required value".to_string());
+        return Err(problems);
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let evaluation_spec = spec.get("evaluation");
+    let evaluation = Evaluation {
+        admission: switch(evaluation_spec, "admission", true),
+        generate_existing: switch(evaluation_spec, "generateExisting", false),
+        synchronize: switch(evaluation_spec, "synchronize", false),
+        orphan_downstream_on_policy_delete: switch(
+            evaluation_spec,
+            "orphanDownstreamOnPolicyDelete",
+            false,
+        ),
+        skip_background_requests: (evaluation_spec.and_then(|e| e.get("skipBackgroundRequests")))
+            .and_then(|b| b.as_bool())
+            .unwrap_or(true),
+    };
+    let lowering = Lowering {
+        name: &name,
+        namespace: namespace.as_deref(),
+        kind,
+        constraints,
+        widen_operations: false,
+        match_conditions: spec.get("matchConditions"),
+        variables: spec.get("variables"),
+    };
+    // Any result counts as held; the closing bracket on its own line survives a trailing
+    // `//` comment.
+    let validations: Vec<String> = (expressions.iter())
+        .map(|e| format!("[({e}\n)].size() == 1"))
+        .collect();
+    let set = lowering
+        .build(source, &validations, exceptions)
+        .map_err(|errors| errors.iter().map(|e| rename_paths(e)).collect::<Vec<_>>())?;
+    Ok(GeneratingPolicy {
+        kind,
+        name,
+        namespace,
+        evaluation,
+        use_server_side_apply: spec
+            .get("useServerSideApply")
+            .and_then(|b| b.as_bool())
+            .unwrap_or(false),
+        set,
+    })
+}
+
+/// The host's context with generation collected: `generator.Apply` hands its objects here,
+/// every other call goes to the host's context (or is unsupported without one).
+#[derive(Debug)]
+pub struct Collecting {
+    inner: Option<Arc<dyn KyvernoContext>>,
+    generated: Mutex<Vec<Generated>>,
+}
+
+impl Collecting {
+    pub fn new(inner: Option<Arc<dyn KyvernoContext>>) -> Collecting {
+        Collecting {
+            inner,
+            generated: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// What was generated so far, taken.
+    pub fn take(&self) -> Vec<Generated> {
+        std::mem::take(&mut *self.generated.lock())
+    }
+
+    fn inner(&self) -> Result<&dyn KyvernoContext, ContextError> {
+        self.inner.as_deref().ok_or(ContextError::Unsupported)
+    }
+}
+
+impl KyvernoContext for Collecting {
+    fn get_resource(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Json>, ContextError> {
+        self.inner()?
+            .get_resource(api_version, resource, namespace, name)
+    }
+
+    fn list_resources(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        labels: &[(String, String)],
+    ) -> Result<Vec<Json>, ContextError> {
+        self.inner()?
+            .list_resources(api_version, resource, namespace, labels)
+    }
+
+    fn post_resource(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        body: &Json,
+    ) -> Result<Json, ContextError> {
+        self.inner()?
+            .post_resource(api_version, resource, namespace, body)
+    }
+
+    fn to_gvr(&self, api_version: &str, kind: &str) -> Result<Gvr, ContextError> {
+        self.inner()?.to_gvr(api_version, kind)
+    }
+
+    fn http(&self, request: &HttpRequest) -> Result<Json, ContextError> {
+        self.inner()?.http(request)
+    }
+
+    fn global_context(&self, name: &str, projection: &str) -> Result<Option<Json>, ContextError> {
+        self.inner()?.global_context(name, projection)
+    }
+
+    fn image_metadata(&self, image: &str) -> Result<Json, ContextError> {
+        self.inner()?.image_metadata(image)
+    }
+
+    fn now(&self) -> Option<celer_cel::time::Timestamp> {
+        self.inner.as_ref().and_then(|i| i.now())
+    }
+
+    fn generate(&self, namespace: &str, objects: Vec<Json>) -> Result<(), ContextError> {
+        let mut generated = self.generated.lock();
+        for object in objects {
+            // A `List` stands for its items, as Kyverno unpacks it.
+            let kind = object
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or_default();
+            let items = (kind.ends_with("List"))
+                .then(|| object.get("items").and_then(|i| i.as_array()))
+                .flatten();
+            match items {
+                Some(items) => generated.extend(items.iter().map(|o| Generated {
+                    namespace: namespace.to_string(),
+                    object: o.clone(),
+                })),
+                None => generated.push(Generated {
+                    namespace: namespace.to_string(),
+                    object,
+                }),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "generating_tests.rs"]
+mod tests;

@@ -1,0 +1,178 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::*;
+use crate::lookup::NoLookup;
+
+fn load_text(text: &str) -> Loaded {
+    let mut manifests = Manifests::default();
+    manifests.add_text("test.yaml", text);
+    assert!(manifests.errors.is_empty(), "{:?}", manifests.errors);
+    load(&manifests)
+}
+
+fn one(text: &str) -> GeneratingPolicy {
+    let mut loaded = load_text(text);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    assert_eq!(loaded.policies.len(), 1);
+    loaded.policies.remove(0)
+}
+
+fn object(text: &str) -> Json {
+    sonic_rs::from_str(text).unwrap()
+}
+
+const NETPOL: &str = r#"
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: default-deny}
+spec:
+  evaluation:
+    generateExisting: {enabled: true}
+    synchronize: {enabled: true}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [namespaces]
+  matchConditions:
+  - name: not-system
+    expression: "!object.metadata.name.startsWith('kube-')"
+  variables:
+  - name: ns
+    expression: object.metadata.name
+  generate:
+  - expression: >
+      generator.Apply(variables.ns, [{
+        "apiVersion": dyn("networking.k8s.io/v1"),
+        "kind": dyn("NetworkPolicy"),
+        "metadata": dyn({"name": "default-deny"}),
+        "spec": dyn({"podSelector": dyn({}), "policyTypes": dyn(["Ingress"])})
+      }])
+  - expression: >
+      generator.Apply(variables.ns, [{
+        "apiVersion": dyn("v1"),
+        "kind": dyn("ResourceQuota"),
+        "metadata": dyn({"name": "quota"}),
+        "spec": dyn({"hard": dyn({"pods": "10"})})
+      }])
+"#;
+
+#[test]
+fn a_selected_trigger_generates_every_object_in_order() {
+    let policy = one(NETPOL);
+    assert!(policy.evaluation.generate_existing && policy.evaluation.synchronize);
+    assert!(policy.evaluation.admission && policy.evaluation.skip_background_requests);
+    let ns = object(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}"#);
+    let Generation::Generated(objects) =
+        policy.generate_for_object(&ns, None, &NoLookup, &EvalOptions::default())
+    else {
+        panic!("nothing generated");
+    };
+    assert_eq!(objects.len(), 2);
+    assert!(objects.iter().all(|g| g.namespace == "team-a"));
+    let kinds: Vec<&str> = (objects.iter())
+        .map(|g| g.object["kind"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(kinds, ["NetworkPolicy", "ResourceQuota"]);
+}
+
+#[test]
+fn a_false_match_condition_skips_and_other_kinds_are_not_selected() {
+    let policy = one(NETPOL);
+    let options = EvalOptions::default();
+    let system =
+        object(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-public"}}"#);
+    assert_eq!(
+        policy.generate_for_object(&system, None, &NoLookup, &options),
+        Generation::Skipped
+    );
+    let cm =
+        object(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"x"}}"#);
+    assert_eq!(
+        policy.generate_for_object(&cm, None, &NoLookup, &options),
+        Generation::NotSelected
+    );
+}
+
+#[test]
+fn a_failing_expression_is_an_error_and_drops_what_was_generated() {
+    let policy = one(r#"
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: needs-uid}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  generate:
+  - expression: >
+      generator.Apply('x', [{"apiVersion": dyn("v1"), "kind": dyn("Secret"), "metadata": dyn({"name": "s"})}])
+  - expression: >
+      generator.Apply('x', [{"apiVersion": dyn("v1"), "kind": dyn("Secret"), "metadata": dyn({"name": object.metadata.uid})}])
+"#);
+    let cm =
+        object(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"x"}}"#);
+    match policy.generate_for_object(&cm, None, &NoLookup, &EvalOptions::default()) {
+        Generation::Error(e) => assert!(e.contains("uid"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn templates_and_bad_specs_are_refused_with_their_paths() {
+    let loaded = load_text(
+        r#"
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: templated}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [namespaces]}]
+  generate:
+  - template: {value: "apiVersion: v1"}
+---
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: bad-cel}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [namespaces]}]
+  generate:
+  - expression: "generator.Apply("
+---
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: nothing}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [namespaces]}]
+"#,
+    );
+    assert!(loaded.policies.is_empty());
+    let errors: Vec<String> = (loaded.errors.iter())
+        .map(|e| format!("{}: {}", e.what, e.message))
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(
+        errors[0]
+            .contains("spec.generate[0].template: celer does not run generation templates yet"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].contains("spec.generate[0].expression"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[2].contains("spec.generate: Required value"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_list_stands_for_its_items() {
+    let collecting = Collecting::new(None);
+    let list = object(r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"A"},{"kind":"B"}]}"#);
+    collecting.generate("ns", vec![list]).unwrap();
+    assert_eq!(collecting.take().len(), 2);
+    assert!(collecting.take().is_empty(), "taken once");
+}
