@@ -282,7 +282,22 @@ pub fn run_with(
     let Some(rows) = test.get("results").and_then(|r| r.as_array()) else {
         return Ok(outcome);
     };
+    let generating = celer_policy::kyverno::generating::load(&manifests);
+    outcome
+        .errors
+        .extend(generating.errors.iter().map(ToString::to_string));
     for row in rows.iter() {
+        if row.get("isGeneratingPolicy").and_then(|b| b.as_bool()) == Some(true) {
+            let generating = Generating {
+                policies: &generating.policies,
+                resources: &resources,
+                lookup: &lookup,
+                options: &deleting_options,
+                dir,
+            };
+            generating.check_row(row, &mut outcome)?;
+            continue;
+        }
         if row.get("isDeletingPolicy").and_then(|b| b.as_bool()) == Some(true) {
             let deleting = Deleting {
                 policies: &deleting.policies,
@@ -611,6 +626,199 @@ impl Deleting<'_> {
             });
         }
     }
+}
+
+/// A suite's GeneratingPolicies and what they are checked against, for `isGeneratingPolicy`
+/// rows, as Kyverno's CLI checks them: each trigger is evaluated as if created; every object
+/// it generates is compared with the row's `generatedResource` file (the document of the same
+/// apiVersion, kind, namespace and name), after the CLI's clean-up of generated objects (no
+/// uid, resourceVersion, creationTimestamp, managedFields or annotations; the namespace
+/// `generator.Apply` named, none for a cluster-scoped kind) and with the `generate.kyverno.io/`
+/// labels set aside on both sides; `error` when an expression failed; a trigger the policy
+/// does not select, or a row expecting `skip` whose policy was excepted or whose match
+/// conditions were false, as Kyverno's CLI counts it.
+struct Generating<'a> {
+    policies: &'a [celer_policy::kyverno::generating::GeneratingPolicy],
+    resources: &'a [Json],
+    lookup: &'a ObjectLookup,
+    options: &'a EvalOptions,
+    dir: &'a Path,
+}
+
+impl Generating<'_> {
+    fn check_row(&self, row: &Json, outcome: &mut SuiteOutcome) -> Result<(), OfflineError> {
+        use celer_policy::kyverno::generating::Generation;
+        let policy_name = str_of(row, "policy");
+        let kind = str_of(row, "kind");
+        let expected = str_of(row, "result");
+        let names = list_of(row, "resources");
+        let mut files = list_of(row, "generatedResources");
+        if let Some(one) = row.get("generatedResource").and_then(|g| g.as_str()) {
+            files.push(one.to_string());
+        }
+        let mut wanted = Vec::new();
+        for file in &files {
+            wanted.extend(read_json(&self.dir.join(file))?);
+        }
+        let Some(policy) = self.policies.iter().find(|p| p.name == policy_name) else {
+            for name in names
+                .iter()
+                .map(String::as_str)
+                .chain(names.is_empty().then_some(""))
+            {
+                outcome.checks.push(Check::failed(
+                    &format!("{policy_name} {kind}/{name}"),
+                    "policy",
+                    expected.to_string(),
+                    "no GeneratingPolicy of this name loaded".to_string(),
+                ));
+            }
+            return Ok(());
+        };
+        for name in &names {
+            let subject = format!("{policy_name} {kind}/{name}");
+            let Some(trigger) = (self.resources.iter())
+                .find(|r| str_of(r, "kind") == kind && names_resource(name, r))
+            else {
+                outcome.checks.push(Check::failed(
+                    &subject,
+                    "resource",
+                    expected.to_string(),
+                    "not among the suite's resources".to_string(),
+                ));
+                continue;
+            };
+            let (actual, detail) =
+                match policy.generate_for_object(trigger, None, self.lookup, self.options) {
+                    Generation::NotSelected => (EXCLUDED.to_string(), None),
+                    Generation::Skipped if expected == "skip" => ("skip".to_string(), None),
+                    Generation::Skipped => (EXCLUDED.to_string(), None),
+                    Generation::Error(e) => ("error".to_string(), Some(e)),
+                    Generation::Generated(objects) => {
+                        let mismatch = (objects.iter())
+                            .map(|g| cli_generated(g, trigger))
+                            .find_map(|o| differs(&o, &wanted));
+                        match mismatch {
+                            None => ("pass".to_string(), None),
+                            Some(d) => ("fail".to_string(), Some(d)),
+                        }
+                    }
+                };
+            if actual == EXCLUDED {
+                outcome.skipped.push((
+                    subject,
+                    "the policy does not select the resource (or its match conditions are false): Kyverno's CLI counts the row as skipped (excluded)"
+                        .to_string(),
+                ));
+                continue;
+            }
+            let actual = match detail {
+                Some(d) if actual != expected => format!("{actual} ({d})"),
+                _ => actual,
+            };
+            outcome.checks.push(Check {
+                name: subject,
+                passed: actual == expected,
+                expected: expected.to_string(),
+                actual,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A generated object as Kyverno's CLI keeps it (`cliEvaluation`).
+fn cli_generated(generated: &celer_policy::kyverno::generating::Generated, trigger: &Json) -> Json {
+    let mut object = generated.object.clone();
+    let info =
+        celer_policy::kinds::kind_info(str_of(&object, "apiVersion"), str_of(&object, "kind"));
+    let namespace = if info.namespaced {
+        generated.namespace.as_str()
+    } else {
+        ""
+    };
+    let source_namespace = (object.get("metadata"))
+        .map(|m| str_of(m, "namespace").to_string())
+        .unwrap_or_default();
+    let _ = trigger;
+    if let Some(meta) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        for key in [
+            "uid",
+            "managedFields",
+            "annotations",
+            "resourceVersion",
+            "creationTimestamp",
+        ] {
+            meta.remove(&key);
+        }
+        // Cloned into another namespace, an object's owners there do not exist.
+        if !source_namespace.is_empty() && source_namespace != namespace {
+            meta.remove(&"ownerReferences");
+        }
+        if namespace.is_empty() {
+            meta.remove(&"namespace");
+        } else {
+            meta.insert(&"namespace", Json::from(namespace));
+        }
+    }
+    object
+}
+
+/// Why `actual` does not match its document among `wanted` (by apiVersion, kind, namespace
+/// and name), compared as Kyverno's CLI does (labels under `generate.kyverno.io/` set aside,
+/// `app.kubernetes.io/managed-by: kyverno` on both, tidied); `None` when it does.
+fn differs(actual: &Json, wanted: &[Json]) -> Option<String> {
+    let identity = |o: &Json| {
+        let meta = o.get("metadata");
+        (
+            str_of(o, "apiVersion").to_string(),
+            str_of(o, "kind").to_string(),
+            meta.map(|m| str_of(m, "namespace").to_string())
+                .unwrap_or_default(),
+            meta.map(|m| str_of(m, "name").to_string())
+                .unwrap_or_default(),
+        )
+    };
+    let key = identity(actual);
+    let Some(expected) = wanted.iter().find(|w| identity(w) == key) else {
+        return Some(format!(
+            "generated {} {}/{} is not in the generatedResource file",
+            key.1, key.2, key.3
+        ));
+    };
+    let (a, e) = (
+        generate_labels_fixed(actual),
+        generate_labels_fixed(expected),
+    );
+    if tidy(&a) == tidy(&e) {
+        return None;
+    }
+    Some(format!(
+        "generated resource differs:\n  expected {}\n  actual   {}",
+        sonic_rs::to_string(&e).unwrap_or_default(),
+        sonic_rs::to_string(&a).unwrap_or_default()
+    ))
+}
+
+/// Kyverno's `FixupGenerateLabels`: `app.kubernetes.io/managed-by: kyverno` and the labels
+/// outside `generate.kyverno.io/`.
+fn generate_labels_fixed(object: &Json) -> Json {
+    let mut object = object.clone();
+    let mut labels = Json::new_object();
+    labels.insert("app.kubernetes.io/managed-by", Json::from("kyverno"));
+    if let Some(own) =
+        (object.get("metadata").and_then(|m| m.get("labels"))).and_then(|l| l.as_object())
+    {
+        for (k, v) in own.iter() {
+            if !k.starts_with("generate.kyverno.io/") {
+                labels.insert(k, v.clone());
+            }
+        }
+    }
+    if let Some(meta) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        meta.insert(&"labels", labels);
+    }
+    object
 }
 
 /// An AdmissionReview body rewritten for a kind admitted as `parent/subresource`.

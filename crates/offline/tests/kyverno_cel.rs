@@ -255,6 +255,26 @@ fn kyverno_cli_context() {
     );
 }
 
+/// Kyverno's CLI suites for GeneratingPolicies: what a policy generates for a trigger.
+#[test]
+fn kyverno_cli_generating_policy() {
+    run_family(
+        "kyverno/test/cli/test-generating-policy",
+        "kyverno/test/cli/test-generating-policy",
+        "",
+    );
+}
+
+/// Kyverno's CLI suites for GeneratingPolicy context and custom resources.
+#[test]
+fn kyverno_cli_context_generating() {
+    run_family(
+        "kyverno/test/cli/test-context-*-gpol, test-gpol-custom-crd",
+        "kyverno/test/cli",
+        "=test-context-apicall-gpol|test-context-configmap-gpol|test-gpol-custom-crd",
+    );
+}
+
 /// Kyverno's CLI suites for DeletingPolicies: which resources a policy would delete.
 #[test]
 fn kyverno_cli_deleting_policy() {

@@ -272,16 +272,27 @@ fn compile(
         Some(list) => {
             for (i, g) in list.iter().enumerate() {
                 let expression = text(g.get("expression"));
-                let template = g.get("template").is_some_and(|t| !t.is_null());
+                let template = g.get("template").filter(|t| !t.is_null());
                 match (expression.is_empty(), template) {
-                    (false, false) => expressions.push(expression),
-                    (true, true) => problems.push(format!(
-                        "spec.generate[{i}].template: celer does not run generation templates yet; write the generation as an expression calling generator.Apply"
-                    )),
-                    (false, true) => problems.push(format!(
+                    (false, None) => expressions.push(expression),
+                    (true, Some(template)) => {
+                        let interpolate = text(template.get("interpolate"));
+                        let value = text(template.get("value"));
+                        match super::generation_template::lower(
+                            &value,
+                            interpolate == "cel",
+                            namespace.as_deref(),
+                        ) {
+                            Ok(expression) => expressions.push(expression),
+                            Err(e) => problems.push(format!(
+                                "spec.generate[{i}].template.value: Invalid value: {e}"
+                            )),
+                        }
+                    }
+                    (false, Some(_)) => problems.push(format!(
                         "spec.generate[{i}]: Invalid value: expression and template are mutually exclusive"
                     )),
-                    (true, false) => problems.push(format!(
+                    (true, None) => problems.push(format!(
                         "spec.generate[{i}]: Required value: an expression or a template"
                     )),
                 }
@@ -318,6 +329,10 @@ fn compile(
         match_conditions: spec.get("matchConditions"),
         variables: spec.get("variables"),
     };
+    // Each expression as written first, so that a compile error shows it and its position.
+    lowering
+        .build(source, &expressions, &[])
+        .map_err(|errors| errors.iter().map(|e| rename_paths(e)).collect::<Vec<_>>())?;
     // Any result counts as held; the closing bracket on its own line survives a trailing
     // `//` comment.
     let validations: Vec<String> = (expressions.iter())
@@ -422,14 +437,9 @@ impl KyvernoContext for Collecting {
     fn generate(&self, namespace: &str, objects: Vec<Json>) -> Result<(), ContextError> {
         let mut generated = self.generated.lock();
         for object in objects {
-            // A `List` stands for its items, as Kyverno unpacks it.
-            let kind = object
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or_default();
-            let items = (kind.ends_with("List"))
-                .then(|| object.get("items").and_then(|i| i.as_array()))
-                .flatten();
+            // A list (an object with `items`, as `resource.List` returns) stands for its
+            // items, as Kyverno's unstructured `IsList` unpacks it.
+            let items = object.get("items").and_then(|i| i.as_array());
             match items {
                 Some(items) => generated.extend(items.iter().map(|o| Generated {
                     namespace: namespace.to_string(),

@@ -119,7 +119,7 @@ spec:
 }
 
 #[test]
-fn templates_and_bad_specs_are_refused_with_their_paths() {
+fn bad_templates_and_specs_are_refused_with_their_paths() {
     let loaded = load_text(
         r#"
 apiVersion: policies.kyverno.io/v1
@@ -129,7 +129,7 @@ spec:
   matchConstraints:
     resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [namespaces]}]
   generate:
-  - template: {value: "apiVersion: v1"}
+  - template: {value: "- a list, not a resource"}
 ---
 apiVersion: policies.kyverno.io/v1
 kind: GeneratingPolicy
@@ -154,8 +154,9 @@ spec:
         .collect();
     assert_eq!(errors.len(), 3, "{errors:?}");
     assert!(
-        errors[0]
-            .contains("spec.generate[0].template: celer does not run generation templates yet"),
+        errors[0].contains(
+            "spec.generate[0].template.value: Invalid value: document 1: must be a mapping"
+        ),
         "{errors:?}"
     );
     assert!(
@@ -175,4 +176,46 @@ fn a_list_stands_for_its_items() {
     collecting.generate("ns", vec![list]).unwrap();
     assert_eq!(collecting.take().len(), 2);
     assert!(collecting.take().is_empty(), "taken once");
+}
+
+#[test]
+fn a_template_generates_like_the_expression_it_stands_for() {
+    let policy = one(r#"
+apiVersion: policies.kyverno.io/v1
+kind: NamespacedGeneratingPolicy
+metadata: {name: templated, namespace: team-a}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  variables:
+  - {name: labels, expression: "{'team': 'a'}"}
+  generate:
+  - template:
+      interpolate: cel
+      value: |
+        apiVersion: v1
+        kind: Secret
+        metadata:
+          name: (( object.metadata.name ))-copy
+          labels: (( variables.labels ))
+        data: {size: (( size(object.data) ))}
+"#);
+    let cm = object(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team-a"},"data":{"a":"1","b":"2"}}"#,
+    );
+    let Generation::Generated(objects) =
+        policy.generate_for_object(&cm, None, &NoLookup, &EvalOptions::default())
+    else {
+        panic!("nothing generated");
+    };
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0].namespace, "team-a", "the policy's namespace");
+    let secret = &objects[0].object;
+    assert_eq!(secret["metadata"]["name"].as_str(), Some("c-copy"));
+    assert_eq!(secret["metadata"]["labels"]["team"].as_str(), Some("a"));
+    assert_eq!(
+        secret["data"]["size"].as_i64(),
+        Some(2),
+        "a whole-value placeholder keeps its type"
+    );
 }

@@ -23,6 +23,7 @@ pub mod classic_values;
 pub mod compile;
 pub mod deleting;
 pub mod generating;
+mod generation_template;
 pub mod load;
 mod lowered;
 pub mod model;
