@@ -33,8 +33,8 @@ pub enum Use {
     Serve,
     /// celer reads them for scans and reports; the API server enforces them.
     Read,
-    /// Only the controller runs them (Kyverno's DeletingPolicies): neither admission nor
-    /// scans load them ([`PolicyObjects::controlled`]).
+    /// Only the controller runs them (Kyverno's DeletingPolicies and GeneratingPolicies):
+    /// neither admission nor scans load them ([`PolicyObjects::controlled`]).
     Control,
 }
 
@@ -66,6 +66,12 @@ pub const KINDS: &[WatchedKind] = &[
         Use::Serve,
     ),
     kind("policies.kyverno.io", "PolicyException", Use::Serve),
+    kind("policies.kyverno.io", "GeneratingPolicy", Use::Control),
+    kind(
+        "policies.kyverno.io",
+        "NamespacedGeneratingPolicy",
+        Use::Control,
+    ),
     kind("policies.kyverno.io", "DeletingPolicy", Use::Control),
     kind(
         "policies.kyverno.io",
@@ -539,7 +545,12 @@ mod tests {
                 "{k}"
             );
         }
-        for k in ["DeletingPolicy", "NamespacedDeletingPolicy"] {
+        for k in [
+            "DeletingPolicy",
+            "NamespacedDeletingPolicy",
+            "GeneratingPolicy",
+            "NamespacedGeneratingPolicy",
+        ] {
             assert!(
                 KINDS.iter().any(|w| w.kind == k && w.used == Use::Control),
                 "{k}"

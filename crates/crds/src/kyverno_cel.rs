@@ -225,6 +225,116 @@ pub struct NamespacedDeletingPolicySpec {
     pub policy: DeletingPolicySpec,
 }
 
+/// The spec of a GeneratingPolicy (and of a NamespacedGeneratingPolicy): resources generated
+/// for the triggers it matches.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "policies.kyverno.io",
+    version = "v1",
+    kind = "GeneratingPolicy",
+    doc = "Kyverno GeneratingPolicy: generates resources (CEL generator.Apply, or templates) for matching triggers.",
+    shortname = "gpol",
+    category = "kyverno",
+    status = "PolicyStatus",
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    ),
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditionStatus.ready"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct GeneratingPolicySpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_constraints: Option<MatchResources>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_conditions: Option<Vec<MatchCondition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Vec<Variable>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluation: Option<GeneratingEvaluation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_configuration: Option<WebhookConfiguration>,
+    pub generate: Vec<Generation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_annotations: Option<Vec<AuditAnnotation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_server_side_apply: Option<bool>,
+}
+
+/// The spec of a NamespacedGeneratingPolicy: a GeneratingPolicy's, in one namespace.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "policies.kyverno.io",
+    version = "v1",
+    kind = "NamespacedGeneratingPolicy",
+    doc = "Kyverno NamespacedGeneratingPolicy: a GeneratingPolicy for the triggers and resources of its namespace.",
+    namespaced,
+    shortname = "ngpol",
+    category = "kyverno",
+    status = "PolicyStatus",
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    ),
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditionStatus.ready"
+    )
+)]
+pub struct NamespacedGeneratingPolicySpec {
+    #[serde(flatten)]
+    pub policy: GeneratingPolicySpec,
+}
+
+/// `evaluation` of a generating policy.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GeneratingEvaluation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission: Option<Enabled>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_existing: Option<Enabled>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronize: Option<Enabled>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orphan_downstream_on_policy_delete: Option<Enabled>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_background_requests: Option<bool>,
+}
+
+/// One `generate` entry: a CEL expression, or a YAML template.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Generation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expression: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<GenerationTemplate>,
+}
+
+/// A generation template: YAML resources, `(( ))` placeholders read as CEL with
+/// `interpolate: cel`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GenerationTemplate {
+    pub value: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpolate: Option<Interpolation>,
+}
+
+/// How a template's placeholders are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Interpolation {
+    None,
+    Cel,
+}
+
 /// `deletionPropagationPolicy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum DeletionPropagation {

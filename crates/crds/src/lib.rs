@@ -82,8 +82,9 @@ pub fn all() -> Vec<CustomResourceDefinition> {
     use gatekeeper_external_data::Provider;
     use gatekeeper_mutation::{Assign, AssignImage, AssignMetadata, ModifySet};
     use kyverno_cel::{
-        DeletingPolicy, MutatingPolicy, NamespacedDeletingPolicy, NamespacedMutatingPolicy,
-        NamespacedValidatingPolicy, PolicyException, ValidatingPolicy,
+        DeletingPolicy, GeneratingPolicy, MutatingPolicy, NamespacedDeletingPolicy,
+        NamespacedGeneratingPolicy, NamespacedMutatingPolicy, NamespacedValidatingPolicy,
+        PolicyException, ValidatingPolicy,
     };
     use kyverno_classic::{ClusterPolicy, Policy};
     let classic_exception = kyverno_classic::PolicyException::crd();
@@ -101,6 +102,12 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             CEL_STORAGE,
         ),
         served(PolicyException::crd(), &CEL_KINDS, CEL_STORAGE),
+        served(GeneratingPolicy::crd(), &CEL_KINDS, CEL_STORAGE),
+        served(
+            NamespacedGeneratingPolicy::crd(),
+            &CEL_NAMESPACED_KINDS,
+            CEL_STORAGE,
+        ),
         served(DeletingPolicy::crd(), &CEL_KINDS, CEL_STORAGE),
         served(
             NamespacedDeletingPolicy::crd(),

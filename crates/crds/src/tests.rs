@@ -31,7 +31,7 @@ type Expected = (
 
 #[test]
 fn each_kind_has_its_group_names_scope_and_versions() {
-    let expected: [Expected; 24] = [
+    let expected: [Expected; 26] = [
         (
             "ValidatingPolicy",
             "policies.kyverno.io",
@@ -62,6 +62,22 @@ fn each_kind_has_its_group_names_scope_and_versions() {
             "namespacedmutatingpolicies",
             "Namespaced",
             &["nmpol"],
+            &[("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "GeneratingPolicy",
+            "policies.kyverno.io",
+            "generatingpolicies",
+            "Cluster",
+            &["gpol"],
+            &[("v1alpha1", false), ("v1beta1", true), ("v1", false)],
+        ),
+        (
+            "NamespacedGeneratingPolicy",
+            "policies.kyverno.io",
+            "namespacedgeneratingpolicies",
+            "Namespaced",
+            &["ngpol"],
             &[("v1beta1", true), ("v1", false)],
         ),
         (
@@ -256,6 +272,8 @@ fn status_subresource_and_columns_as_upstream_has_them() {
         "NamespacedMutatingPolicy",
         "DeletingPolicy",
         "NamespacedDeletingPolicy",
+        "GeneratingPolicy",
+        "NamespacedGeneratingPolicy",
         "ClusterPolicy",
         "Policy",
         "ConstraintTemplate",
@@ -357,7 +375,7 @@ fn groups_filter() {
         unreachable!("a known group")
     };
     assert_eq!(kyverno.len(), 4);
-    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(24));
+    assert_eq!(for_group(None).map(|c| c.len()).ok(), Some(26));
     for (group, kinds) in [
         ("openreports.io", ["Report", "ClusterReport"]),
         ("wgpolicyk8s.io", ["PolicyReport", "ClusterPolicyReport"]),
