@@ -31,6 +31,10 @@
 #      false, one without the label and one in kube-system (left out of scans) stay; its
 #      status.lastExecutionTime is written, an Event says what it deleted, and the leader's
 #      celer_deleting_deleted_total counts it
+#   C13 a GeneratingPolicy (generateExisting, synchronize) makes a ConfigMap in each labelled
+#      Namespace, the one made before it too, labelled as Kyverno labels downstream objects;
+#      the ConfigMap deleted by hand comes back; the trigger's label changed updates it; a
+#      Namespace that stops matching loses it; the policy deleted takes the rest
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -294,6 +298,37 @@ if wait_for 90 job_deleted; then
     ok "C12 a DeletingPolicy deleted the ConfigMap whose condition held, kept the others, wrote lastExecutionTime $last_run and an Event"
   else bad "C12 a DeletingPolicy deletes what its conditions select" "kept:${kept:- all}, lastExecutionTime '$last_run', event '$event', counted '$counted'"; fi
 else bad "C12 a DeletingPolicy deletes what its conditions select" "job-done still there after 90 s: $(grep -i deleting "$work"/controller-*.log | tail -n 5)"; fi
+
+# C13: GeneratingPolicy.
+post /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"gen-old","labels":{"gen":"yes","team":"a"}}}'
+sleep 1
+post /apis/policies.kyverno.io/v1beta1/generatingpolicies \
+  '{"apiVersion":"policies.kyverno.io/v1beta1","kind":"GeneratingPolicy","metadata":{"name":"ns-defaults"},"spec":{"evaluation":{"generateExisting":{"enabled":true},"synchronize":{"enabled":true}},"matchConstraints":{"objectSelector":{"matchLabels":{"gen":"yes"}},"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["namespaces"]}]},"generate":[{"expression":"generator.Apply(object.metadata.name, [{\"apiVersion\": dyn(\"v1\"), \"kind\": dyn(\"ConfigMap\"), \"metadata\": dyn({\"name\": \"defaults\"}), \"data\": dyn({\"team\": object.metadata.labels.team})}])"}]}}'
+post /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"gen-new","labels":{"gen":"yes","team":"a"}}}'
+team_of() { api GET "/api/v1/namespaces/$1/configmaps/defaults"; [ "$status" = 200 ] && jq -r '.data.team' "$work/body.json"; }
+both_made() { [ "$(team_of gen-old)" = a ] && [ "$(team_of gen-new)" = a ]; }
+restored() { [ "$(team_of gen-new)" = a ]; }
+updated() { [ "$(team_of gen-new)" = b ]; }
+old_gone() { api GET /api/v1/namespaces/gen-old/configmaps/defaults; [ "$status" = 404 ]; }
+new_gone() { api GET /api/v1/namespaces/gen-new/configmaps/defaults; [ "$status" = 404 ]; }
+c13=""
+if wait_for 30 both_made; then
+  api GET /api/v1/namespaces/gen-new/configmaps/defaults
+  labels="$(jq -c '.metadata.labels' "$work/body.json")"
+  [ "$(jq -r '.["app.kubernetes.io/managed-by"] + " " + .["generate.kyverno.io/policy-name"] + " " + .["generate.kyverno.io/trigger-kind"]' <<<"$labels")" = "kyverno ns-defaults Namespace" ] \
+    || c13="labels $labels"
+  api DELETE /api/v1/namespaces/gen-new/configmaps/defaults
+  sleep 1
+  wait_for 30 restored || c13="$c13; deleted ConfigMap not restored"
+  api PATCH /api/v1/namespaces/gen-new '{"metadata":{"labels":{"team":"b"}}}'
+  wait_for 30 updated || c13="$c13; not updated to team b ($(team_of gen-new))"
+  api PATCH /api/v1/namespaces/gen-old '{"metadata":{"labels":{"gen":null}}}'
+  wait_for 30 old_gone || c13="$c13; a Namespace that stopped matching kept its ConfigMap"
+  api DELETE /apis/policies.kyverno.io/v1beta1/generatingpolicies/ns-defaults
+  wait_for 60 new_gone || c13="$c13; the policy deleted, its ConfigMap stayed"
+else c13="not generated: old '$(team_of gen-old)', new '$(team_of gen-new)'"; fi
+if [ -z "$c13" ]; then ok "C13 a GeneratingPolicy generates (existing triggers too), restores, follows its trigger, and cleans up"
+else bad "C13 a GeneratingPolicy generates, restores, follows its trigger, and cleans up" "$c13: $(grep -i generat "$work"/controller-*.log | grep -iv info | tail -n 3)"; fi
 
 echo "controller e2e: $pass passed, $fail failed"
 [ "$fail" = 0 ] || { printf 'failed: %s\n' "${failed[@]}"; exit 1; }

@@ -149,7 +149,7 @@ fn now() -> DateTime<Utc> {
 }
 
 /// The policies' origins and resource versions: a change of any is a reload.
-fn fingerprint_of(documents: &[Document]) -> String {
+pub(crate) fn fingerprint_of(documents: &[Document]) -> String {
     let mut parts: Vec<String> = (documents.iter())
         .map(|d| match d {
             Document::Object { origin, json } => {

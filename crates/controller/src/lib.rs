@@ -14,6 +14,7 @@
 pub mod audit;
 pub mod deleting;
 pub mod feed;
+pub mod generating;
 pub mod inbox;
 pub mod leader;
 pub mod metrics;

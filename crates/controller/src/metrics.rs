@@ -39,6 +39,9 @@ pub struct Metrics {
     violations: AtomicU64,
     constraint_writes: AtomicU64,
     deleting_policies: AtomicUsize,
+    generating_policies: AtomicUsize,
+    /// Per GeneratingPolicy (its key): objects written, failures, objects deleted.
+    generating: Mutex<BTreeMap<String, (u64, u64, u64)>>,
     /// Per DeletingPolicy (its key): runs, objects deleted, failures.
     deleting: Mutex<BTreeMap<String, (u64, u64, u64)>>,
 }
@@ -62,6 +65,28 @@ impl Metrics {
 
     pub fn report_write(&self, op: &'static str) {
         *self.writes.lock().entry(op).or_default() += 1;
+    }
+
+    pub fn set_generating_policies(&self, n: usize) {
+        self.generating_policies.store(n, Ordering::Relaxed);
+    }
+
+    /// A GeneratingPolicy on one trigger: objects written and failures.
+    pub fn generating(&self, policy: &str, written: u64, failures: u64) {
+        let mut all = self.generating.lock();
+        let entry = all.entry(policy.to_string()).or_default();
+        entry.0 += written;
+        entry.1 += failures;
+    }
+
+    /// A GeneratingPolicy's downstream object deleted (its trigger gone or changed, the
+    /// policy deleted).
+    pub fn generating_deleted(&self, policy: &str) {
+        self.generating
+            .lock()
+            .entry(policy.to_string())
+            .or_default()
+            .2 += 1;
     }
 
     pub fn set_deleting_policies(&self, n: usize) {
@@ -210,6 +235,41 @@ impl Metrics {
             }
         }
         drop(deleting);
+        gauge(
+            &mut out,
+            "celer_generating_policies",
+            "GeneratingPolicies loaded.",
+        );
+        let _ = writeln!(
+            out,
+            "celer_generating_policies {}",
+            self.generating_policies.load(Ordering::Relaxed)
+        );
+        let generating = self.generating.lock();
+        for (name, help, pick) in [
+            (
+                "celer_generating_writes_total",
+                "Downstream objects a GeneratingPolicy created or updated, by policy.",
+                0,
+            ),
+            (
+                "celer_generating_failures_total",
+                "Evaluations and writes of a GeneratingPolicy that failed, by policy.",
+                1,
+            ),
+            (
+                "celer_generating_deletes_total",
+                "Downstream objects of a GeneratingPolicy deleted (trigger gone or changed, policy deleted), by policy.",
+                2,
+            ),
+        ] {
+            counter(&mut out, name, help);
+            for (policy, counts) in generating.iter() {
+                let n = [counts.0, counts.1, counts.2][pick];
+                let _ = writeln!(out, "{name}{{policy=\"{}\"}} {n}", escape(policy));
+            }
+        }
+        drop(generating);
         let scans = self.scans.lock();
         counter(
             &mut out,

@@ -188,6 +188,17 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>, 
             Arc::clone(objects),
             deleting,
         ))));
+        let generating = Arc::new(crate::generating::GeneratingContext::new(
+            client.clone(),
+            Arc::new(cluster.clone()),
+            eval.clone(),
+            options.excluded_namespaces.clone(),
+            Arc::clone(&metrics),
+        ));
+        _background.push(Aborting(tokio::spawn(crate::generating::run(
+            Arc::clone(objects),
+            generating,
+        ))));
     }
     let source = file_source(&options);
     let mut cache = LoadCache::default();

@@ -1,0 +1,904 @@
+//! Kyverno's GeneratingPolicies on a live cluster, without UpdateRequests: the controller
+//! watches the triggers (the resources a policy's `matchConstraints` may select, found by
+//! discovery as scans find theirs) and, for each trigger it sees created (or listed, below),
+//! evaluates the policy (`celer_policy::kyverno::generating`) and makes the objects
+//! `generator.Apply` returned, labelled as Kyverno labels downstream objects
+//! (`app.kubernetes.io/managed-by: kyverno`, `generate.kyverno.io/policy-name`,
+//! `trigger-*`), so Kyverno's tools recognise them.
+//!
+//! Nothing is persisted between the admission of a trigger and its downstream objects: the
+//! trigger itself, once stored, is the work item. If the controller is down when a trigger is
+//! created, the next leader's first listing finds it: a trigger created after the policy is
+//! handled whether it was seen live or listed (Kyverno's UpdateRequest would have been
+//! processed late too), one created before only with `generateExisting`.
+//!
+//! - An object that exists and is not labelled for this policy and trigger is left alone (not
+//!   adopted); one that is, is updated when it differs (or applied, with
+//!   `useServerSideApply`), never written when equal.
+//! - `synchronize`: a trigger's update re-evaluates it (objects updated, those it no longer
+//!   generates deleted, all of them deleted when it stops matching), its deletion deletes
+//!   them, and each downstream kind is watched so that a downstream object changed or
+//!   deleted by someone else is restored; a change of the policy re-evaluates its triggers.
+//! - A deleted policy's downstream objects are deleted unless
+//!   `orphanDownstreamOnPolicyDelete`.
+//! - Work is spread over [`WORKERS`] queues by trigger, bounded ([`QUEUE`] each; a full
+//!   queue holds the watch back), so one trigger's events are handled in order and a storm
+//!   of triggers cannot grow memory.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use celer_cel::Json;
+use celer_cluster::cache::{Conversion, WatchBackoff, object_json_owned};
+use celer_cluster::sources::{Document, PolicyObjects};
+use celer_policy::engine::EvalOptions;
+use celer_policy::kyverno::generating::{self, Generated, GeneratingPolicy, Generation};
+use celer_policy::load::{Manifests, Source};
+use celer_policy::lookup::Lookup;
+use futures_util::StreamExt;
+use kube::Client;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::discovery::ApiResource;
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::watcher::{self, Event};
+use parking_lot::Mutex;
+use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
+use tokio::sync::mpsc;
+
+use crate::metrics::Metrics;
+use crate::targets::{self, Target};
+
+/// Queues of trigger work, each handled in order by one task.
+pub const WORKERS: usize = 16;
+/// Items a queue holds before the watches wait.
+pub const QUEUE: usize = 1024;
+/// How often new resources (CRDs installed since) are looked for.
+const REDISCOVER: Duration = Duration::from_secs(60);
+
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const POLICY_LABEL: &str = "generate.kyverno.io/policy-name";
+pub const POLICY_NAMESPACE_LABEL: &str = "generate.kyverno.io/policy-namespace";
+pub const TRIGGER_NAME: &str = "generate.kyverno.io/trigger-name";
+pub const TRIGGER_NAMESPACE: &str = "generate.kyverno.io/trigger-namespace";
+pub const TRIGGER_UID: &str = "generate.kyverno.io/trigger-uid";
+pub const TRIGGER_KIND: &str = "generate.kyverno.io/trigger-kind";
+pub const TRIGGER_GROUP: &str = "generate.kyverno.io/trigger-group";
+pub const TRIGGER_VERSION: &str = "generate.kyverno.io/trigger-version";
+pub const SOURCE_UID: &str = "generate.kyverno.io/source-uid";
+
+/// What the loop shares with its workers.
+pub struct GeneratingContext {
+    pub client: Client,
+    pub lookup: Arc<dyn Lookup>,
+    pub options: EvalOptions,
+    pub excluded_namespaces: Vec<String>,
+    pub metrics: Arc<Metrics>,
+    /// The kinds (apiVersion, kind) objects were generated into: watched to restore them,
+    /// and searched when a trigger's objects are deleted.
+    pub kinds: Mutex<HashSet<(String, String)>>,
+    /// Told when a kind is first written into.
+    pub new_kind: tokio::sync::Notify,
+}
+
+impl GeneratingContext {
+    pub fn new(
+        client: Client,
+        lookup: Arc<dyn Lookup>,
+        options: EvalOptions,
+        excluded_namespaces: Vec<String>,
+        metrics: Arc<Metrics>,
+    ) -> GeneratingContext {
+        GeneratingContext {
+            client,
+            lookup,
+            options,
+            excluded_namespaces,
+            metrics,
+            kinds: Mutex::new(HashSet::new()),
+            new_kind: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn record_kind(&self, api_version: &str, kind: &str) {
+        let new = (self.kinds.lock()).insert((api_version.to_string(), kind.to_string()));
+        if new {
+            self.new_kind.notify_one();
+        }
+    }
+}
+
+/// A policy loaded, with when it was created.
+#[derive(Clone)]
+struct Loaded {
+    policy: Arc<GeneratingPolicy>,
+    created: String,
+    fingerprint: String,
+}
+
+/// One piece of work on a trigger.
+#[derive(Debug)]
+enum Work {
+    /// The trigger exists as `object`; `listed`: found by a listing rather than seen created
+    /// or changed; `changed`: an update of one seen before.
+    Apply {
+        target: Target,
+        object: Json,
+        listed: bool,
+        changed: bool,
+        only: Option<String>,
+    },
+    /// The trigger was deleted.
+    Deleted { object: Json },
+    /// A policy is gone: its downstream objects go too (unless it orphans them).
+    PolicyGone { name: String, namespace: String },
+}
+
+/// The policies as the workers read them.
+#[derive(Default)]
+struct Policies {
+    by_key: BTreeMap<String, Loaded>,
+}
+
+/// Runs the GeneratingPolicies of `objects` until the task is dropped.
+pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
+    let policies: Arc<Mutex<Policies>> = Arc::default();
+    let mut queues = Vec::with_capacity(WORKERS);
+    let mut workers = Vec::with_capacity(WORKERS);
+    for _ in 0..WORKERS {
+        let (tx, rx) = mpsc::channel::<Work>(QUEUE);
+        queues.push(tx);
+        workers.push(Aborting(tokio::spawn(work(
+            rx,
+            Arc::clone(&context),
+            Arc::clone(&policies),
+        ))));
+    }
+    let queues = Arc::new(queues);
+    let mut changes = objects.subscribe();
+    let mut fingerprint = String::new();
+    let mut triggers: HashMap<Target, Aborting> = HashMap::new();
+    let mut downstream: HashMap<(String, String), Aborting> = HashMap::new();
+    let mut discovered: Vec<Target> = Vec::new();
+    let mut discovered_at: Option<tokio::time::Instant> = None;
+    loop {
+        let documents = objects.controlled();
+        let now_fingerprint = crate::deleting::fingerprint_of(&documents);
+        let due = discovered_at.is_none_or(|at| at.elapsed() >= REDISCOVER);
+        if now_fingerprint != fingerprint || due {
+            if due {
+                match targets::discover(&context.client).await {
+                    Ok(all) => discovered = all,
+                    Err(e) => tracing::warn!(error = %e, "discovery for GeneratingPolicies failed"),
+                }
+                discovered_at = Some(tokio::time::Instant::now());
+            }
+            if now_fingerprint != fingerprint {
+                fingerprint = now_fingerprint;
+                let loaded = load(&documents);
+                reload(&policies, loaded, &queues, &triggers).await;
+            }
+            let wanted = wanted_targets(&policies.lock(), &discovered);
+            triggers.retain(|t, _| wanted.contains(t));
+            for target in wanted {
+                triggers.entry(target.clone()).or_insert_with(|| {
+                    Aborting(tokio::spawn(watch_triggers(
+                        context.client.clone(),
+                        target,
+                        Arc::clone(&queues),
+                    )))
+                });
+            }
+            context
+                .metrics
+                .set_generating_policies(policies.lock().by_key.len());
+        }
+        // Downstream kinds are watched to restore what a synchronized policy generated.
+        let kinds: Vec<(String, String)> = context.kinds.lock().iter().cloned().collect();
+        for (api_version, kind) in kinds {
+            downstream
+                .entry((api_version.clone(), kind.clone()))
+                .or_insert_with(|| {
+                    Aborting(tokio::spawn(watch_downstream(
+                        Arc::clone(&context),
+                        Arc::clone(&policies),
+                        api_version,
+                        kind,
+                        Arc::clone(&queues),
+                    )))
+                });
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(REDISCOVER) => {}
+            () = context.new_kind.notified() => {}
+            changed = changes.changed() => if changed.is_err() { return },
+        }
+    }
+}
+
+/// A task stopped when its handle is dropped.
+struct Aborting(tokio::task::JoinHandle<()>);
+
+impl Drop for Aborting {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn load(documents: &[Document]) -> BTreeMap<String, Loaded> {
+    let mut manifests = Manifests::default();
+    let mut created: HashMap<(String, String), (String, String)> = HashMap::new();
+    for document in documents {
+        let Document::Object { origin, json } = document else {
+            continue;
+        };
+        let meta = |key: &str| text_at(json, &["metadata", key]).to_string();
+        created.insert(
+            (meta("namespace"), meta("name")),
+            (meta("creationTimestamp"), meta("resourceVersion")),
+        );
+        manifests.add_json(
+            Source {
+                file: origin.clone(),
+                document: 0,
+            },
+            (**json).clone(),
+        );
+    }
+    let compiled = generating::load(&manifests);
+    for e in &compiled.errors {
+        tracing::error!(policy = %e.location.file, error = %e.message, "GeneratingPolicy not loaded");
+    }
+    (compiled.policies.into_iter())
+        .map(|policy| {
+            let key = (
+                policy.namespace.clone().unwrap_or_default(),
+                policy.name.clone(),
+            );
+            let (created, version) = created.get(&key).cloned().unwrap_or_default();
+            (
+                policy.key(),
+                Loaded {
+                    policy: Arc::new(policy),
+                    created,
+                    fingerprint: version,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Swaps the policies in; a deleted one's downstream objects are queued for deletion, a
+/// changed synchronized one's triggers are listed again (through their watches' restart).
+async fn reload(
+    policies: &Mutex<Policies>,
+    loaded: BTreeMap<String, Loaded>,
+    queues: &Arc<Vec<mpsc::Sender<Work>>>,
+    triggers: &HashMap<Target, Aborting>,
+) {
+    let (gone, changed): (Vec<Loaded>, bool) = {
+        let mut current = policies.lock();
+        let gone = (current.by_key.iter())
+            .filter(|(k, _)| !loaded.contains_key(*k))
+            .map(|(_, l)| l.clone())
+            .collect();
+        let changed = (loaded.iter()).any(|(k, l)| {
+            current.by_key.get(k).is_some_and(|old| {
+                old.fingerprint != l.fingerprint && l.policy.evaluation.synchronize
+            })
+        });
+        current.by_key = loaded;
+        (gone, changed)
+    };
+    for policy in gone {
+        if policy.policy.evaluation.orphan_downstream_on_policy_delete {
+            tracing::info!(policy = %policy.policy.key(), "GeneratingPolicy deleted: its downstream objects are orphaned");
+            continue;
+        }
+        let work = Work::PolicyGone {
+            name: policy.policy.name.clone(),
+            namespace: policy.policy.namespace.clone().unwrap_or_default(),
+        };
+        let _ = queues[0].send(work).await;
+    }
+    if changed {
+        // The trigger watches list again, and a listing re-evaluates synchronized policies.
+        for handle in triggers.values() {
+            handle.0.abort();
+        }
+    }
+}
+
+/// The resources some policy may select as triggers.
+fn wanted_targets(policies: &Policies, all: &[Target]) -> HashSet<Target> {
+    let mut out = HashSet::new();
+    for loaded in policies.by_key.values() {
+        out.extend(targets::select(loaded.policy.policy_set(), all));
+    }
+    out
+}
+
+fn queue_of(queues: &[mpsc::Sender<Work>], key: &str) -> usize {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    (hasher.finish() % queues.len().max(1) as u64) as usize
+}
+
+async fn watch_triggers(client: Client, target: Target, queues: Arc<Vec<mpsc::Sender<Work>>>) {
+    let resource = target.api_resource();
+    let conversion = Conversion {
+        strip_managed_fields: true,
+        as_document: false,
+    };
+    loop {
+        let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
+        let stream = watcher::watcher(api, watcher::Config::default().page_size(500))
+            .backoff(WatchBackoff::default());
+        let mut stream = std::pin::pin!(stream);
+        let mut seen: HashSet<String> = HashSet::new();
+        while let Some(event) = stream.next().await {
+            let (object, listed, deleted) = match event {
+                Ok(Event::InitApply(o)) => (o, true, false),
+                Ok(Event::Apply(o)) => (o, false, false),
+                Ok(Event::Delete(o)) => (o, false, true),
+                Ok(Event::Init | Event::InitDone) => continue,
+                Err(e) => {
+                    tracing::warn!(resource = %target.describe(), error = %e, "trigger watch failed; retrying");
+                    continue;
+                }
+            };
+            let uid = object.metadata.uid.clone().unwrap_or_default();
+            let changed = !listed && !seen.insert(uid.clone());
+            if listed {
+                seen.insert(uid.clone());
+            }
+            let Ok(json) = object_json_owned(object, &resource, conversion) else {
+                continue;
+            };
+            let work = if deleted {
+                seen.remove(&uid);
+                Work::Deleted { object: json }
+            } else {
+                Work::Apply {
+                    target: target.clone(),
+                    object: json,
+                    listed,
+                    changed,
+                    only: None,
+                }
+            };
+            let queue = &queues[queue_of(&queues, &uid)];
+            if queue.send(work).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Watches one downstream kind (objects labelled for some policy) and queues its trigger
+/// again when a synchronized policy's object is changed or deleted (by anyone: celer's own
+/// writes come back equal and write nothing).
+async fn watch_downstream(
+    context: Arc<GeneratingContext>,
+    policies: Arc<Mutex<Policies>>,
+    api_version: String,
+    kind: String,
+    queues: Arc<Vec<mpsc::Sender<Work>>>,
+) {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, &kind);
+    let resource = match kube::discovery::pinned_kind(&context.client, &gvk).await {
+        Ok((resource, _)) => resource,
+        Err(e) => {
+            tracing::warn!(%api_version, %kind, error = %e, "downstream kind not watched");
+            return;
+        }
+    };
+    let selector = format!("{MANAGED_BY}=kyverno,{POLICY_LABEL}");
+    loop {
+        let api = Api::<DynamicObject>::all_with(context.client.clone(), &resource);
+        let config = watcher::Config::default().labels(&selector).page_size(500);
+        let stream = watcher::watcher(api, config).backoff(WatchBackoff::default());
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            let object = match event {
+                Ok(Event::Apply(o) | Event::Delete(o)) => o,
+                Ok(Event::Init | Event::InitApply(_) | Event::InitDone) => continue,
+                Err(e) => {
+                    tracing::warn!(%kind, error = %e, "downstream watch failed; retrying");
+                    continue;
+                }
+            };
+            let labels = object.metadata.labels.clone().unwrap_or_default();
+            let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
+            let policy_key = match label(POLICY_NAMESPACE_LABEL).as_str() {
+                "" => label(POLICY_LABEL),
+                ns => format!("{ns}/{}", label(POLICY_LABEL)),
+            };
+            let synchronized = (policies.lock().by_key.get(&policy_key))
+                .is_some_and(|l| l.policy.evaluation.synchronize);
+            if !synchronized {
+                continue;
+            }
+            let trigger = Trigger {
+                group: label(TRIGGER_GROUP),
+                version: label(TRIGGER_VERSION),
+                kind: label(TRIGGER_KIND),
+                namespace: label(TRIGGER_NAMESPACE),
+                name: label(TRIGGER_NAME),
+            };
+            let Some((target, object)) = fetch_trigger(&context.client, &trigger).await else {
+                continue;
+            };
+            let uid = text_at(&object, &["metadata", "uid"]).to_string();
+            let work = Work::Apply {
+                target,
+                object,
+                listed: false,
+                changed: true,
+                only: Some(policy_key),
+            };
+            if queues[queue_of(&queues, &uid)].send(work).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// A trigger as its downstream objects' labels name it.
+struct Trigger {
+    group: String,
+    version: String,
+    kind: String,
+    namespace: String,
+    name: String,
+}
+
+/// The trigger's current object and its resource; `None` when it is gone.
+async fn fetch_trigger(client: &Client, trigger: &Trigger) -> Option<(Target, Json)> {
+    let gvk = kube::core::GroupVersionKind::gvk(&trigger.group, &trigger.version, &trigger.kind);
+    let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk).await.ok()?;
+    let namespaced = capabilities.scope == kube::discovery::Scope::Namespaced;
+    let api: Api<DynamicObject> = if namespaced {
+        Api::namespaced_with(client.clone(), &trigger.namespace, &resource)
+    } else {
+        Api::all_with(client.clone(), &resource)
+    };
+    let object = api.get_opt(&trigger.name).await.ok()??;
+    let conversion = Conversion {
+        strip_managed_fields: true,
+        as_document: false,
+    };
+    let json = object_json_owned(object, &resource, conversion).ok()?;
+    let target = Target {
+        group: trigger.group.clone(),
+        version: trigger.version.clone(),
+        resource: resource.plural.clone(),
+        kind: trigger.kind.clone(),
+        namespaced,
+    };
+    Some((target, json))
+}
+
+async fn work(
+    mut rx: mpsc::Receiver<Work>,
+    context: Arc<GeneratingContext>,
+    policies: Arc<Mutex<Policies>>,
+) {
+    while let Some(item) = rx.recv().await {
+        match item {
+            Work::Apply {
+                target,
+                object,
+                listed,
+                changed,
+                only,
+            } => {
+                let applicable: Vec<Loaded> = (policies.lock().by_key.values())
+                    .filter(|l| only.as_deref().is_none_or(|k| l.policy.key() == k))
+                    .cloned()
+                    .collect();
+                for loaded in applicable {
+                    on_trigger(&context, &loaded, &target, &object, listed, changed).await;
+                }
+            }
+            Work::Deleted { object } => {
+                // A synchronized policy's objects go with their trigger.
+                let synchronized: Vec<Loaded> = (policies.lock().by_key.values())
+                    .filter(|l| l.policy.evaluation.synchronize)
+                    .cloned()
+                    .collect();
+                let uid = text_at(&object, &["metadata", "uid"]).to_string();
+                for loaded in synchronized {
+                    delete_downstream(&context, &loaded.policy.name, Some(&uid), None).await;
+                }
+            }
+            Work::PolicyGone { name, namespace } => {
+                let ns = (!namespace.is_empty()).then_some(namespace.as_str());
+                delete_downstream(&context, &name, None, ns).await;
+            }
+        }
+    }
+}
+
+/// One policy on one trigger.
+async fn on_trigger(
+    context: &Arc<GeneratingContext>,
+    loaded: &Loaded,
+    target: &Target,
+    object: &Json,
+    listed: bool,
+    changed: bool,
+) {
+    let policy = &loaded.policy;
+    let namespace = text_at(object, &["metadata", "namespace"]);
+    if context.excluded_namespaces.iter().any(|e| e == namespace) {
+        return;
+    }
+    // A trigger that predates the policy is handled only with generateExisting; one seen
+    // changed only when synchronized (or when the policy matches updates: Kyverno generates
+    // on UPDATE admissions too).
+    let created = text_at(object, &["metadata", "creationTimestamp"]);
+    let predates = !loaded.created.is_empty() && created < loaded.created.as_str();
+    if listed && predates && !policy.evaluation.generate_existing {
+        return;
+    }
+    if changed && !policy.evaluation.synchronize {
+        return;
+    }
+    let generation = {
+        let policy = Arc::clone(policy);
+        let object = object.clone();
+        let target = target.clone();
+        let lookup = Arc::clone(&context.lookup);
+        let options = context.options.clone();
+        tokio::task::spawn_blocking(move || {
+            policy.generate_for_object(&object, Some(target.scanned()), lookup.as_ref(), &options)
+        })
+        .await
+        .unwrap_or_else(|e| Generation::Error(format!("evaluation task failed: {e}")))
+    };
+    let trigger_uid = text_at(object, &["metadata", "uid"]).to_string();
+    match generation {
+        Generation::NotSelected | Generation::Skipped => {
+            // A synchronized trigger that stopped matching loses its downstream objects.
+            if changed && policy.evaluation.synchronize {
+                delete_downstream(context, &policy.name, Some(&trigger_uid), None).await;
+            }
+        }
+        Generation::Error(e) => {
+            context.metrics.generating(&policy.key(), 0, 1);
+            tracing::warn!(policy = %policy.key(), trigger = %describe(target, object), error = %e, "GeneratingPolicy failed");
+        }
+        Generation::Generated(objects) => {
+            let mut written = 0;
+            let mut failures = 0;
+            let mut kept: Vec<(String, String, String, String)> = Vec::new();
+            for generated in objects {
+                let desired = downstream(policy, target, object, &generated);
+                kept.push(identity(&desired));
+                match write(context, policy, &desired, &trigger_uid).await {
+                    Ok(true) => written += 1,
+                    Ok(false) => {}
+                    Err(e) => {
+                        failures += 1;
+                        tracing::warn!(policy = %policy.key(), trigger = %describe(target, object), error = %e, "downstream object not written");
+                    }
+                }
+            }
+            if changed && policy.evaluation.synchronize {
+                delete_stale(context, &policy.name, &trigger_uid, &kept).await;
+            }
+            context.metrics.generating(&policy.key(), written, failures);
+        }
+    }
+}
+
+fn describe(target: &Target, object: &Json) -> String {
+    format!(
+        "{}/{}/{}",
+        target.kind,
+        text_at(object, &["metadata", "namespace"]),
+        text_at(object, &["metadata", "name"])
+    )
+}
+
+/// The object to write: what the policy generated, cleaned of what the API server owns, in
+/// its namespace, with Kyverno's labels.
+fn downstream(
+    policy: &GeneratingPolicy,
+    target: &Target,
+    trigger: &Json,
+    generated: &Generated,
+) -> Json {
+    let mut object = generated.object.clone();
+    let source_uid = text_at(&object, &["metadata", "uid"]).to_string();
+    let source_has_version = !text_at(&object, &["metadata", "resourceVersion"]).is_empty();
+    let source_namespace = text_at(&object, &["metadata", "namespace"]).to_string();
+    let trigger_text = |key: &str| text_at(trigger, &["metadata", key]).to_string();
+    let labels: Vec<(&str, String)> = [
+        (MANAGED_BY, "kyverno".to_string()),
+        (POLICY_LABEL, policy.name.clone()),
+        (TRIGGER_NAME, trigger_text("name")),
+        (TRIGGER_NAMESPACE, trigger_text("namespace")),
+        (TRIGGER_UID, trigger_text("uid")),
+        (TRIGGER_KIND, target.kind.clone()),
+        (TRIGGER_GROUP, target.group.clone()),
+        (TRIGGER_VERSION, target.version.clone()),
+    ]
+    .into_iter()
+    .chain((policy.namespace.clone()).map(|ns| (POLICY_NAMESPACE_LABEL, ns)))
+    .chain((source_has_version && !source_uid.is_empty()).then_some((SOURCE_UID, source_uid)))
+    .collect();
+    if let Some(meta) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        for key in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "managedFields",
+            "selfLink",
+            "generation",
+        ] {
+            meta.remove(&key);
+        }
+        if !source_namespace.is_empty() && source_namespace != generated.namespace {
+            meta.remove(&"ownerReferences");
+        }
+        if generated.namespace.is_empty() {
+            meta.remove(&"namespace");
+        } else {
+            meta.insert(&"namespace", Json::from(generated.namespace.as_str()));
+        }
+        let mut merged = meta
+            .get(&"labels")
+            .filter(|l| l.is_object())
+            .cloned()
+            .unwrap_or_else(Json::new_object);
+        for (k, v) in labels {
+            merged.insert(k, Json::from(v.as_str()));
+        }
+        meta.insert(&"labels", merged);
+    }
+    if let Some(o) = object.as_object_mut() {
+        o.remove(&"status");
+    }
+    object
+}
+
+/// `(apiVersion, kind, namespace, name)`.
+fn identity(object: &Json) -> (String, String, String, String) {
+    (
+        text_at(object, &["apiVersion"]).to_string(),
+        text_at(object, &["kind"]).to_string(),
+        text_at(object, &["metadata", "namespace"]).to_string(),
+        text_at(object, &["metadata", "name"]).to_string(),
+    )
+}
+
+fn text_at<'j>(json: &'j Json, path: &[&str]) -> &'j str {
+    let mut at = json;
+    for key in path {
+        match at.get(key) {
+            Some(next) => at = next,
+            None => return "",
+        }
+    }
+    at.as_str().unwrap_or_default()
+}
+
+/// The API of `object`'s kind (discovery), in its namespace.
+async fn api_of(
+    client: &Client,
+    api_version: &str,
+    kind: &str,
+    namespace: &str,
+) -> Result<(Api<DynamicObject>, bool), String> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk)
+        .await
+        .map_err(|e| format!("{api_version} {kind} is not served: {e}"))?;
+    let namespaced = capabilities.scope == kube::discovery::Scope::Namespaced;
+    let api = if namespaced {
+        Api::namespaced_with(client.clone(), namespace, &resource)
+    } else {
+        Api::all_with(client.clone(), &resource)
+    };
+    Ok((api, namespaced))
+}
+
+/// Creates `desired`, or updates the object of its name when it is this policy's and this
+/// trigger's and differs; `Ok(true)` when something was written.
+async fn write(
+    context: &GeneratingContext,
+    policy: &GeneratingPolicy,
+    desired: &Json,
+    trigger_uid: &str,
+) -> Result<bool, String> {
+    let (api_version, kind, namespace, name) = identity(desired);
+    if name.is_empty() {
+        return Err(format!("a generated {kind} has no name"));
+    }
+    let (api, namespaced) = api_of(&context.client, &api_version, &kind, &namespace).await?;
+    context.record_kind(&api_version, &kind);
+    if namespaced && namespace.is_empty() {
+        return Err(format!("a generated {kind} {name:?} has no namespace"));
+    }
+    let mut desired = desired.clone();
+    if !namespaced && let Some(meta) = desired.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        meta.remove(&"namespace");
+    }
+    let typed: DynamicObject =
+        serde_json::from_str(&sonic_rs::to_string(&desired).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("the generated {kind} {name:?} is not an object: {e}"))?;
+    if policy.use_server_side_apply {
+        let params = PatchParams::apply("generate").force();
+        api.patch(&name, &params, &Patch::Apply(&typed))
+            .await
+            .map_err(|e| e.to_string())?;
+        return Ok(true);
+    }
+    match api.get_opt(&name).await.map_err(|e| e.to_string())? {
+        None => {
+            api.create(&PostParams::default(), &typed)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(true)
+        }
+        Some(existing) => {
+            let labels = existing.metadata.labels.clone().unwrap_or_default();
+            let ours = labels.get(MANAGED_BY).map(String::as_str) == Some("kyverno")
+                && labels.get(POLICY_LABEL) == Some(&policy.name)
+                && labels.get(TRIGGER_UID).map(String::as_str) == Some(trigger_uid);
+            if !ours {
+                // Not adopted: an object someone else made under this name stays theirs.
+                return Ok(false);
+            }
+            if same(&existing, &typed) {
+                return Ok(false);
+            }
+            let mut replacement = typed;
+            replacement.metadata.resource_version = existing.metadata.resource_version.clone();
+            replacement.metadata.uid = existing.metadata.uid.clone();
+            api.replace(&name, &PostParams::default(), &replacement)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(true)
+        }
+    }
+}
+
+/// Whether `existing` already holds what `desired` says: its labels and every top-level
+/// field but metadata and status.
+fn same(existing: &DynamicObject, desired: &DynamicObject) -> bool {
+    let labels_held = (desired.metadata.labels.iter().flatten())
+        .all(|(k, v)| (existing.metadata.labels.as_ref()).and_then(|l| l.get(k)) == Some(v));
+    let fields_held = match (desired.data.as_object(), existing.data.as_object()) {
+        (Some(want), Some(have)) => want
+            .iter()
+            .filter(|(k, _)| k.as_str() != "status")
+            .all(|(k, v)| have.get(k) == Some(v)),
+        _ => desired.data == existing.data,
+    };
+    labels_held && fields_held
+}
+
+/// Deletes the downstream objects of `policy` (of one trigger when `trigger_uid` is given):
+/// for a trigger, in the kinds generated into; for a whole policy, in every kind discovery
+/// lists (the controller may have restarted since they were written).
+async fn delete_downstream(
+    context: &GeneratingContext,
+    policy: &str,
+    trigger_uid: Option<&str>,
+    namespace: Option<&str>,
+) {
+    let mut selector = format!("{MANAGED_BY}=kyverno,{POLICY_LABEL}={policy}");
+    if let Some(uid) = trigger_uid {
+        selector.push_str(&format!(",{TRIGGER_UID}={uid}"));
+    }
+    for (resource, namespaced) in kinds_to_search(context, trigger_uid.is_none()).await {
+        let api: Api<DynamicObject> = match (namespace, namespaced) {
+            (Some(ns), true) => Api::namespaced_with(context.client.clone(), ns, &resource),
+            _ => Api::all_with(context.client.clone(), &resource),
+        };
+        let Ok(list) = api
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await
+        else {
+            continue;
+        };
+        for item in list.items {
+            delete_one(context, policy, &resource, &item.metadata).await;
+        }
+    }
+}
+
+/// The resources to search for downstream objects: those generated into, or (`all`) every
+/// one discovery lists.
+async fn kinds_to_search(context: &GeneratingContext, all: bool) -> Vec<(ApiResource, bool)> {
+    if all {
+        return match targets::discover(&context.client).await {
+            Ok(targets) => (targets.iter())
+                .map(|t| (t.api_resource(), t.namespaced))
+                .collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "discovery failed: downstream objects not searched");
+                Vec::new()
+            }
+        };
+    }
+    let kinds: Vec<(String, String)> = context.kinds.lock().iter().cloned().collect();
+    let mut out = Vec::new();
+    for (api_version, kind) in kinds {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+        let gvk = kube::core::GroupVersionKind::gvk(group, version, &kind);
+        if let Ok((resource, capabilities)) =
+            kube::discovery::pinned_kind(&context.client, &gvk).await
+        {
+            out.push((
+                resource,
+                capabilities.scope == kube::discovery::Scope::Namespaced,
+            ));
+        }
+    }
+    out
+}
+
+async fn delete_one(
+    context: &GeneratingContext,
+    policy: &str,
+    resource: &ApiResource,
+    meta: &kube::api::ObjectMeta,
+) {
+    let name = meta.name.clone().unwrap_or_default();
+    let api: Api<DynamicObject> = match meta.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => Api::namespaced_with(context.client.clone(), ns, resource),
+        _ => Api::all_with(context.client.clone(), resource),
+    };
+    match api.delete(&name, &DeleteParams::default()).await {
+        Ok(_) => {
+            context.metrics.generating_deleted(policy);
+            tracing::info!(policy, object = %name, kind = %resource.kind, "downstream object deleted");
+        }
+        Err(kube::Error::Api(e)) if e.code == 404 => {}
+        Err(e) => {
+            tracing::warn!(policy, object = %name, error = %e, "downstream object not deleted")
+        }
+    }
+}
+
+/// Deletes the trigger's downstream objects the policy no longer generates.
+async fn delete_stale(
+    context: &GeneratingContext,
+    policy: &str,
+    trigger_uid: &str,
+    kept: &[(String, String, String, String)],
+) {
+    let selector =
+        format!("{MANAGED_BY}=kyverno,{POLICY_LABEL}={policy},{TRIGGER_UID}={trigger_uid}");
+    for (resource, _) in kinds_to_search(context, false).await {
+        let api: Api<DynamicObject> = Api::all_with(context.client.clone(), &resource);
+        let Ok(list) = api
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await
+        else {
+            continue;
+        };
+        for item in list.items {
+            let key = (
+                resource.api_version.clone(),
+                resource.kind.clone(),
+                item.metadata.namespace.clone().unwrap_or_default(),
+                item.metadata.name.clone().unwrap_or_default(),
+            );
+            if !kept.contains(&key) {
+                delete_one(context, policy, &resource, &item.metadata).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "generating_tests.rs"]
+mod tests;
