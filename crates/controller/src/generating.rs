@@ -21,6 +21,8 @@
 //!   deleted by someone else is restored; a change of the policy re-evaluates its triggers.
 //! - A deleted policy's downstream objects are deleted unless
 //!   `orphanDownstreamOnPolicyDelete`.
+//! - No loop: with `skipBackgroundRequests` (the default) a downstream object is never a
+//!   trigger, as Kyverno's background controller's own requests never are.
 //! - Work is spread over [`WORKERS`] queues by trigger, bounded ([`QUEUE`] each; a full
 //!   queue holds the watch back), so one trigger's events are handled in order and a storm
 //!   of triggers cannot grow memory.
@@ -536,6 +538,12 @@ async fn on_trigger(
     if context.excluded_namespaces.iter().any(|e| e == namespace) {
         return;
     }
+    // Kyverno's skipBackgroundRequests (default on): what its background controller writes
+    // does not trigger. celer's equivalent: an object that is itself generated (labelled
+    // for a GeneratingPolicy) is no trigger, so generation cannot feed on itself.
+    if policy.evaluation.skip_background_requests && is_downstream(object) {
+        return;
+    }
     // A trigger that predates the policy is handled only with generateExisting; one seen
     // changed only when synchronized (or when the policy matches updates: Kyverno generates
     // on UPDATE admissions too).
@@ -593,6 +601,13 @@ async fn on_trigger(
             context.metrics.generating(&policy.key(), written, failures);
         }
     }
+}
+
+/// Whether `object` is a downstream object of some GeneratingPolicy.
+fn is_downstream(object: &Json) -> bool {
+    let labels = object.get("metadata").and_then(|m| m.get("labels"));
+    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(|v| v.as_str());
+    label(MANAGED_BY) == Some("kyverno") && label(POLICY_LABEL).is_some()
 }
 
 fn describe(target: &Target, object: &Json) -> String {

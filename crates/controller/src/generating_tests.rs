@@ -100,3 +100,30 @@ fn a_trigger_always_lands_in_the_same_queue() {
     assert_eq!(a, queue_of(&queues, "uid-a"));
     assert!(a < WORKERS);
 }
+
+#[test]
+fn generated_objects_are_recognised_as_such() {
+    let policy = policy(POLICY);
+    let target = Target {
+        group: String::new(),
+        version: "v1".to_string(),
+        resource: "configmaps".to_string(),
+        kind: "ConfigMap".to_string(),
+        namespaced: true,
+    };
+    let trigger: Json = sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"team-a","uid":"t-1"}}"#,
+    )
+    .unwrap();
+    assert!(!is_downstream(&trigger));
+    let generated = Generated {
+        namespace: "team-a".to_string(),
+        object: sonic_rs::from_str(
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"copy"}}"#,
+        )
+        .unwrap(),
+    };
+    assert!(is_downstream(&downstream(
+        &policy, &target, &trigger, &generated
+    )));
+}
