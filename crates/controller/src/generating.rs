@@ -82,6 +82,8 @@ pub struct GeneratingContext {
     pub kinds: Mutex<HashSet<(String, String)>>,
     /// Told when a kind is first written into.
     pub new_kind: tokio::sync::Notify,
+    /// Discovery's answer per (apiVersion, kind): its resource and whether it is namespaced.
+    resources: Mutex<HashMap<(String, String), (ApiResource, bool)>>,
 }
 
 impl GeneratingContext {
@@ -100,7 +102,31 @@ impl GeneratingContext {
             metrics,
             kinds: Mutex::new(HashSet::new()),
             new_kind: tokio::sync::Notify::new(),
+            resources: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The resource of a kind, from discovery once.
+    async fn resource_of(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<(ApiResource, bool), String> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(found) = self.resources.lock().get(&key) {
+            return Ok(found.clone());
+        }
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+        let (resource, capabilities) = kube::discovery::pinned_kind(&self.client, &gvk)
+            .await
+            .map_err(|e| format!("{api_version} {kind} is not served: {e}"))?;
+        let found = (
+            resource,
+            capabilities.scope == kube::discovery::Scope::Namespaced,
+        );
+        self.resources.lock().insert(key, found.clone());
+        Ok(found)
     }
 
     fn record_kind(&self, api_version: &str, kind: &str) {
@@ -430,7 +456,7 @@ async fn watch_downstream(
                 namespace: label(TRIGGER_NAMESPACE),
                 name: label(TRIGGER_NAME),
             };
-            let Some((target, object)) = fetch_trigger(&context.client, &trigger).await else {
+            let Some((target, object)) = fetch_trigger(&context, &trigger).await else {
                 continue;
             };
             let uid = text_at(&object, &["metadata", "uid"]).to_string();
@@ -458,10 +484,16 @@ struct Trigger {
 }
 
 /// The trigger's current object and its resource; `None` when it is gone.
-async fn fetch_trigger(client: &Client, trigger: &Trigger) -> Option<(Target, Json)> {
-    let gvk = kube::core::GroupVersionKind::gvk(&trigger.group, &trigger.version, &trigger.kind);
-    let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk).await.ok()?;
-    let namespaced = capabilities.scope == kube::discovery::Scope::Namespaced;
+async fn fetch_trigger(context: &GeneratingContext, trigger: &Trigger) -> Option<(Target, Json)> {
+    let api_version = match trigger.group.as_str() {
+        "" => trigger.version.clone(),
+        group => format!("{group}/{}", trigger.version),
+    };
+    let (resource, namespaced) = context
+        .resource_of(&api_version, &trigger.kind)
+        .await
+        .ok()?;
+    let client = &context.client;
     let api: Api<DynamicObject> = if namespaced {
         Api::namespaced_with(client.clone(), &trigger.namespace, &resource)
     } else {
@@ -702,27 +734,6 @@ fn text_at<'j>(json: &'j Json, path: &[&str]) -> &'j str {
     at.as_str().unwrap_or_default()
 }
 
-/// The API of `object`'s kind (discovery), in its namespace.
-async fn api_of(
-    client: &Client,
-    api_version: &str,
-    kind: &str,
-    namespace: &str,
-) -> Result<(Api<DynamicObject>, bool), String> {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
-    let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk)
-        .await
-        .map_err(|e| format!("{api_version} {kind} is not served: {e}"))?;
-    let namespaced = capabilities.scope == kube::discovery::Scope::Namespaced;
-    let api = if namespaced {
-        Api::namespaced_with(client.clone(), namespace, &resource)
-    } else {
-        Api::all_with(client.clone(), &resource)
-    };
-    Ok((api, namespaced))
-}
-
 /// Creates `desired`, or updates the object of its name when it is this policy's and this
 /// trigger's and differs; `Ok(true)` when something was written.
 async fn write(
@@ -735,7 +746,12 @@ async fn write(
     if name.is_empty() {
         return Err(format!("a generated {kind} has no name"));
     }
-    let (api, namespaced) = api_of(&context.client, &api_version, &kind, &namespace).await?;
+    let (resource, namespaced) = context.resource_of(&api_version, &kind).await?;
+    let api: Api<DynamicObject> = if namespaced {
+        Api::namespaced_with(context.client.clone(), &namespace, &resource)
+    } else {
+        Api::all_with(context.client.clone(), &resource)
+    };
     context.record_kind(&api_version, &kind);
     if namespaced && namespace.is_empty() {
         return Err(format!("a generated {kind} {name:?} has no namespace"));
@@ -754,13 +770,15 @@ async fn write(
             .map_err(|e| e.to_string())?;
         return Ok(true);
     }
+    // Created first (most downstream objects are new); one that exists is read and compared.
+    match api.create(&PostParams::default(), &typed).await {
+        Ok(_) => return Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => return Err(e.to_string()),
+    }
     match api.get_opt(&name).await.map_err(|e| e.to_string())? {
-        None => {
-            api.create(&PostParams::default(), &typed)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(true)
-        }
+        // Deleted in between: made again on its next event.
+        None => Ok(false),
         Some(existing) => {
             let labels = existing.metadata.labels.clone().unwrap_or_default();
             let ours = labels.get(MANAGED_BY).map(String::as_str) == Some("kyverno")
@@ -846,15 +864,8 @@ async fn kinds_to_search(context: &GeneratingContext, all: bool) -> Vec<(ApiReso
     let kinds: Vec<(String, String)> = context.kinds.lock().iter().cloned().collect();
     let mut out = Vec::new();
     for (api_version, kind) in kinds {
-        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
-        let gvk = kube::core::GroupVersionKind::gvk(group, version, &kind);
-        if let Ok((resource, capabilities)) =
-            kube::discovery::pinned_kind(&context.client, &gvk).await
-        {
-            out.push((
-                resource,
-                capabilities.scope == kube::discovery::Scope::Namespaced,
-            ));
+        if let Ok(found) = context.resource_of(&api_version, &kind).await {
+            out.push(found);
         }
     }
     out
