@@ -347,9 +347,18 @@ impl PolicyObjects {
 
     /// The served cluster objects (not ConfigMaps) by origin, for their status.
     pub fn served_objects(&self) -> Vec<(String, crate::status::PolicyObject)> {
+        self.objects_used(Use::Serve)
+    }
+
+    /// The objects of the kinds only the controller runs, by origin, for their status.
+    pub fn controlled_objects(&self) -> Vec<(String, crate::status::PolicyObject)> {
+        self.objects_used(Use::Control)
+    }
+
+    fn objects_used(&self, used: Use) -> Vec<(String, crate::status::PolicyObject)> {
         let mut out = Vec::new();
         for ((_, kind), watched) in self.watched.read().iter() {
-            if watched.used != Use::Serve {
+            if watched.used != used {
                 continue;
             }
             for ((namespace, name), object) in watched.cache.all() {

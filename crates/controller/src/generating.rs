@@ -77,6 +77,8 @@ pub struct GeneratingContext {
     pub options: EvalOptions,
     pub excluded_namespaces: Vec<String>,
     pub metrics: Arc<Metrics>,
+    /// This replica's name (the status writer's field manager).
+    pub identity: String,
     /// The kinds (apiVersion, kind) objects were generated into: watched to restore them,
     /// and searched when a trigger's objects are deleted.
     pub kinds: Mutex<HashSet<(String, String)>>,
@@ -93,6 +95,7 @@ impl GeneratingContext {
         options: EvalOptions,
         excluded_namespaces: Vec<String>,
         metrics: Arc<Metrics>,
+        identity: String,
     ) -> GeneratingContext {
         GeneratingContext {
             client,
@@ -100,6 +103,7 @@ impl GeneratingContext {
             options,
             excluded_namespaces,
             metrics,
+            identity,
             kinds: Mutex::new(HashSet::new()),
             new_kind: tokio::sync::Notify::new(),
             resources: Mutex::new(HashMap::new()),
@@ -184,6 +188,14 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
         ))));
     }
     let queues = Arc::new(queues);
+    let status = celer_cluster::status::StatusWriter::spawn(
+        context.client.clone(),
+        celer_cluster::status::StatusSettings {
+            replica: context.identity.clone(),
+            registers_webhooks: true,
+            reports_user: None,
+        },
+    );
     let mut changes = objects.subscribe();
     let mut fingerprint = String::new();
     let mut triggers: HashMap<Target, Aborting> = HashMap::new();
@@ -204,8 +216,9 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
             }
             if now_fingerprint != fingerprint {
                 fingerprint = now_fingerprint;
-                let loaded = load(&documents);
+                let (loaded, errors) = load(&documents);
                 reload(&policies, loaded, &queues, &triggers).await;
+                write_statuses(&status, &objects, &errors);
             }
             let wanted = wanted_targets(&policies.lock(), &discovered);
             triggers.retain(|t, _| wanted.contains(t));
@@ -254,7 +267,33 @@ impl Drop for Aborting {
     }
 }
 
-fn load(documents: &[Document]) -> BTreeMap<String, Loaded> {
+/// Writes each GeneratingPolicy's `status.conditionStatus` as Kyverno's policy status
+/// controller does (`ready`, `WebhookConfigured`, `RBACPermissionsGranted`), so that tools
+/// and tests waiting for a ready policy see it. `WebhookConfigured` says the policy's
+/// triggers are observed (celer watches them instead of registering a webhook).
+fn write_statuses(
+    writer: &celer_cluster::status::StatusWriter,
+    objects: &PolicyObjects,
+    errors: &HashMap<String, Vec<String>>,
+) {
+    use celer_cluster::status::{Desired, Health};
+    let generating: Vec<_> = (objects.controlled_objects().into_iter())
+        .filter(|(_, o)| generating::KINDS.contains(&o.resource.kind.as_str()))
+        .map(|(origin, object)| {
+            let health = match errors.get(&origin) {
+                Some(reasons) => Health::LeftOut(reasons.clone()),
+                None => Health::Served,
+            };
+            (object, health)
+        })
+        .collect();
+    writer.desire(Desired {
+        objects: generating,
+        constraint_kinds: Vec::new(),
+    });
+}
+
+fn load(documents: &[Document]) -> (BTreeMap<String, Loaded>, HashMap<String, Vec<String>>) {
     let mut manifests = Manifests::default();
     let mut created: HashMap<(String, String), (String, String)> = HashMap::new();
     for document in documents {
@@ -275,10 +314,15 @@ fn load(documents: &[Document]) -> BTreeMap<String, Loaded> {
         );
     }
     let compiled = generating::load(&manifests);
+    let mut errors: HashMap<String, Vec<String>> = HashMap::new();
     for e in &compiled.errors {
         tracing::error!(policy = %e.location.file, error = %e.message, "GeneratingPolicy not loaded");
+        errors
+            .entry(e.location.file.clone())
+            .or_default()
+            .push(e.message.clone());
     }
-    (compiled.policies.into_iter())
+    let loaded = (compiled.policies.into_iter())
         .map(|policy| {
             let key = (
                 policy.namespace.clone().unwrap_or_default(),
@@ -294,7 +338,8 @@ fn load(documents: &[Document]) -> BTreeMap<String, Loaded> {
                 },
             )
         })
-        .collect()
+        .collect();
+    (loaded, errors)
 }
 
 /// Swaps the policies in; a deleted one's downstream objects are queued for deletion, a

@@ -194,6 +194,7 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>, 
             eval.clone(),
             options.excluded_namespaces.clone(),
             Arc::clone(&metrics),
+            options.lease.identity.clone(),
         ));
         _background.push(Aborting(tokio::spawn(crate::generating::run(
             Arc::clone(objects),
