@@ -303,3 +303,62 @@ fn test_takes_a_subresource_for_celer_test_files() {
     assert!(run.stderr.contains("Namespace prod"), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn apply_shows_what_a_generating_policy_would_create() {
+    let dir = std::env::temp_dir().join(format!("celer-apply-gpol-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = dir.join("gpol.yaml");
+    std::fs::write(
+        &policy,
+        r#"apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: quota}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [namespaces]}]
+  generate:
+  - expression: >
+      generator.Apply(object.metadata.name, [{"apiVersion": dyn("v1"), "kind": dyn("ResourceQuota"),
+        "metadata": dyn({"name": "baseline"}), "spec": dyn({"hard": dyn({"pods": "10"})})}])
+"#,
+    )
+    .unwrap();
+    let namespace = dir.join("ns.yaml");
+    std::fs::write(
+        &namespace,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n",
+    )
+    .unwrap();
+    let (policy, namespace) = (policy.to_str().unwrap(), namespace.to_str().unwrap());
+    let run = celer(&["apply", "--policy", policy, "--resource", namespace]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "pass  GeneratingPolicy quota\n        generates ResourceQuota team-a/baseline"
+        ),
+        "{}",
+        run.stdout
+    );
+    let run = celer(&[
+        "apply",
+        "--policy",
+        policy,
+        "--resource",
+        namespace,
+        "-o",
+        "json",
+    ]);
+    let report: Json = sonic_rs::from_str(&run.stdout).unwrap();
+    let generated = &report["resources"][0]["generated"][0];
+    assert_eq!(generated["policy"].as_str(), Some("quota"));
+    assert_eq!(
+        generated["objects"][0]["metadata"]["namespace"].as_str(),
+        Some("team-a")
+    );
+    assert_eq!(
+        generated["objects"][0]["spec"]["hard"]["pods"].as_str(),
+        Some("10")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

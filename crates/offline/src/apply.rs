@@ -10,7 +10,7 @@ use celer_policy::lookup::ObjectLookup;
 use celer_policy::policy_set::PolicySet;
 use celer_policy::request::{AdmissionReview, RequestUser, review_for_subresource};
 use celer_policy::response::{Outcome, ResultKind};
-use sonic_rs::JsonValueTrait;
+use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
 
 use crate::OfflineError;
 use crate::inputs::{assume_namespace, objects, read_manifests};
@@ -66,6 +66,19 @@ pub struct ResourceReport {
     /// The resource's Namespace, when no file supplied it and it was assumed to exist with only
     /// its `kubernetes.io/metadata.name` label (set on the first resource that named it).
     pub assumed_namespace: Option<String>,
+    /// What each GeneratingPolicy that selects the resource would generate for it.
+    pub generated: Vec<GeneratedBy>,
+}
+
+/// A GeneratingPolicy's result for one trigger: `pass` with the objects it would make (in the
+/// namespace `generator.Apply` named), `skip` (a match condition false, or excepted), or
+/// `error` with the message.
+#[derive(Debug, Clone)]
+pub struct GeneratedBy {
+    pub policy: String,
+    pub result: &'static str,
+    pub message: Option<String>,
+    pub objects: Vec<Json>,
 }
 
 /// Loads everything and evaluates each resource. Any load problem stops the run.
@@ -74,6 +87,8 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
     let manifests = read_manifests(&input.policies);
     let set = PolicySet::build(&manifests);
     errors.extend(set.errors.iter().map(ToString::to_string));
+    let generating = celer_policy::kyverno::generating::load(&manifests);
+    errors.extend(generating.errors.iter().map(ToString::to_string));
     let resources = objects(&input.resources, &mut errors);
     let old_resources = objects(&input.old_resources, &mut errors);
     let mut lookup_objects = objects(&input.params, &mut errors);
@@ -139,13 +154,64 @@ pub fn apply(input: &ApplyInput) -> Result<Vec<ResourceReport>, LoadErrors> {
         let assumed_namespace =
             assume_namespace(&mut lookup, namespace).then(|| namespace.to_string());
         let outcome = engine::evaluate(&set, &request, &lookup, &options);
+        let generated = (generating.policies.iter())
+            .filter_map(|policy| generated_by(policy, &request, &lookup, &options))
+            .collect();
         reports.push(ResourceReport {
             resource: reference,
             outcome,
             assumed_namespace,
+            generated,
         });
     }
     Ok(reports)
+}
+
+/// What `policy` would generate for the request; `None` when it does not select it.
+fn generated_by(
+    policy: &celer_policy::kyverno::generating::GeneratingPolicy,
+    request: &celer_policy::request::Request<'_>,
+    lookup: &ObjectLookup,
+    options: &EvalOptions,
+) -> Option<GeneratedBy> {
+    use celer_policy::kyverno::generating::Generation;
+    let (result, message, objects) = match policy.generate(request, lookup, options) {
+        Generation::NotSelected => return None,
+        Generation::Skipped => ("skip", None, Vec::new()),
+        Generation::Error(e) => ("error", Some(e), Vec::new()),
+        Generation::Generated(objects) => {
+            let objects = (objects.into_iter())
+                .map(|g| {
+                    let mut object = g.object;
+                    let info = celer_policy::kinds::kind_info(
+                        object
+                            .get("apiVersion")
+                            .and_then(|v| v.as_str())
+                            .unwrap_or_default(),
+                        object
+                            .get("kind")
+                            .and_then(|v| v.as_str())
+                            .unwrap_or_default(),
+                    );
+                    if let Some(meta) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                        if info.namespaced && !g.namespace.is_empty() {
+                            meta.insert(&"namespace", Json::from(g.namespace.as_str()));
+                        } else if !info.namespaced {
+                            meta.remove(&"namespace");
+                        }
+                    }
+                    object
+                })
+                .collect();
+            ("pass", None, objects)
+        }
+    };
+    Some(GeneratedBy {
+        policy: policy.key(),
+        result,
+        message,
+        objects,
+    })
 }
 
 /// The result words of the report: an Audit-only failure is reported as `warn` (admitted,
@@ -228,7 +294,21 @@ pub fn report_json(reports: &[ResourceReport]) -> Result<Json, OfflineError> {
                 )
             })
             .collect();
-        out.push_str(&format!(",\"results\":[{}]}}", results.join(",")));
+        out.push_str(&format!(",\"results\":[{}]", results.join(",")));
+        let mut generated = Vec::new();
+        for g in &r.generated {
+            let objects = (g.objects.iter())
+                .map(sonic_rs::to_string)
+                .collect::<Result<Vec<_>, _>>()?;
+            generated.push(format!(
+                "{{\"policy\":{},\"result\":{},\"message\":{},\"objects\":[{}]}}",
+                json_string(&g.policy),
+                json_string(g.result),
+                opt_json_string(g.message.as_deref()),
+                objects.join(",")
+            ));
+        }
+        out.push_str(&format!(",\"generated\":[{}]}}", generated.join(",")));
     }
     out.push_str("]}");
     Ok(sonic_rs::from_str(&out)?)

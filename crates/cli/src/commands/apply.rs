@@ -162,6 +162,7 @@ pub fn run(args: ApplyArgs) -> ExitCode {
 
 /// A readable summary: a line per resource, then a line per policy result.
 fn table(reports: &[ResourceReport]) -> String {
+    use sonic_rs::JsonValueTrait as _;
     let mut out = String::new();
     for r in reports {
         let o = &r.outcome;
@@ -202,6 +203,34 @@ fn table(reports: &[ResourceReport]) -> String {
                 p.kind.as_str(),
                 p.policy
             ));
+        }
+        for g in &r.generated {
+            let message = g
+                .message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  {:<5} GeneratingPolicy {}{message}\n",
+                g.result, g.policy
+            ));
+            for o in &g.objects {
+                let text = |path: &[&str]| {
+                    let mut at = Some(o);
+                    for key in path {
+                        at = at.and_then(|v| v.get(*key));
+                    }
+                    at.and_then(|v| v.as_str()).unwrap_or_default().to_string()
+                };
+                let namespace = text(&["metadata", "namespace"]);
+                let name = text(&["metadata", "name"]);
+                let place = if namespace.is_empty() {
+                    name
+                } else {
+                    format!("{namespace}/{name}")
+                };
+                out.push_str(&format!("        generates {} {place}\n", text(&["kind"])));
+            }
         }
     }
     out
