@@ -82,6 +82,9 @@ pub struct GeneratingPolicy {
     /// `spec.useServerSideApply`: downstream objects are applied (field manager `generate`).
     pub use_server_side_apply: bool,
     set: PolicySet,
+    /// Each validation as lowered and the expression it stands for, so that messages quote
+    /// what the author wrote.
+    written: Vec<(String, String)>,
 }
 
 /// One object a policy generated, and the namespace `generator.Apply` named for it.
@@ -135,7 +138,13 @@ impl GeneratingPolicy {
             None => Generation::NotSelected,
             Some((ResultKind::Pass, _)) => Generation::Generated(collecting.take()),
             Some((ResultKind::Skip, _)) => Generation::Skipped,
-            Some((_, message)) => Generation::Error(rename_paths(message.unwrap_or_default())),
+            Some((_, message)) => {
+                let mut message = rename_paths(message.unwrap_or_default());
+                for (lowered, written) in &self.written {
+                    message = message.replace(lowered, written);
+                }
+                Generation::Error(message)
+            }
         }
     }
 
@@ -341,6 +350,7 @@ fn compile(
     let set = lowering
         .build(source, &validations, exceptions)
         .map_err(|errors| errors.iter().map(|e| rename_paths(e)).collect::<Vec<_>>())?;
+    let written = validations.into_iter().zip(expressions).collect();
     Ok(GeneratingPolicy {
         kind,
         name,
@@ -351,6 +361,7 @@ fn compile(
             .and_then(|b| b.as_bool())
             .unwrap_or(false),
         set,
+        written,
     })
 }
 
