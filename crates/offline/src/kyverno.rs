@@ -282,6 +282,10 @@ pub fn run_with(
     let Some(rows) = test.get("results").and_then(|r| r.as_array()) else {
         return Ok(outcome);
     };
+    let mut targets = Vec::new();
+    for p in list_of(&test, "targetResources") {
+        targets.extend(read_json(&dir.join(p))?.into_iter().map(cli_resource));
+    }
     let generating = celer_policy::kyverno::generating::load(&manifests);
     outcome
         .errors
@@ -296,6 +300,25 @@ pub fn run_with(
                 dir,
             };
             generating.check_row(row, &mut outcome)?;
+            continue;
+        }
+        if row.get("isMutatingPolicy").and_then(|b| b.as_bool()) == Some(true)
+            && !targets.is_empty()
+            && let Some(policy) = celer_policy::kyverno::mutate_existing::policies(&set)
+                .iter()
+                .find(|e| e.name == str_of(row, "policy"))
+        {
+            let existing = ExistingRows {
+                policy,
+                set: &set,
+                triggers: &resources,
+                targets: &targets,
+                lookup: &lookup,
+                options: &deleting_options,
+                dir,
+                user: &user,
+            };
+            existing.check_row(row, &mut outcome)?;
             continue;
         }
         if row.get("isDeletingPolicy").and_then(|b| b.as_bool()) == Some(true) {
@@ -476,6 +499,13 @@ fn context_of(test: &Json, dir: &Path) -> Result<Arc<dyn KyvernoContext>, Offlin
             ctx.add_context_file(&doc).map_err(|e| at(file, e))?;
         }
     }
+    // The targets of mutate-existing policies are in the cluster for Kyverno's CLI too.
+    for file in list_of(test, "targetResources") {
+        for doc in read_json(&dir.join(&file))? {
+            ctx.add_object(cli_resource(doc))
+                .map_err(|e| at(&file, e))?;
+        }
+    }
     for file in list_of(test, "clusterResources") {
         for doc in read_json(&dir.join(&file))? {
             // Either objects, or a `ClusterResource` document listing them in
@@ -625,6 +655,131 @@ impl Deleting<'_> {
                 actual,
             });
         }
+    }
+}
+
+/// A mutate-existing MutatingPolicy's rows, as Kyverno's CLI checks them: each of the suite's
+/// resources that triggers the policy selects its targets among `targetResources` (by
+/// `targetMatchConstraints`, or the expression on the trigger), each target is mutated as the
+/// background controller would (an UPDATE of itself), and the row's resources are the
+/// targets, compared with `patchedResources`.
+struct ExistingRows<'a> {
+    policy: &'a Arc<celer_policy::kyverno::mutate_existing::Existing>,
+    set: &'a PolicySet,
+    triggers: &'a [Json],
+    targets: &'a [Json],
+    lookup: &'a ObjectLookup,
+    options: &'a EvalOptions,
+    dir: &'a Path,
+    user: &'a RequestUser,
+}
+
+impl ExistingRows<'_> {
+    fn request_body(&self, object: &Json, operation: Operation) -> Result<String, OfflineError> {
+        let old = (operation == Operation::Update).then_some(object);
+        review_for(Some(object), old, operation, self.user, "celer-existing").map_err(|source| {
+            OfflineError::Resource {
+                name: object_key(object).1,
+                source,
+            }
+        })
+    }
+
+    /// The targets as mutated by every trigger that triggers the policy.
+    fn mutated(&self) -> Result<Vec<Json>, OfflineError> {
+        use celer_policy::kyverno::mutate_existing::{Targets, triggered};
+        let mut targets: Vec<Json> = self.targets.to_vec();
+        for trigger in self.triggers {
+            let body = self.request_body(trigger, Operation::Create)?;
+            let review = AdmissionReview::parse(body.as_bytes())?;
+            let request = review.request()?;
+            let fired = triggered(self.set, &request, self.lookup, self.options, false);
+            if !fired.iter().any(|e| Arc::ptr_eq(e, self.policy)) {
+                continue;
+            }
+            let chosen: Vec<usize> = match &self.policy.targets {
+                Targets::Resources(resources) => (targets.iter().enumerate())
+                    .filter(|(_, t)| {
+                        let info = celer_policy::kinds::kind_info(
+                            str_of(t, "apiVersion"),
+                            str_of(t, "kind"),
+                        );
+                        resources.selects((&info.group, &info.version, &info.resource), t, None)
+                    })
+                    .map(|(i, _)| i)
+                    .collect(),
+                Targets::Expression { .. } => {
+                    let selected = self
+                        .policy
+                        .select(&request, self.lookup, self.options)
+                        .unwrap_or_default();
+                    (targets.iter().enumerate())
+                        .filter(|(_, t)| selected.iter().any(|s| object_key(s) == object_key(t)))
+                        .map(|(i, _)| i)
+                        .collect()
+                }
+            };
+            for i in chosen {
+                let body = self.request_body(&targets[i], Operation::Update)?;
+                let review = AdmissionReview::parse(body.as_bytes())?;
+                let request = review.request()?;
+                if let Ok(Some(patched)) = self.policy.mutate(&request, self.lookup, self.options) {
+                    targets[i] = patched;
+                }
+            }
+        }
+        Ok(targets)
+    }
+
+    fn check_row(&self, row: &Json, outcome: &mut SuiteOutcome) -> Result<(), OfflineError> {
+        let policy = str_of(row, "policy");
+        let kind = str_of(row, "kind");
+        let expected = str_of(row, "result");
+        let patched: Vec<Json> = match row.get("patchedResources").and_then(|p| p.as_str()) {
+            Some(p) => read_json(&self.dir.join(p))?
+                .into_iter()
+                .map(cli_resource)
+                .collect(),
+            None => Vec::new(),
+        };
+        let mutated = self.mutated()?;
+        for name in list_of(row, "resources") {
+            let subject = format!("{policy} {kind}/{name}");
+            let Some(target) =
+                (mutated.iter()).find(|t| str_of(t, "kind") == kind && names_resource(&name, t))
+            else {
+                outcome.checks.push(Check::failed(
+                    &subject,
+                    "resource",
+                    expected.to_string(),
+                    "not among the suite's targetResources".to_string(),
+                ));
+                continue;
+            };
+            let want = patched.iter().find(|p| object_key(p) == object_key(target));
+            let (actual, detail) = match want {
+                Some(want) if tidy(want) != tidy(target) => (
+                    "fail".to_string(),
+                    Some(format!(
+                        "patched target differs:\n  expected {}\n  actual   {}",
+                        sonic_rs::to_string(want).unwrap_or_default(),
+                        sonic_rs::to_string(target).unwrap_or_default()
+                    )),
+                ),
+                _ => ("pass".to_string(), None),
+            };
+            let actual = match detail {
+                Some(d) if actual != expected => format!("{actual} ({d})"),
+                _ => actual,
+            };
+            outcome.checks.push(Check {
+                name: subject,
+                passed: actual == expected,
+                expected: expected.to_string(),
+                actual,
+            });
+        }
+        Ok(())
     }
 }
 
