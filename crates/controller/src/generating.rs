@@ -214,10 +214,16 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
                 }
                 discovered_at = Some(tokio::time::Instant::now());
             }
+            // A synchronized policy changed: its triggers are listed again, each listed one
+            // handled as changed (objects updated, stale ones deleted).
+            let mut resync = false;
             if now_fingerprint != fingerprint {
                 fingerprint = now_fingerprint;
                 let (loaded, errors) = load(&documents);
-                reload(&policies, loaded, &queues, &triggers).await;
+                resync = reload(&policies, loaded, &queues).await;
+                if resync {
+                    triggers.clear();
+                }
                 write_statuses(&status, &objects, &errors);
             }
             let wanted = wanted_targets(&policies.lock(), &discovered);
@@ -228,6 +234,7 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
                         context.client.clone(),
                         target,
                         Arc::clone(&queues),
+                        resync,
                     )))
                 });
             }
@@ -342,14 +349,13 @@ fn load(documents: &[Document]) -> (BTreeMap<String, Loaded>, HashMap<String, Ve
     (loaded, errors)
 }
 
-/// Swaps the policies in; a deleted one's downstream objects are queued for deletion, a
-/// changed synchronized one's triggers are listed again (through their watches' restart).
+/// Swaps the policies in and queues a deleted one's downstream objects for deletion; says
+/// whether a synchronized policy changed (its triggers are then handled again).
 async fn reload(
     policies: &Mutex<Policies>,
     loaded: BTreeMap<String, Loaded>,
     queues: &Arc<Vec<mpsc::Sender<Work>>>,
-    triggers: &HashMap<Target, Aborting>,
-) {
+) -> bool {
     let (gone, changed): (Vec<Loaded>, bool) = {
         let mut current = policies.lock();
         let gone = (current.by_key.iter())
@@ -358,7 +364,8 @@ async fn reload(
             .collect();
         let changed = (loaded.iter()).any(|(k, l)| {
             current.by_key.get(k).is_some_and(|old| {
-                old.fingerprint != l.fingerprint && l.policy.evaluation.synchronize
+                old.fingerprint != l.fingerprint
+                    && (l.policy.evaluation.synchronize || old.policy.evaluation.synchronize)
             })
         });
         current.by_key = loaded;
@@ -375,12 +382,7 @@ async fn reload(
         };
         let _ = queues[0].send(work).await;
     }
-    if changed {
-        // The trigger watches list again, and a listing re-evaluates synchronized policies.
-        for handle in triggers.values() {
-            handle.0.abort();
-        }
-    }
+    changed
 }
 
 /// The resources some policy may select as triggers.
@@ -398,7 +400,15 @@ fn queue_of(queues: &[mpsc::Sender<Work>], key: &str) -> usize {
     (hasher.finish() % queues.len().max(1) as u64) as usize
 }
 
-async fn watch_triggers(client: Client, target: Target, queues: Arc<Vec<mpsc::Sender<Work>>>) {
+/// Watches one trigger resource. `resync`: its first listing is handled as changes (a
+/// synchronized policy changed).
+async fn watch_triggers(
+    client: Client,
+    target: Target,
+    queues: Arc<Vec<mpsc::Sender<Work>>>,
+    resync: bool,
+) {
+    let mut resync = resync;
     let resource = target.api_resource();
     let conversion = Conversion {
         strip_managed_fields: true,
@@ -415,14 +425,18 @@ async fn watch_triggers(client: Client, target: Target, queues: Arc<Vec<mpsc::Se
                 Ok(Event::InitApply(o)) => (o, true, false),
                 Ok(Event::Apply(o)) => (o, false, false),
                 Ok(Event::Delete(o)) => (o, false, true),
-                Ok(Event::Init | Event::InitDone) => continue,
+                Ok(Event::Init) => continue,
+                Ok(Event::InitDone) => {
+                    resync = false;
+                    continue;
+                }
                 Err(e) => {
                     tracing::warn!(resource = %target.describe(), error = %e, "trigger watch failed; retrying");
                     continue;
                 }
             };
             let uid = object.metadata.uid.clone().unwrap_or_default();
-            let changed = !listed && !seen.insert(uid.clone());
+            let changed = (listed && resync) || (!listed && !seen.insert(uid.clone()));
             if listed {
                 seen.insert(uid.clone());
             }
