@@ -19,8 +19,8 @@
 //!   generates deleted, all of them deleted when it stops matching), its deletion deletes
 //!   them, and each downstream kind is watched so that a downstream object changed or
 //!   deleted by someone else is restored; a change of the policy re-evaluates its triggers.
-//! - A deleted policy's downstream objects are deleted unless
-//!   `orphanDownstreamOnPolicyDelete`.
+//! - A deleted synchronized policy's downstream objects are deleted, unless
+//!   `orphanDownstreamOnPolicyDelete` (a policy that does not synchronize leaves them).
 //! - No loop: with `skipBackgroundRequests` (the default) a downstream object is never a
 //!   trigger, as Kyverno's background controller's own requests never are.
 //! - Work is spread over [`WORKERS`] queues by trigger, bounded ([`QUEUE`] each; a full
@@ -372,8 +372,11 @@ async fn reload(
         (gone, changed)
     };
     for policy in gone {
-        if policy.policy.evaluation.orphan_downstream_on_policy_delete {
-            tracing::info!(policy = %policy.policy.key(), "GeneratingPolicy deleted: its downstream objects are orphaned");
+        // Only a synchronized policy takes its objects with it (Kyverno's rule), and not
+        // with orphanDownstreamOnPolicyDelete.
+        let evaluation = policy.policy.evaluation;
+        if !evaluation.synchronize || evaluation.orphan_downstream_on_policy_delete {
+            tracing::info!(policy = %policy.policy.key(), "GeneratingPolicy deleted: its downstream objects stay");
             continue;
         }
         let work = Work::PolicyGone {
