@@ -86,7 +86,13 @@ pub struct GeneratingContext {
     pub new_kind: tokio::sync::Notify,
     /// Discovery's answer per (apiVersion, kind): its resource and whether it is namespaced.
     resources: Mutex<HashMap<(String, String), (ApiResource, bool)>>,
+    /// The kinds (apiVersion, kind) of the objects synchronized policies cloned, and the uids
+    /// of those objects: watched so that a clone follows its source.
+    sources: Mutex<Sources>,
 }
+
+/// Kinds `(apiVersion, kind)` of clone sources, and the sources' uids.
+type Sources = (HashSet<(String, String)>, HashSet<String>);
 
 impl GeneratingContext {
     pub fn new(
@@ -107,6 +113,19 @@ impl GeneratingContext {
             kinds: Mutex::new(HashSet::new()),
             new_kind: tokio::sync::Notify::new(),
             resources: Mutex::new(HashMap::new()),
+            sources: Mutex::new((HashSet::new(), HashSet::new())),
+        }
+    }
+
+    fn record_source(&self, api_version: &str, kind: &str, uid: &str) {
+        let mut sources = self.sources.lock();
+        let new = sources
+            .0
+            .insert((api_version.to_string(), kind.to_string()));
+        sources.1.insert(uid.to_string());
+        drop(sources);
+        if new {
+            self.new_kind.notify_one();
         }
     }
 
@@ -200,6 +219,7 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
     let mut fingerprint = String::new();
     let mut triggers: HashMap<Target, Aborting> = HashMap::new();
     let mut downstream: HashMap<(String, String), Aborting> = HashMap::new();
+    let mut sources: HashMap<(String, String), Aborting> = HashMap::new();
     let mut discovered: Vec<Target> = Vec::new();
     let mut discovered_at: Option<tokio::time::Instant> = None;
     loop {
@@ -249,6 +269,22 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
                 .entry((api_version.clone(), kind.clone()))
                 .or_insert_with(|| {
                     Aborting(tokio::spawn(watch_downstream(
+                        Arc::clone(&context),
+                        Arc::clone(&policies),
+                        api_version,
+                        kind,
+                        Arc::clone(&queues),
+                    )))
+                });
+        }
+        // Source kinds are watched so that clones follow their sources.
+        let source_kinds: Vec<(String, String)> =
+            context.sources.lock().0.iter().cloned().collect();
+        for (api_version, kind) in source_kinds {
+            sources
+                .entry((api_version.clone(), kind.clone()))
+                .or_insert_with(|| {
+                    Aborting(tokio::spawn(watch_sources(
                         Arc::clone(&context),
                         Arc::clone(&policies),
                         api_version,
@@ -536,6 +572,105 @@ async fn watch_downstream(
     }
 }
 
+/// Watches one kind of clone sources: when a source a synchronized policy cloned changes,
+/// its clones' triggers are queued again (the clones follow); when it is deleted, its clones
+/// are deleted (as Kyverno's watch manager does).
+async fn watch_sources(
+    context: Arc<GeneratingContext>,
+    policies: Arc<Mutex<Policies>>,
+    api_version: String,
+    kind: String,
+    queues: Arc<Vec<mpsc::Sender<Work>>>,
+) {
+    let resource = match context.resource_of(&api_version, &kind).await {
+        Ok((resource, _)) => resource,
+        Err(e) => {
+            tracing::warn!(%api_version, %kind, error = %e, "clone sources not watched");
+            return;
+        }
+    };
+    loop {
+        let api = Api::<DynamicObject>::all_with(context.client.clone(), &resource);
+        let stream = watcher::watcher(api, watcher::Config::default().page_size(500))
+            .backoff(WatchBackoff::default());
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            let (object, deleted) = match event {
+                Ok(Event::Apply(o)) => (o, false),
+                Ok(Event::Delete(o)) => (o, true),
+                Ok(Event::Init | Event::InitApply(_) | Event::InitDone) => continue,
+                Err(e) => {
+                    tracing::warn!(%kind, error = %e, "clone source watch failed; retrying");
+                    continue;
+                }
+            };
+            let uid = object.metadata.uid.clone().unwrap_or_default();
+            if !context.sources.lock().1.contains(&uid) {
+                continue;
+            }
+            let selector = format!("{MANAGED_BY}=kyverno,{SOURCE_UID}={uid}");
+            for (downstream_resource, _) in kinds_to_search(&context, false).await {
+                let api: Api<DynamicObject> =
+                    Api::all_with(context.client.clone(), &downstream_resource);
+                let Ok(clones) = api.list(&ListParams::default().labels(&selector)).await else {
+                    continue;
+                };
+                for clone in clones.items {
+                    let labels = clone.metadata.labels.clone().unwrap_or_default();
+                    let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
+                    let policy_key = match label(POLICY_NAMESPACE_LABEL).as_str() {
+                        "" => label(POLICY_LABEL),
+                        ns => format!("{ns}/{}", label(POLICY_LABEL)),
+                    };
+                    let synchronized = (policies.lock().by_key.get(&policy_key))
+                        .is_some_and(|l| l.policy.evaluation.synchronize);
+                    if !synchronized {
+                        continue;
+                    }
+                    if deleted {
+                        delete_one(
+                            &context,
+                            &label(POLICY_LABEL),
+                            &downstream_resource,
+                            &clone.metadata,
+                        )
+                        .await;
+                        continue;
+                    }
+                    let trigger = Trigger {
+                        group: label(TRIGGER_GROUP),
+                        version: label(TRIGGER_VERSION),
+                        kind: label(TRIGGER_KIND),
+                        namespace: label(TRIGGER_NAMESPACE),
+                        name: label(TRIGGER_NAME),
+                    };
+                    let Some((target, object)) = fetch_trigger(&context, &trigger).await else {
+                        continue;
+                    };
+                    let trigger_uid = text_at(&object, &["metadata", "uid"]).to_string();
+                    let work = Work::Apply {
+                        target,
+                        object,
+                        listed: false,
+                        changed: true,
+                        only: Some(policy_key),
+                    };
+                    if queues[queue_of(&queues, &trigger_uid)]
+                        .send(work)
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+            if deleted {
+                context.sources.lock().1.remove(&uid);
+            }
+        }
+    }
+}
+
 /// A trigger as its downstream objects' labels name it.
 struct Trigger {
     group: String,
@@ -678,6 +813,18 @@ async fn on_trigger(
             let mut failures = 0;
             let mut kept: Vec<(String, String, String, String)> = Vec::new();
             for generated in objects {
+                // A clone of a stored object (it has a uid and a resourceVersion) follows its
+                // source when the policy synchronizes.
+                let source_uid = text_at(&generated.object, &["metadata", "uid"]);
+                let stored =
+                    !text_at(&generated.object, &["metadata", "resourceVersion"]).is_empty();
+                if policy.evaluation.synchronize && stored && !source_uid.is_empty() {
+                    context.record_source(
+                        text_at(&generated.object, &["apiVersion"]),
+                        text_at(&generated.object, &["kind"]),
+                        source_uid,
+                    );
+                }
                 let desired = downstream(policy, target, object, &generated);
                 kept.push(identity(&desired));
                 match write(context, policy, &desired, &trigger_uid).await {
