@@ -115,6 +115,11 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<DeletingContext>) {
         let mut wake = now() + chrono::Duration::from_std(IDLE).unwrap_or_default();
         for item in &loaded {
             let uid = text_at(&item.object, &["metadata", "uid"]).to_string();
+            if !ran.contains_key(&uid)
+                && let Some(stored) = stored_last_run(&context.client, &item.object).await
+            {
+                ran.insert(uid.clone(), stored);
+            }
             let Some(due) = due(&item.policy, &item.object, ran.get(&uid)) else {
                 continue;
             };
@@ -148,21 +153,63 @@ fn now() -> DateTime<Utc> {
     DateTime::<Utc>::from(std::time::SystemTime::now())
 }
 
-/// The policies' origins and resource versions: a change of any is a reload.
+/// The policies' origins and contents (the watch keeps them as documents: no
+/// resourceVersion, no status): a change of any is a reload.
 pub(crate) fn fingerprint_of(documents: &[Document]) -> String {
     let mut parts: Vec<String> = (documents.iter())
         .map(|d| match d {
-            Document::Object { origin, json } => {
-                format!(
-                    "{origin}@{}",
-                    text_at(json, &["metadata", "resourceVersion"])
-                )
+            Document::Object { origin, json } => format!("{origin}@{}", content_hash(json)),
+            Document::File { origin, text } => {
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                std::hash::Hash::hash(text, &mut hasher);
+                format!("{origin}#{:x}", std::hash::Hasher::finish(&hasher))
             }
-            Document::File { origin, text } => format!("{origin}#{}", text.len()),
         })
         .collect();
     parts.sort();
     parts.join("\n")
+}
+
+/// A hash of a document's text.
+pub(crate) fn content_hash(json: &Json) -> String {
+    let text = sonic_rs::to_string(json).unwrap_or_default();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&text, &mut hasher);
+    format!("{:x}", std::hash::Hasher::finish(&hasher))
+}
+
+/// `status.lastExecutionTime` as stored (the watched documents carry no status), read once
+/// per policy when first seen.
+async fn stored_last_run(client: &Client, object: &Json) -> Option<DateTime<Utc>> {
+    let api_version = text_at(object, &["apiVersion"]);
+    let kind = text_at(object, &["kind"]);
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let plural = match kind {
+        "NamespacedDeletingPolicy" => "namespaceddeletingpolicies",
+        _ => "deletingpolicies",
+    };
+    let resource = ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    );
+    let namespace = text_at(object, &["metadata", "namespace"]);
+    let api: Api<DynamicObject> = if namespace.is_empty() {
+        Api::all_with(client.clone(), &resource)
+    } else {
+        Api::namespaced_with(client.clone(), namespace, &resource)
+    };
+    let stored = api
+        .get_opt(text_at(object, &["metadata", "name"]))
+        .await
+        .ok()??;
+    let time = stored
+        .data
+        .get("status")?
+        .get("lastExecutionTime")?
+        .as_str()?;
+    DateTime::parse_from_rfc3339(time)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 fn load(documents: &[Document]) -> Vec<Loaded> {
@@ -202,8 +249,8 @@ fn load(documents: &[Document]) -> Vec<Loaded> {
         .collect()
 }
 
-/// When the policy is due: the first tick after it last ran (its status, or this process's
-/// memory of a run whose status is not read back yet), or after its creation.
+/// When the policy is due: the first tick after it last ran (its stored status, read once,
+/// or this process's own runs), or after its creation.
 fn due(
     policy: &DeletingPolicy,
     object: &Json,
@@ -718,12 +765,11 @@ mod tests {
     }
 
     #[test]
-    fn the_fingerprint_follows_resource_versions() {
-        let doc = |rv: &str| Document::Object {
+    fn the_fingerprint_follows_contents() {
+        let doc = |schedule: &str| Document::Object {
             origin: "DeletingPolicy \"p\"".to_string(),
             json: Arc::new(
-                sonic_rs::from_str(&format!(r#"{{"metadata":{{"resourceVersion":"{rv}"}}}}"#))
-                    .unwrap(),
+                sonic_rs::from_str(&format!(r#"{{"spec":{{"schedule":"{schedule}"}}}}"#)).unwrap(),
             ),
         };
         assert_eq!(fingerprint_of(&[doc("1")]), fingerprint_of(&[doc("1")]));

@@ -346,7 +346,10 @@ fn load(documents: &[Document]) -> (BTreeMap<String, Loaded>, HashMap<String, Ve
         let meta = |key: &str| text_at(json, &["metadata", key]).to_string();
         created.insert(
             (meta("namespace"), meta("name")),
-            (meta("creationTimestamp"), meta("resourceVersion")),
+            (
+                meta("creationTimestamp"),
+                crate::deleting::content_hash(json),
+            ),
         );
         manifests.add_json(
             Source {
@@ -813,6 +816,12 @@ async fn on_trigger(
             let mut failures = 0;
             let mut kept: Vec<(String, String, String, String)> = Vec::new();
             for generated in objects {
+                // `generator.Apply` of a missing source (`resource.Get` gave null) makes
+                // nothing, as in Kyverno.
+                if !generated.object.is_object() || text_at(&generated.object, &["kind"]).is_empty()
+                {
+                    continue;
+                }
                 // A clone of a stored object (it has a uid and a resourceVersion) follows its
                 // source when the policy synchronizes.
                 let source_uid = text_at(&generated.object, &["metadata", "uid"]);
