@@ -181,7 +181,7 @@ enum Work {
         only: Option<String>,
     },
     /// The trigger was deleted.
-    Deleted { object: Json },
+    Deleted { target: Target, object: Json },
     /// A policy is gone: its downstream objects go too (unless it orphans them).
     PolicyGone { name: String, namespace: String },
 }
@@ -487,7 +487,10 @@ async fn watch_triggers(
             };
             let work = if deleted {
                 seen.remove(&uid);
-                Work::Deleted { object: json }
+                Work::Deleted {
+                    target: target.clone(),
+                    object: json,
+                }
             } else {
                 Work::Apply {
                     target: target.clone(),
@@ -737,10 +740,17 @@ async fn work(
                     on_trigger(&context, &loaded, &target, &object, listed, changed).await;
                 }
             }
-            Work::Deleted { object } => {
+            Work::Deleted { target, object } => {
                 // A synchronized policy's objects go with their trigger.
                 let synchronized: Vec<Loaded> = (policies.lock().by_key.values())
                     .filter(|l| l.policy.evaluation.synchronize)
+                    .filter(|l| {
+                        celer_policy::background::may_scan(
+                            l.policy.policy_set(),
+                            target.scanned(),
+                            &target.kind,
+                        )
+                    })
                     .cloned()
                     .collect();
                 let uid = text_at(&object, &["metadata", "uid"]).to_string();
@@ -766,6 +776,10 @@ async fn on_trigger(
     changed: bool,
 ) {
     let policy = &loaded.policy;
+    // Not a kind this policy may select: nothing to do (and nothing of it to clean up).
+    if !celer_policy::background::may_scan(policy.policy_set(), target.scanned(), &target.kind) {
+        return;
+    }
     let namespace = text_at(object, &["metadata", "namespace"]);
     if context.excluded_namespaces.iter().any(|e| e == namespace) {
         return;
