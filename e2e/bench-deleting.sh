@@ -102,6 +102,10 @@ EOF
 apiserver_429() { # requests kube-apiserver answered 429, from its /metrics
   api_raw GET /metrics | awk '/^apiserver_request_total\{/ && /code="429"/ { n += $2 } END { print n + 0 }'
 }
+apiserver_429_detail() { # the 429 series, by verb and resource
+  api_raw GET /metrics | grep '^apiserver_request_total{' | grep 'code="429"' \
+    | sed -E 's/.*resource="([^"]*)".*verb="([^"]*)".* ([0-9.e+]+)$/  \2 \1: \3/'
+}
 api_raw() {
   curl -sS --cacert "$CELER_E2E_CA" -H "Authorization: Bearer $CELER_E2E_TOKEN" "$CELER_E2E_SERVER$2"
 }
@@ -158,6 +162,7 @@ achieved="$(awk -v n="${deleted:-0}" -v s="$seconds" 'BEGIN { if (s > 0) printf 
 echo "deleted: ${deleted:-0} of $to_delete in ${seconds}s (${achieved}/s against --deletions-per-second $rate)"
 echo "left: $left_labelled labelled (expected $(( count - to_delete ))), $left_unlabelled unlabelled (expected $count)"
 echo "failures counted: ${failures%.*}; requests the API server throttled (429) during the run: $throttled"
+[ "$throttled" = 0 ] || { echo "the 429s since the API server started:"; apiserver_429_detail; }
 echo "controller peak RSS: $(( $(cat "$work/rss-peak" 2>/dev/null || echo 0) / 1024 )) MiB"
 status=0
 [ "${deleted:-0}" = "$to_delete" ] || { echo "FAIL not every done ConfigMap deleted"; status=1; }

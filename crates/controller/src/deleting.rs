@@ -334,11 +334,7 @@ async fn run_policy(
         list_and_delete(context, policy, target, &mut allowed, limiter, &mut summary).await;
     }
     let metrics = &context.metrics;
-    metrics.deleting_run(
-        &key,
-        summary.deleted,
-        (summary.failures.len() + summary.errors.len()) as u64,
-    );
+    metrics.deleting_run(&key, (summary.failures.len() + summary.errors.len()) as u64);
     summary
 }
 
@@ -440,6 +436,7 @@ async fn list_and_delete(
                     match delete(context, policy, &resource, &object).await {
                         Ok(()) => {
                             summary.deleted += 1;
+                            context.metrics.deleting_deleted(&policy.key());
                             tracing::info!(policy = %policy.key(), object = %described, dry_run = context.settings.dry_run, "deleted");
                         }
                         Err(message) => fail(summary, target, &object, described, message),

@@ -93,14 +93,21 @@ impl Metrics {
         self.deleting_policies.store(n, Ordering::Relaxed);
     }
 
-    /// One run of a DeletingPolicy: what it deleted and how many deletions or conditions
-    /// failed.
-    pub fn deleting_run(&self, policy: &str, deleted: u64, failures: u64) {
+    /// One run of a DeletingPolicy ended, with how many deletions or conditions failed.
+    pub fn deleting_run(&self, policy: &str, failures: u64) {
         let mut all = self.deleting.lock();
         let entry = all.entry(policy.to_string()).or_default();
         entry.0 += 1;
-        entry.1 += deleted;
         entry.2 += failures;
+    }
+
+    /// A DeletingPolicy deleted an object (counted as it goes, so a long run shows its pace).
+    pub fn deleting_deleted(&self, policy: &str) {
+        self.deleting
+            .lock()
+            .entry(policy.to_string())
+            .or_default()
+            .1 += 1;
     }
 
     pub fn constraint_write(&self) {
