@@ -54,7 +54,12 @@ stored() { # resource<TAB>objects, from the API server's own count
   api_raw "$CELER_E2E_SERVER/metrics" | awk '/^apiserver_storage_objects\{/ {
     match($0, /resource="[^"]*"/); r = substr($0, RSTART + 10, RLENGTH - 11); print r "\t" $2 }' | sort
 }
-stored > "$work/stored-before.tsv"
+# The API server counts stored objects once a minute: wait for its first count.
+for _ in $(seq 1 90); do
+  stored > "$work/stored-before.tsv"
+  grep -q '^namespaces	' "$work/stored-before.tsv" && break
+  sleep 1
+done
 
 api POST /apis/policies.kyverno.io/v1beta1/generatingpolicies \
   '{"apiVersion":"policies.kyverno.io/v1beta1","kind":"GeneratingPolicy","metadata":{"name":"ns-baseline"},"spec":{"evaluation":{"generateExisting":{"enabled":true},"synchronize":{"enabled":true}},"matchConstraints":{"objectSelector":{"matchLabels":{"bench":"yes"}},"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["namespaces"]}]},"generate":[{"expression":"generator.Apply(object.metadata.name, [{\"apiVersion\": dyn(\"networking.k8s.io/v1\"), \"kind\": dyn(\"NetworkPolicy\"), \"metadata\": dyn({\"name\": \"default-deny\"}), \"spec\": dyn({\"podSelector\": dyn({}), \"policyTypes\": dyn([\"Ingress\"])})}, {\"apiVersion\": dyn(\"v1\"), \"kind\": dyn(\"ResourceQuota\"), \"metadata\": dyn({\"name\": \"baseline\"}), \"spec\": dyn({\"hard\": dyn({\"pods\": \"50\"})})}])"}]}}'
@@ -132,8 +137,12 @@ done_at="$(date +%s.%N)"
 after="$(awk -v a="$last_created" -v b="$done_at" 'BEGIN { printf "%.1f", b - a }')"
 echo "every downstream object present ${after}s after the last Namespace ($netpols NetworkPolicies, $quotas ResourceQuotas)"
 echo "controller peak RSS: $(( $(cat "$work/rss-peak" 2>/dev/null || echo 0) / 1024 )) MiB"
-sleep 5
-stored > "$work/stored-after.tsv"
+# ...and again, up to a minute later, until it has seen the downstream objects.
+for _ in $(seq 1 90); do
+  stored > "$work/stored-after.tsv"
+  [ "$(awk -F'\t' '$1 == "resourcequotas" { print int($2) }' "$work/stored-after.tsv")" -ge "$count" ] 2>/dev/null && break
+  sleep 1
+done
 echo "stored objects that changed (resource: before -> after):"
 join -a 2 -e 0 -o 0,1.2,2.2 -t $'\t' "$work/stored-before.tsv" "$work/stored-after.tsv" \
   | awk -F'\t' '$2 != $3 { printf "  %s: %d -> %d\n", $1, $2, $3 }'
