@@ -25,11 +25,11 @@ use chrono::{DateTime, Utc};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use super::lowered::Lowering;
-use super::model::{GROUP, KyvernoManifest, PolicyException, VERSIONS};
+use super::model::{GROUP, PolicyException, VERSIONS};
 use crate::background::ScannedResource;
 use crate::engine::{self, EvalOptions};
 use crate::kinds::KindInfo;
-use crate::load::{LoadError, Manifest, Manifests, Source};
+use crate::load::{LoadError, Manifests, Source};
 use crate::lookup::Lookup;
 use crate::policy_set::PolicySet;
 use crate::request::AdmissionReview;
@@ -220,47 +220,13 @@ pub struct Loaded {
 /// (they are plain objects to the admission loader), with the PolicyExceptions that name
 /// them.
 pub fn load(manifests: &Manifests) -> Loaded {
-    let exceptions: Vec<&PolicyException> = (manifests.items.iter())
-        .filter_map(|(_, m)| match m.downcast::<KyvernoManifest>() {
-            Some(KyvernoManifest::Exception(e)) => Some(&**e),
-            _ => None,
-        })
-        .collect();
-    let mut out = Loaded::default();
-    let mut seen: Vec<(String, Option<String>, &str)> = Vec::new();
-    for (source, item) in &manifests.items {
-        let Manifest::Object(doc) = item else {
-            continue;
-        };
-        let field = |key: &str| doc.get(key).and_then(|v| v.as_str()).unwrap_or_default();
-        let (api_version, kind) = (field("apiVersion"), field("kind"));
-        if !is_deleting_policy(api_version, kind) {
-            continue;
-        }
-        let name = (doc.get("metadata").and_then(|m| m.get("name")))
-            .and_then(|n| n.as_str())
-            .unwrap_or_default();
-        let what = format!("{kind} {name:?}");
-        match compile(source, doc, kind, &exceptions) {
-            Ok(policy) => {
-                let key = (policy.name.clone(), policy.namespace.clone(), policy.kind);
-                if seen.contains(&key) {
-                    out.errors.push(LoadError::new(
-                        source,
-                        what,
-                        "a policy of this name is already loaded; this one is ignored".to_string(),
-                    ));
-                    continue;
-                }
-                seen.push(key);
-                out.policies.push(policy);
-            }
-            Err(problems) => out
-                .errors
-                .push(LoadError::new(source, what, problems.join("; "))),
-        }
-    }
-    out
+    let (policies, errors) = super::lowered::load_kind(
+        manifests,
+        is_deleting_policy,
+        compile,
+        |p: &DeletingPolicy| (p.name.clone(), p.namespace.clone(), p.kind),
+    );
+    Loaded { policies, errors }
 }
 
 fn compile(

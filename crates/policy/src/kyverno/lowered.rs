@@ -8,7 +8,7 @@ use celer_cel::Json;
 use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
 
 use super::model::{KyvernoManifest, PolicyException};
-use crate::load::{Manifest, Manifests, PolicyManifest, Source};
+use crate::load::{LoadError, Manifest, Manifests, PolicyManifest, Source};
 use crate::policy_set::PolicySet;
 
 /// What a lowered policy keeps of its source document.
@@ -135,6 +135,61 @@ impl Lowering<'_> {
         doc.insert("spec", spec);
         doc
     }
+}
+
+/// A kind's compiler: its document (with source and kind) and the PolicyExceptions, or the
+/// problems found.
+pub(crate) type Compile<P> =
+    fn(&Source, &Json, &str, &[&PolicyException]) -> Result<P, Vec<String>>;
+
+/// Compiles every document of `manifests` that `is_kind` accepts (plain objects to the
+/// admission loader) with `compile`, given the PolicyExceptions among them; a second policy
+/// of the same `identity` (name, namespace, kind) is refused.
+pub(crate) fn load_kind<P>(
+    manifests: &Manifests,
+    is_kind: fn(&str, &str) -> bool,
+    compile: Compile<P>,
+    identity: fn(&P) -> (String, Option<String>, &'static str),
+) -> (Vec<P>, Vec<LoadError>) {
+    let exceptions: Vec<&PolicyException> = (manifests.items.iter())
+        .filter_map(|(_, m)| match m.downcast::<KyvernoManifest>() {
+            Some(KyvernoManifest::Exception(e)) => Some(&**e),
+            _ => None,
+        })
+        .collect();
+    let (mut policies, mut errors) = (Vec::new(), Vec::new());
+    let mut seen = Vec::new();
+    for (source, item) in &manifests.items {
+        let Manifest::Object(doc) = item else {
+            continue;
+        };
+        let field = |key: &str| doc.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        if !is_kind(api_version, kind) {
+            continue;
+        }
+        let name = (doc.get("metadata").and_then(|m| m.get("name")))
+            .and_then(|n| n.as_str())
+            .unwrap_or_default();
+        let what = format!("{kind} {name:?}");
+        match compile(source, doc, kind, &exceptions) {
+            Ok(policy) => {
+                let key = identity(&policy);
+                if seen.contains(&key) {
+                    errors.push(LoadError::new(
+                        source,
+                        what,
+                        "a policy of this name is already loaded; this one is ignored".to_string(),
+                    ));
+                    continue;
+                }
+                seen.push(key);
+                policies.push(policy);
+            }
+            Err(problems) => errors.push(LoadError::new(source, what, problems.join("; "))),
+        }
+    }
+    (policies, errors)
 }
 
 pub(crate) fn array(items: Vec<Json>) -> Json {
