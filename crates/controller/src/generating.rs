@@ -543,39 +543,59 @@ async fn watch_downstream(
                 }
             };
             let labels = object.metadata.labels.clone().unwrap_or_default();
-            let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
-            let policy_key = match label(POLICY_NAMESPACE_LABEL).as_str() {
-                "" => label(POLICY_LABEL),
-                ns => format!("{ns}/{}", label(POLICY_LABEL)),
-            };
-            let synchronized = (policies.lock().by_key.get(&policy_key))
-                .is_some_and(|l| l.policy.evaluation.synchronize);
-            if !synchronized {
-                continue;
-            }
-            let trigger = Trigger {
-                group: label(TRIGGER_GROUP),
-                version: label(TRIGGER_VERSION),
-                kind: label(TRIGGER_KIND),
-                namespace: label(TRIGGER_NAMESPACE),
-                name: label(TRIGGER_NAME),
-            };
-            let Some((target, object)) = fetch_trigger(&context, &trigger).await else {
+            let Some(policy_key) = synchronized_policy(&policies, &labels) else {
                 continue;
             };
-            let uid = text_at(&object, &["metadata", "uid"]).to_string();
-            let work = Work::Apply {
-                target,
-                object,
-                listed: false,
-                changed: true,
-                only: Some(policy_key),
-            };
-            if queues[queue_of(&queues, &uid)].send(work).await.is_err() {
+            if !requeue_trigger(&context, &labels, policy_key, &queues).await {
                 return;
             }
         }
     }
+}
+
+/// The key of the synchronized policy a downstream object's labels name, if it is loaded.
+fn synchronized_policy(
+    policies: &Mutex<Policies>,
+    labels: &BTreeMap<String, String>,
+) -> Option<String> {
+    let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
+    let policy_key = match label(POLICY_NAMESPACE_LABEL).as_str() {
+        "" => label(POLICY_LABEL),
+        ns => format!("{ns}/{}", label(POLICY_LABEL)),
+    };
+    let synchronized =
+        (policies.lock().by_key.get(&policy_key)).is_some_and(|l| l.policy.evaluation.synchronize);
+    synchronized.then_some(policy_key)
+}
+
+/// Queues again, as changed, the trigger a downstream object's labels name (when it still
+/// exists); `false` once the queues are closed.
+async fn requeue_trigger(
+    context: &GeneratingContext,
+    labels: &BTreeMap<String, String>,
+    policy_key: String,
+    queues: &[mpsc::Sender<Work>],
+) -> bool {
+    let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
+    let trigger = Trigger {
+        group: label(TRIGGER_GROUP),
+        version: label(TRIGGER_VERSION),
+        kind: label(TRIGGER_KIND),
+        namespace: label(TRIGGER_NAMESPACE),
+        name: label(TRIGGER_NAME),
+    };
+    let Some((target, object)) = fetch_trigger(context, &trigger).await else {
+        return true;
+    };
+    let uid = text_at(&object, &["metadata", "uid"]).to_string();
+    let work = Work::Apply {
+        target,
+        object,
+        listed: false,
+        changed: true,
+        only: Some(policy_key),
+    };
+    queues[queue_of(queues, &uid)].send(work).await.is_ok()
 }
 
 /// Watches one kind of clone sources: when a source a synchronized policy cloned changes,
@@ -618,54 +638,21 @@ async fn watch_sources(
             for (downstream_resource, _) in kinds_to_search(&context, false).await {
                 let api: Api<DynamicObject> =
                     Api::all_with(context.client.clone(), &downstream_resource);
-                let Ok(clones) = api.list(&ListParams::default().labels(&selector)).await else {
+                let Ok(clones) = api
+                    .list_metadata(&ListParams::default().labels(&selector))
+                    .await
+                else {
                     continue;
                 };
                 for clone in clones.items {
                     let labels = clone.metadata.labels.clone().unwrap_or_default();
-                    let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
-                    let policy_key = match label(POLICY_NAMESPACE_LABEL).as_str() {
-                        "" => label(POLICY_LABEL),
-                        ns => format!("{ns}/{}", label(POLICY_LABEL)),
-                    };
-                    let synchronized = (policies.lock().by_key.get(&policy_key))
-                        .is_some_and(|l| l.policy.evaluation.synchronize);
-                    if !synchronized {
+                    let Some(policy_key) = synchronized_policy(&policies, &labels) else {
                         continue;
-                    }
+                    };
                     if deleted {
-                        delete_one(
-                            &context,
-                            &label(POLICY_LABEL),
-                            &downstream_resource,
-                            &clone.metadata,
-                        )
-                        .await;
-                        continue;
-                    }
-                    let trigger = Trigger {
-                        group: label(TRIGGER_GROUP),
-                        version: label(TRIGGER_VERSION),
-                        kind: label(TRIGGER_KIND),
-                        namespace: label(TRIGGER_NAMESPACE),
-                        name: label(TRIGGER_NAME),
-                    };
-                    let Some((target, object)) = fetch_trigger(&context, &trigger).await else {
-                        continue;
-                    };
-                    let trigger_uid = text_at(&object, &["metadata", "uid"]).to_string();
-                    let work = Work::Apply {
-                        target,
-                        object,
-                        listed: false,
-                        changed: true,
-                        only: Some(policy_key),
-                    };
-                    if queues[queue_of(&queues, &trigger_uid)]
-                        .send(work)
-                        .await
-                        .is_err()
-                    {
+                        let policy = labels.get(POLICY_LABEL).cloned().unwrap_or_default();
+                        delete_one(&context, &policy, &downstream_resource, &clone.metadata).await;
+                    } else if !requeue_trigger(&context, &labels, policy_key, &queues).await {
                         return;
                     }
                 }
