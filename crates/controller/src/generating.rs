@@ -50,6 +50,7 @@ use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
 use tokio::sync::mpsc;
 
 use crate::metrics::Metrics;
+use crate::reports::ReportWriter;
 use crate::targets::{self, Target};
 
 /// Queues of trigger work, each handled in order by one task.
@@ -79,6 +80,9 @@ pub struct GeneratingContext {
     pub metrics: Arc<Metrics>,
     /// This replica's name (the status writer's field manager).
     pub identity: String,
+    /// Where each trigger's result goes, as Kyverno reports generation (`None`: not
+    /// reported, `--generate-reports=false`).
+    pub reports: Option<Arc<ReportWriter>>,
     /// The kinds (apiVersion, kind) objects were generated into: watched to restore them,
     /// and searched when a trigger's objects are deleted.
     pub kinds: Mutex<HashSet<(String, String)>>,
@@ -102,6 +106,7 @@ impl GeneratingContext {
         excluded_namespaces: Vec<String>,
         metrics: Arc<Metrics>,
         identity: String,
+        reports: Option<Arc<ReportWriter>>,
     ) -> GeneratingContext {
         GeneratingContext {
             client,
@@ -110,6 +115,7 @@ impl GeneratingContext {
             excluded_namespaces,
             metrics,
             identity,
+            reports,
             kinds: Mutex::new(HashSet::new()),
             new_kind: tokio::sync::Notify::new(),
             resources: Mutex::new(HashMap::new()),
@@ -744,6 +750,15 @@ async fn work(
                 for loaded in synchronized {
                     delete_downstream(&context, &loaded.policy.name, Some(&uid), None).await;
                 }
+                // Its report goes with it (the garbage collector takes the object; the
+                // writer forgets its results).
+                if let Some(writer) = &context.reports {
+                    let namespace = match target.namespaced {
+                        true => text_at(&object, &["metadata", "namespace"]).to_string(),
+                        false => String::new(),
+                    };
+                    writer.forget((namespace, uid));
+                }
             }
             Work::PolicyGone { name, namespace } => {
                 let ns = (!namespace.is_empty()).then_some(namespace.as_str());
@@ -801,18 +816,21 @@ async fn on_trigger(
         .unwrap_or_else(|e| Generation::Error(format!("evaluation task failed: {e}")))
     };
     let trigger_uid = text_at(object, &["metadata", "uid"]).to_string();
-    match generation {
+    let mut failure: Option<String> = None;
+    match &generation {
         Generation::NotSelected | Generation::Skipped => {
             // A synchronized trigger that stopped matching loses its downstream objects.
             if changed && policy.evaluation.synchronize {
                 delete_downstream(context, &policy.name, Some(&trigger_uid), None).await;
             }
         }
+        // Exempted: nothing made, nothing taken back (Kyverno's result is not empty).
+        Generation::Excepted { .. } => {}
         Generation::Error(e) => {
             context.metrics.generating(&policy.key(), 0, 1);
             tracing::warn!(policy = %policy.key(), trigger = %describe(target, object), error = %e, "GeneratingPolicy failed");
         }
-        Generation::Generated(objects) => {
+        Generation::Generated(objects, _) => {
             let mut written = 0;
             let mut failures = 0;
             let mut kept: Vec<(String, String, String, String)> = Vec::new();
@@ -835,7 +853,7 @@ async fn on_trigger(
                         source_uid,
                     );
                 }
-                let desired = downstream(policy, target, object, &generated);
+                let desired = downstream(policy, target, object, generated);
                 kept.push(identity(&desired));
                 match write(context, policy, &desired, &trigger_uid).await {
                     Ok(true) => written += 1,
@@ -843,6 +861,7 @@ async fn on_trigger(
                     Err(e) => {
                         failures += 1;
                         tracing::warn!(policy = %policy.key(), trigger = %describe(target, object), error = %e, "downstream object not written");
+                        failure.get_or_insert(e);
                     }
                 }
             }
@@ -852,6 +871,55 @@ async fn on_trigger(
             context.metrics.generating(&policy.key(), written, failures);
         }
     }
+    report(
+        context,
+        policy,
+        target,
+        object,
+        &generation,
+        failure.as_deref(),
+    );
+}
+
+/// The trigger's report gets the policy's result (replacing the one before), merged with
+/// what scans and admission say of it.
+fn report(
+    context: &GeneratingContext,
+    policy: &GeneratingPolicy,
+    target: &Target,
+    object: &Json,
+    generation: &Generation,
+    failure: Option<&str>,
+) {
+    let Some(writer) = &context.reports else {
+        return;
+    };
+    // Kyverno does not make Events owners of reports.
+    if target.kind == "Event" && matches!(target.group.as_str(), "" | "events.k8s.io") {
+        return;
+    }
+    let Some(result) = policy.report_result(generation, failure) else {
+        return;
+    };
+    let scope = celer_policy::report::ReportScope {
+        api_version: match target.group.as_str() {
+            "" => target.version.clone(),
+            group => format!("{group}/{}", target.version),
+        },
+        kind: target.kind.clone(),
+        namespace: text_at(object, &["metadata", "namespace"]).to_string(),
+        name: text_at(object, &["metadata", "name"]).to_string(),
+        uid: text_at(object, &["metadata", "uid"]).to_string(),
+    };
+    // A report is named by its resource's uid and owned by it.
+    if scope.uid.is_empty() || scope.name.is_empty() {
+        return;
+    }
+    let namespace = match target.namespaced {
+        true => scope.namespace.clone(),
+        false => String::new(),
+    };
+    writer.admit((namespace, scope.uid.clone()), scope, vec![result]);
 }
 
 /// Whether `object` is a downstream object of some GeneratingPolicy.

@@ -60,6 +60,9 @@ pub struct ControllerOptions {
     /// How DeletingPolicies are run.
     pub deleting: deleting::DeletingSettings,
     pub metrics_addr: Option<SocketAddr>,
+    /// GeneratingPolicies' results go into the triggers' reports (Kyverno's
+    /// `--enableReporting` with `generate`).
+    pub generate_reports: bool,
     /// The token `celer serve` presents to post admission results; `None`: not accepted.
     pub admission_token: Option<String>,
 }

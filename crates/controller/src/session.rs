@@ -195,6 +195,7 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>, 
             options.excluded_namespaces.clone(),
             Arc::clone(&metrics),
             options.lease.identity.clone(),
+            options.generate_reports.then(|| Arc::clone(&writer)),
         ));
         _background.push(Aborting(tokio::spawn(crate::generating::run(
             Arc::clone(objects),

@@ -177,9 +177,12 @@ fn generated_by(
     use celer_policy::kyverno::generating::Generation;
     let (result, message, objects) = match policy.generate(request, lookup, options) {
         Generation::NotSelected => return None,
-        Generation::Skipped => ("skip", None, Vec::new()),
+        Generation::Skipped | Generation::Excepted { pass: false, .. } => {
+            ("skip", None, Vec::new())
+        }
+        Generation::Excepted { pass: true, .. } => ("pass", None, Vec::new()),
         Generation::Error(e) => ("error", Some(e), Vec::new()),
-        Generation::Generated(objects) => {
+        Generation::Generated(objects, _) => {
             let objects = (objects.into_iter())
                 .map(|g| {
                     let mut object = g.object;

@@ -848,8 +848,10 @@ impl Generating<'_> {
                     Generation::NotSelected => (EXCLUDED.to_string(), None),
                     Generation::Skipped if expected == "skip" => ("skip".to_string(), None),
                     Generation::Skipped => (EXCLUDED.to_string(), None),
+                    Generation::Excepted { pass: true, .. } => ("pass".to_string(), None),
+                    Generation::Excepted { pass: false, .. } => ("skip".to_string(), None),
                     Generation::Error(e) => ("error".to_string(), Some(e)),
-                    Generation::Generated(objects) => {
+                    Generation::Generated(objects, _) => {
                         let mismatch = (objects.iter())
                             .map(|g| cli_generated(g, trigger))
                             .find_map(|o| differs(&o, &wanted));

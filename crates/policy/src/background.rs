@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use celer_cel::Json;
+use sonic_rs::JsonValueTrait;
 
 use crate::engine::{self, EvalOptions};
 use crate::kinds::KindInfo;
@@ -39,6 +40,31 @@ pub struct PolicyMeta {
     /// The label `reports.kyverno.io/disabled` (any value) keeps its results out of reports
     /// (Kyverno's `IsPolicyReportable`).
     pub reported: bool,
+}
+
+impl PolicyMeta {
+    /// What a policy document's metadata says (kinds read outside a policy set).
+    pub fn of_document(doc: &Json) -> PolicyMeta {
+        let metadata = doc.get("metadata");
+        let text = |field: &str, key: &str| {
+            (metadata.and_then(|m| m.get(field)).and_then(|a| a.get(key)))
+                .and_then(|v| v.as_str())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        PolicyMeta {
+            namespace: (metadata.and_then(|m| m.get("namespace")))
+                .and_then(|v| v.as_str())
+                .filter(|v| !v.is_empty())
+                .map(str::to_string),
+            category: text("annotations", CATEGORY).map(str::to_string),
+            severity: text("annotations", SEVERITY).and_then(Severity::parse),
+            scored: text("annotations", SCORED) != Some("false"),
+            reported: (metadata.and_then(|m| m.get("labels")))
+                .and_then(|l| l.get(REPORTS_DISABLED))
+                .is_none(),
+        }
+    }
 }
 
 /// A result's severity, as OpenReports spells it.
@@ -410,7 +436,7 @@ fn is_routing_skip(message: &str) -> bool {
 /// `rule is skipped due to policy exception: ns/a, ns/b` (CEL policies) or
 /// `rule is skipped due to policy exceptions` followed by the keys (ClusterPolicy rules, as
 /// Kyverno words it).
-fn exception_names(message: &str) -> Vec<&str> {
+pub(crate) fn exception_names(message: &str) -> Vec<&str> {
     let Some((_, rest)) = message.split_once("due to policy exception") else {
         return Vec::new();
     };
@@ -425,7 +451,7 @@ fn exception_names(message: &str) -> Vec<&str> {
 
 /// Kyverno's `process` property of a result from a scan and from an admission request.
 const BACKGROUND_SCAN: &str = "background scan";
-const ADMISSION_REVIEW: &str = "admission review";
+pub(crate) const ADMISSION_REVIEW: &str = "admission review";
 
 fn report_result(set: &PolicySet, result: &PolicyResult, namespace: &str) -> Option<ReportResult> {
     report_result_of(set, result, namespace, BACKGROUND_SCAN)

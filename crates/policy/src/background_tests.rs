@@ -620,3 +620,43 @@ fn admission_only_policies_report_from_admission_requests() {
     );
     assert!(decide(&object, Operation::Delete).is_none());
 }
+
+#[test]
+fn a_validating_policy_reports_its_audit_annotations_and_the_failing_index() {
+    let policy = r#"
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: labelled}
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  validations:
+  - expression: "true"
+  - expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+  auditAnnotations:
+  - key: owner
+    valueExpression: "'cm/' + object.metadata.name"
+  - key: unset
+    valueExpression: "null"
+"#;
+    let set = set(&[policy]);
+    let unlabelled: Json = sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"x"}}"#,
+    )
+    .unwrap();
+    let r = &run(&set, &unlabelled).results[0];
+    assert_eq!(r.result, Status::Fail);
+    assert_eq!(r.properties["owner"], "cm/c");
+    assert_eq!(r.properties["cel.validationIndex"], "1");
+    assert!(!r.properties.contains_key("unset"));
+    let labelled: Json = sonic_rs::from_str(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d","namespace":"x","labels":{"team":"a"}}}"#,
+    )
+    .unwrap();
+    let r = &run(&set, &labelled).results[0];
+    assert_eq!(r.result, Status::Pass);
+    assert_eq!(r.properties["owner"], "cm/d");
+    assert!(!r.properties.contains_key("cel.validationIndex"));
+}

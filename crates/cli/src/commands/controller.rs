@@ -157,6 +157,11 @@ pub struct ControllerArgs {
     #[arg(long, env = "CELER_DELETING_USER", value_name = "USER")]
     pub deleting_user: Option<String>,
 
+    /// Write GeneratingPolicies' results into their triggers' reports (Kyverno's
+    /// --enableReporting with generate): one report write per trigger handled.
+    #[arg(long, env = "CELER_GENERATE_REPORTS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub generate_reports: bool,
+
     /// Where /metrics, /healthz and /readyz are served (plain HTTP); "off" for nowhere.
     #[arg(long, env = "CELER_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: String,
@@ -290,6 +295,7 @@ pub fn run(args: ControllerArgs) -> ExitCode {
             dry_run: args.deleting_dry_run,
             user: args.deleting_user.clone(),
         },
+        generate_reports: args.generate_reports,
         metrics_addr,
         admission_token,
     };

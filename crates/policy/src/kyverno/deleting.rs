@@ -331,6 +331,8 @@ fn compile(
         widen_operations: true,
         match_conditions: None,
         variables: spec.get("variables"),
+        audit_annotations: None,
+        exception_pass: false,
     };
     // Each condition alone first, so that a compile error names its index.
     lowering

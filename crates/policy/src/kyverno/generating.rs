@@ -18,11 +18,11 @@ use std::sync::Arc;
 use celer_cel::Json;
 use celer_cel_kyverno::{ContextError, Gvr, HttpRequest, KyvernoContext};
 use parking_lot::Mutex;
-use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait};
 
 use super::lowered::Lowering;
 use super::model::{GROUP, PolicyException, VERSIONS};
-use crate::background::ScannedResource;
+use crate::background::{PolicyMeta, ReportResult, ScannedResource, Status};
 use crate::engine::{self, EvalOptions};
 use crate::kinds::KindInfo;
 use crate::load::{LoadError, Manifests, Source};
@@ -81,6 +81,8 @@ pub struct GeneratingPolicy {
     pub evaluation: Evaluation,
     /// `spec.useServerSideApply`: downstream objects are applied (field manager `generate`).
     pub use_server_side_apply: bool,
+    /// What its report results say besides the result (scored, category, severity).
+    pub report: PolicyMeta,
     set: PolicySet,
     /// Each validation as lowered and the expression it stands for, so that messages quote
     /// what the author wrote.
@@ -99,10 +101,13 @@ pub struct Generated {
 pub enum Generation {
     /// Its `matchConstraints` do not select the trigger.
     NotSelected,
-    /// A match condition was false, or a PolicyException applies.
+    /// A match condition was false.
     Skipped,
-    /// The objects generated (maybe none).
-    Generated(Vec<Generated>),
+    /// PolicyExceptions apply (by name): nothing is generated; `pass` when the one that
+    /// decides says `reportResult: pass`.
+    Excepted { exceptions: Vec<String>, pass: bool },
+    /// The objects generated (maybe none), and the audit annotations' values.
+    Generated(Vec<Generated>, Vec<(String, String)>),
     /// An expression failed.
     Error(String),
 }
@@ -134,12 +139,27 @@ impl GeneratingPolicy {
         let outcome = engine::evaluate(&self.set, request, lookup, &options);
         let result = (outcome.results.iter())
             .find(|r| r.kind == PolicyKind::KyvernoValidating && r.policy == *self.name);
-        match result.map(|r| (r.result, r.message.as_deref())) {
-            None => Generation::NotSelected,
-            Some((ResultKind::Pass, _)) => Generation::Generated(collecting.take()),
-            Some((ResultKind::Skip, _)) => Generation::Skipped,
-            Some((_, message)) => {
-                let mut message = rename_paths(message.unwrap_or_default());
+        let Some(result) = result else {
+            return Generation::NotSelected;
+        };
+        let message = result.message.as_deref().unwrap_or_default();
+        let exceptions = crate::background::exception_names(message);
+        if !exceptions.is_empty() && matches!(result.result, ResultKind::Pass | ResultKind::Skip) {
+            return Generation::Excepted {
+                exceptions: exceptions.into_iter().map(str::to_string).collect(),
+                pass: result.result == ResultKind::Pass,
+            };
+        }
+        match result.result {
+            ResultKind::Pass => Generation::Generated(
+                collecting.take(),
+                (result.properties.iter())
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+            ),
+            ResultKind::Skip => Generation::Skipped,
+            _ => {
+                let mut message = rename_paths(message);
                 for (lowered, written) in &self.written {
                     message = message.replace(lowered, written);
                 }
@@ -174,6 +194,110 @@ impl GeneratingPolicy {
             });
         built.unwrap_or_else(|e| Generation::Error(format!("cannot build the request: {e}")))
     }
+}
+
+/// A report result's source for GeneratingPolicies.
+const REPORT_SOURCE: &str = "KyvernoGeneratingPolicy";
+
+impl GeneratingPolicy {
+    /// The policy report result Kyverno's generate controller writes for a trigger
+    /// (`GenerationEngineResponseToReportResults`): `process: admission review` whatever
+    /// brought the trigger, the objects made in `generated-resources`. `failure`: why the
+    /// objects were not all made (an error result, as Kyverno's `generator.Apply` fails).
+    /// `None` when there is nothing to report (not selected, a match condition false, or
+    /// reports disabled for the policy).
+    pub fn report_result(
+        &self,
+        generation: &Generation,
+        failure: Option<&str>,
+    ) -> Option<ReportResult> {
+        if !self.report.reported {
+            return None;
+        }
+        let mut properties = std::collections::BTreeMap::new();
+        let (rule, result, message) = match (generation, failure) {
+            (Generation::NotSelected | Generation::Skipped, _) => return None,
+            (Generation::Excepted { exceptions, pass }, _) => {
+                properties.insert("exceptions".to_string(), exceptions.join(","));
+                let (result, message) = match pass {
+                    true => (
+                        Status::Pass,
+                        format!(
+                            "rule is passed due to policy exception: {}",
+                            exceptions.join(", ")
+                        ),
+                    ),
+                    false => (Status::Skip, String::new()),
+                };
+                ("exception".to_string(), result, message)
+            }
+            (Generation::Error(e), _) => (
+                self.name.clone(),
+                Status::Error,
+                format!("failed to evaluate policy: {e}"),
+            ),
+            (Generation::Generated(..), Some(e)) => (
+                self.name.clone(),
+                Status::Error,
+                format!("failed to evaluate policy: {e}"),
+            ),
+            (Generation::Generated(objects, annotations), None) => {
+                properties.extend(annotations.iter().cloned());
+                let made: Vec<String> = (objects.iter())
+                    .filter_map(generated_resource_info)
+                    .collect();
+                if !made.is_empty() {
+                    properties.insert("generated-resources".to_string(), made.join("; "));
+                }
+                (
+                    self.name.clone(),
+                    Status::Pass,
+                    "policy evaluated successfully".to_string(),
+                )
+            }
+        };
+        properties.insert(
+            "process".to_string(),
+            crate::background::ADMISSION_REVIEW.to_string(),
+        );
+        Some(ReportResult {
+            source: REPORT_SOURCE.to_string(),
+            policy: self.key(),
+            rule,
+            result,
+            message,
+            category: self.report.category.clone(),
+            severity: self.report.severity,
+            scored: self.report.scored,
+            properties,
+        })
+    }
+}
+
+/// `<group>/<version>, Kind=<kind> Name=<name>[ Namespace=<namespace>]`, as Kyverno names a
+/// generated object in reports (Go's GroupVersionKind text); `None` for what makes no
+/// object (no kind).
+fn generated_resource_info(generated: &Generated) -> Option<String> {
+    let text = |path: &[&str]| {
+        let mut at = &generated.object;
+        for key in path {
+            at = at.get(key)?;
+        }
+        at.as_str()
+    };
+    let kind = text(&["kind"]).filter(|k| !k.is_empty())?;
+    let api_version = text(&["apiVersion"]).unwrap_or_default();
+    let (group, version) = match api_version.split_once('/') {
+        Some((group, version)) => (group, version),
+        None => ("", api_version),
+    };
+    let name = text(&["metadata", "name"]).unwrap_or_default();
+    let mut info = format!("{group}/{version}, Kind={kind} Name={name}");
+    if !generated.namespace.is_empty() {
+        info.push_str(" Namespace=");
+        info.push_str(&generated.namespace);
+    }
+    Some(info)
 }
 
 /// The lowered policy's field paths as the GeneratingPolicy's author wrote them.
@@ -295,6 +419,28 @@ fn compile(
             .and_then(|b| b.as_bool())
             .unwrap_or(true),
     };
+    // Kyverno takes a GeneratingPolicy's audit annotation of any type and wants a string
+    // at run time (its values are report properties): `object.metadata.name` (dyn) is
+    // accepted, which a ValidatingPolicy's type check would refuse.
+    let audit_annotations = spec
+        .get("auditAnnotations")
+        .and_then(|a| a.as_array())
+        .map(|list| {
+            let lowered = (list.iter())
+                .map(|a| {
+                    let mut a = a.clone();
+                    let value = text(a.get("valueExpression"));
+                    if let Some(o) = a.as_object_mut() {
+                        o.insert(
+                            &"valueExpression",
+                            Json::from(format!("string(dyn({value}\n))").as_str()),
+                        );
+                    }
+                    a
+                })
+                .collect();
+            super::lowered::array(lowered)
+        });
     let lowering = Lowering {
         name: &name,
         namespace: namespace.as_deref(),
@@ -303,6 +449,8 @@ fn compile(
         widen_operations: false,
         match_conditions: spec.get("matchConditions"),
         variables: spec.get("variables"),
+        audit_annotations: audit_annotations.as_ref(),
+        exception_pass: true,
     };
     // Each expression as written first, so that a compile error shows it and its position.
     lowering
@@ -317,11 +465,16 @@ fn compile(
         .build(source, &validations, exceptions)
         .map_err(|errors| errors.iter().map(|e| rename_paths(e)).collect::<Vec<_>>())?;
     let written = validations.into_iter().zip(expressions).collect();
+    let report = PolicyMeta {
+        namespace: namespace.clone(),
+        ..PolicyMeta::of_document(doc)
+    };
     Ok(GeneratingPolicy {
         kind,
         name,
         namespace,
         evaluation,
+        report,
         use_server_side_apply: spec
             .get("useServerSideApply")
             .and_then(|b| b.as_bool())

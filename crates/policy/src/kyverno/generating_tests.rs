@@ -64,7 +64,7 @@ fn a_selected_trigger_generates_every_object_in_order() {
     assert!(policy.evaluation.generate_existing && policy.evaluation.synchronize);
     assert!(policy.evaluation.admission && policy.evaluation.skip_background_requests);
     let ns = object(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}"#);
-    let Generation::Generated(objects) =
+    let Generation::Generated(objects, _) =
         policy.generate_for_object(&ns, None, &NoLookup, &EvalOptions::default())
     else {
         panic!("nothing generated");
@@ -209,7 +209,7 @@ spec:
     let cm = object(
         r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team-a"},"data":{"a":"1","b":"2"}}"#,
     );
-    let Generation::Generated(objects) =
+    let Generation::Generated(objects, _) =
         policy.generate_for_object(&cm, None, &NoLookup, &EvalOptions::default())
     else {
         panic!("nothing generated");
@@ -224,4 +224,78 @@ spec:
         Some(2),
         "a whole-value placeholder keeps its type"
     );
+}
+
+#[test]
+fn a_report_result_names_what_was_generated_and_the_audit_annotations() {
+    let text = NETPOL.replace(
+        "  generate:\n",
+        "  auditAnnotations:\n  - key: team\n    valueExpression: object.metadata.name\n  - key: empty\n    valueExpression: \"''\"\n  generate:\n",
+    );
+    let policy = one(&text);
+    let ns = object(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}"#);
+    let generation = policy.generate_for_object(&ns, None, &NoLookup, &EvalOptions::default());
+    let result = policy.report_result(&generation, None).unwrap();
+    assert!(
+        matches!(generation, Generation::Generated(..)),
+        "{generation:?}"
+    );
+    assert_eq!(result.source, "KyvernoGeneratingPolicy");
+    assert_eq!(
+        (result.policy.as_str(), result.rule.as_str()),
+        ("default-deny", "default-deny")
+    );
+    assert_eq!(result.result, Status::Pass);
+    assert_eq!(result.message, "policy evaluated successfully");
+    let properties: Vec<(&str, &str)> = (result.properties.iter())
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        properties,
+        [
+            (
+                "generated-resources",
+                "networking.k8s.io/v1, Kind=NetworkPolicy Name=default-deny Namespace=team-a; /v1, Kind=ResourceQuota Name=quota Namespace=team-a"
+            ),
+            ("process", "admission review"),
+            ("team", "team-a"),
+        ]
+    );
+    // A write that failed turns the result into an error; not selected, no result.
+    let failed = policy
+        .report_result(&generation, Some("forbidden"))
+        .unwrap();
+    assert_eq!(failed.result, Status::Error);
+    assert_eq!(failed.message, "failed to evaluate policy: forbidden");
+    assert_eq!(policy.report_result(&Generation::NotSelected, None), None);
+    assert_eq!(policy.report_result(&Generation::Skipped, None), None);
+}
+
+#[test]
+fn an_exception_is_reported_as_skip_or_pass_and_generates_nothing() {
+    for (report, status) in [("", Status::Skip), ("  reportResult: pass\n", Status::Pass)] {
+        let text = format!(
+            "{NETPOL}---\napiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata: {{name: team-b-out, namespace: kyverno}}\nspec:\n  policyRefs:\n  - {{name: default-deny, kind: GeneratingPolicy}}\n  matchConditions:\n  - {{name: b, expression: \"object.metadata.name == 'team-b'\"}}\n{report}"
+        );
+        let policy = one(&text);
+        let options = EvalOptions::default();
+        let b = object(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-b"}}"#);
+        let generation = policy.generate_for_object(&b, None, &NoLookup, &options);
+        assert_eq!(
+            generation,
+            Generation::Excepted {
+                exceptions: vec!["team-b-out".to_string()],
+                pass: status == Status::Pass
+            }
+        );
+        let result = policy.report_result(&generation, None).unwrap();
+        assert_eq!((result.rule.as_str(), result.result), ("exception", status));
+        assert_eq!(result.properties["exceptions"], "team-b-out");
+        // Others still generate.
+        let a = object(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}"#);
+        assert!(matches!(
+            policy.generate_for_object(&a, None, &NoLookup, &options),
+            Generation::Generated(objects, _) if objects.len() == 2
+        ));
+    }
 }

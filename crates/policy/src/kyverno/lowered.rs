@@ -25,6 +25,11 @@ pub(crate) struct Lowering<'a> {
     pub widen_operations: bool,
     pub match_conditions: Option<&'a Json>,
     pub variables: Option<&'a Json>,
+    /// `spec.auditAnnotations`: their values come back as the result's properties.
+    pub audit_annotations: Option<&'a Json>,
+    /// An exception's `reportResult: pass` kept: the result is then a pass that names the
+    /// exceptions (a kind whose pass means "act" must not keep it).
+    pub exception_pass: bool,
 }
 
 impl Lowering<'_> {
@@ -52,15 +57,17 @@ impl Lowering<'_> {
             if !names_it {
                 continue;
             }
-            // The exception exempts the lowered policy; `reportResult: pass` would turn the
-            // exemption into the kind's action, so it goes.
+            // The exception exempts the lowered policy; unless the kind reads it,
+            // `reportResult: pass` would turn the exemption into the kind's action.
             let mut e = (*e).clone();
             for r in &mut e.spec.policy_refs {
                 if r.name == self.name && r.kind == self.kind {
                     r.kind = self.lowered_kind().to_string();
                 }
             }
-            e.spec.report_result = None;
+            if !self.exception_pass {
+                e.spec.report_result = None;
+            }
             let manifest = PolicyManifest::new(KyvernoManifest::Exception(Box::new(e)));
             manifests
                 .items
@@ -119,6 +126,7 @@ impl Lowering<'_> {
         for (key, value) in [
             ("matchConditions", self.match_conditions),
             ("variables", self.variables),
+            ("auditAnnotations", self.audit_annotations),
         ] {
             if let Some(v) = value.filter(|v| !v.is_null()) {
                 spec.insert(key, v.clone());

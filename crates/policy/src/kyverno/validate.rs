@@ -19,7 +19,7 @@ use crate::matching::EquivalentResources;
 use crate::model::{FailurePolicy, ValidationAction};
 
 use super::compile::KyvernoPolicies;
-use crate::response::{Outcome, PolicyKind, PolicyResult, ResultKind, Status};
+use crate::response::{Outcome, PolicyKind, PolicyResult, ReportProperties, ResultKind, Status};
 use crate::scope::Served;
 use crate::validating::{self, Evaluated, OutOfBudget};
 
@@ -34,6 +34,10 @@ pub struct Verdict {
     /// evaluates the conditions Kyverno puts in its webhook configuration and refuses the
     /// request itself (`<resource> "<name>" is forbidden: <error>`).
     pub condition_error: Option<KyvernoConditionError>,
+    /// The audit annotations' values (non-empty strings) and, on a failure, the failing
+    /// validation's index: the properties Kyverno's report result carries
+    /// (`vpol/engine handlePolicy`). Empty, without an allocation, for most policies.
+    pub properties: ReportProperties,
 }
 
 impl Verdict {
@@ -42,9 +46,18 @@ impl Verdict {
             result,
             message: message.into(),
             condition_error: None,
+            properties: Vec::new(),
         }
     }
+
+    fn with_properties(mut self, properties: ReportProperties) -> Verdict {
+        self.properties = properties;
+        self
+    }
 }
+
+/// Kyverno's report property naming the validation that failed.
+const VALIDATION_INDEX: &str = "cel.validationIndex";
 
 impl Verdict {
     /// The message a result carries: none for Kyverno's fixed `success` and `skip` texts, so
@@ -298,24 +311,29 @@ fn run_validations(
         if message.is_empty() {
             message = format!("CEL expression validation failed at index {index}");
         }
-        if let Err(e) = audit_annotations(k, activation, &mut budget) {
-            return Verdict::new(ResultKind::Error, format!("error: {e}"));
+        let mut properties = match audit_annotations(k, activation, &mut budget) {
+            Ok(properties) => properties,
+            Err(e) => return Verdict::new(ResultKind::Error, format!("error: {e}")),
+        };
+        if !properties.iter().any(|(key, _)| key == VALIDATION_INDEX) {
+            properties.push((Cow::Borrowed(VALIDATION_INDEX), index.to_string()));
         }
-        return Verdict::new(ResultKind::Fail, message);
+        return Verdict::new(ResultKind::Fail, message).with_properties(properties);
     }
-    if let Err(e) = audit_annotations(k, activation, &mut budget) {
-        return Verdict::new(ResultKind::Error, format!("failed to load context: {e}"));
+    match audit_annotations(k, activation, &mut budget) {
+        Ok(properties) => Verdict::new(ResultKind::Pass, "success").with_properties(properties),
+        Err(e) => Verdict::new(ResultKind::Error, format!("failed to load context: {e}")),
     }
-    Verdict::new(ResultKind::Pass, "success")
 }
 
-/// Evaluates the audit annotations for their errors (`evaluateAuditAnnotations`): Kyverno
-/// records their values in reports, which celer does not write.
-fn audit_annotations(
+/// Evaluates the audit annotations (`evaluateAuditAnnotations`): an error fails the policy;
+/// the non-empty values are the report result's properties.
+pub(crate) fn audit_annotations(
     k: &KyvernoValidating,
     activation: &Activation<'_>,
     budget: &mut Budget,
-) -> Result<(), AuditAnnotationError> {
+) -> Result<ReportProperties, AuditAnnotationError> {
+    let mut properties = ReportProperties::new();
     for a in &k.policy.audit_annotations {
         match validating::evaluate(&a.value, activation, budget) {
             Err(OutOfBudget) => {
@@ -330,7 +348,12 @@ fn audit_annotations(
                     message: e,
                 });
             }
-            Ok(Evaluated::Value(Value::String(_) | Value::Null)) => {}
+            Ok(Evaluated::Value(Value::String(v))) => {
+                if !v.is_empty() {
+                    properties.push((Cow::Owned(a.key.clone()), v.as_str().to_string()));
+                }
+            }
+            Ok(Evaluated::Value(Value::Null)) => {}
             Ok(Evaluated::Value(other)) => {
                 return Err(AuditAnnotationError::Type {
                     key: a.key.clone(),
@@ -339,7 +362,7 @@ fn audit_annotations(
             }
         }
     }
-    Ok(())
+    Ok(properties)
 }
 
 /// Runs the Kyverno ValidatingPolicies that match the request on `object` (the object as
@@ -437,7 +460,7 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
     ) -> Result<(), EngineError> {
         let (ctx, attributes, object) = (request.ctx, &request.attributes, request.object);
         let common = &k.policy.common;
-        let verdict = match configuration {
+        let mut verdict = match configuration {
             Err(e) => Verdict::new(
                 ResultKind::Error,
                 format!("failed to execute matching: {e}"),
@@ -491,13 +514,16 @@ impl ValidatingFamily for ValidatingPolicies<'_> {
                 outcome.warnings.push(text);
             }
         }
-        outcome.results.push(PolicyResult::named(
+        let properties = std::mem::take(&mut verdict.properties);
+        let mut result = PolicyResult::named(
             PolicyKind::KyvernoValidating,
             name,
             None,
             verdict.result,
             verdict.into_message(),
-        ));
+        );
+        result.properties = properties;
+        outcome.results.push(result);
         Ok(())
     }
 
