@@ -106,6 +106,9 @@ def skip_reason(test_dir):
     for root, _, names in os.walk(test_dir):
         files += [os.path.join(root, n) for n in names if n.endswith((".yaml", ".yml"))]
     test = docs(os.path.join(test_dir, "chainsaw-test.yaml"))
+    for d in test:
+        if isinstance(d, dict) and isinstance(d.get("spec"), dict) and d["spec"].get("skip") is True:
+            return "corpus: the test says `skip: true` (chainsaw skips it for Kyverno too)"
     for t in operations(test, "template"):
         if isinstance(t, str) and t.endswith((".yaml", ".yml")) and not os.path.isfile(os.path.join(test_dir, t)):
             return f"corpus: its step template {t} does not exist (chainsaw cannot load it)"

@@ -179,9 +179,12 @@ fn selector_key(namespace: Option<&LabelSelector>, object: Option<&LabelSelector
 
 /// The webhooks of the policies of one kind, in Kyverno's order: fine-grained Fail ones,
 /// fine-grained Ignore ones, then per selector group the Fail and Ignore ones.
-fn kind_webhooks(kind: PolicyKind, policies: &[&KyvernoWebhook], common: &Common<'_>) -> Vec<Hook> {
-    let base = base_name(kind);
-    let prefix = scope::kyverno_path(kind);
+fn kind_webhooks(
+    base: &str,
+    prefix: &str,
+    policies: &[&KyvernoWebhook],
+    common: &Common<'_>,
+) -> Vec<Hook> {
     let namespace_selector =
         |w: &KyvernoWebhook| merge(w.namespace_selector.as_ref(), common.exclusions.as_ref());
     let mut fine: Vec<&KyvernoWebhook> = (policies.iter().copied())
@@ -290,11 +293,39 @@ pub fn webhooks<'p>(
         let of_kind: Vec<&KyvernoWebhook> =
             all.iter().copied().filter(|w| w.kind == kind).collect();
         if !of_kind.is_empty() {
-            hooks.extend(kind_webhooks(kind, &of_kind, common));
+            hooks.extend(kind_webhooks(
+                base_name(kind),
+                scope::kyverno_path(kind),
+                &of_kind,
+                common,
+            ));
         }
     }
     hooks.sort_by(|a, b| a.name.cmp(&b.name));
     hooks.iter().map(|h| h.to_json(common, mutating)).collect()
+}
+
+/// Kyverno's webhook names and path prefixes of GeneratingPolicies (cluster-wide, then
+/// namespaced): requests on them are handed to the controller (`/gpol/<names>`).
+pub const GENERATING: [(&str, &str); 2] = [
+    ("gpol.validate.kyverno.svc", "/gpol"),
+    ("ngpol.validate.kyverno.svc", "/ngpol"),
+];
+
+/// The webhooks of GeneratingPolicies ([`celer_policy::kyverno::generating::GeneratingPolicy::webhook`]),
+/// laid out as the validating kinds' are.
+pub fn generating_webhooks(policies: &[KyvernoWebhook], common: &Common<'_>) -> Vec<Value> {
+    let mut hooks: Vec<Hook> = Vec::new();
+    for (namespaced, (base, prefix)) in [false, true].into_iter().zip(GENERATING) {
+        let of_kind: Vec<&KyvernoWebhook> = (policies.iter())
+            .filter(|w| w.namespace.is_some() == namespaced)
+            .collect();
+        if !of_kind.is_empty() {
+            hooks.extend(kind_webhooks(base, prefix, &of_kind, common));
+        }
+    }
+    hooks.sort_by(|a, b| a.name.cmp(&b.name));
+    hooks.iter().map(|h| h.to_json(common, false)).collect()
 }
 
 #[cfg(test)]

@@ -82,6 +82,9 @@ pub struct WebhookSettings {
     pub annotations: Vec<(String, String)>,
     /// The owner of every configuration ([`crate::owner`]): deleting it deletes them.
     pub owner: Option<crate::owner::Owner>,
+    /// The webhooks of the loaded GeneratingPolicies
+    /// ([`kyverno_webhooks::generating_webhooks`]), beside Kyverno's validating ones.
+    pub generating: Vec<celer_policy::kyverno::webhook::KyvernoWebhook>,
 }
 
 impl WebhookSettings {
@@ -408,7 +411,16 @@ impl Configurations {
             }
             m_hooks.push(hook);
         }
-        let kv = kyverno_webhooks::webhooks(kyverno_policies(validating, false), false, &common);
+        let mut kv =
+            kyverno_webhooks::webhooks(kyverno_policies(validating, false), false, &common);
+        if !settings.generating.is_empty() {
+            kv.extend(kyverno_webhooks::generating_webhooks(
+                &settings.generating,
+                &common,
+            ));
+            // Kyverno sorts a configuration's webhooks by name.
+            kv.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        }
         // Failure policy Ignore: a celer outage must not stop a team applying policies (they
         // are then checked on load, and a broken one says so on its status).
         let policy_hook = settings.validate_policy_objects.then(|| {
@@ -419,7 +431,9 @@ impl Configurations {
                     {"apiGroups": ["policies.kyverno.io"], "apiVersions": ["*"],
                      "operations": ["CREATE", "UPDATE"], "scope": "*",
                      "resources": ["validatingpolicies", "namespacedvalidatingpolicies",
-                                   "mutatingpolicies", "namespacedmutatingpolicies"]},
+                                   "mutatingpolicies", "namespacedmutatingpolicies",
+                                   "generatingpolicies", "namespacedgeneratingpolicies",
+                                   "deletingpolicies", "namespaceddeletingpolicies"]},
                     {"apiGroups": ["kyverno.io"], "apiVersions": ["*"],
                      "operations": ["CREATE", "UPDATE"], "scope": "*",
                      "resources": ["policyexceptions", "globalcontextentries"]},
@@ -636,6 +650,7 @@ mod tests {
             exclude_namespaces: vec!["kube-system".into()],
             kyverno_configurations: false,
             validate_policy_objects: false,
+            generating: Vec::new(),
             annotations: vec![("admissions.enforcer/disabled".into(), "true".into())],
             owner: None,
         }
@@ -680,6 +695,71 @@ spec:
     - {apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}
   validations: [{expression: 'true'}]
 ";
+
+    #[test]
+    fn generating_policies_get_kyvernos_gpol_webhooks() {
+        let mut manifests = celer_policy::load::Manifests::default();
+        manifests.add_text(
+            "g.yaml",
+            r#"
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: plain}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [namespaces]}
+  generate:
+  - expression: "true"
+---
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: red}
+spec:
+  evaluation: {synchronize: {enabled: true}}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [configmaps]}
+  matchConditions:
+  - {name: red, expression: "object.metadata.labels['color'] == 'red'"}
+  generate:
+  - expression: "true"
+"#,
+        );
+        let loaded = celer_policy::kyverno::generating::load(&manifests);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let mut s = settings();
+        s.generating = loaded.policies.iter().filter_map(|p| p.webhook()).collect();
+        let configurations = Configurations::new(&s, &set(""), &set(""));
+        let body = configurations.body(true, &s.name).unwrap();
+        let hooks = body["webhooks"].as_array().unwrap();
+        let names: Vec<&str> = hooks.iter().map(|h| h["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "gpol.validate.kyverno.svc-ignore",
+                "gpol.validate.kyverno.svc-ignore-finegrained-red"
+            ]
+        );
+        let plain = &hooks[0];
+        assert_eq!(plain["failurePolicy"], "Ignore");
+        assert_eq!(plain["sideEffects"], "NoneOnDryRun");
+        assert_eq!(
+            plain["rules"][0]["operations"],
+            json!(["CONNECT", "CREATE", "DELETE", "UPDATE"])
+        );
+        assert!(
+            plain["clientConfig"]["url"]
+                .as_str()
+                .unwrap()
+                .ends_with("/gpol/plain")
+        );
+        // Synchronized: its conditions only filter creations.
+        assert_eq!(
+            hooks[1]["matchConditions"][0]["expression"],
+            "request.operation != 'CREATE' || (object.metadata.labels['color'] == 'red')"
+        );
+    }
 
     #[test]
     fn rules_name_what_bound_policies_match() {

@@ -501,6 +501,31 @@ fn configmap_files(namespace: &str, name: &str, configmap: &Json) -> Vec<Documen
         .collect()
 }
 
+/// The documents' origins and contents (the watch keeps them as documents: no
+/// resourceVersion, no status): what a loop that follows them compares to see a change.
+pub fn fingerprint(documents: &[Document]) -> String {
+    let mut parts: Vec<String> = (documents.iter())
+        .map(|d| match d {
+            Document::Object { origin, json } => format!("{origin}@{}", content_hash(json)),
+            Document::File { origin, text } => {
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                std::hash::Hash::hash(text, &mut hasher);
+                format!("{origin}#{:x}", std::hash::Hasher::finish(&hasher))
+            }
+        })
+        .collect();
+    parts.sort();
+    parts.join("\n")
+}
+
+/// A hash of a document's JSON text.
+pub fn content_hash(json: &Json) -> String {
+    let text = sonic_rs::to_string(json).unwrap_or_default();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&text, &mut hasher);
+    format!("{:x}", std::hash::Hasher::finish(&hasher))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

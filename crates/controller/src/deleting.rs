@@ -153,30 +153,7 @@ fn now() -> DateTime<Utc> {
     DateTime::<Utc>::from(std::time::SystemTime::now())
 }
 
-/// The policies' origins and contents (the watch keeps them as documents: no
-/// resourceVersion, no status): a change of any is a reload.
-pub(crate) fn fingerprint_of(documents: &[Document]) -> String {
-    let mut parts: Vec<String> = (documents.iter())
-        .map(|d| match d {
-            Document::Object { origin, json } => format!("{origin}@{}", content_hash(json)),
-            Document::File { origin, text } => {
-                let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                std::hash::Hash::hash(text, &mut hasher);
-                format!("{origin}#{:x}", std::hash::Hasher::finish(&hasher))
-            }
-        })
-        .collect();
-    parts.sort();
-    parts.join("\n")
-}
-
-/// A hash of a document's text.
-pub(crate) fn content_hash(json: &Json) -> String {
-    let text = sonic_rs::to_string(json).unwrap_or_default();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(&text, &mut hasher);
-    format!("{:x}", std::hash::Hasher::finish(&hasher))
-}
+pub(crate) use celer_cluster::sources::{content_hash, fingerprint as fingerprint_of};
 
 /// `status.lastExecutionTime` as stored (the watched documents carry no status), read once
 /// per policy when first seen.

@@ -49,6 +49,7 @@ use parking_lot::Mutex;
 use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
 use tokio::sync::mpsc;
 
+use crate::inbox::HandOff;
 use crate::metrics::Metrics;
 use crate::reports::ReportWriter;
 use crate::targets::{self, Target};
@@ -59,6 +60,8 @@ pub const WORKERS: usize = 16;
 pub const QUEUE: usize = 1024;
 /// How often new resources (CRDs installed since) are looked for.
 const REDISCOVER: Duration = Duration::from_secs(60);
+/// How long a first write of a kind waits for that kind's downstream watch to list.
+const KIND_WATCH_WAIT: Duration = Duration::from_secs(5);
 
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const POLICY_LABEL: &str = "generate.kyverno.io/policy-name";
@@ -88,12 +91,17 @@ pub struct GeneratingContext {
     pub kinds: Mutex<HashSet<(String, String)>>,
     /// Told when a kind is first written into.
     pub new_kind: tokio::sync::Notify,
+    /// Per downstream kind: whether its watch has listed.
+    watched: Mutex<HashMap<(String, String), KindWatch>>,
     /// Discovery's answer per (apiVersion, kind): its resource and whether it is namespaced.
     resources: Mutex<HashMap<(String, String), (ApiResource, bool)>>,
     /// The kinds (apiVersion, kind) of the objects synchronized policies cloned, and the uids
     /// of those objects: watched so that a clone follows its source.
     sources: Mutex<Sources>,
 }
+
+/// Whether a downstream kind's watch has listed, and when the kind was first written.
+type KindWatch = (tokio::sync::watch::Sender<bool>, tokio::time::Instant);
 
 /// Kinds `(apiVersion, kind)` of clone sources, and the sources' uids.
 type Sources = (HashSet<(String, String)>, HashSet<String>);
@@ -118,6 +126,7 @@ impl GeneratingContext {
             reports,
             kinds: Mutex::new(HashSet::new()),
             new_kind: tokio::sync::Notify::new(),
+            watched: Mutex::new(HashMap::new()),
             resources: Mutex::new(HashMap::new()),
             sources: Mutex::new((HashSet::new(), HashSet::new())),
         }
@@ -158,11 +167,42 @@ impl GeneratingContext {
         Ok(found)
     }
 
-    fn record_kind(&self, api_version: &str, kind: &str) {
-        let new = (self.kinds.lock()).insert((api_version.to_string(), kind.to_string()));
+    /// Records a kind written into, and waits (a few seconds at most) until its downstream
+    /// watch has listed: a downstream object deleted right after its creation is then seen
+    /// deleted, not missed between the write and the watch's start.
+    async fn record_kind(&self, api_version: &str, kind: &str) {
+        let key = (api_version.to_string(), kind.to_string());
+        let new = self.kinds.lock().insert(key.clone());
+        let (mut listed, since) = {
+            let mut watched = self.watched.lock();
+            let (sender, since) = watched.entry(key).or_insert_with(|| {
+                (
+                    tokio::sync::watch::channel(false).0,
+                    tokio::time::Instant::now(),
+                )
+            });
+            (sender.subscribe(), *since)
+        };
         if new {
             self.new_kind.notify_one();
         }
+        // Bounded from the kind's first write: a watch that cannot list (no RBAC to list the
+        // kind) holds up the first writes only.
+        let patience = KIND_WATCH_WAIT.saturating_sub(since.elapsed());
+        let _ = tokio::time::timeout(patience, listed.wait_for(|l| *l)).await;
+    }
+
+    /// The downstream watch of a kind has listed.
+    fn kind_listed(&self, api_version: &str, kind: &str) {
+        let key = (api_version.to_string(), kind.to_string());
+        let mut watched = self.watched.lock();
+        let (sender, _) = watched.entry(key).or_insert_with(|| {
+            (
+                tokio::sync::watch::channel(false).0,
+                tokio::time::Instant::now(),
+            )
+        });
+        sender.send_replace(true);
     }
 }
 
@@ -190,6 +230,9 @@ enum Work {
     Deleted { target: Target, object: Json },
     /// A policy is gone: its downstream objects go too (unless it orphans them).
     PolicyGone { name: String, namespace: String },
+    /// An admission request `celer serve` handed over for the policy of this key (one no
+    /// watch sees: a DELETE, a subresource, a CONNECT).
+    Admitted { policy: String, review: Arc<[u8]> },
 }
 
 /// The policies as the workers read them.
@@ -199,7 +242,11 @@ struct Policies {
 }
 
 /// Runs the GeneratingPolicies of `objects` until the task is dropped.
-pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
+pub async fn run(
+    objects: Arc<PolicyObjects>,
+    context: Arc<GeneratingContext>,
+    mut hand_offs: mpsc::Receiver<HandOff>,
+) {
     let policies: Arc<Mutex<Policies>> = Arc::default();
     let mut queues = Vec::with_capacity(WORKERS);
     let mut workers = Vec::with_capacity(WORKERS);
@@ -213,6 +260,19 @@ pub async fn run(objects: Arc<PolicyObjects>, context: Arc<GeneratingContext>) {
         ))));
     }
     let queues = Arc::new(queues);
+    // Hand-offs go to the queue of their request's object, as its watched events would.
+    let _dispatch = {
+        let queues = Arc::clone(&queues);
+        Aborting(tokio::spawn(async move {
+            while let Some((policy, review)) = hand_offs.recv().await {
+                let key = request_object_uid(&review).unwrap_or_else(|| policy.clone());
+                let queue = &queues[queue_of(&queues, &key)];
+                if queue.send(Work::Admitted { policy, review }).await.is_err() {
+                    return;
+                }
+            }
+        }))
+    };
     let status = celer_cluster::status::StatusWriter::spawn(
         context.client.clone(),
         celer_cluster::status::StatusSettings {
@@ -542,7 +602,11 @@ async fn watch_downstream(
         while let Some(event) = stream.next().await {
             let object = match event {
                 Ok(Event::Apply(o) | Event::Delete(o)) => o,
-                Ok(Event::Init | Event::InitApply(_) | Event::InitDone) => continue,
+                Ok(Event::InitDone) => {
+                    context.kind_listed(&api_version, &kind);
+                    continue;
+                }
+                Ok(Event::Init | Event::InitApply(_)) => continue,
                 Err(e) => {
                     tracing::warn!(%kind, error = %e, "downstream watch failed; retrying");
                     continue;
@@ -764,6 +828,15 @@ async fn work(
                 let ns = (!namespace.is_empty()).then_some(namespace.as_str());
                 delete_downstream(&context, &name, None, ns).await;
             }
+            Work::Admitted { policy, review } => {
+                let loaded = policies.lock().by_key.get(&policy).cloned();
+                match loaded {
+                    Some(loaded) => on_admitted(&context, &loaded, review).await,
+                    None => {
+                        tracing::debug!(%policy, "a request handed over for a policy not loaded")
+                    }
+                }
+            }
         }
     }
 }
@@ -815,6 +888,93 @@ async fn on_trigger(
         .await
         .unwrap_or_else(|e| Generation::Error(format!("evaluation task failed: {e}")))
     };
+    apply_generation(context, policy, target, object, generation, changed, true).await;
+}
+
+/// One policy on an admission request handed over by `celer serve`: evaluated on the request
+/// as Kyverno's webhook would have (the trigger is the object, or the old object of a
+/// DELETE), with its user and old object, its objects made; reported when the trigger is a
+/// stored object, never synchronized from here.
+async fn on_admitted(context: &Arc<GeneratingContext>, loaded: &Loaded, review: Arc<[u8]>) {
+    let policy = Arc::clone(&loaded.policy);
+    if !policy.evaluation.admission {
+        return;
+    }
+    let evaluated = {
+        let policy = Arc::clone(&policy);
+        let lookup = Arc::clone(&context.lookup);
+        let options = context.options.clone();
+        let excluded = context.excluded_namespaces.clone();
+        tokio::task::spawn_blocking(move || -> Result<Option<Admitted>, String> {
+            let review = celer_policy::request::AdmissionReview::parse(&review)
+                .map_err(|e| e.to_string())?;
+            let request = review.request().map_err(|e| e.to_string())?;
+            let attributes = &request.attributes;
+            if excluded.iter().any(|e| e == attributes.namespace) {
+                return Ok(None);
+            }
+            let Some(trigger) = attributes.object.or(attributes.old_object) else {
+                return Ok(None);
+            };
+            if policy.evaluation.skip_background_requests && is_downstream(trigger) {
+                return Ok(None);
+            }
+            let target = Target {
+                group: attributes.resource.group.to_string(),
+                version: attributes.resource.version.to_string(),
+                resource: attributes.resource.resource.to_string(),
+                kind: attributes.kind.kind.to_string(),
+                namespaced: !attributes.namespace.is_empty(),
+            };
+            let generation = policy.generate(&request, lookup.as_ref(), &options);
+            // A stored object (an update's) gets the result in its report.
+            let stored = attributes.object.is_some() && attributes.sub_resource.is_empty();
+            Ok(Some((target, trigger.clone(), generation, stored)))
+        })
+        .await
+        .map_err(|e| format!("evaluation task failed: {e}"))
+        .and_then(|r| r)
+    };
+    match evaluated {
+        Ok(Some((target, trigger, generation, stored))) => {
+            apply_generation(
+                context, &policy, &target, &trigger, generation, false, stored,
+            )
+            .await;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            context.metrics.generating(&policy.key(), 0, 1);
+            tracing::warn!(policy = %policy.key(), error = %e, "a handed-over admission request was not evaluated");
+        }
+    }
+}
+
+/// A handed-over request evaluated: the trigger's resource and object, what the policy
+/// generated, and whether the trigger is a stored object (reported).
+type Admitted = (Target, Json, Generation, bool);
+
+/// The uid of a review's object (or old object), which orders its work with its watch's.
+fn request_object_uid(review: &[u8]) -> Option<String> {
+    let json: Json = sonic_rs::from_slice(review).ok()?;
+    let request = json.get("request")?;
+    ["object", "oldObject"].iter().find_map(|key| {
+        let uid = text_at(request, &[key, "metadata", "uid"]);
+        (!uid.is_empty()).then(|| uid.to_string())
+    })
+}
+
+/// What one evaluation gave, made so: objects written, stale ones deleted (`changed`, for a
+/// synchronized policy), the result reported when `reported` (the trigger is stored).
+async fn apply_generation(
+    context: &Arc<GeneratingContext>,
+    policy: &GeneratingPolicy,
+    target: &Target,
+    object: &Json,
+    generation: Generation,
+    changed: bool,
+    reported: bool,
+) {
     let trigger_uid = text_at(object, &["metadata", "uid"]).to_string();
     let mut failure: Option<String> = None;
     match &generation {
@@ -871,14 +1031,16 @@ async fn on_trigger(
             context.metrics.generating(&policy.key(), written, failures);
         }
     }
-    report(
-        context,
-        policy,
-        target,
-        object,
-        &generation,
-        failure.as_deref(),
-    );
+    if reported {
+        report(
+            context,
+            policy,
+            target,
+            object,
+            &generation,
+            failure.as_deref(),
+        );
+    }
 }
 
 /// The trigger's report gets the policy's result (replacing the one before), merged with
@@ -1039,7 +1201,7 @@ async fn write(
     } else {
         Api::all_with(context.client.clone(), &resource)
     };
-    context.record_kind(&api_version, &kind);
+    context.record_kind(&api_version, &kind).await;
     if namespaced && namespace.is_empty() {
         return Err(format!("a generated {kind} {name:?} has no namespace"));
     }

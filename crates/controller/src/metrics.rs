@@ -385,8 +385,8 @@ fn escape(text: &str) -> String {
 const CONNECTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Serves `/metrics`, `/healthz` and `/readyz` (ready once leading and synced, or while not
-/// leading: a standby replica is healthy), and `POST /admission-reports` ([`Inbox`]), until
-/// the task is dropped.
+/// leading: a standby replica is healthy), `POST /admission-reports` and
+/// `POST /generate-requests` ([`Inbox`]), until the task is dropped.
 pub async fn serve(
     addr: SocketAddr,
     metrics: Arc<Metrics>,
@@ -410,10 +410,20 @@ pub async fn serve(
                     let metrics = Arc::clone(&metrics);
                     let inbox = Arc::clone(&inbox);
                     async move {
-                        if request.method() == hyper::Method::POST
-                            && request.uri().path() == "/admission-reports"
-                        {
-                            return Ok::<_, Infallible>(admission_reports(request, &inbox).await);
+                        if request.method() == hyper::Method::POST {
+                            match request.uri().path() {
+                                "/admission-reports" => {
+                                    return Ok::<_, Infallible>(
+                                        posted(request, &inbox, false).await,
+                                    );
+                                }
+                                "/generate-requests" => {
+                                    return Ok::<_, Infallible>(
+                                        posted(request, &inbox, true).await,
+                                    );
+                                }
+                                _ => {}
+                            }
                         }
                         Ok::<_, Infallible>(answer(&request, &metrics))
                     }
@@ -435,9 +445,11 @@ fn respond(status: u16, body: String) -> Response<Full<Bytes>> {
     response
 }
 
-async fn admission_reports(
+/// A post of admission results, or (`generate`) of GeneratingPolicy hand-offs.
+async fn posted(
     request: Request<hyper::body::Incoming>,
     inbox: &crate::inbox::Inbox,
+    generate: bool,
 ) -> Response<Full<Bytes>> {
     use crate::inbox::Answer;
     use http_body_util::BodyExt;
@@ -449,7 +461,11 @@ async fn admission_reports(
         Ok(collected) => collected.to_bytes(),
         Err(e) => return respond(413, format!("body refused: {e}\n")),
     };
-    match inbox.post(authorization.as_deref(), &body) {
+    let answer = match generate {
+        true => inbox.post_generate(authorization.as_deref(), &body),
+        false => inbox.post(authorization.as_deref(), &body),
+    };
+    match answer {
         Answer::Accepted(_) => respond(204, String::new()),
         Answer::Off => respond(404, "admission reports are off (no token)\n".to_string()),
         Answer::Unauthorized => respond(401, "a bearer token is required\n".to_string()),

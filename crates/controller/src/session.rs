@@ -50,6 +50,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         // Posts are refused from now on; what was accepted dies with the writer.
         self.inbox.attach(None);
+        self.inbox.attach_generating(None);
         self.task.abort();
     }
 }
@@ -197,9 +198,14 @@ async fn run(client: Client, options: ControllerOptions, metrics: Arc<Metrics>, 
             options.lease.identity.clone(),
             options.generate_reports.then(|| Arc::clone(&writer)),
         ));
+        // Admission requests only the webhook sees (DELETE, subresources) come through the
+        // inbox while this session leads.
+        let (hand_offs, handed) = tokio::sync::mpsc::channel(crate::generating::QUEUE);
+        inbox.attach_generating(Some(hand_offs));
         _background.push(Aborting(tokio::spawn(crate::generating::run(
             Arc::clone(objects),
             generating,
+            handed,
         ))));
     }
     let source = file_source(&options);

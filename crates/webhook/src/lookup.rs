@@ -41,6 +41,9 @@ pub trait ClusterHooks: Send + Sync + std::fmt::Debug {
         _outcome: &celer_policy::response::Outcome,
     ) {
     }
+    /// An admission request on a GeneratingPolicy webhook (not a dry run): one no watch sees
+    /// goes to the controller, which runs the GeneratingPolicies it triggers.
+    fn generate_requested(&self, _review: &[u8], _request: &celer_policy::request::Request<'_>) {}
     /// Gauges of the cluster side for `/metrics`: (name, help, value).
     fn gauges(&self) -> Vec<(&'static str, &'static str, u64)> {
         Vec::new()

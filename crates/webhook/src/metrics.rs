@@ -45,6 +45,9 @@ pub enum Endpoint {
     Authorize,
     /// Kyverno's policy objects, checked before they are stored (`/policyvalidate`).
     PolicyValidate,
+    /// Kyverno's GeneratingPolicy webhooks (`/gpol/..`, `/ngpol/..`): always admitted; what
+    /// no watch sees is handed to the controller.
+    Generate,
     Healthz,
     Readyz,
     Metrics,
@@ -52,11 +55,12 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 8] = [
+    const ALL: [Endpoint; 9] = [
         Endpoint::Validate,
         Endpoint::Mutate,
         Endpoint::Authorize,
         Endpoint::PolicyValidate,
+        Endpoint::Generate,
         Endpoint::Healthz,
         Endpoint::Readyz,
         Endpoint::Metrics,
@@ -69,6 +73,7 @@ impl Endpoint {
             Endpoint::Mutate => "mutate",
             Endpoint::Authorize => "authorize",
             Endpoint::PolicyValidate => "policyvalidate",
+            Endpoint::Generate => "generate",
             Endpoint::Healthz => "healthz",
             Endpoint::Readyz => "readyz",
             Endpoint::Metrics => "metrics",

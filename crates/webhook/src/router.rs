@@ -7,6 +7,7 @@
 //! | `/validate/shared`, `/mutate/shared` | POST | the same from the policies without a webhook of their own (all but Kyverno's CEL kinds) |
 //! | `/vpol/<names>`, `/nvpol/<names>`, `/mpol/<names>`, `/nmpol/<names>` | POST | the same from the Kyverno policies of that kind named in the path, as Kyverno's webhooks call them |
 //! | `/authorize` | POST | the SubjectAccessReview (v1, v1beta1) answered by the AuthorizationPolicies |
+//! | `/gpol/<names>`, `/ngpol/<names>` | POST | always allowed: Kyverno's GeneratingPolicy webhooks; a request no watch sees (DELETE, CONNECT, a subresource) is handed to the controller |
 //! | `/policyvalidate` | POST | Kyverno's policy objects checked as Kyverno's webhook checks them before they are stored ([`celer_policy::kyverno::admission`]) |
 //! | `/healthz` | GET | 200 `ok` while the process serves |
 //! | `/readyz` | GET | 200 `ready` once a policy set is loaded, else 503 |
@@ -297,6 +298,7 @@ where
         "/healthz" => Endpoint::Healthz,
         "/readyz" => Endpoint::Readyz,
         "/metrics" => Endpoint::Metrics,
+        path if path.starts_with("/gpol/") || path.starts_with("/ngpol/") => Endpoint::Generate,
         path => match scope::from_path(path) {
             Some((validating, s)) => {
                 scope = s;
@@ -349,7 +351,11 @@ where
     let method = request.method().clone();
     let read_only = method == Method::GET || method == Method::HEAD;
     match endpoint {
-        Endpoint::Validate | Endpoint::Mutate | Endpoint::Authorize | Endpoint::PolicyValidate => {
+        Endpoint::Validate
+        | Endpoint::Mutate
+        | Endpoint::Authorize
+        | Endpoint::PolicyValidate
+        | Endpoint::Generate => {
             if method != Method::POST {
                 return (Decision::Invalid, not_allowed("POST"));
             }
@@ -385,7 +391,7 @@ where
             Decision::Invalid,
             text(
                 StatusCode::NOT_FOUND,
-                "not found: the routes are POST /validate, POST /mutate (also /validate/shared, /mutate/shared, /vpol/<names>, /nvpol/<names>, /mpol/<names>, /nmpol/<names>), POST /authorize, GET /healthz, GET /readyz, GET /metrics\n",
+                "not found: the routes are POST /validate, POST /mutate (also /validate/shared, /mutate/shared, /vpol/<names>, /nvpol/<names>, /mpol/<names>, /nmpol/<names>), POST /authorize, POST /gpol/<names>, POST /policyvalidate, GET /healthz, GET /readyz, GET /metrics\n",
             ),
         ),
     }
@@ -681,6 +687,19 @@ fn evaluate(
         return Answer::Invalid {
             status: StatusCode::BAD_REQUEST,
             message: "AdmissionReview request.uid is missing or empty".to_string(),
+        };
+    }
+    if endpoint == Endpoint::Generate {
+        // Never refused: the GeneratingPolicy's work is the controller's.
+        if !request.dry_run
+            && let Some(cluster) = &state.cluster
+        {
+            cluster.generate_requested(body, &request);
+        }
+        let outcome = celer_policy::response::Outcome::allowed();
+        return Answer::Review {
+            body: outcome.review_json(request.uid, review.version()),
+            allowed: true,
         };
     }
     let set: &PolicySet = match endpoint {

@@ -722,6 +722,7 @@ impl ServeArgs {
             exclude_namespaces: self.excluded_namespaces(),
             kyverno_configurations: self.cluster.kyverno_webhook_configurations,
             validate_policy_objects: self.cluster.policies_from_cluster,
+            generating: Vec::new(),
             annotations: (self.cluster.webhook_annotations.iter())
                 .filter(|(k, _)| !k.is_empty())
                 .cloned()
@@ -765,6 +766,9 @@ struct ClusterAdapter {
     admission_only: std::sync::atomic::AtomicBool,
     /// With `--tls-secret`: the certificate shared by replicas.
     certificates: Option<certs::Certificates>,
+    /// The GeneratingPolicies that run at admission (with `--policies-from-cluster` and
+    /// admission reports): the requests of theirs no watch sees go to the controller.
+    generating: parking_lot::RwLock<Vec<Arc<celer_policy::kyverno::generating::GeneratingPolicy>>>,
 }
 
 impl ClusterAdapter {
@@ -817,6 +821,77 @@ impl ClusterAdapter {
                 }
             }
         });
+    }
+
+    /// Follows the cluster's GeneratingPolicies: each gets Kyverno's webhook, and the requests
+    /// no watch sees (a DELETE, a subresource) are handed to the controller
+    /// ([`ClusterHooks::generate_requested`]).
+    fn follow_generating_policies(self: &Arc<Self>, state: &Arc<celer_webhook::router::State>) {
+        let (Some((objects, _, _)), Some(_)) = (&self.status, &self.admission_reports) else {
+            return;
+        };
+        let mut changes = objects.subscribe();
+        let objects = Arc::clone(objects);
+        let adapter = Arc::downgrade(self);
+        let state = Arc::downgrade(state);
+        tokio::spawn(async move {
+            let mut fingerprint = String::new();
+            loop {
+                let (Some(adapter), Some(state)) = (adapter.upgrade(), state.upgrade()) else {
+                    return;
+                };
+                let documents = objects.controlled();
+                let now = celer_cluster::sources::fingerprint(&documents);
+                if now != fingerprint {
+                    fingerprint = now;
+                    adapter.generating_changed(&documents, &state);
+                }
+                drop((adapter, state));
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    fn generating_changed(
+        &self,
+        documents: &[celer_cluster::sources::Document],
+        state: &celer_webhook::router::State,
+    ) {
+        let mut manifests = celer_policy::load::Manifests::default();
+        for document in documents {
+            if let celer_cluster::sources::Document::Object { origin, json } = document {
+                let source = celer_policy::load::Source {
+                    file: origin.clone(),
+                    document: 0,
+                };
+                manifests.add_json(source, (**json).clone());
+            }
+        }
+        let loaded = celer_policy::kyverno::generating::load(&manifests);
+        let policies: Vec<_> = (loaded.policies.into_iter())
+            .filter(|p| p.evaluation.admission)
+            .map(Arc::new)
+            .collect();
+        let webhooks: Vec<_> = policies.iter().filter_map(|p| p.webhook()).collect();
+        *self.generating.write() = policies;
+        let mut registration = self.registration.lock();
+        let Some((settings, registrar)) = registration.as_mut() else {
+            return;
+        };
+        if settings.generating == webhooks {
+            return;
+        }
+        settings.generating = webhooks;
+        if let Some(loaded) = state.current() {
+            registrar.desire(Configurations::new(
+                settings,
+                &loaded.policies.validating,
+                &loaded.policies.mutating,
+            ));
+            tracing::info!(name = %settings.name, "GeneratingPolicies changed; registering their webhooks");
+        }
     }
 
     fn bundle_changed(&self, bundle: Vec<u8>, state: &celer_webhook::router::State) {
@@ -900,6 +975,37 @@ impl ClusterHooks for ClusterAdapter {
 
     fn lookup(&self) -> Arc<dyn Lookup> {
         Arc::new(self.cluster.clone())
+    }
+
+    fn generate_requested(&self, review: &[u8], request: &celer_policy::request::Request<'_>) {
+        let Some(reporter) = &self.admission_reports else {
+            return;
+        };
+        // Creations (and a synchronized policy's updates) reach the controller through its
+        // watches of the stored objects, which outlive a controller outage; what no watch
+        // sees, or not with the request's user and old object, is handed over: a deletion, a
+        // CONNECT, a subresource, an update for a policy that does not synchronize. Only to
+        // the policies whose rules name it (the controller evaluates them in full).
+        use celer_policy::attributes::Operation;
+        let attributes = &request.attributes;
+        let main_resource = attributes.sub_resource.is_empty();
+        if main_resource && attributes.operation == Operation::Create {
+            return;
+        }
+        let update = main_resource && attributes.operation == Operation::Update;
+        // Kyverno's skipBackgroundRequests: its background controller's own requests.
+        let background = self.mutator.is_background_user(request.user.username);
+        for policy in self.generating.read().iter() {
+            let evaluation = &policy.evaluation;
+            if (update && evaluation.synchronize)
+                || (background && evaluation.skip_background_requests)
+            {
+                continue;
+            }
+            if policy.may_select(&request.attributes) {
+                reporter.hand_off(policy.key(), review);
+            }
+        }
     }
 
     fn validated(
@@ -1151,6 +1257,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         admission_reports,
                         admission_only: std::sync::atomic::AtomicBool::new(false),
                         certificates,
+                        generating: parking_lot::RwLock::new(Vec::new()),
                     }))
                 }
                 Err(e) => {
@@ -1211,6 +1318,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
         if let Some(adapter) = &adapter {
             adapter.follow_certificates(&running.state);
+            adapter.follow_generating_policies(&running.state);
             if let Some(file) = args.followed_ca_bundle() {
                 adapter.follow_ca_bundle_file(file, args.reload_interval, &running.state);
             }

@@ -36,7 +36,7 @@ impl Findings {
 /// Whether `group` and `kind` name an object these checks cover.
 pub fn covers(group: &str, kind: &str) -> bool {
     match group {
-        super::model::GROUP => PolicyKind::parse(kind).is_some(),
+        super::model::GROUP => PolicyKind::parse(kind).is_some() || controlled(kind).is_some(),
         "kyverno.io" => kind == "PolicyException" || kind == "GlobalContextEntry",
         _ => false,
     }
@@ -55,6 +55,11 @@ pub fn check(group: &str, kind: &str, object: &sonic_rs::Value) -> Findings {
         (super::model::GROUP, Some(kind)) => {
             if let Some(p) = read::<Policy>(object) {
                 policy(&p, kind, &mut errors);
+            }
+        }
+        (super::model::GROUP, None) => {
+            if let Some(kind) = controlled(kind) {
+                controlled_policy(object, kind, &mut errors);
             }
         }
         ("kyverno.io", _) if kind == "PolicyException" => {
@@ -177,6 +182,48 @@ fn policy(p: &Policy, kind: PolicyKind, errors: &mut Vec<String>) {
             "spec.evaluation: Forbidden: disabling both admission and mutateExisting evaluation modes is not allowed"
                 .to_string(),
         );
+    }
+}
+
+/// The kinds the controller runs (`gpol/validate.go`, `dpol/validate.go`): whether the
+/// kind is a DeletingPolicy (which also needs a schedule).
+fn controlled(kind: &str) -> Option<bool> {
+    match kind {
+        "GeneratingPolicy" | "NamespacedGeneratingPolicy" => Some(false),
+        "DeletingPolicy" | "NamespacedDeletingPolicy" => Some(true),
+        _ => None,
+    }
+}
+
+fn controlled_policy(object: &sonic_rs::Value, deleting: bool, errors: &mut Vec<String>) {
+    use sonic_rs::{JsonContainerTrait, JsonValueTrait};
+    let spec = object.get("spec");
+    let rules = (spec.and_then(|s| s.get("matchConstraints")))
+        .and_then(|m| m.get("resourceRules"))
+        .and_then(|r| r.as_array())
+        .map_or(0, |r| r.len());
+    if rules == 0 {
+        errors.push(
+            "spec.matchConstraints: Required value: a matchConstraints with at least one resource rule is required"
+                .to_string(),
+        );
+    }
+    if deleting {
+        match spec
+            .and_then(|s| s.get("schedule"))
+            .and_then(|s| s.as_str())
+        {
+            None | Some("") => {
+                errors.push("spec.schedule: Required value: schedule is required".to_string())
+            }
+            Some(text) => {
+                if let Err(e) = super::deleting::Schedule::parse(text) {
+                    errors.push(format!(
+                        "spec.schedule: Invalid value: {text:?}: schedule spec in the deletingPolicy is not in proper cron format: {e}"
+                    ));
+                }
+            }
+        }
     }
 }
 
@@ -313,6 +360,25 @@ spec:
             ),
         );
         assert_eq!(ok, Findings::default());
+    }
+
+    #[test]
+    fn generating_and_deleting_policies_need_resource_rules_and_a_schedule() {
+        let gpol = yaml(
+            "apiVersion: policies.kyverno.io/v1\nkind: GeneratingPolicy\nmetadata: {name: g}\nspec:\n  generate: [{expression: 'true'}]\n",
+        );
+        assert!(covers("policies.kyverno.io", "GeneratingPolicy"));
+        assert_eq!(
+            check("policies.kyverno.io", "GeneratingPolicy", &gpol).message(),
+            Some("spec.matchConstraints: Required value: a matchConstraints with at least one resource rule is required".to_string())
+        );
+        let dpol = yaml(
+            "apiVersion: policies.kyverno.io/v1\nkind: DeletingPolicy\nmetadata: {name: d}\nspec:\n  matchConstraints: {resourceRules: [{apiGroups: [''], apiVersions: [v1], resources: [pods], operations: ['*']}]}\n  schedule: not a schedule\n",
+        );
+        let findings = check("policies.kyverno.io", "NamespacedDeletingPolicy", &dpol);
+        assert_eq!(findings.errors.len(), 1);
+        assert!(findings.errors[0].starts_with("spec.schedule: Invalid value: \"not a schedule\""));
+        assert_eq!(findings.warnings, findings.errors);
     }
 
     #[test]

@@ -126,6 +126,44 @@ impl GeneratingPolicy {
         &self.set
     }
 
+    /// The webhook Kyverno's webhook controller registers for the policy
+    /// (`gpol.validate.kyverno.svc`, `ngpol...`): the lowered policy's, on all four
+    /// operations (generation also follows deletions and subresource requests), failurePolicy
+    /// Ignore, and for a synchronized policy match conditions that only filter creations
+    /// (an update or deletion of a trigger that stopped matching must still arrive).
+    pub fn webhook(&self) -> Option<super::webhook::KyvernoWebhook> {
+        let lowered = self.set.kyverno().validating.first()?;
+        let mut webhook = (**lowered.extras.webhook.as_ref()?).clone();
+        for rule in &mut webhook.rules {
+            rule.operations = ["CONNECT", "CREATE", "DELETE", "UPDATE"]
+                .map(str::to_string)
+                .to_vec();
+        }
+        webhook.rules = super::webhook::sorted_rules(std::mem::take(&mut webhook.rules));
+        webhook.ignore = true;
+        if self.evaluation.synchronize
+            && let Some(fine) = &mut webhook.fine_grained
+        {
+            for (_, expression) in &mut fine.match_conditions {
+                *expression = format!("request.operation != 'CREATE' || ({expression})");
+            }
+        }
+        Some(webhook)
+    }
+
+    /// Whether the request is of a resource and operation its resource rules name (what the
+    /// webhook that hands requests over asks; the controller then evaluates in full).
+    pub fn may_select(&self, attributes: &crate::attributes::Attributes<'_>) -> bool {
+        (self.set.kyverno().validating.iter()).any(|k| {
+            (k.policy.common.constraints.rule_keys().iter()).any(|key| {
+                key.group.matches(attributes.resource.group)
+                    && key.resource.matches(attributes.resource.resource)
+                    && key.subresource.matches(attributes.sub_resource)
+                    && key.operation.is_none_or(|op| op == attributes.operation)
+            })
+        })
+    }
+
     /// The policy on an admission request.
     pub fn generate(
         &self,
