@@ -284,7 +284,10 @@ async fn send_hand_offs(
                     break;
                 }
                 Err(e) => {
-                    tracing::debug!(error = %e, "GeneratingPolicy requests not taken yet; trying again");
+                    // Said once per batch: a leader change is routine, a lasting refusal not.
+                    if pause == Duration::from_millis(500) {
+                        tracing::info!(requests = n, error = %e, "GeneratingPolicy requests not taken yet; trying again");
+                    }
                     leader.forget();
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(10));

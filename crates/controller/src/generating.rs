@@ -60,6 +60,9 @@ pub const WORKERS: usize = 16;
 pub const QUEUE: usize = 1024;
 /// How often new resources (CRDs installed since) are looked for.
 const REDISCOVER: Duration = Duration::from_secs(60);
+/// How long a synchronized downstream object deleted by someone else stays deleted before it
+/// is made again.
+const RESTORE_PAUSE: Duration = Duration::from_secs(2);
 /// How long a first write of a kind waits for that kind's downstream watch to list.
 const KIND_WATCH_WAIT: Duration = Duration::from_secs(5);
 
@@ -600,8 +603,9 @@ async fn watch_downstream(
         let stream = watcher::watcher(api, config).backoff(WatchBackoff::default());
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
-            let object = match event {
-                Ok(Event::Apply(o) | Event::Delete(o)) => o,
+            let (object, deleted) = match event {
+                Ok(Event::Apply(o)) => (o, false),
+                Ok(Event::Delete(o)) => (o, true),
                 Ok(Event::InitDone) => {
                     context.kind_listed(&api_version, &kind);
                     continue;
@@ -616,6 +620,18 @@ async fn watch_downstream(
             let Some(policy_key) = synchronized_policy(&policies, &labels) else {
                 continue;
             };
+            if deleted {
+                // Made again after a pause: the deletion completes for whoever waits on it
+                // (`kubectl delete --wait`), and a controller deleting it again and again
+                // costs one write per pause, not a spin.
+                let context = Arc::clone(&context);
+                let queues = Arc::clone(&queues);
+                tokio::spawn(async move {
+                    tokio::time::sleep(RESTORE_PAUSE).await;
+                    requeue_trigger(&context, &labels, policy_key, &queues).await;
+                });
+                continue;
+            }
             if !requeue_trigger(&context, &labels, policy_key, &queues).await {
                 return;
             }
@@ -691,10 +707,13 @@ async fn watch_sources(
             .backoff(WatchBackoff::default());
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
+            // A listed source counts as changed: one recorded before this watch listed may
+            // have changed in between (its clones are evaluated again; equal, nothing is
+            // written).
             let (object, deleted) = match event {
-                Ok(Event::Apply(o)) => (o, false),
+                Ok(Event::Apply(o) | Event::InitApply(o)) => (o, false),
                 Ok(Event::Delete(o)) => (o, true),
-                Ok(Event::Init | Event::InitApply(_) | Event::InitDone) => continue,
+                Ok(Event::Init | Event::InitDone) => continue,
                 Err(e) => {
                     tracing::warn!(%kind, error = %e, "clone source watch failed; retrying");
                     continue;

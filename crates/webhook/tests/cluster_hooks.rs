@@ -25,6 +25,8 @@ struct FakeCluster {
     objects: Arc<ObjectLookup>,
     loads: AtomicUsize,
     validating: AtomicUsize,
+    /// The operations of the requests `generate_requested` heard of.
+    generate: parking_lot::Mutex<Vec<String>>,
 }
 
 #[derive(Debug)]
@@ -57,6 +59,13 @@ impl Lookup for Objects {
 impl ClusterHooks for FakeCluster {
     fn lookup(&self) -> Arc<dyn Lookup> {
         Arc::new(Objects(Arc::clone(&self.objects)))
+    }
+    fn generate_requested(&self, _review: &[u8], request: &celer_policy::request::Request<'_>) {
+        let op = format!(
+            "{:?} {}",
+            request.attributes.operation, request.attributes.name
+        );
+        self.generate.lock().push(op);
     }
     fn policies_loaded(&self, policies: &Policies) {
         self.loads.fetch_add(1, Ordering::SeqCst);
@@ -103,6 +112,7 @@ fn namespaces_come_from_the_cluster_and_it_hears_of_every_load() {
         .unwrap()])),
         loads: AtomicUsize::new(0),
         validating: AtomicUsize::new(0),
+        generate: parking_lot::Mutex::new(Vec::new()),
     });
     celer_webhook::runtime().unwrap().block_on(async {
         let (running, stop) = support::start(ServeOptions {
@@ -131,6 +141,20 @@ fn namespaces_come_from_the_cluster_and_it_hears_of_every_load() {
         let answer = support::post_validate(running.addr, &elsewhere).await;
         assert!(answer.contains(r#""allowed":false"#), "{answer}");
         assert!(answer.contains("team-b"), "{answer}");
+
+        // Kyverno's GeneratingPolicy webhooks are always answered allowed, and the cluster
+        // hears of each request (not of a dry run).
+        let configmap: Json = sonic_rs::from_str(
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"leaving","namespace":"team-a"}}"#,
+        )
+        .unwrap();
+        let delete = review_for(None, Some(&configmap), Operation::Delete, &RequestUser::default(), "u2").unwrap();
+        let answer = support::post(running.addr, "/gpol/tombstones", &delete).await;
+        assert!(answer.contains(r#""allowed":true"#), "{answer}");
+        let dry = delete.replace(r#""dryRun":false"#, r#""dryRun":true"#);
+        let answer = support::post(running.addr, "/ngpol/a/b", &dry).await;
+        assert!(answer.contains(r#""allowed":true"#), "{answer}");
+        assert_eq!(*cluster.generate.lock(), ["Delete leaving"]);
 
         // A reload is announced too.
         std::fs::write(dir.join("more.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n").unwrap();

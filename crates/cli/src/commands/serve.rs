@@ -927,6 +927,16 @@ impl ClusterHooks for ClusterAdapter {
                 "Admission results dropped: the queue full, no controller leading, or a failed post.",
                 counts.dropped.load(std::sync::atomic::Ordering::Relaxed),
             ));
+            gauges.push((
+                "celer_generate_hand_offs",
+                "Admission requests handed to the leading controller for its GeneratingPolicies (those no watch sees).",
+                counts.handed_off.load(std::sync::atomic::Ordering::Relaxed),
+            ));
+            gauges.push((
+                "celer_generate_hand_offs_dropped",
+                "Admission requests for GeneratingPolicies dropped: the queue full, or no controller took them within two minutes.",
+                counts.hand_offs_dropped.load(std::sync::atomic::Ordering::Relaxed),
+            ));
         }
         gauges.extend([
             (

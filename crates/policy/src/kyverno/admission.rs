@@ -4,10 +4,14 @@
 //! Kyverno would refuse is refused with Kyverno's words, each error also a warning as Kyverno
 //! returns them.
 //!
-//! Only the structural checks are made here. Kyverno also refuses a policy whose expressions
-//! do not compile in its environment; celer's CEL environment differs in places, and refusing
-//! what Kyverno accepts would block a team's GitOps, so such a policy is admitted and says why
-//! it does not serve on its status, as every policy celer cannot compile does.
+//! For ValidatingPolicies and MutatingPolicies only the structural checks are made. Kyverno
+//! also refuses a policy whose expressions do not compile in its environment; celer's CEL
+//! environment differs in places, and refusing what Kyverno accepts would block a team's
+//! GitOps, so such a policy is admitted and says why it does not serve on its status, as
+//! every policy celer cannot compile does. GeneratingPolicies and DeletingPolicies, which
+//! only celer's controller runs, are compiled here too and refused with the compiler's
+//! errors: one celer cannot compile would never run, and admitted it would sit in the cluster
+//! under a name the next policy may want.
 
 use serde::de::DeserializeOwned;
 use sonic_rs::JsonValueMutTrait as _;
@@ -208,6 +212,26 @@ fn controlled_policy(object: &sonic_rs::Value, deleting: bool, errors: &mut Vec<
                 .to_string(),
         );
     }
+    if errors.is_empty() {
+        let mut manifests = crate::load::Manifests::default();
+        manifests.add_json(
+            crate::load::Source {
+                file: "the object".to_string(),
+                document: 0,
+            },
+            object.clone(),
+        );
+        let compiled: Vec<String> = if deleting {
+            (super::deleting::load(&manifests).errors.iter())
+                .map(|e| e.message.clone())
+                .collect()
+        } else {
+            (super::generating::load(&manifests).errors.iter())
+                .map(|e| e.message.clone())
+                .collect()
+        };
+        errors.extend(compiled);
+    }
     if deleting {
         match spec
             .and_then(|s| s.get("schedule"))
@@ -376,9 +400,19 @@ spec:
             "apiVersion: policies.kyverno.io/v1\nkind: DeletingPolicy\nmetadata: {name: d}\nspec:\n  matchConstraints: {resourceRules: [{apiGroups: [''], apiVersions: [v1], resources: [pods], operations: ['*']}]}\n  schedule: not a schedule\n",
         );
         let findings = check("policies.kyverno.io", "NamespacedDeletingPolicy", &dpol);
-        assert_eq!(findings.errors.len(), 1);
-        assert!(findings.errors[0].starts_with("spec.schedule: Invalid value: \"not a schedule\""));
+        assert!(
+            (findings.errors.iter())
+                .any(|e| e.starts_with("spec.schedule: Invalid value: \"not a schedule\"")),
+            "{findings:?}"
+        );
         assert_eq!(findings.warnings, findings.errors);
+        // An expression that does not compile is refused (only celer's controller runs it).
+        let broken = yaml(
+            "apiVersion: policies.kyverno.io/v1\nkind: GeneratingPolicy\nmetadata: {name: g}\nspec:\n  matchConstraints: {resourceRules: [{apiGroups: [''], apiVersions: [v1], resources: [namespaces], operations: [CREATE]}]}\n  generate: [{expression: 'generator.Apply(object.metadata.name)'}]\n",
+        );
+        let findings = check("policies.kyverno.io", "GeneratingPolicy", &broken);
+        assert_eq!(findings.errors.len(), 1, "{findings:?}");
+        assert!(findings.errors[0].contains("generate[0]"), "{findings:?}");
     }
 
     #[test]

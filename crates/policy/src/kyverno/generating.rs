@@ -234,6 +234,56 @@ impl GeneratingPolicy {
     }
 }
 
+/// The argument counts of the `generator.apply`/`generator.Apply` calls in an expression (none
+/// when it does not parse: the compiler says why).
+fn apply_arities(expression: &str) -> Vec<usize> {
+    use celer_cel::syntax::ast::{Expr, ExprKind};
+    fn walk(e: &Expr, out: &mut Vec<usize>) {
+        match &e.kind {
+            ExprKind::Literal(_) | ExprKind::Ident(_) => {}
+            ExprKind::Select { operand, .. } => walk(operand, out),
+            ExprKind::Call {
+                target,
+                function,
+                args,
+            } => {
+                if let Some(t) = target {
+                    let on_generator = matches!(&t.kind, ExprKind::Ident(n) if n == "generator");
+                    if on_generator && (function == "apply" || function == "Apply") {
+                        out.push(args.len());
+                    }
+                    walk(t, out);
+                }
+                args.iter().for_each(|a| walk(a, out));
+            }
+            ExprKind::List { elements, .. } => elements.iter().for_each(|a| walk(a, out)),
+            ExprKind::Map { entries } => {
+                for entry in entries {
+                    walk(&entry.key, out);
+                    walk(&entry.value, out);
+                }
+            }
+            ExprKind::Struct { fields, .. } => fields.iter().for_each(|f| walk(&f.value, out)),
+            ExprKind::Comprehension(c) => {
+                for part in [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_condition,
+                    &c.loop_step,
+                    &c.result,
+                ] {
+                    walk(part, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(parsed) = celer_cel::syntax::parse(expression) {
+        walk(&parsed, &mut out);
+    }
+    out
+}
+
 /// A report result's source for GeneratingPolicies.
 const REPORT_SOURCE: &str = "KyvernoGeneratingPolicy";
 
@@ -434,6 +484,31 @@ fn compile(
                     )),
                 }
             }
+        }
+    }
+    // Kyverno declares `generator.Apply(namespace, objects)` for a GeneratingPolicy and
+    // `generator.Apply(objects)` (its own namespace) for a NamespacedGeneratingPolicy only.
+    let variables = (spec.get("variables").and_then(|v| v.as_array()))
+        .map(|list| {
+            (list.iter())
+                .map(|v| text(v.get("expression")))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let arity = if namespaced { 1 } else { 2 };
+    let located = (expressions.iter().enumerate())
+        .map(|(i, e)| (format!("spec.generate[{i}].expression"), e))
+        .chain(
+            (variables.iter().enumerate())
+                .map(|(i, e)| (format!("spec.variables[{i}].expression"), e)),
+        );
+    for (path, expression) in located {
+        if let Some(found) = apply_arities(expression).into_iter().find(|n| *n != arity) {
+            problems.push(format!(
+                "{path}: Invalid value: {expression:?}: found no matching overload for 'generator.apply' with {found} argument{}: a {kind} takes {}",
+                if found == 1 { "" } else { "s" },
+                if namespaced { "(objects)" } else { "(namespace, objects)" },
+            ));
         }
     }
     let Some(constraints) = spec.get("matchConstraints").filter(|c| c.is_object()) else {

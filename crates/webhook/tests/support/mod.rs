@@ -49,10 +49,15 @@ pub async fn start(options: ServeOptions) -> (Running, oneshot::Sender<()>) {
 /// POSTs an AdmissionReview to `/validate` over plain HTTP/1.1; the raw answer, headers and
 /// body.
 pub async fn post_validate(addr: SocketAddr, body: &str) -> String {
+    post(addr, "/validate", body).await
+}
+
+/// POSTs an AdmissionReview to `path` over plain HTTP/1.1; the raw answer.
+pub async fn post(addr: SocketAddr, path: &str, body: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!(
-        "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(request.as_bytes()).await.unwrap();
