@@ -45,6 +45,7 @@ SHELL_WORDS = {
     "if", "then", "else", "elif", "fi", "for", "do", "done", "while", "case", "esac", "set",
     "export", "echo", "exit", "return", "local", "true", "false", "test", "[", "[[", "cd",
     "sleep", "read", "printf", "unset", "shift", "{", "}", "(", ")", "!", "function", "in",
+    "break", "continue", "until", "eval", "wait", "trap", "source", ".", "declare", "let",
 }
 
 

@@ -287,6 +287,8 @@ pub async fn run(
     let mut changes = objects.subscribe();
     let mut fingerprint = String::new();
     let mut triggers: HashMap<Target, Aborting> = HashMap::new();
+    // What each trigger resource's watches saw, kept while its watch restarts.
+    let mut known_triggers: HashMap<Target, Arc<Mutex<HashMap<String, Json>>>> = HashMap::new();
     let mut downstream: HashMap<(String, String), Aborting> = HashMap::new();
     let mut sources: HashMap<(String, String), Aborting> = HashMap::new();
     let mut discovered: Vec<Target> = Vec::new();
@@ -317,13 +319,16 @@ pub async fn run(
             }
             let wanted = wanted_targets(&policies.lock(), &discovered);
             triggers.retain(|t, _| wanted.contains(t));
+            known_triggers.retain(|t, _| wanted.contains(t));
             for target in wanted {
                 triggers.entry(target.clone()).or_insert_with(|| {
+                    let known = Arc::clone(known_triggers.entry(target.clone()).or_default());
                     Aborting(tokio::spawn(watch_triggers(
                         context.client.clone(),
                         target,
                         Arc::clone(&queues),
                         resync,
+                        known,
                     )))
                 });
             }
@@ -512,12 +517,16 @@ fn queue_of(queues: &[mpsc::Sender<Work>], key: &str) -> usize {
 }
 
 /// Watches one trigger resource. `resync`: its first listing is handled as changes (a
-/// synchronized policy changed).
+/// synchronized policy changed). `known`: the triggers this resource's watches have seen
+/// (uid, name and namespace), kept across restarts, so that one deleted while no watch ran
+/// (a relist, a restart for a policy change) is handled as deleted once the next listing
+/// misses it.
 async fn watch_triggers(
     client: Client,
     target: Target,
     queues: Arc<Vec<mpsc::Sender<Work>>>,
     resync: bool,
+    known: Arc<Mutex<HashMap<String, Json>>>,
 ) {
     let mut resync = resync;
     let resource = target.api_resource();
@@ -530,15 +539,39 @@ async fn watch_triggers(
         let stream = watcher::watcher(api, watcher::Config::default().page_size(500))
             .backoff(WatchBackoff::default());
         let mut stream = std::pin::pin!(stream);
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut listing: HashSet<String> = HashSet::new();
         while let Some(event) = stream.next().await {
             let (object, listed, deleted) = match event {
                 Ok(Event::InitApply(o)) => (o, true, false),
                 Ok(Event::Apply(o)) => (o, false, false),
                 Ok(Event::Delete(o)) => (o, false, true),
-                Ok(Event::Init) => continue,
+                Ok(Event::Init) => {
+                    listing.clear();
+                    continue;
+                }
                 Ok(Event::InitDone) => {
                     resync = false;
+                    let gone: Vec<Json> = {
+                        let mut known = known.lock();
+                        let missing: Vec<String> = (known.keys())
+                            .filter(|uid| !listing.contains(*uid))
+                            .cloned()
+                            .collect();
+                        (missing.iter())
+                            .filter_map(|uid| known.remove(uid))
+                            .collect()
+                    };
+                    for object in gone {
+                        let uid = text_at(&object, &["metadata", "uid"]).to_string();
+                        let work = Work::Deleted {
+                            target: target.clone(),
+                            object,
+                        };
+                        if queues[queue_of(&queues, &uid)].send(work).await.is_err() {
+                            return;
+                        }
+                    }
+                    listing.clear();
                     continue;
                 }
                 Err(e) => {
@@ -547,20 +580,24 @@ async fn watch_triggers(
                 }
             };
             let uid = object.metadata.uid.clone().unwrap_or_default();
-            let changed = (listed && resync) || (!listed && !seen.insert(uid.clone()));
-            if listed {
-                seen.insert(uid.clone());
-            }
             let Ok(json) = object_json_owned(object, &resource, conversion) else {
                 continue;
             };
             let work = if deleted {
-                seen.remove(&uid);
+                known.lock().remove(&uid);
                 Work::Deleted {
                     target: target.clone(),
                     object: json,
                 }
             } else {
+                let seen_before = known
+                    .lock()
+                    .insert(uid.clone(), identity_of(&json))
+                    .is_some();
+                let changed = (listed && resync) || (!listed && seen_before);
+                if listed {
+                    listing.insert(uid.clone());
+                }
                 Work::Apply {
                     target: target.clone(),
                     object: json,
@@ -575,6 +612,20 @@ async fn watch_triggers(
             }
         }
     }
+}
+
+/// What a trigger's deletion needs of it: its uid, name and namespace.
+fn identity_of(object: &Json) -> Json {
+    let mut metadata = Json::new_object();
+    for key in ["uid", "name", "namespace"] {
+        let value = text_at(object, &["metadata", key]);
+        if !value.is_empty() {
+            metadata.insert(key, Json::from(value));
+        }
+    }
+    let mut out = Json::new_object();
+    out.insert("metadata", metadata);
+    out
 }
 
 /// Watches one downstream kind (objects labelled for some policy) and queues its trigger
