@@ -95,6 +95,9 @@ def commands(script):
             heredoc = m.group(1)
         for part in re.split(r"\|\||&&|[|;]|\$\(", line):
             words = part.strip().split()
+            # `for NAME in ...`, `case WORD in`: the next word is no command.
+            if words and words[0] in ("for", "case", "select"):
+                continue
             while words and ("=" in words[0] or words[0] in SHELL_WORDS):
                 words = words[1:]
             if words and re.match(r"^[A-Za-z][\w.-]*$", words[0]):

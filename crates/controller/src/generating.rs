@@ -227,7 +227,6 @@ enum Work {
         object: Json,
         listed: bool,
         changed: bool,
-        only: Option<String>,
     },
     /// The trigger was deleted.
     Deleted { target: Target, object: Json },
@@ -236,6 +235,9 @@ enum Work {
     /// An admission request `celer serve` handed over for the policy of this key (one no
     /// watch sees: a DELETE, a subresource, a CONNECT).
     Admitted { policy: String, review: Arc<[u8]> },
+    /// A synchronized policy's downstream object or clone source changed: its trigger is
+    /// read again and evaluated as changed, for that policy only.
+    Requeued { trigger: Trigger, policy: String },
 }
 
 /// The policies as the workers read them.
@@ -603,7 +605,6 @@ async fn watch_triggers(
                     object: json,
                     listed,
                     changed,
-                    only: None,
                 }
             };
             let queue = &queues[queue_of(&queues, &uid)];
@@ -675,15 +676,14 @@ async fn watch_downstream(
                 // Made again after a pause: the deletion completes for whoever waits on it
                 // (`kubectl delete --wait`), and a controller deleting it again and again
                 // costs one write per pause, not a spin.
-                let context = Arc::clone(&context);
                 let queues = Arc::clone(&queues);
                 tokio::spawn(async move {
                     tokio::time::sleep(RESTORE_PAUSE).await;
-                    requeue_trigger(&context, &labels, policy_key, &queues).await;
+                    requeue_trigger(&labels, policy_key, &queues).await;
                 });
                 continue;
             }
-            if !requeue_trigger(&context, &labels, policy_key, &queues).await {
+            if !requeue_trigger(&labels, policy_key, &queues).await {
                 return;
             }
         }
@@ -708,7 +708,6 @@ fn synchronized_policy(
 /// Queues again, as changed, the trigger a downstream object's labels name (when it still
 /// exists); `false` once the queues are closed.
 async fn requeue_trigger(
-    context: &GeneratingContext,
     labels: &BTreeMap<String, String>,
     policy_key: String,
     queues: &[mpsc::Sender<Work>],
@@ -721,16 +720,12 @@ async fn requeue_trigger(
         namespace: label(TRIGGER_NAMESPACE),
         name: label(TRIGGER_NAME),
     };
-    let Some((target, object)) = fetch_trigger(context, &trigger).await else {
-        return true;
-    };
-    let uid = text_at(&object, &["metadata", "uid"]).to_string();
-    let work = Work::Apply {
-        target,
-        object,
-        listed: false,
-        changed: true,
-        only: Some(policy_key),
+    // Read when the worker gets to it, in the trigger's queue: a deletion queued before is
+    // then seen (the trigger is gone), and one queued after undoes what this makes.
+    let uid = label(TRIGGER_UID);
+    let work = Work::Requeued {
+        trigger,
+        policy: policy_key,
     };
     queues[queue_of(queues, &uid)].send(work).await.is_ok()
 }
@@ -792,7 +787,7 @@ async fn watch_sources(
                     if deleted {
                         let policy = labels.get(POLICY_LABEL).cloned().unwrap_or_default();
                         delete_one(&context, &policy, &downstream_resource, &clone.metadata).await;
-                    } else if !requeue_trigger(&context, &labels, policy_key, &queues).await {
+                    } else if !requeue_trigger(&labels, policy_key, &queues).await {
                         return;
                     }
                 }
@@ -805,6 +800,7 @@ async fn watch_sources(
 }
 
 /// A trigger as its downstream objects' labels name it.
+#[derive(Debug)]
 struct Trigger {
     group: String,
     version: String,
@@ -857,12 +853,8 @@ async fn work(
                 object,
                 listed,
                 changed,
-                only,
             } => {
-                let applicable: Vec<Loaded> = (policies.lock().by_key.values())
-                    .filter(|l| only.as_deref().is_none_or(|k| l.policy.key() == k))
-                    .cloned()
-                    .collect();
+                let applicable: Vec<Loaded> = policies.lock().by_key.values().cloned().collect();
                 for loaded in applicable {
                     on_trigger(&context, &loaded, &target, &object, listed, changed).await;
                 }
@@ -897,6 +889,15 @@ async fn work(
             Work::PolicyGone { name, namespace } => {
                 let ns = (!namespace.is_empty()).then_some(namespace.as_str());
                 delete_downstream(&context, &name, None, ns).await;
+            }
+            Work::Requeued { trigger, policy } => {
+                let Some((target, object)) = fetch_trigger(&context, &trigger).await else {
+                    continue;
+                };
+                let loaded = policies.lock().by_key.get(&policy).cloned();
+                if let Some(loaded) = loaded {
+                    on_trigger(&context, &loaded, &target, &object, false, true).await;
+                }
             }
             Work::Admitted { policy, review } => {
                 let loaded = policies.lock().by_key.get(&policy).cloned();
