@@ -152,12 +152,12 @@ for f in "${folders[@]}"; do [ "$f" = openreports ] && report_format=openreports
 # It is also Kyverno's cleanup controller (DeletingPolicies), deleting only what that
 # controller's service account may (the tests grant it per kind, or deliberately do not).
 # And Kyverno's background controller (GeneratingPolicies), which may read the Secrets its
-# policies clone (Kyverno's CI grants them).
+# policies clone (Kyverno's CI grants them). CELER_CONTROLLER_LOG: its log filter [info].
 setsid "$CELER_BIN" controller --kubeconfig "$KUBECONFIG" --policies-from-cluster \
   --deleting-user system:serviceaccount:kyverno:kyverno-cleanup-controller --context-allow-secrets \
   --report-format "$report_format" --report-managed-by kyverno --lease-namespace kyverno \
   --metrics-addr "127.0.0.1:$(free_port)" --admission-reports-token-file "$work/admission-token" \
-  --log-level info > "$work/controller.log" 2>&1 < /dev/null &
+  --log-level "${CELER_CONTROLLER_LOG:-info}" > "$work/controller.log" 2>&1 < /dev/null &
 controller_pid=$!
 disown "$controller_pid"
 echo "celer serves on port $celer_port (log: $celer_log), set up in $(( $(date +%s) - started ))s"

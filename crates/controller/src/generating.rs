@@ -12,9 +12,10 @@
 //! handled whether it was seen live or listed (Kyverno's UpdateRequest would have been
 //! processed late too), one created before only with `generateExisting`.
 //!
-//! - An object that exists and is not labelled for this policy and trigger is left alone (not
-//!   adopted); one that is, is updated when it differs (or applied, with
-//!   `useServerSideApply`), never written when equal.
+//! - An object that exists and is not labelled for this policy is left alone (not adopted);
+//!   one that is (for this trigger or another: the last trigger to generate it owns it, as
+//!   in Kyverno), is updated when it differs (or applied, with `useServerSideApply`), never
+//!   written when equal.
 //! - `synchronize`: a trigger's update re-evaluates it (objects updated, those it no longer
 //!   generates deleted, all of them deleted when it stops matching), its deletion deletes
 //!   them, and each downstream kind is watched so that a downstream object changed or
@@ -62,7 +63,9 @@ pub const QUEUE: usize = 1024;
 const REDISCOVER: Duration = Duration::from_secs(60);
 /// How long a synchronized downstream object deleted by someone else stays deleted before it
 /// is made again.
-const RESTORE_PAUSE: Duration = Duration::from_secs(2);
+const RESTORE_PAUSE: Duration = Duration::from_secs(5);
+/// Own writes whose watch events are awaited, at most (about 100 bytes each).
+const OWN_WRITES: usize = 100_000;
 /// How long a first write of a kind waits for that kind's downstream watch to list.
 const KIND_WATCH_WAIT: Duration = Duration::from_secs(5);
 
@@ -96,6 +99,9 @@ pub struct GeneratingContext {
     pub new_kind: tokio::sync::Notify,
     /// Per downstream kind: whether its watch has listed.
     watched: Mutex<HashMap<(String, String), KindWatch>>,
+    /// The versions (uid to resourceVersion) of downstream objects this controller just
+    /// wrote: their watch events are its own echo, not a change to undo.
+    own_writes: Mutex<HashMap<String, String>>,
     /// Discovery's answer per (apiVersion, kind): its resource and whether it is namespaced.
     resources: Mutex<HashMap<(String, String), (ApiResource, bool)>>,
     /// The kinds (apiVersion, kind) of the objects synchronized policies cloned, and the uids
@@ -130,6 +136,7 @@ impl GeneratingContext {
             kinds: Mutex::new(HashSet::new()),
             new_kind: tokio::sync::Notify::new(),
             watched: Mutex::new(HashMap::new()),
+            own_writes: Mutex::new(HashMap::new()),
             resources: Mutex::new(HashMap::new()),
             sources: Mutex::new((HashSet::new(), HashSet::new())),
         }
@@ -193,6 +200,34 @@ impl GeneratingContext {
         // kind) holds up the first writes only.
         let patience = KIND_WATCH_WAIT.saturating_sub(since.elapsed());
         let _ = tokio::time::timeout(patience, listed.wait_for(|l| *l)).await;
+    }
+
+    /// A downstream object as this controller wrote it.
+    fn wrote(&self, meta: &kube::api::ObjectMeta) {
+        let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) else {
+            return;
+        };
+        let mut own = self.own_writes.lock();
+        // Echoes that never came (a kind not watched yet) are not kept forever.
+        if own.len() >= OWN_WRITES {
+            own.clear();
+        }
+        own.insert(uid.clone(), version.clone());
+    }
+
+    /// Whether a watch event is the echo of this controller's own write (then forgotten).
+    fn is_own_echo(&self, meta: &kube::api::ObjectMeta) -> bool {
+        let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) else {
+            return false;
+        };
+        let mut own = self.own_writes.lock();
+        match own.get(uid) {
+            Some(v) if v == version => {
+                own.remove(uid);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The downstream watch of a kind has listed.
@@ -656,6 +691,8 @@ async fn watch_downstream(
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
             let (object, deleted) = match event {
+                // The echo of this controller's own write changes nothing.
+                Ok(Event::Apply(o)) if context.is_own_echo(&o.metadata) => continue,
                 Ok(Event::Apply(o)) => (o, false),
                 Ok(Event::Delete(o)) => (o, true),
                 Ok(Event::InitDone) => {
@@ -873,6 +910,7 @@ async fn work(
                     .cloned()
                     .collect();
                 let uid = text_at(&object, &["metadata", "uid"]).to_string();
+                tracing::debug!(trigger = %describe(&target, &object), %uid, policies = synchronized.len(), "trigger deleted");
                 for loaded in synchronized {
                     delete_downstream(&context, &loaded.policy.name, Some(&uid), None).await;
                 }
@@ -1086,7 +1124,7 @@ async fn apply_generation(
                 }
                 let desired = downstream(policy, target, object, generated);
                 kept.push(identity(&desired));
-                match write(context, policy, &desired, &trigger_uid).await {
+                match write(context, policy, &desired).await {
                     Ok(true) => written += 1,
                     Ok(false) => {}
                     Err(e) => {
@@ -1254,13 +1292,12 @@ fn text_at<'j>(json: &'j Json, path: &[&str]) -> &'j str {
     at.as_str().unwrap_or_default()
 }
 
-/// Creates `desired`, or updates the object of its name when it is this policy's and this
-/// trigger's and differs; `Ok(true)` when something was written.
+/// Creates `desired`, or updates the object of its name when it is this policy's (for any
+/// trigger) and differs; `Ok(true)` when something was written.
 async fn write(
     context: &GeneratingContext,
     policy: &GeneratingPolicy,
     desired: &Json,
-    trigger_uid: &str,
 ) -> Result<bool, String> {
     let (api_version, kind, namespace, name) = identity(desired);
     if name.is_empty() {
@@ -1285,14 +1322,20 @@ async fn write(
             .map_err(|e| format!("the generated {kind} {name:?} is not an object: {e}"))?;
     if policy.use_server_side_apply {
         let params = PatchParams::apply("generate").force();
-        api.patch(&name, &params, &Patch::Apply(&typed))
+        let applied = api
+            .patch(&name, &params, &Patch::Apply(&typed))
             .await
             .map_err(|e| e.to_string())?;
+        context.wrote(&applied.metadata);
         return Ok(true);
     }
     // Created first (most downstream objects are new); one that exists is read and compared.
     match api.create(&PostParams::default(), &typed).await {
-        Ok(_) => return Ok(true),
+        Ok(created) => {
+            context.wrote(&created.metadata);
+            tracing::debug!(policy = %policy.key(), %kind, %namespace, %name, "downstream object created");
+            return Ok(true);
+        }
         Err(kube::Error::Api(e)) if e.code == 409 => {}
         Err(e) => return Err(e.to_string()),
     }
@@ -1301,11 +1344,14 @@ async fn write(
         None => Ok(false),
         Some(existing) => {
             let labels = existing.metadata.labels.clone().unwrap_or_default();
+            // The policy's own object, made for this trigger or another: the last trigger to
+            // generate it owns it (its labels move), as Kyverno's generate controller updates
+            // an existing downstream object. Anything else under this name is left alone
+            // (never adopted): someone else's object stays theirs.
             let ours = labels.get(MANAGED_BY).map(String::as_str) == Some("kyverno")
                 && labels.get(POLICY_LABEL) == Some(&policy.name)
-                && labels.get(TRIGGER_UID).map(String::as_str) == Some(trigger_uid);
+                && labels.get(POLICY_NAMESPACE_LABEL) == policy.namespace.as_ref();
             if !ours {
-                // Not adopted: an object someone else made under this name stays theirs.
                 return Ok(false);
             }
             if same(&existing, &typed) {
@@ -1314,9 +1360,11 @@ async fn write(
             let mut replacement = typed;
             replacement.metadata.resource_version = existing.metadata.resource_version.clone();
             replacement.metadata.uid = existing.metadata.uid.clone();
-            api.replace(&name, &PostParams::default(), &replacement)
+            let replaced = api
+                .replace(&name, &PostParams::default(), &replacement)
                 .await
                 .map_err(|e| e.to_string())?;
+            context.wrote(&replaced.metadata);
             Ok(true)
         }
     }
@@ -1350,7 +1398,14 @@ async fn delete_downstream(
     if let Some(uid) = trigger_uid {
         selector.push_str(&format!(",{TRIGGER_UID}={uid}"));
     }
-    for (resource, namespaced) in kinds_to_search(context, trigger_uid.is_none()).await {
+    let kinds = kinds_to_search(context, trigger_uid.is_none()).await;
+    tracing::debug!(
+        policy,
+        ?trigger_uid,
+        kinds = kinds.len(),
+        "deleting downstream objects"
+    );
+    for (resource, namespaced) in kinds {
         let api: Api<DynamicObject> = match (namespace, namespaced) {
             (Some(ns), true) => Api::namespaced_with(context.client.clone(), ns, &resource),
             _ => Api::all_with(context.client.clone(), &resource),
