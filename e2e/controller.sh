@@ -42,6 +42,8 @@
 #      Kyverno's gpol webhook and hands the request to the leader, which generates with the
 #      request's oldObject and userInfo; celer's own user's deletion triggers nothing
 #      (skipBackgroundRequests)
+#   C16 a GeneratingPolicy that fails (an object without a name): a Warning Event on the
+#      policy naming the trigger, and an error result in the trigger's report
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -392,6 +394,24 @@ if wait_for 30 cloned; then
 else c14="not cloned: '$(level)'"; fi
 if [ -z "$c14" ]; then ok "C14 a synchronized clone follows its source (changed, deleted)"
 else bad "C14 a synchronized clone follows its source" "$c14"; fi
+
+# C16: a GeneratingPolicy that fails says so: a Warning Event on the policy naming the
+# trigger, and an error result in the trigger's report.
+post /apis/policies.kyverno.io/v1beta1/generatingpolicies \
+  '{"apiVersion":"policies.kyverno.io/v1beta1","kind":"GeneratingPolicy","metadata":{"name":"nameless"},"spec":{"matchConstraints":{"objectSelector":{"matchLabels":{"nameless":"yes"}},"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["namespaces"]}]},"generate":[{"expression":"generator.Apply(object.metadata.name, [{\"apiVersion\": dyn(\"v1\"), \"kind\": dyn(\"ConfigMap\"), \"metadata\": dyn({\"labels\": dyn({\"a\": \"b\"})})}])"}]}}'
+sleep 2
+post /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"nameless-ns","labels":{"nameless":"yes"}}}'
+failure_told() {
+  api GET /apis/events.k8s.io/v1/namespaces/default/events
+  jq -e '[.items[] | select(.regarding.name == "nameless" and .reason == "PolicyError" and .related.name == "nameless-ns")] | length > 0' "$work/body.json" >/dev/null
+}
+error_reported() {
+  api GET /apis/openreports.io/v1alpha1/clusterreports
+  [ "$(jq -r '.items[] | select(.scope.name == "nameless-ns") | .results[] | select(.policy == "nameless") | .result' "$work/body.json")" = error ]
+}
+if wait_for 30 failure_told && wait_for 30 error_reported; then
+  ok "C16 a failing GeneratingPolicy says so: a Warning Event on the policy naming the trigger, an error in the trigger's report"
+else bad "C16 a failing GeneratingPolicy says so" "events: $(jq -c '[.items[] | select(.regarding.name == "nameless") | {reason, note}]' "$work/body.json" 2>/dev/null | head -c 400)"; fi
 
 echo "controller e2e: $pass passed, $fail failed"
 [ "$fail" = 0 ] || { printf 'failed: %s\n' "${failed[@]}"; exit 1; }

@@ -45,6 +45,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;
 use kube::runtime::WatchStreamExt as _;
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
 use kube::runtime::watcher::{self, Event};
 use parking_lot::Mutex;
 use sonic_rs::{JsonValueMutTrait, JsonValueTrait};
@@ -64,6 +65,8 @@ const REDISCOVER: Duration = Duration::from_secs(60);
 /// How long a synchronized downstream object deleted by someone else stays deleted before it
 /// is made again.
 const RESTORE_PAUSE: Duration = Duration::from_secs(5);
+/// Failure Events per policy a minute, at most.
+const FAILURE_EVENTS: usize = 10;
 /// Own writes whose watch events are awaited, at most (about 100 bytes each).
 const OWN_WRITES: usize = 100_000;
 /// How long a first write of a kind waits for that kind's downstream watch to list.
@@ -102,6 +105,10 @@ pub struct GeneratingContext {
     /// The versions (uid to resourceVersion) of downstream objects this controller just
     /// wrote: their watch events are its own echo, not a change to undo.
     own_writes: Mutex<HashMap<String, String>>,
+    /// Failures told as Events on their policy.
+    recorder: Recorder,
+    /// Per policy: the minute and how many failure Events it has had in it.
+    told: Mutex<HashMap<String, (u64, usize)>>,
     /// Discovery's answer per (apiVersion, kind): its resource and whether it is namespaced.
     resources: Mutex<HashMap<(String, String), (ApiResource, bool)>>,
     /// The kinds (apiVersion, kind) of the objects synchronized policies cloned, and the uids
@@ -125,6 +132,13 @@ impl GeneratingContext {
         identity: String,
         reports: Option<Arc<ReportWriter>>,
     ) -> GeneratingContext {
+        let recorder = Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: "celer-controller".to_string(),
+                instance: Some(identity.clone()),
+            },
+        );
         GeneratingContext {
             client,
             lookup,
@@ -137,6 +151,8 @@ impl GeneratingContext {
             new_kind: tokio::sync::Notify::new(),
             watched: Mutex::new(HashMap::new()),
             own_writes: Mutex::new(HashMap::new()),
+            recorder,
+            told: Mutex::new(HashMap::new()),
             resources: Mutex::new(HashMap::new()),
             sources: Mutex::new((HashSet::new(), HashSet::new())),
         }
@@ -200,6 +216,62 @@ impl GeneratingContext {
         // kind) holds up the first writes only.
         let patience = KIND_WATCH_WAIT.saturating_sub(since.elapsed());
         let _ = tokio::time::timeout(patience, listed.wait_for(|l| *l)).await;
+    }
+
+    /// A failure as a Warning Event on the policy, naming the trigger: at most
+    /// [`FAILURE_EVENTS`] per policy a minute (the log and metrics have every one), so a
+    /// policy failing on thousands of triggers cannot fill etcd with Events.
+    async fn tell_failure(&self, policy: &GeneratingPolicy, trigger: &Json, message: &str) {
+        let minute = (std::time::SystemTime::now())
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() / 60);
+        {
+            let mut told = self.told.lock();
+            let (at, count) = told.entry(policy.key()).or_insert((minute, 0));
+            if *at != minute {
+                *at = minute;
+                *count = 0;
+            }
+            if *count >= FAILURE_EVENTS {
+                return;
+            }
+            *count += 1;
+        }
+        let regarding = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some(format!("{}/v1", celer_policy::kyverno::model::GROUP)),
+            kind: Some(policy.kind.to_string()),
+            namespace: policy.namespace.clone(),
+            name: Some(policy.name.clone()),
+            ..Default::default()
+        };
+        let text =
+            |path: &[&str]| Some(text_at(trigger, path).to_string()).filter(|t| !t.is_empty());
+        let related = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: text(&["apiVersion"]),
+            kind: text(&["kind"]),
+            namespace: text(&["metadata", "namespace"]),
+            name: text(&["metadata", "name"]),
+            uid: text(&["metadata", "uid"]),
+            ..Default::default()
+        };
+        let mut note = format!("failed to generate for the trigger: {message}");
+        if note.len() > 1000 {
+            let mut end = 1000;
+            while !note.is_char_boundary(end) {
+                end -= 1;
+            }
+            note.truncate(end);
+        }
+        let event = KubeEvent {
+            type_: EventType::Warning,
+            reason: "PolicyError".to_string(),
+            note: Some(note),
+            action: "ResourceGenerated".to_string(),
+            secondary: Some(related),
+        };
+        if let Err(e) = self.recorder.publish(&event, &regarding).await {
+            tracing::warn!(policy = %policy.key(), error = %e, "GeneratingPolicy event not written");
+        }
     }
 
     /// A downstream object as this controller wrote it.
@@ -1098,6 +1170,7 @@ async fn apply_generation(
         Generation::Error(e) => {
             context.metrics.generating(&policy.key(), 0, 1);
             tracing::warn!(policy = %policy.key(), trigger = %describe(target, object), error = %e, "GeneratingPolicy failed");
+            context.tell_failure(policy, object, e).await;
         }
         Generation::Generated(objects, _) => {
             let mut written = 0;
@@ -1138,6 +1211,9 @@ async fn apply_generation(
                 delete_stale(context, &policy.name, &trigger_uid, &kept).await;
             }
             context.metrics.generating(&policy.key(), written, failures);
+            if let Some(e) = &failure {
+                context.tell_failure(policy, object, e).await;
+            }
         }
     }
     if reported {
