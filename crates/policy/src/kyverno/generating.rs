@@ -451,6 +451,8 @@ fn compile(
     }
     let generate = spec.get("generate").and_then(|g| g.as_array());
     let mut expressions = Vec::new();
+    // The indices of the expressions a template was lowered into (celer's own text).
+    let mut lowered_templates = Vec::new();
     match generate {
         None => problems.push("spec.generate: Required value".to_string()),
         Some(list) if list.is_empty() => {
@@ -470,7 +472,10 @@ fn compile(
                             interpolate == "cel",
                             namespace.as_deref(),
                         ) {
-                            Ok(expression) => expressions.push(expression),
+                            Ok(expression) => {
+                                lowered_templates.push(expressions.len());
+                                expressions.push(expression)
+                            }
                             Err(e) => problems.push(format!(
                                 "spec.generate[{i}].template.value: Invalid value: {e}"
                             )),
@@ -497,6 +502,7 @@ fn compile(
         .unwrap_or_default();
     let arity = if namespaced { 1 } else { 2 };
     let located = (expressions.iter().enumerate())
+        .filter(|(i, _)| !lowered_templates.contains(i))
         .map(|(i, e)| (format!("spec.generate[{i}].expression"), e))
         .chain(
             (variables.iter().enumerate())
