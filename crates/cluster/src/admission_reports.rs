@@ -182,13 +182,7 @@ async fn send(
 ) {
     let mut leader = Leader::new(client, &settings);
     while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match rx.try_recv() {
-                Ok(item) => batch.push(item),
-                Err(_) => break,
-            }
-        }
+        let batch = with_waiting(first, &mut rx, BATCH);
         let n = batch.len() as u64;
         let Some(url) = leader.url().await else {
             counts.dropped.fetch_add(n, Ordering::Relaxed);
@@ -211,6 +205,18 @@ async fn send(
             }
         }
     }
+}
+
+/// `first` and what else waits in the queue, `max` in all: one post's batch.
+fn with_waiting<T>(first: T, rx: &mut mpsc::Receiver<T>, max: usize) -> Vec<T> {
+    let mut batch = vec![first];
+    while batch.len() < max {
+        match rx.try_recv() {
+            Ok(item) => batch.push(item),
+            Err(_) => break,
+        }
+    }
+    batch
 }
 
 /// The hand-off URL beside an advertised admission-reports URL.
@@ -246,13 +252,7 @@ async fn send_hand_offs(
 ) {
     let mut leader = Leader::new(client, &settings);
     while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < HAND_OFF_BATCH {
-            match rx.try_recv() {
-                Ok(item) => batch.push(item),
-                Err(_) => break,
-            }
-        }
+        let batch = with_waiting(first, &mut rx, HAND_OFF_BATCH);
         let body = hand_off_body(&batch);
         let n = batch.len() as u64;
         let started = Instant::now();

@@ -575,8 +575,8 @@ impl Limiter {
     }
 }
 
-/// The policy object as Events regard it.
-fn reference(object: &Json) -> ObjectReference {
+/// An object (a policy, a trigger) as Events name it.
+pub(crate) fn reference(object: &Json) -> ObjectReference {
     let text = |path: &[&str]| Some(text_at(object, path).to_string()).filter(|s| !s.is_empty());
     ObjectReference {
         api_version: text(&["apiVersion"]),
@@ -660,7 +660,7 @@ async fn report(context: &DeletingContext, recorder: &Recorder, item: &Loaded, s
 }
 
 /// An Event's note is at most 1 kB.
-fn truncate(text: &str) -> String {
+pub(crate) fn truncate(text: &str) -> String {
     if text.len() <= 1000 {
         return text.to_string();
     }

@@ -244,24 +244,9 @@ impl GeneratingContext {
             name: Some(policy.name.clone()),
             ..Default::default()
         };
-        let text =
-            |path: &[&str]| Some(text_at(trigger, path).to_string()).filter(|t| !t.is_empty());
-        let related = k8s_openapi::api::core::v1::ObjectReference {
-            api_version: text(&["apiVersion"]),
-            kind: text(&["kind"]),
-            namespace: text(&["metadata", "namespace"]),
-            name: text(&["metadata", "name"]),
-            uid: text(&["metadata", "uid"]),
-            ..Default::default()
-        };
-        let mut note = format!("failed to generate for the trigger: {message}");
-        if note.len() > 1000 {
-            let mut end = 1000;
-            while !note.is_char_boundary(end) {
-                end -= 1;
-            }
-            note.truncate(end);
-        }
+        let related = crate::deleting::reference(trigger);
+        let note =
+            crate::deleting::truncate(&format!("failed to generate for the trigger: {message}"));
         let event = KubeEvent {
             type_: EventType::Warning,
             reason: "PolicyError".to_string(),
