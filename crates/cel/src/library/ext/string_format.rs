@@ -531,72 +531,8 @@ fn format_octal(arg: &Value<'_>) -> Result<String, String> {
     }
 }
 
-/// Go's `strconv.Quote`: double quotes, `\"` and `\\`, the C escapes, `\xHH` for other
-/// control bytes, `\uHHHH`/`\UHHHHHHHH` for code points Go does not consider printable.
-/// Printability is approximated: control, format, separator (other than the space),
-/// private-use and noncharacter code points are escaped; other unassigned ones are not.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if go_printable(c) => out.push(c),
-            c if u32::from(c) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
-            }
-            c if u32::from(c) < 0x10000 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push_str(&format!("\\U{:08x}", u32::from(c))),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// An approximation of Go's `unicode.IsPrint` without Unicode category tables.
-fn go_printable(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() || c.is_whitespace() {
-        return false;
-    }
-    let u = u32::from(c);
-    let format_char = matches!(
-        u,
-        0xAD | 0x600..=0x605
-            | 0x61C
-            | 0x6DD
-            | 0x70F
-            | 0x890..=0x891
-            | 0x8E2
-            | 0x180E
-            | 0x200B..=0x200F
-            | 0x202A..=0x202E
-            | 0x2060..=0x2064
-            | 0x2066..=0x206F
-            | 0xFEFF
-            | 0xFFF9..=0xFFFB
-            | 0x110BD
-            | 0x110CD
-            | 0x13430..=0x1343F
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0001
-            | 0xE0020..=0xE007F
-    );
-    let private_use = matches!(u, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD);
-    let noncharacter = u & 0xFFFE == 0xFFFE || (0xFDD0..=0xFDEF).contains(&u);
-    !(format_char || private_use || noncharacter)
-}
+/// Go's `strconv.Quote`.
+pub use celer_gotext::quote as go_quote;
 
 /// Go's `%v` of a CEL value, for `join`'s error (exact for scalars).
 pub fn go_value(v: &Value<'_>) -> String {
