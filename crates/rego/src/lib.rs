@@ -11,6 +11,7 @@
 
 pub mod index;
 pub mod scan;
+pub mod sprintf;
 pub mod value;
 
 use std::cell::RefCell;
@@ -185,6 +186,13 @@ impl Program {
                     message: format!("extension {name}: {e}"),
                 })?;
         }
+        // OPA's `sprintf` (Go's fmt) in place of regorus's: see [`sprintf`].
+        engine
+            .add_extension("sprintf".to_string(), 2, Box::new(sprintf::builtin))
+            .map_err(|e| CompileError {
+                module: None,
+                message: format!("extension sprintf: {e}"),
+            })?;
         let mut packages = Vec::new();
         for module in modules {
             if let Some(call) = scan::names(&module.text)
