@@ -8,6 +8,9 @@
 #   e2e/serve-cpu.sh target/release/celer                                  # one configuration
 #   e2e/serve-cpu.sh /tmp/celer-old :: target/release/celer :: target/release/celer --io-threads 2
 #
+# BENCH_FLAGS adds flags to each `celer bench` (`BENCH_FLAGS=--http2` for one HTTP/2 connection,
+# as kube-apiserver calls webhooks).
+#
 # Prints one line per run: configuration, endpoint, achieved rps, p50 ms, celer cores, and
 # microseconds of celer CPU per request. Results in target/e2e/serve-cpu/.
 set -euo pipefail
@@ -35,7 +38,7 @@ for round in $(seq 1 "$ROUNDS"); do
       "$CELER_BIN" bench --target "https://127.0.0.1:$celer_port/$endpoint" \
         --ca "$work/tls-cpu-$i/ca.crt" --rate "$RATE" --duration "$DURATION" \
         --warmup-rate "$RATE" --warmup-duration 2s --expect allowed --pid "$celer_pid" \
-        --quiet --output json > "$out"
+        --quiet ${BENCH_FLAGS:-} --output json > "$out"
       jq -r --arg c "${configs[$i]}" --arg e "$endpoint" --argjson rate "$RATE" \
         '"\($c) /\($e): \(.run.achieved_rps | floor) rps, p50 \(.run.http.p50) ms, \(.run.resources.cpu_cores.mean) cores, \((.run.resources.cpu_cores.mean / .run.achieved_rps * 1e6) | floor) us/request, \(.run.successful)/\(.run.requests) allowed"' "$out"
     done
