@@ -9,8 +9,10 @@
 //! - 1,000 Constraints of a Rego template for ConfigMaps against no policy at all, on the same
 //!   Pod request (interleaved): the index should make them cost what none do;
 //! - 10,000 synced ConfigMaps (about 1 KB of JSON each) as `data.inventory`: the time to make
-//!   the template's program with them (what an inventory change costs), and the resident
-//!   memory the synced objects and that program hold, against their JSON size.
+//!   the template's program with them, the resident memory the synced objects and that
+//!   program hold against their JSON size (and what four more templates reading the same
+//!   inventory add), and what one object's change costs (the next inventory made from the
+//!   previous one, and the program made again).
 //!
 //! ```text
 //! cargo bench -p celer-policy --bench gatekeeper_rego            # the record
@@ -47,6 +49,7 @@ use std::process::ExitCode;
 use celer_cel::Json;
 use celer_policy::document::parse_documents;
 use celer_policy::engine::EvalOptions;
+use celer_policy::gatekeeper::inventory::InventoryData;
 use celer_policy::load::{Manifests, Source};
 use celer_policy::lookup::ObjectLookup;
 use celer_policy::policy_set::PolicySet;
@@ -216,11 +219,35 @@ fn inventory(opts: Options) -> Result<(), String> {
     let objects = Arc::new(objects);
     let synced = rss();
     let started = std::time::Instant::now();
-    let data =
-        celer_policy::gatekeeper::rego::inventory_data(&objects).map_err(|e| e.to_string())?;
-    let program = template.with_inventory_data(data)?;
+    let inventory = InventoryData::new(Arc::clone(&objects)).map_err(|e| e.to_string())?;
+    let program = template.with_inventory_data(inventory.data().clone())?;
     let made = started.elapsed();
     let held = rss();
+    // Four more templates reading the same inventory share its values.
+    let others = (0..4)
+        .map(|_| template.with_inventory_data(inventory.data().clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shared = rss();
+    // One object changes at a time (a new `Arc`, as a watch cache replaces it): the next
+    // inventory from the previous one, and the template's program made again.
+    let mut changes = Vec::new();
+    let mut current = inventory.clone();
+    let mut list: Vec<Arc<Json>> = objects.to_vec();
+    for round in 0..20 {
+        let i = (round * 397) % n;
+        list[i] = Arc::new(sonic_rs::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("cm-{i}"), "namespace": format!("ns-{}", i % 50)},
+            "data": {"round": round.to_string()}}));
+        let started = std::time::Instant::now();
+        current = current
+            .next(Arc::new(list.clone()))
+            .map_err(|e| e.to_string())?;
+        let _program = template.with_inventory_data(current.data().clone())?;
+        changes.push(started.elapsed());
+    }
+    changes.sort();
+    let change = changes[changes.len() / 2];
+    drop(others);
     let review = celer_policy::gatekeeper::rego::review(
         &sonic_rs::json!({"operation": "CREATE"}),
         "u",
@@ -244,12 +271,14 @@ fn inventory(opts: Options) -> Result<(), String> {
     }
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     println!(
-        "{n} synced ConfigMaps ({:.1} MiB of JSON): program made in {} ms; resident: objects {:.1} MiB, program {:.1} MiB, together {:.2}x their JSON",
+        "{n} synced ConfigMaps ({:.1} MiB of JSON): program made in {} ms; resident: objects {:.1} MiB, program {:.1} MiB, together {:.2}x their JSON; 4 more templates reading it: +{:.1} MiB; one object changed: next inventory and program in {} µs (median of 20)",
         mib(json_bytes as u64),
         made.as_millis(),
         mib(synced.saturating_sub(before)),
         mib(held.saturating_sub(synced)),
-        held.saturating_sub(before) as f64 / json_bytes as f64
+        held.saturating_sub(before) as f64 / json_bytes as f64,
+        mib(shared.saturating_sub(held)),
+        change.as_micros()
     );
     drop(program);
     Ok(())

@@ -179,9 +179,9 @@ struct ConstraintsState<'a> {
     violations: Vec<String>,
     /// Rego's `input.review`, converted on the first Rego Constraint and shared by the rest.
     review: Option<Result<celer_rego::RegoValue, String>>,
-    /// `data.inventory`'s objects, read from the lookup once per request, when a template
-    /// that reads them first runs.
-    inventory: Option<Option<Arc<Vec<Arc<Json>>>>>,
+    /// `data.inventory`, read from the lookup once per request, when a template that reads
+    /// it first runs.
+    inventory: Option<Option<Arc<super::inventory::Inventory>>>,
 }
 
 impl Constraints<'_> {

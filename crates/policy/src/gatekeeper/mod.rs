@@ -25,6 +25,7 @@ pub mod constraint_match;
 mod evaluate;
 pub mod expansion;
 pub mod external_data;
+pub mod inventory;
 mod lower;
 pub mod model;
 pub mod rego;
@@ -95,12 +96,10 @@ pub struct GatekeeperSet {
     pub expansions: Vec<expansion::CompiledExpansion>,
     /// The external data Providers, which `external_data` calls.
     pub providers: Arc<external_data::Providers>,
-    /// The last synced list and what [`GatekeeperSet::inventory`] made of it, so that an
-    /// unchanged list gives the same one back (templates key their programs by it).
-    filtered: parking_lot::Mutex<Option<SyncedPair>>,
+    /// The last synced list as `data.inventory`, so that an unchanged list gives the same one
+    /// back (templates key their programs by it) and a changed one is made from it.
+    inventory: parking_lot::Mutex<Option<Arc<inventory::Inventory>>>,
 }
-
-type SyncedPair = (Arc<Vec<Arc<Json>>>, Arc<Vec<Arc<Json>>>);
 
 impl GatekeeperSet {
     /// Whether no Constraint is enforced.
@@ -108,11 +107,17 @@ impl GatekeeperSet {
         self.constraints.is_empty()
     }
 
-    /// The synced objects as `data.inventory` reads them: without those in namespaces the
-    /// Config excludes from `sync`.
-    pub fn inventory(&self, objects: Arc<Vec<Arc<Json>>>) -> Arc<Vec<Arc<Json>>> {
-        if self.exclusions.is_empty() {
-            return objects;
+    /// The synced objects as `data.inventory` reads them (without those in namespaces the
+    /// Config excludes from `sync`), converted once per list for every template, and from
+    /// the previous list's conversion when there is one.
+    pub fn inventory(&self, objects: Arc<Vec<Arc<Json>>>) -> Arc<inventory::Inventory> {
+        // Under the lock: requests that meet a new list wait for one conversion rather than
+        // each making its own.
+        let mut last = self.inventory.lock();
+        if let Some(seen) = last.as_ref()
+            && Arc::ptr_eq(&seen.listed, &objects)
+        {
+            return Arc::clone(seen);
         }
         let excluded = |o: &Json| {
             let ns = o
@@ -122,18 +127,20 @@ impl GatekeeperSet {
                 .unwrap_or_default();
             self.exclusions.excludes("sync", ns)
         };
-        let mut last = self.filtered.lock();
-        if let Some((seen, kept)) = last.as_ref()
-            && Arc::ptr_eq(seen, &objects)
-        {
-            return Arc::clone(kept);
-        }
-        let kept = match objects.iter().any(|o| excluded(o)) {
+        let kept = match !self.exclusions.is_empty() && objects.iter().any(|o| excluded(o)) {
             false => Arc::clone(&objects),
             true => Arc::new(objects.iter().filter(|o| !excluded(o)).cloned().collect()),
         };
-        *last = Some((objects, Arc::clone(&kept)));
-        kept
+        let data = match last.as_ref().and_then(|seen| seen.data.as_ref().ok()) {
+            Some(previous) => previous.next(kept),
+            None => inventory::InventoryData::new(kept),
+        };
+        let made = Arc::new(inventory::Inventory {
+            listed: objects,
+            data: data.map_err(|e| format!("data.inventory: {e}")),
+        });
+        *last = Some(Arc::clone(&made));
+        made
     }
 }
 

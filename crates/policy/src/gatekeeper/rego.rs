@@ -5,9 +5,9 @@
 //! converted once per request and shared by every Constraint; each Constraint's parameters
 //! are converted once, at load.
 //!
-//! `data.inventory` (Gatekeeper's synced objects) is the base document of templates that
-//! read it, built from the lookup's synced objects; a template keeps the program for the last
-//! inventory it saw, so an unchanged inventory costs nothing per request.
+//! `data.inventory` (Gatekeeper's synced objects, [`super::inventory`]) is the base document
+//! of templates that read it; a template keeps the program for the last inventory it saw, so
+//! an unchanged inventory costs nothing per request.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,13 +19,14 @@ use parking_lot::Mutex;
 use sonic_rs::JsonValueTrait;
 
 use super::external_data;
+use super::inventory::Inventory;
 
 /// The packages a template's modules may reference under `data` besides their own: the
 /// synced objects, and the template's libs.
 const DATA_ROOTS: [&str; 2] = ["data.inventory", "data.lib"];
 
-/// The synced objects a program's base document was built from, and the program.
-type WithInventory = Option<(Arc<Vec<Arc<Json>>>, Arc<Program>)>;
+/// The inventory a program's base document is, and the program.
+type WithInventory = Option<(Arc<Inventory>, Arc<Program>)>;
 
 /// A compiled Rego template.
 pub struct RegoTemplate {
@@ -145,28 +146,29 @@ pub fn compile(code: &RegoCode<'_>) -> Result<RegoTemplate, Vec<String>> {
 }
 
 impl RegoTemplate {
-    /// The program to evaluate with, given the lookup's synced objects.
-    fn program(&self, inventory: Option<Arc<Vec<Arc<Json>>>>) -> Result<Arc<Program>, String> {
-        let Some(objects) = inventory.filter(|_| self.reads_inventory) else {
+    /// The program to evaluate with, given the synced objects as `data.inventory`.
+    fn program(&self, inventory: Option<Arc<Inventory>>) -> Result<Arc<Program>, String> {
+        let Some(inventory) = inventory.filter(|_| self.reads_inventory) else {
             return Ok(Arc::clone(&self.program));
         };
         let mut last = self.with_inventory.lock();
         if let Some((seen, program)) = last.as_ref()
-            && Arc::ptr_eq(seen, &objects)
+            && Arc::ptr_eq(seen, &inventory)
         {
             return Ok(Arc::clone(program));
         }
-        let data = inventory_data(&objects).map_err(|e| format!("data.inventory: {e}"))?;
+        let data = inventory.data().map_err(str::to_string)?;
         let program = Arc::new(
             self.program
-                .with_data(data)
+                .with_data(data.clone())
                 .map_err(|e| format!("data.inventory: {e}"))?,
         );
-        *last = Some((objects, Arc::clone(&program)));
+        *last = Some((inventory, Arc::clone(&program)));
         Ok(program)
     }
 
-    /// The template's program with `data` (from [`inventory_data`]) as its base document.
+    /// The template's program with `data` (an [`super::inventory::InventoryData`]'s) as its
+    /// base document.
     pub fn with_inventory_data(&self, data: RegoValue) -> Result<Program, String> {
         self.program
             .with_data(data)
@@ -179,7 +181,7 @@ impl RegoTemplate {
         &self,
         review: &RegoValue,
         parameters: &RegoValue,
-        inventory: Option<Arc<Vec<Arc<Json>>>>,
+        inventory: Option<Arc<Inventory>>,
         host: Option<Arc<dyn celer_rego::Host>>,
         out: &mut Vec<String>,
     ) {
@@ -288,75 +290,6 @@ pub fn audit_review(
     Ok(RegoValue::from(review))
 }
 
-/// `{"inventory": {"cluster": {gv: {kind: {name: obj}}}, "namespace": {ns: {gv: {kind:
-/// {name: obj}}}}}}`, as Gatekeeper's sync fills it (an object with a namespace is under
-/// `namespace`, any other under `cluster`).
-pub fn inventory_data(objects: &[Arc<Json>]) -> Result<RegoValue, ConvertError> {
-    type Kinds<'a> = BTreeMap<&'a str, BTreeMap<&'a str, BTreeMap<&'a str, &'a Json>>>;
-    let mut cluster: Kinds<'_> = BTreeMap::new();
-    let mut namespaced: BTreeMap<&str, Kinds<'_>> = BTreeMap::new();
-    for object in objects {
-        let str_at = |path: &[&str]| -> &str {
-            let mut v: &Json = object;
-            for key in path {
-                match v.get(key) {
-                    Some(next) => v = next,
-                    None => return "",
-                }
-            }
-            v.as_str().unwrap_or_default()
-        };
-        let (gv, kind, name) = (
-            str_at(&["apiVersion"]),
-            str_at(&["kind"]),
-            str_at(&["metadata", "name"]),
-        );
-        if kind.is_empty() || name.is_empty() || !object.is_object() {
-            continue;
-        }
-        let tree = match str_at(&["metadata", "namespace"]) {
-            "" => &mut cluster,
-            ns => namespaced.entry(ns).or_default(),
-        };
-        tree.entry(gv)
-            .or_default()
-            .entry(kind)
-            .or_default()
-            .insert(name, object);
-    }
-    // One converter for every object: keys and repeated values (versions, kinds,
-    // namespaces, label values) are held once for the whole inventory.
-    fn kinds<'j>(
-        tree: &Kinds<'j>,
-        converter: &mut value::Converter<'j>,
-    ) -> Result<RegoValue, ConvertError> {
-        let mut out = BTreeMap::new();
-        for (gv, by_kind) in tree {
-            let mut kinds = BTreeMap::new();
-            for (kind, by_name) in by_kind {
-                let mut names = BTreeMap::new();
-                for (name, object) in by_name {
-                    names.insert(RegoValue::from(*name), converter.from_json(object)?);
-                }
-                kinds.insert(RegoValue::from(*kind), RegoValue::from(names));
-            }
-            out.insert(RegoValue::from(*gv), RegoValue::from(kinds));
-        }
-        Ok(RegoValue::from(out))
-    }
-    let mut converter = value::Converter::default();
-    let mut namespaces = BTreeMap::new();
-    for (ns, tree) in &namespaced {
-        namespaces.insert(RegoValue::from(*ns), kinds(tree, &mut converter)?);
-    }
-    let mut inventory = BTreeMap::new();
-    inventory.insert(RegoValue::from("cluster"), kinds(&cluster, &mut converter)?);
-    inventory.insert(RegoValue::from("namespace"), RegoValue::from(namespaces));
-    let mut data = BTreeMap::new();
-    data.insert(RegoValue::from("inventory"), RegoValue::from(inventory));
-    Ok(RegoValue::from(data))
-}
-
 /// A Constraint's `spec.parameters` as Rego reads it (undefined when absent).
 pub fn parameters(object: &Json) -> Result<RegoValue, ConvertError> {
     match object.get("spec").and_then(|s| s.get("parameters")) {
@@ -411,23 +344,5 @@ mod tests {
                 "spec.targets[0].libs[0]: Invalid value: package \"notlib.x\": libs must be in packages under \"lib.\""
             ]
         );
-    }
-
-    #[test]
-    fn inventory_is_keyed_by_scope_version_kind_and_name() {
-        let objects: Vec<Arc<Json>> = [
-            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod"}}"#,
-            r#"{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web","namespace":"prod"}}"#,
-            r#"{"kind":"NoName","metadata":{}}"#,
-        ]
-        .iter()
-        .map(|t| Arc::new(sonic_rs::from_str(t).unwrap_or_default()))
-        .collect();
-        let data = inventory_data(&objects).and_then(|d| value::to_json(&d));
-        let expected: Json = sonic_rs::from_str(
-            r#"{"inventory":{"cluster":{"v1":{"Namespace":{"prod":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod"}}}}},"namespace":{"prod":{"networking.k8s.io/v1":{"Ingress":{"web":{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web","namespace":"prod"}}}}}}}}"#,
-        )
-        .unwrap_or_default();
-        assert_eq!(data, Ok(expected));
     }
 }
