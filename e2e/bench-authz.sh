@@ -19,7 +19,8 @@
 #            p99 reaches 5 ms or a request fails.
 #
 # Environment: CELER_BIN [target/release/celer, built if missing]; RATE [5000], DURATION [30s],
-# API_RATE [75], API_DURATION [60s], API_CONCURRENCY [20], SWEEP [75,150,300,600,1000,1500];
+# BENCH_FLAGS (extra flags of the webhook part's `celer bench`: `--http2` for one HTTP/2
+# connection, as kube-apiserver's webhook client keeps), API_RATE [75], API_DURATION [60s], API_CONCURRENCY [20], SWEEP [75,150,300,600,1000,1500];
 # the control plane's settings as e2e/control-plane.sh reads them; CELER_E2E_WORK
 # [target/e2e/bench-authz], where every report (JSON) is kept.
 set -euo pipefail
@@ -64,7 +65,7 @@ if want webhook; then
     "$CELER_BIN" bench --target "https://127.0.0.1:$celer_port/authorize" \
       --ca "$work/tls-$set/ca.crt" --authz-mix --rate "$RATE" --duration "$DURATION" \
       --warmup-rate 1000 --warmup-duration 5s --max-concurrency 64 --pid "$celer_pid" \
-      --output json --quiet > "$work/webhook-$set.json"
+      ${BENCH_FLAGS:-} --output json --quiet > "$work/webhook-$set.json"
     summary "webhook, $set" "$work/webhook-$set.json"
     stop_celer TERM
   done
