@@ -154,11 +154,15 @@ pub(crate) fn run<'a, F: MutatingFamily>(
     }
 
     let namespace = request.ctx.namespace().map_err(EngineError::from)?;
-    let base = state
-        .as_ref()
-        .and_then(MutationState::patched)
-        .unwrap_or(original);
-    let mut doc = Patched::new(base);
+    let patched = state.as_ref().and_then(MutationState::patched);
+    // An admission request's own object came from the API server; offline and in scans
+    // (which may read files) it is typed as upstream types it.
+    let served = !request.mode.offline && !request.mode.background;
+    let mut doc = match patched {
+        Some(object) => Patched::new(object),
+        None if served => Patched::served(original),
+        None => Patched::new(original),
+    };
     let mut buffers = ActivationBuffers::default();
     let mut step = Step {
         request,
