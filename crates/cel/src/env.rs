@@ -89,7 +89,8 @@ pub struct Variables {
     pub(crate) by_name: HashMap<String, usize>,
     pub(crate) lazy: Vec<(String, Type)>,
     pub(crate) lazy_by_name: HashMap<String, usize>,
-    /// Values that activations start with for some slots (see [`Env::declare_with_default`]).
+    /// Values read for some slots while an activation leaves them unbound (see
+    /// [`Env::declare_with_default`]).
     pub(crate) defaults: Vec<(usize, Value<'static>)>,
 }
 
@@ -256,7 +257,7 @@ impl Env {
         slot
     }
 
-    /// Declares a variable that every activation starts bound to `value` (a clone of it), so
+    /// Declares a variable that reads as `value` in every activation that does not bind it, so
     /// that an evaluation that binds nothing else still reads it; [`Activation::bind`](crate::Activation::bind)
     /// replaces it for one activation. Libraries use it for their handle variables (a JSON
     /// codec, a context that was not supplied). Returns the slot.

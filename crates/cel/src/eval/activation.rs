@@ -62,24 +62,12 @@ pub struct UndeclaredVariable(pub String);
 
 impl<'a> Activation<'a> {
     pub fn new(env: &Env) -> Activation<'a> {
-        let mut act = Activation {
+        Activation {
             variables: env.variables.clone(),
             values: vec![None; env.variables.len()],
             lazy: (0..env.variables.lazy_len())
                 .map(|_| LazyVariable::default())
                 .collect(),
-        };
-        if !act.variables.defaults.is_empty() {
-            act.set_defaults();
-        }
-        act
-    }
-
-    /// Binds the variables declared with a default value ([`Env::declare_with_default`]).
-    fn set_defaults(&mut self) {
-        let variables = self.variables.clone();
-        for (slot, value) in &variables.defaults {
-            self.set(*slot, value.clone());
         }
     }
 
@@ -91,15 +79,11 @@ impl<'a> Activation<'a> {
         values.resize(env.variables.len(), None);
         let mut lazy = recycle(lazy);
         lazy.resize_with(env.variables.lazy_len(), LazyVariable::default);
-        let mut act = Activation {
+        Activation {
             variables: env.variables.clone(),
             values,
             lazy,
-        };
-        if !act.variables.defaults.is_empty() {
-            act.set_defaults();
         }
-        act
     }
 
     /// Drops the values (and lazy results) and keeps the memory for [`Activation::with_buffers`].
@@ -142,8 +126,19 @@ impl<'a> Activation<'a> {
         }
     }
 
+    /// The value bound to `slot`, else the default it was declared with
+    /// ([`Env::declare_with_default`]): read from the environment, not copied into every
+    /// activation (a request evaluates many).
     pub fn get(&self, slot: usize) -> Option<&Value<'a>> {
-        self.values.get(slot).and_then(Option::as_ref)
+        match self.values.get(slot) {
+            Some(Some(value)) => Some(value),
+            _ => self
+                .variables
+                .defaults
+                .iter()
+                .find(|(s, _)| *s == slot)
+                .map(|(_, value)| value),
+        }
     }
 
     /// Binds the lazy variable `variables.<name>` to the program that computes it.
