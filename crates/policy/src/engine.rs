@@ -45,6 +45,10 @@ pub struct EvalOptions {
     /// Values for classic rules' variables, as Kyverno's CLI takes them from a test's values
     /// file; `None` on a cluster.
     pub classic_values: Option<Arc<crate::kyverno::ClassicValues>>,
+    /// The outcome carries the JSON Patch of a mutation but not the mutated object
+    /// ([`Outcome::patched`] stays `None`): a webhook answers with the patch alone, and the
+    /// mutated object is then written out as JSON only if a validating policy reads it.
+    pub patch_only: bool,
 }
 
 /// What an evaluation reads besides the request: cached per request.
@@ -290,15 +294,24 @@ pub fn evaluate_scoped(
             }
         };
     }
-    let object = mutation
-        .as_ref()
-        .and_then(MutationState::patched)
-        .or(request.attributes.object);
-    for family in set.families() {
+    // The mutated object is written out as JSON only if some family validates.
+    let validating = set.families().filter(|f| f.validates());
+    let mut object = None;
+    for family in validating {
+        let object = *object.get_or_insert_with(|| {
+            mutation
+                .as_ref()
+                .and_then(MutationState::patched)
+                .or(request.attributes.object)
+        });
+        if let Some(status) = mutation.as_ref().and_then(MutationState::write_error) {
+            outcome.deny(status.clone());
+            return outcome;
+        }
         family.validate(set, &ctx, object, &mut outcome, options.kyverno);
     }
     if let Some(state) = mutation {
-        outcome.set_patch(state);
+        outcome.set_patch(state, !options.patch_only);
     }
     outcome
 }

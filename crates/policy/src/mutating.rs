@@ -19,6 +19,7 @@
 //! This module also holds the object as mutation leaves it ([`MutationState`]) and the one
 //! way a mutation is applied ([`apply_mutation`]), which Kyverno's MutatingPolicies share.
 
+use std::cell::OnceCell;
 use std::mem::take;
 use std::sync::Arc;
 
@@ -47,19 +48,22 @@ use crate::validating::{self, Evaluated, OutOfBudget};
 /// The object as mutation left it.
 pub struct MutationState<'r> {
     original: &'r Json,
-    /// `Some` once a mutation changed the object: as JSON, and as the tree the patches left
-    /// (which shares what they did not touch with `original`).
-    current: Option<(Json, Patched)>,
+    /// The tree the mutations left, once one changed the object (it shares what they did not
+    /// touch with `original`); the next mutating family goes on from it.
+    current: Option<Patched>,
+    /// `current` written out as JSON, on first read: a request whose mutated object nothing
+    /// reads (a webhook's `/mutate` answers with the patch alone) never writes it out.
+    json: OnceCell<Result<Json, Status>>,
 }
 
 impl<'r> MutationState<'r> {
     /// A state for `original` whose mutated form is `doc` (unchanged when its version is 0).
-    pub(crate) fn from_tree(original: &'r Json, doc: Patched) -> Result<Self, Status> {
-        let current = match Some(doc).filter(|d| d.version() > 0) {
-            Some(mut doc) => Some((object_json(&mut doc)?.clone(), doc)),
-            None => None,
-        };
-        Ok(MutationState { original, current })
+    pub(crate) fn from_tree(original: &'r Json, doc: Patched) -> Self {
+        MutationState {
+            original,
+            current: Some(doc).filter(|d| d.version() > 0),
+            json: OnceCell::new(),
+        }
     }
 
     /// The request's object, before any mutation.
@@ -67,23 +71,66 @@ impl<'r> MutationState<'r> {
         self.original
     }
 
-    /// The mutated object, if any mutation changed it.
-    pub fn patched(&self) -> Option<&Json> {
-        self.current.as_ref().map(|(json, _)| json)
+    /// Whether some mutation changed the object.
+    pub(crate) fn changed(&self) -> bool {
+        self.current.is_some()
     }
 
-    /// The patch from the original object to the mutated one, and the mutated object.
-    pub fn into_patch(self) -> Option<(Vec<json_patch::PatchOp>, Json)> {
-        let (current, tree) = self.current?;
-        let patch = tree
-            .diff_from(self.original)
-            .unwrap_or_else(|_| diff::diff(self.original, &current));
+    /// The tree the mutations left, if any changed the object.
+    pub(crate) fn into_tree(self) -> Option<Patched> {
+        self.current
+    }
+
+    /// The mutated object, if any mutation changed it (and it could be written out).
+    pub fn patched(&self) -> Option<&Json> {
+        self.written()?.as_ref().ok()
+    }
+
+    /// Why the mutated object could not be written out as JSON (not expected to happen), when
+    /// it was read and could not.
+    pub(crate) fn write_error(&self) -> Option<&Status> {
+        self.json.get()?.as_ref().err()
+    }
+
+    fn written(&self) -> Option<&Result<Json, Status>> {
+        let doc = self.current.as_ref()?;
+        Some(self.json.get_or_init(|| {
+            doc.to_json()
+                .map_err(|e| Status::from(EngineError::from(e)))
+        }))
+    }
+
+    /// The patch from the original object to the mutated one, and (when `with_object`) the
+    /// mutated object; `Err` when that object had to be written out and could not.
+    pub fn into_patch(self, with_object: bool) -> Result<Option<Mutated>, Status> {
+        let Some(tree) = &self.current else {
+            return Ok(None);
+        };
+        let patch = match tree.diff_from(self.original) {
+            Ok(patch) => patch,
+            Err(_) => match self.written() {
+                Some(Ok(current)) => diff::diff(self.original, current),
+                Some(Err(status)) => return Err(status.clone()),
+                None => return Ok(None),
+            },
+        };
         if patch.is_empty() {
-            return None;
+            return Ok(None);
         }
-        Some((patch, current))
+        let object = match with_object {
+            true => match self.written() {
+                Some(Ok(current)) => Some(current.clone()),
+                Some(Err(status)) => return Err(status.clone()),
+                None => None,
+            },
+            false => None,
+        };
+        Ok(Some((patch, object)))
     }
 }
+
+/// The patch from the request's object to the mutated one, and the mutated object when asked.
+pub type Mutated = (Vec<json_patch::PatchOp>, Option<Json>);
 
 /// One run of a policy: with a binding and one of its params.
 struct Invocation<'s> {

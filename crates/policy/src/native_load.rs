@@ -101,6 +101,10 @@ impl CompiledFamily for NativePolicies {
         crate::mutating::run(self, &set.equivalents, ctx, state, outcome)
     }
 
+    fn validates(&self) -> bool {
+        !self.validating.policies.is_empty()
+    }
+
     fn validate(
         &self,
         set: &PolicySet,

@@ -302,10 +302,16 @@ impl Outcome {
         }
     }
 
-    pub(crate) fn set_patch(&mut self, state: MutationState<'_>) {
-        if let Some((patch, patched)) = state.into_patch() {
-            self.patch = Some(patch);
-            self.patched = Some(patched);
+    /// Records the mutation's patch, and the mutated object `with_object`; denies when the
+    /// object could not be written out (not expected to happen).
+    pub(crate) fn set_patch(&mut self, state: MutationState<'_>, with_object: bool) {
+        match state.into_patch(with_object) {
+            Ok(Some((patch, patched))) => {
+                self.patch = Some(patch);
+                self.patched = patched;
+            }
+            Ok(None) => {}
+            Err(status) => self.deny(status),
         }
     }
 

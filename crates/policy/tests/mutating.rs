@@ -434,6 +434,37 @@ fn validation_sees_the_mutated_object() {
     );
 }
 
+/// As `celer serve` evaluates (`patch_only`): the same patch and decision, no mutated object
+/// kept in the outcome; a validating policy in the set still reads the mutated object.
+#[test]
+fn patch_only_keeps_the_patch_and_what_validation_sees() {
+    let validating = vap(
+        "v",
+        r#"validations: [{expression: "object.metadata.labels.team == 'core'", messageExpression: "'team is ' + object.metadata.labels.team"}]"#,
+    ) + &deny_binding("v");
+    let mutations = policy(
+        "m",
+        "",
+        &[set_label("team", "'core'"), set_label("x", "'1'")],
+    );
+    for yaml in [mutations.clone(), mutations + &validating] {
+        let mut h = Harness::clean(&yaml);
+        let request = Req::create_pod("web", r#"{"team":"other"}"#);
+        let whole = h.eval(&request);
+        h.options.patch_only = true;
+        let patch_only = h.eval(&request);
+        assert!(
+            whole.allowed && patch_only.allowed,
+            "{}",
+            verdict(&patch_only)
+        );
+        assert!(whole.patched.is_some());
+        assert!(patch_only.patched.is_none());
+        assert!(patch_only.patch.is_some());
+        assert_eq!(whole.patch, patch_only.patch);
+    }
+}
+
 #[test]
 fn the_review_response_carries_the_patch() {
     let h = Harness::clean(&policy("p", "", &[set_label("x", "'1'")]));

@@ -188,7 +188,11 @@ impl State {
             overloaded: AtomicBool::new(false),
             refused: parking_lot::Mutex::new(None),
             limits,
-            options: EvalOptions::default(),
+            // The webhook answers with the patch; the mutated object is not kept.
+            options: EvalOptions {
+                patch_only: true,
+                ..EvalOptions::default()
+            },
             authorization_failure: FailureMode::default(),
             cluster: None,
             certificate: None,

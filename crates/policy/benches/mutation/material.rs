@@ -208,7 +208,12 @@ pub fn build(yaml: &str, kyverno: usize, native: usize) -> Result<PolicySet, Str
 pub fn admit(set: &PolicySet, body: &[u8]) -> Result<String, String> {
     let review = AdmissionReview::parse(body).map_err(|e| e.to_string())?;
     let request = review.request().map_err(|e| e.to_string())?;
-    let outcome = engine::evaluate(set, &request, &NoLookup, &EvalOptions::default());
+    // As `celer serve` evaluates: the response carries the patch, not the mutated object.
+    let options = EvalOptions {
+        patch_only: true,
+        ..EvalOptions::default()
+    };
+    let outcome = engine::evaluate(set, &request, &NoLookup, &options);
     Ok(outcome.review_json(request.uid, review.version()))
 }
 

@@ -72,6 +72,13 @@ pub(crate) trait CompiledFamily: std::any::Any + Send + Sync + fmt::Debug {
         Ok(state)
     }
 
+    /// Whether [`CompiledFamily::validate`] may do anything: `false` only when the family
+    /// holds no validating policy at all, so that a request no family validates never has
+    /// its mutated object written out as JSON.
+    fn validates(&self) -> bool {
+        true
+    }
+
     /// Runs the family's validating policies on `object` (the object as mutation left it).
     fn validate(
         &self,

@@ -154,12 +154,17 @@ pub(crate) fn run<'a, F: MutatingFamily>(
     }
 
     let namespace = request.ctx.namespace().map_err(EngineError::from)?;
-    let patched = state.as_ref().and_then(MutationState::patched);
+    // The families before this one: the request's object before any mutation, and the tree
+    // their mutations left, which this family goes on from (nothing written out).
+    let (original, previous) = match state {
+        Some(state) => (state.original(), state.into_tree()),
+        None => (original, None),
+    };
     // An admission request's own object came from the API server; offline and in scans
     // (which may read files) it is typed as upstream types it.
     let served = !request.mode.offline && !request.mode.background;
-    let mut doc = match patched {
-        Some(object) => Patched::new(object),
+    let mut doc = match previous {
+        Some(tree) => tree,
         None if served => Patched::served(original),
         None => Patched::new(original),
     };
@@ -188,11 +193,9 @@ pub(crate) fn run<'a, F: MutatingFamily>(
         }
     }
     family.finish(gathered, request)?;
-    if doc.version() == 0 {
-        return Ok(state);
-    }
-    let original = state.as_ref().map_or(original, MutationState::original);
-    MutationState::from_tree(original, doc).map(Some)
+    // A state is only kept once the object changed.
+    let state = MutationState::from_tree(original, doc);
+    Ok(state.changed().then_some(state))
 }
 
 #[cfg(test)]

@@ -149,6 +149,10 @@ impl CompiledFamily for GatekeeperSet {
         GatekeeperSet::is_empty(self)
     }
 
+    fn validates(&self) -> bool {
+        !self.constraints.is_empty()
+    }
+
     fn validate(
         &self,
         set: &PolicySet,

@@ -69,6 +69,10 @@ impl CompiledFamily for GatekeeperMutators {
         GatekeeperMutators::is_empty(self)
     }
 
+    fn validates(&self) -> bool {
+        false
+    }
+
     fn mutate<'r>(
         &self,
         _set: &PolicySet,

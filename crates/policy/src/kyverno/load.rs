@@ -119,6 +119,11 @@ impl CompiledFamily for KyvernoPolicies {
         super::mutate::run(self, &set.equivalents, ctx, state, outcome, mode)
     }
 
+    fn validates(&self) -> bool {
+        // Classic rules of any kind count: which of them validate is decided per rule.
+        !self.validating.is_empty() || !self.classic.is_empty()
+    }
+
     fn validate(
         &self,
         set: &PolicySet,

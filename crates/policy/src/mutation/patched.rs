@@ -133,6 +133,14 @@ impl Patched {
         }
     }
 
+    /// The object as JSON, written out if it is not at hand (not kept: see [`Patched::json`]).
+    pub fn to_json(&self) -> Result<Json, JsonPatchError> {
+        match &self.json {
+            Some(json) => Ok(json.clone()),
+            None => materialize(&self.root),
+        }
+    }
+
     /// The object as JSON (written out once after in-place changes).
     pub fn json(&mut self) -> Result<&Json, JsonPatchError> {
         let json = match self.json.take() {
