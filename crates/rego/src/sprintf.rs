@@ -52,6 +52,8 @@ pub fn sprintf<'v>(
     let mut printer = Printer {
         out: String::with_capacity(format.len() + 16 * args.len()),
         spec: Spec::default(),
+        reordered: false,
+        good_arg_num: true,
     };
     printer.printf(format, &args)?;
     Ok(printer.out)
@@ -116,6 +118,10 @@ struct Spec {
 struct Printer {
     out: String,
     spec: Spec,
+    /// An explicit argument index was used (Go then reports no extra arguments).
+    reordered: bool,
+    /// The current verb's argument index is valid (else the verb prints `BADINDEX`).
+    good_arg_num: bool,
 }
 
 impl Printer {
@@ -123,10 +129,9 @@ impl Printer {
         let bytes = format.as_bytes();
         let end = bytes.len();
         let mut arg_num = 0usize;
-        let mut reordered = false;
         let mut i = 0usize;
         while i < end {
-            let mut good_arg_num = true;
+            self.good_arg_num = true;
             let literal = i;
             while i < end && bytes[i] != b'%' {
                 i += 1;
@@ -149,14 +154,7 @@ impl Printer {
                 i += 1;
             }
             let mut after_index;
-            (arg_num, i, after_index) = self.arg_number(
-                arg_num,
-                format,
-                i,
-                args.len(),
-                &mut reordered,
-                &mut good_arg_num,
-            );
+            (arg_num, i, after_index) = self.arg_number(arg_num, format, i, args.len());
             if i < end && bytes[i] == b'*' {
                 i += 1;
                 let (width, ok, next) = int_from_arg(args, arg_num);
@@ -177,23 +175,16 @@ impl Printer {
                 if present {
                     self.spec.wid = Some(width);
                     if after_index {
-                        good_arg_num = false;
+                        self.good_arg_num = false;
                     }
                 }
             }
             if i + 1 < end && bytes[i] == b'.' {
                 i += 1;
                 if after_index {
-                    good_arg_num = false;
+                    self.good_arg_num = false;
                 }
-                (arg_num, i, after_index) = self.arg_number(
-                    arg_num,
-                    format,
-                    i,
-                    args.len(),
-                    &mut reordered,
-                    &mut good_arg_num,
-                );
+                (arg_num, i, after_index) = self.arg_number(arg_num, format, i, args.len());
                 if i < end && bytes[i] == b'*' {
                     i += 1;
                     let (precision, ok, next) = int_from_arg(args, arg_num);
@@ -212,14 +203,7 @@ impl Printer {
                 }
             }
             if !after_index {
-                (arg_num, i, _) = self.arg_number(
-                    arg_num,
-                    format,
-                    i,
-                    args.len(),
-                    &mut reordered,
-                    &mut good_arg_num,
-                );
+                (arg_num, i, _) = self.arg_number(arg_num, format, i, args.len());
             }
             let Some(verb) = format.get(i..).and_then(|rest| rest.chars().next()) else {
                 self.out.push_str("%!(NOVERB)");
@@ -228,7 +212,7 @@ impl Printer {
             i += verb.len_utf8();
             match verb {
                 '%' => self.out.push('%'),
-                _ if !good_arg_num => {
+                _ if !self.good_arg_num => {
                     let _ = write!(self.out, "%!{verb}(BADINDEX)");
                 }
                 _ if arg_num >= args.len() => {
@@ -249,7 +233,7 @@ impl Printer {
                 return Err(TooLarge);
             }
         }
-        if !reordered && arg_num < args.len() {
+        if !self.reordered && arg_num < args.len() {
             self.spec = Spec::default();
             self.out.push_str("%!(EXTRA ");
             for (n, arg) in args[arg_num..].iter().enumerate() {
@@ -276,20 +260,17 @@ impl Printer {
         format: &str,
         i: usize,
         num_args: usize,
-        reordered: &mut bool,
-        good: &mut bool,
     ) -> (usize, usize, bool) {
         let bytes = format.as_bytes();
         if i >= bytes.len() || bytes[i] != b'[' {
             return (arg_num, i, false);
         }
-        *reordered = true;
-        let rest = &bytes[i..];
-        let (index, width, ok) = parse_arg_number(rest);
+        self.reordered = true;
+        let (index, width, ok) = parse_arg_number(&bytes[i..]);
         if ok && index >= 1 && index - 1 < num_args {
             return (index - 1, i + width, true);
         }
-        *good = false;
+        self.good_arg_num = false;
         (arg_num, i + width, ok)
     }
 
