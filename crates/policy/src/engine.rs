@@ -295,20 +295,19 @@ pub fn evaluate_scoped(
         };
     }
     // The mutated object is written out as JSON only if some family validates.
-    let validating = set.families().filter(|f| f.validates());
-    let mut object = None;
-    for family in validating {
-        let object = *object.get_or_insert_with(|| {
-            mutation
-                .as_ref()
-                .and_then(MutationState::patched)
-                .or(request.attributes.object)
-        });
+    let mut validating = set.families().filter(|f| f.validates()).peekable();
+    if validating.peek().is_some() {
+        let object = mutation
+            .as_ref()
+            .and_then(MutationState::patched)
+            .or(request.attributes.object);
         if let Some(status) = mutation.as_ref().and_then(MutationState::write_error) {
             outcome.deny(status.clone());
             return outcome;
         }
-        family.validate(set, &ctx, object, &mut outcome, options.kyverno);
+        for family in validating {
+            family.validate(set, &ctx, object, &mut outcome, options.kyverno);
+        }
     }
     if let Some(state) = mutation {
         outcome.set_patch(state, !options.patch_only);
