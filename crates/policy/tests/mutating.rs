@@ -416,12 +416,17 @@ fn nothing_is_reinvoked_when_no_mutation_succeeded() {
     );
 }
 
-#[test]
-fn validation_sees_the_mutated_object() {
-    let validating = vap(
+/// A ValidatingAdmissionPolicy `v` (denying) that wants the label `team: core`.
+fn team_core() -> String {
+    vap(
         "v",
         r#"validations: [{expression: "object.metadata.labels.team == 'core'", messageExpression: "'team is ' + object.metadata.labels.team"}]"#,
-    ) + &deny_binding("v");
+    ) + &deny_binding("v")
+}
+
+#[test]
+fn validation_sees_the_mutated_object() {
+    let validating = team_core();
     let h = Harness::clean(&(policy("m", "", &[set_label("team", "'core'")]) + &validating));
     let outcome = h.eval(&Req::create_pod("web", r#"{"team":"other"}"#));
     assert!(outcome.allowed, "{}", verdict(&outcome));
@@ -438,10 +443,7 @@ fn validation_sees_the_mutated_object() {
 /// kept in the outcome; a validating policy in the set still reads the mutated object.
 #[test]
 fn patch_only_keeps_the_patch_and_what_validation_sees() {
-    let validating = vap(
-        "v",
-        r#"validations: [{expression: "object.metadata.labels.team == 'core'", messageExpression: "'team is ' + object.metadata.labels.team"}]"#,
-    ) + &deny_binding("v");
+    let validating = team_core();
     let mutations = policy(
         "m",
         "",
