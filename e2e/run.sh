@@ -947,6 +947,16 @@ else
   bad "I7 a Rego template reads data.inventory synced by the Config (Config $config_status, first Ingress $first_status)" "$(last)"
 fi
 api DELETE /apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses/shop-first
+# The deletion reaches data.inventory through the synced kind's watch: the host is free again.
+second_admitted() {
+  api POST "/apis/networking.k8s.io/v1/namespaces/e2e-fed/ingresses?dryRun=All" "$(ingress shop-second)"
+  [ "$status" = 201 ]
+}
+if [ "$first_status" = 201 ] && eventually 20 second_admitted; then
+  ok "I7b a synced object deleted leaves data.inventory: the second Ingress is admitted"
+else
+  bad "I7b a synced object deleted leaves data.inventory" "$(last)"
+fi
 api DELETE "$templates/k8suniqueingresshost"
 # A Gatekeeper mutator as a cluster object: AssignMetadata adds a label to Pods in e2e-fed,
 # through celer's mutating webhook.

@@ -1,5 +1,7 @@
 //! A watch cache: the objects of one resource, kept current by a watch (list, then watch, with
-//! backoff and relist on errors), each stored once as the JSON the engine reads.
+//! backoff and relist on errors), each stored once in the form its readers use: the JSON the
+//! engine reads, or ([`Cached`]) a form made for one reader, such as Gatekeeper's
+//! `data.inventory`, which then holds no JSON copy beside its own.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,9 +19,38 @@ use tokio::sync::watch;
 /// `(namespace, name)`; the namespace is empty for cluster-scoped objects.
 pub type Key = (String, String);
 
+/// What a cache stores of each object, made from the JSON the engine reads.
+pub trait Cached: PartialEq + Send + Sync + Sized + 'static {
+    /// The stored form of `json`; an error leaves the object out of the cache (logged).
+    fn from_json(json: Json) -> Result<Self, String>;
+    /// The size of the object's JSON text, for the caches' memory gauges.
+    fn json_size(&self) -> usize;
+}
+
+impl Cached for Json {
+    fn from_json(json: Json) -> Result<Json, String> {
+        Ok(json)
+    }
+
+    fn json_size(&self) -> usize {
+        json_size(self)
+    }
+}
+
+/// Gatekeeper's `data.inventory` keeps synced objects as Rego values, converted once here.
+impl Cached for celer_policy::gatekeeper::inventory::SyncedObject {
+    fn from_json(json: Json) -> Result<Self, String> {
+        Self::from_json(&json).map_err(|e| e.to_string())
+    }
+
+    fn json_size(&self) -> usize {
+        self.json_bytes()
+    }
+}
+
 /// The objects of one resource, as last seen by the watch.
 #[derive(Debug)]
-pub struct ObjectCache {
+pub struct ObjectCache<T: Cached = Json> {
     resource: ApiResource,
     /// Drop `metadata.managedFields` (Namespaces: `namespaceObject` never shows them upstream,
     /// and they are most of a Namespace's size).
@@ -30,7 +61,7 @@ pub struct ObjectCache {
     /// Only objects with these labels (a label selector), for sources such as labelled
     /// ConfigMaps.
     label_selector: Option<String>,
-    objects: RwLock<BTreeMap<Key, Arc<Json>>>,
+    objects: RwLock<BTreeMap<Key, Arc<T>>>,
     /// The JSON size of the objects held (a gauge of their memory, which is about 1.8x it).
     json_bytes: std::sync::atomic::AtomicUsize,
     synced: watch::Sender<bool>,
@@ -62,13 +93,20 @@ impl ObjectCache {
             None,
         )
     }
+}
+
+impl<T: Cached> ObjectCache<T> {
+    /// A cache storing each object as `T` makes it, with nothing left out.
+    pub fn storing(resource: ApiResource) -> Arc<ObjectCache<T>> {
+        Self::build(resource, false, false, None)
+    }
 
     fn build(
         resource: ApiResource,
         strip_managed_fields: bool,
         as_documents: bool,
         label_selector: Option<String>,
-    ) -> Arc<ObjectCache> {
+    ) -> Arc<ObjectCache<T>> {
         Arc::new(ObjectCache {
             resource,
             strip_managed_fields,
@@ -92,7 +130,7 @@ impl ObjectCache {
     }
 
     /// Every object, ordered by namespace and name.
-    pub fn all(&self) -> Vec<(Key, Arc<Json>)> {
+    pub fn all(&self) -> Vec<(Key, Arc<T>)> {
         (self.objects.read().iter())
             .map(|(k, o)| (k.clone(), Arc::clone(o)))
             .collect()
@@ -117,7 +155,7 @@ impl ObjectCache {
         let _ = rx.wait_for(|s| *s).await;
     }
 
-    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Json>> {
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<T>> {
         self.objects
             .read()
             .get(&(namespace.to_string(), name.to_string()))
@@ -125,7 +163,7 @@ impl ObjectCache {
     }
 
     /// Every object in `namespace` (empty: cluster scope), ordered by name.
-    pub fn list(&self, namespace: &str) -> Vec<Arc<Json>> {
+    pub fn list(&self, namespace: &str) -> Vec<Arc<T>> {
         self.objects
             .read()
             .range((namespace.to_string(), String::new())..)
@@ -147,9 +185,9 @@ impl ObjectCache {
         self.json_bytes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn add_bytes(&self, added: &Json, removed: Option<&Json>) {
+    fn add_bytes(&self, added: &T, removed: Option<&T>) {
         use std::sync::atomic::Ordering::Relaxed;
-        let (add, sub) = (json_size(added), removed.map_or(0, json_size));
+        let (add, sub) = (added.json_size(), removed.map_or(0, T::json_size));
         self.json_bytes.fetch_add(add, Relaxed);
         let _ = self
             .json_bytes
@@ -193,13 +231,13 @@ impl ObjectCache {
             let _ = self.json_bytes.fetch_update(
                 std::sync::atomic::Ordering::Relaxed,
                 std::sync::atomic::Ordering::Relaxed,
-                |b| Some(b.saturating_sub(json_size(&removed))),
+                |b| Some(b.saturating_sub(removed.json_size())),
             );
             self.changed();
         }
     }
 
-    fn replace(&self, mut all: BTreeMap<Key, Arc<Json>>) {
+    fn replace(&self, mut all: BTreeMap<Key, Arc<T>>) {
         {
             let mut objects = self.objects.write();
             // A relist brings every object again: keep those that did not change (see `apply`).
@@ -210,7 +248,7 @@ impl ObjectCache {
                     *json = Arc::clone(old);
                 }
             }
-            let total = all.values().map(|o| json_size(o)).sum();
+            let total = all.values().map(|o| o.json_size()).sum();
             self.json_bytes
                 .store(total, std::sync::atomic::Ordering::Relaxed);
             *objects = all;
@@ -219,15 +257,15 @@ impl ObjectCache {
         self.changed();
     }
 
-    /// The object as the engine reads it, with `apiVersion` and `kind` (list items come
-    /// without them).
-    pub fn convert(&self, object: &DynamicObject) -> Option<(Key, Arc<Json>)> {
+    /// The object as the cache stores it, made from the JSON the engine reads, with
+    /// `apiVersion` and `kind` (list items come without them).
+    pub fn convert(&self, object: &DynamicObject) -> Option<(Key, Arc<T>)> {
         let options = Conversion {
             strip_managed_fields: self.strip_managed_fields,
             as_document: self.as_documents,
         };
-        match object_json(object, &self.resource, options) {
-            Ok(json) => Some((key_of(object), Arc::new(json))),
+        match object_json(object, &self.resource, options).and_then(T::from_json) {
+            Ok(stored) => Some((key_of(object), Arc::new(stored))),
             Err(e) => {
                 tracing::warn!(kind = %self.resource.kind, error = %e, "object not cached");
                 None
@@ -236,14 +274,14 @@ impl ObjectCache {
     }
 
     /// Lists and watches the resource until the task is dropped, keeping the cache current.
-    pub async fn run(self: Arc<ObjectCache>, api: Api<DynamicObject>) {
+    pub async fn run(self: Arc<ObjectCache<T>>, api: Api<DynamicObject>) {
         let mut config = watcher::Config::default();
         if let Some(selector) = &self.label_selector {
             config = config.labels(selector);
         }
         let stream = watcher::watcher(api, config).backoff(WatchBackoff::default());
         let mut stream = std::pin::pin!(stream);
-        let mut buffer: Option<BTreeMap<Key, Arc<Json>>> = None;
+        let mut buffer: Option<BTreeMap<Key, Arc<T>>> = None;
         while let Some(event) = stream.next().await {
             match event {
                 Ok(Event::Init) => buffer = Some(BTreeMap::new()),
@@ -375,7 +413,12 @@ mod tests {
     use kube::core::GroupVersionKind;
     use sonic_rs::JsonValueTrait;
 
-    fn configmap(cache: &ObjectCache, ns: &str, name: &str, value: &str) -> DynamicObject {
+    fn configmap<T: Cached>(
+        cache: &ObjectCache<T>,
+        ns: &str,
+        name: &str,
+        value: &str,
+    ) -> DynamicObject {
         let mut o = DynamicObject::new(name, cache.resource()).within(ns);
         o.types = None;
         o.data = serde_json::json!({"data": {"v": value}});
@@ -435,6 +478,37 @@ mod tests {
         assert!(cache.list("c").is_empty());
         assert_eq!(cache.json_bytes(), held(&cache));
         cache.replace(BTreeMap::new());
+        assert_eq!(cache.json_bytes(), 0);
+    }
+
+    /// A synced kind's cache keeps each object as `data.inventory` holds it, converted once,
+    /// with its JSON size for the gauge, and an unchanged object keeps its identity (which
+    /// the inventory's incremental update relies on).
+    #[test]
+    fn a_synced_kinds_cache_keeps_rego_values() {
+        use celer_policy::gatekeeper::inventory::SyncedObject;
+        let cache = ObjectCache::<SyncedObject>::storing(ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
+            "configmaps",
+        ));
+        cache.apply(&configmap(&cache, "a", "x", "1"));
+        let held = cache.get("a", "x").unwrap();
+        assert_eq!(held.namespace(), "a");
+        let json = celer_rego::value::to_json(held.value()).unwrap();
+        assert_eq!(json.get("kind").and_then(|k| k.as_str()), Some("ConfigMap"));
+        assert_eq!(
+            json.get("data")
+                .and_then(|d| d.get("v"))
+                .and_then(|v| v.as_str()),
+            Some("1")
+        );
+        assert_eq!(cache.json_bytes(), json_size(&json));
+        cache.apply(&configmap(&cache, "a", "x", "1"));
+        assert!(Arc::ptr_eq(&held, &cache.get("a", "x").unwrap()));
+        cache.apply(&configmap(&cache, "a", "x", "2"));
+        assert!(!Arc::ptr_eq(&held, &cache.get("a", "x").unwrap()));
+        cache.delete(&configmap(&cache, "a", "x", "2"));
+        assert!(cache.is_empty());
         assert_eq!(cache.json_bytes(), 0);
     }
 

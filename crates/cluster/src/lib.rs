@@ -45,7 +45,8 @@ use kube::{Client, Config};
 use parking_lot::{Mutex, RwLock};
 use tokio::task::JoinHandle;
 
-use crate::cache::ObjectCache;
+use crate::cache::{Cached, ObjectCache};
+use celer_policy::gatekeeper::inventory::{SyncedList, SyncedObject};
 
 /// Why the cluster could not be reached or used.
 #[derive(Debug, thiserror::Error)]
@@ -81,27 +82,33 @@ pub async fn client(kubeconfig: Option<&Path>) -> Result<Client, ClusterError> {
     Client::try_from(config).map_err(|e| ClusterError::Client(e.to_string()))
 }
 
-/// What is known of a param kind.
+/// What is known of a watched kind (a param kind, or a kind synced for `data.inventory`).
 #[derive(Debug, Clone)]
-enum ParamEntry {
+enum Watched<T: Cached> {
     /// Discovered: its scope and watch cache.
     Known {
         scope: ParamScope,
-        cache: Arc<ObjectCache>,
+        cache: Arc<ObjectCache<T>>,
     },
     /// The API server did not serve it when asked (the policy is misconfigured, or its CRD
     /// is not there yet): asked again once [`UNKNOWN_RETRY`] has passed.
     Unknown { since: std::time::Instant },
 }
 
+/// A param kind: its objects as the engine reads them.
+type ParamEntry = Watched<Json>;
+
+/// A kind synced for `data.inventory`: its objects as Rego values only (no JSON copy).
+type SyncedEntry = Watched<SyncedObject>;
+
 /// How long a param kind the API server did not serve stays unknown before it is looked up
 /// again (a CRD applied after the policy that names it).
 pub(crate) const UNKNOWN_RETRY: Duration = Duration::from_secs(2);
 
-impl ParamEntry {
+impl<T: Cached> Watched<T> {
     /// An unknown kind due to be discovered again.
     pub(crate) fn stale(&self) -> bool {
-        matches!(self, ParamEntry::Unknown { since } if since.elapsed() >= UNKNOWN_RETRY)
+        matches!(self, Watched::Unknown { since } if since.elapsed() >= UNKNOWN_RETRY)
     }
 }
 
@@ -111,7 +118,7 @@ impl ParamEntry {
 struct Synced {
     kinds: Vec<ParamKind>,
     made_at: Vec<u64>,
-    objects: Option<Arc<Vec<Arc<Json>>>>,
+    objects: Option<SyncedList>,
 }
 
 /// Watch caches of Namespaces and param kinds over one client. Cheap to clone.
@@ -127,6 +134,9 @@ struct Shared {
     params: RwLock<HashMap<ParamKind, ParamEntry>>,
     /// The kinds synced for `data.inventory`, and the last list made of their caches.
     synced: RwLock<Synced>,
+    /// The synced kinds' watch caches, apart from the param caches: they keep each object as
+    /// `data.inventory` holds it, so a kind synced for Rego costs one copy, not two.
+    synced_caches: RwLock<HashMap<ParamKind, SyncedEntry>>,
     lookup_timeout: Duration,
     /// Kyverno's GlobalContextEntries, kept for `globalContext.Get`.
     global_context: global_context::GlobalContext,
@@ -167,6 +177,7 @@ impl Cluster {
                 namespaces,
                 params: RwLock::new(HashMap::new()),
                 synced: RwLock::new(Synced::default()),
+                synced_caches: RwLock::new(HashMap::new()),
                 lookup_timeout,
                 global_context,
                 tasks: Mutex::new(vec![task, entries]),
@@ -215,8 +226,12 @@ impl Cluster {
         let caches: Vec<Arc<ObjectCache>> = std::iter::once(Arc::clone(&self.shared.namespaces))
             .chain(self.param_caches())
             .collect();
+        let synced = self.shared.synced_caches();
         let all = async {
             for cache in &caches {
+                cache.wait_synced().await;
+            }
+            for cache in &synced {
                 cache.wait_synced().await;
             }
         };
@@ -241,8 +256,9 @@ impl Cluster {
     }
 
     /// Syncs `kinds` for `data.inventory` (Gatekeeper's Config `spec.sync.syncOnly` and
-    /// SyncSets): each gets a watch cache, as param kinds do; kinds no longer named leave the
-    /// inventory at once (their caches stay, as param caches do).
+    /// SyncSets): each gets a watch cache of its own, keeping the objects as Rego values;
+    /// kinds no longer named leave the inventory at once (their caches stay, as param caches
+    /// do).
     pub fn spawn_sync(&self, kinds: Vec<ParamKind>) {
         {
             let mut synced = self.shared.synced.write();
@@ -254,7 +270,21 @@ impl Cluster {
             }
         }
         if !kinds.is_empty() {
-            self.spawn_watch_param_kinds(kinds);
+            let cluster = self.clone();
+            self.shared.runtime.spawn(async move {
+                cluster.watch_synced_kinds(kinds).await;
+            });
+        }
+    }
+
+    /// Discovers the synced kinds not seen before and starts a watch cache for each the API
+    /// server serves (as [`Self::watch_param_kinds`] does for params).
+    pub async fn watch_synced_kinds(&self, kinds: impl IntoIterator<Item = ParamKind>) {
+        for kind in kinds {
+            let known = (self.shared.synced_caches.read().get(&kind)).is_some_and(|e| !e.stale());
+            if !known && let Err(e) = Arc::clone(&self.shared).resolve_synced(&kind).await {
+                tracing::warn!(error = %e, "synced kind not watched yet");
+            }
         }
     }
 
@@ -262,26 +292,35 @@ impl Cluster {
     pub fn synced_cached(&self) -> usize {
         self.shared.synced_objects().map_or(0, |o| o.len())
     }
+
+    /// The JSON size of the objects in the synced kinds' caches (their memory as Rego values
+    /// is about 2x it, docs/benchmarks.md).
+    pub fn synced_json_bytes(&self) -> usize {
+        (self.shared.synced_caches().iter())
+            .map(|c| c.json_bytes())
+            .sum()
+    }
 }
 
 impl Shared {
+    /// The watch caches of the synced kinds named now.
+    fn synced_caches(&self) -> Vec<Arc<ObjectCache<SyncedObject>>> {
+        let synced = self.synced.read();
+        let caches = self.synced_caches.read();
+        (synced.kinds.iter())
+            .filter_map(|k| match caches.get(k) {
+                Some(Watched::Known { cache, .. }) => Some(Arc::clone(cache)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The synced kinds' objects: the list made last, while no cache has changed since.
-    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
-        let caches: Vec<Arc<ObjectCache>> = {
-            let synced = self.synced.read();
-            if synced.kinds.is_empty() {
-                return None;
-            }
-            let params = self.params.read();
-            synced
-                .kinds
-                .iter()
-                .filter_map(|k| match params.get(k) {
-                    Some(ParamEntry::Known { cache, .. }) => Some(Arc::clone(cache)),
-                    _ => None,
-                })
-                .collect()
-        };
+    fn synced_objects(&self) -> Option<SyncedList> {
+        if self.synced.read().kinds.is_empty() {
+            return None;
+        }
+        let caches = self.synced_caches();
         let now: Vec<u64> = caches.iter().map(|c| c.generation()).collect();
         {
             let synced = self.synced.read();
@@ -291,7 +330,7 @@ impl Shared {
                 return Some(Arc::clone(objects));
             }
         }
-        let objects: Arc<Vec<Arc<Json>>> = Arc::new(
+        let objects: SyncedList = Arc::new(
             caches
                 .iter()
                 .flat_map(|c| c.all().into_iter().map(|(_, o)| o))
@@ -305,50 +344,80 @@ impl Shared {
 }
 
 impl Shared {
-    /// Discovers `kind` and starts its watch cache (once).
-    async fn resolve(self: Arc<Shared>, kind: &ParamKind) -> Result<ParamEntry, ClusterError> {
+    /// Where `kind` is served and its scope; `None` when the API server does not serve it.
+    async fn discover(
+        &self,
+        kind: &ParamKind,
+    ) -> Result<Option<(kube::discovery::ApiResource, ParamScope)>, ClusterError> {
         let (group, version) = match kind.api_version.split_once('/') {
             Some((g, v)) => (g, v),
             None => ("", kind.api_version.as_str()),
         };
         let gvk = GroupVersionKind::gvk(group, version, &kind.kind);
-        let entry = match kube::discovery::pinned_kind(&self.client, &gvk).await {
+        match kube::discovery::pinned_kind(&self.client, &gvk).await {
             Ok((resource, capabilities)) => {
                 let scope = match capabilities.scope {
                     Scope::Namespaced => ParamScope::Namespaced,
                     Scope::Cluster => ParamScope::Cluster,
                 };
-                let cache = ObjectCache::new(resource);
-                ParamEntry::Known { scope, cache }
+                Ok(Some((resource, scope)))
             }
-            Err(kube::Error::Api(status)) if status.code == 404 => ParamEntry::Unknown {
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(e) => Err(ClusterError::Api {
+                what: format!("discovery of {} {}", kind.api_version, kind.kind),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Discovers `kind` and starts a watch cache of `T` for it, kept in `entries` (once:
+    /// another caller may have resolved it meanwhile, and then its entry stays).
+    async fn resolve_into<T: Cached + Clone + std::fmt::Debug>(
+        &self,
+        kind: &ParamKind,
+        what: &str,
+        entries: &RwLock<HashMap<ParamKind, Watched<T>>>,
+    ) -> Result<Watched<T>, ClusterError> {
+        let entry = match self.discover(kind).await? {
+            Some((resource, scope)) => Watched::Known {
+                scope,
+                cache: ObjectCache::<T>::storing(resource),
+            },
+            None => Watched::Unknown {
                 since: std::time::Instant::now(),
             },
-            Err(e) => {
-                return Err(ClusterError::Api {
-                    what: format!("discovery of paramKind {} {}", kind.api_version, kind.kind),
-                    message: e.to_string(),
-                });
-            }
         };
-        let mut params = self.params.write();
-        // Another request may have resolved it meanwhile: keep the first.
-        if let Some(existing) = params.get(kind).filter(|e| !e.stale()) {
+        let mut entries = entries.write();
+        if let Some(existing) = entries.get(kind).filter(|e| !e.stale()) {
             return Ok(existing.clone());
         }
         match &entry {
-            ParamEntry::Known { scope, cache } => {
-                tracing::info!(api_version = %kind.api_version, kind = %kind.kind, scope = ?scope, "watching param kind");
+            Watched::Known { scope, cache } => {
+                tracing::info!(api_version = %kind.api_version, kind = %kind.kind, scope = ?scope, "watching {what}");
                 let api = Api::<DynamicObject>::all_with(self.client.clone(), cache.resource());
                 let task = self.runtime.spawn(Arc::clone(cache).run(api));
                 self.tasks.lock().push(task);
             }
-            ParamEntry::Unknown { .. } => {
-                tracing::warn!(api_version = %kind.api_version, kind = %kind.kind, "paramKind not served by the API server");
+            Watched::Unknown { .. } => {
+                tracing::warn!(api_version = %kind.api_version, kind = %kind.kind, "{what} not served by the API server");
             }
         }
-        params.insert(kind.clone(), entry.clone());
+        entries.insert(kind.clone(), entry.clone());
         Ok(entry)
+    }
+
+    /// Discovers the param kind `kind` and starts its watch cache (once).
+    async fn resolve(self: Arc<Shared>, kind: &ParamKind) -> Result<ParamEntry, ClusterError> {
+        self.resolve_into(kind, "paramKind", &self.params).await
+    }
+
+    /// Discovers the synced kind `kind` and starts its watch cache (once).
+    async fn resolve_synced(
+        self: Arc<Shared>,
+        kind: &ParamKind,
+    ) -> Result<SyncedEntry, ClusterError> {
+        self.resolve_into(kind, "synced kind", &self.synced_caches)
+            .await
     }
 }
 

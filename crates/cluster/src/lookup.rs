@@ -163,7 +163,7 @@ impl Lookup for Cluster {
 
     /// The objects of the synced kinds (Gatekeeper's Config and SyncSets), from their watch
     /// caches; the same list until one of those caches changes.
-    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+    fn synced_objects(&self) -> Option<celer_policy::gatekeeper::inventory::SyncedList> {
         self.shared.synced_objects()
     }
 }

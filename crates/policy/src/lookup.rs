@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use celer_cel::Json;
 
+use crate::gatekeeper::inventory::{SyncedList, SyncedObject};
 use crate::model::ParamKind;
 
 /// Whether objects of a param kind live in namespaces.
@@ -46,8 +47,9 @@ pub trait Lookup: Send + Sync {
 
     /// The objects synced for referential policies (Gatekeeper's `data.inventory`), or `None`
     /// when nothing is synced. The same list is returned until it changes, so policies can
-    /// keep what they derive from it by its address.
-    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+    /// keep what they derive from it by its address, and each object is the same `Arc` until
+    /// it changes.
+    fn synced_objects(&self) -> Option<SyncedList> {
         None
     }
 }
@@ -135,16 +137,20 @@ fn str_at<'j>(v: &'j Json, path: &[&str]) -> &'j str {
 #[derive(Debug, Clone, Default)]
 pub struct ObjectLookup {
     objects: Arc<Vec<Arc<Json>>>,
+    /// The objects as `data.inventory` holds them, converted on first use.
+    synced: std::sync::OnceLock<SyncedList>,
 }
 
 impl ObjectLookup {
     pub fn new(objects: impl IntoIterator<Item = Json>) -> ObjectLookup {
         ObjectLookup {
             objects: Arc::new(objects.into_iter().map(Arc::new).collect()),
+            synced: std::sync::OnceLock::new(),
         }
     }
 
     pub fn push(&mut self, object: Json) {
+        self.synced = std::sync::OnceLock::new();
         Arc::make_mut(&mut self.objects).push(Arc::new(object));
     }
 
@@ -167,8 +173,20 @@ impl ObjectLookup {
 
 impl Lookup for ObjectLookup {
     /// Every object is synced: a suite's `inventory` is what Gatekeeper's sync would hold.
-    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
-        (!self.objects.is_empty()).then(|| Arc::clone(&self.objects))
+    /// An object Rego cannot hold (nested past its depth limit) is left out, as a watch
+    /// cache leaves it out.
+    fn synced_objects(&self) -> Option<SyncedList> {
+        if self.objects.is_empty() {
+            return None;
+        }
+        let synced = self.synced.get_or_init(|| {
+            Arc::new(
+                (self.objects.iter())
+                    .filter_map(|o| SyncedObject::from_json(o).ok().map(Arc::new))
+                    .collect(),
+            )
+        });
+        Some(Arc::clone(synced))
     }
 
     fn namespace(&self, name: &str) -> Result<Option<Arc<Json>>, LookupError> {

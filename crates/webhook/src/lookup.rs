@@ -136,7 +136,7 @@ impl Lookup for ServeLookup {
 
     /// The cluster's synced kinds; without a cluster nothing is synced (files given to
     /// `serve` are Namespaces and params, not Gatekeeper's inventory).
-    fn synced_objects(&self) -> Option<Arc<Vec<Arc<Json>>>> {
+    fn synced_objects(&self) -> Option<celer_policy::gatekeeper::inventory::SyncedList> {
         self.cluster.as_ref().and_then(|c| c.synced_objects())
     }
 }

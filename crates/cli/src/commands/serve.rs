@@ -940,6 +940,16 @@ impl ClusterHooks for ClusterAdapter {
         }
         gauges.extend([
             (
+                "celer_inventory_objects",
+                "Objects synced for Gatekeeper's data.inventory (Config spec.sync.syncOnly and SyncSets).",
+                self.cluster.synced_cached() as u64,
+            ),
+            (
+                "celer_inventory_json_bytes",
+                "JSON size of the objects synced for Gatekeeper's data.inventory; they are held once, as Rego values, about 2x this (docs/benchmarks.md).",
+                self.cluster.synced_json_bytes() as u64,
+            ),
+            (
                 "celer_context_cache_resources",
                 "Resources with a watch cache for Kyverno's resource.Get/List.",
                 caches.resources() as u64,
@@ -1355,15 +1365,12 @@ async fn connect(
         adapter.cluster.spawn_sync(synced.clone());
         adapter
             .cluster
-            .watch_param_kinds(
-                celer_cluster::param_kinds([
-                    &loaded.policies.validating,
-                    &loaded.policies.mutating,
-                ])
-                .into_iter()
-                .chain(synced),
-            )
+            .watch_param_kinds(celer_cluster::param_kinds([
+                &loaded.policies.validating,
+                &loaded.policies.mutating,
+            ]))
             .await;
+        adapter.cluster.watch_synced_kinds(synced).await;
     }
     if adapter.cluster.wait_synced(SYNC_TIMEOUT).await {
         tracing::info!(

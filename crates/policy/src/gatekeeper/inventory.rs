@@ -1,15 +1,17 @@
 //! `data.inventory`: Gatekeeper's synced objects as Rego's base document, made once per synced
-//! list for every template that reads it, and from the previous list's by converting only
-//! the objects that changed.
+//! list for every template that reads it, and from the previous list's by touching only the
+//! objects that changed.
 //!
-//! The watch caches hand out the same `Arc` for an object until it changes, so the objects of
-//! a new list that the previous list did not hold (by address) are the added and updated
-//! ones, and the previous list's objects the new one lacks are the removed and replaced ones.
-//! A change then costs converting that object and copying the maps on its path (regorus's
-//! values are copy-on-write), not converting the whole inventory again (40 ms for 10,000
-//! ConfigMaps), and every template shares one converted inventory instead of holding its own.
+//! Each synced object is converted into Rego's value once, when the watch brings it
+//! ([`SyncedObject`]; the watch caches of synced kinds keep that and no JSON copy), so making
+//! an inventory converts nothing: it places the objects' values in the tree. The caches hand
+//! out the same `Arc` for an object until it changes, so the objects of a new list that the
+//! previous list did not hold (by address) are the added and updated ones, and the previous
+//! list's objects the new one lacks are the removed and replaced ones. A change then costs
+//! copying the maps on its path (regorus's values are copy-on-write), and every template
+//! shares one inventory instead of holding its own.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use celer_cel::Json;
@@ -17,41 +19,79 @@ use celer_rego::RegoValue;
 use celer_rego::value::{self, ConvertError};
 use sonic_rs::JsonValueTrait;
 
-/// When more than this share of a list changed, converting it whole is no dearer.
+/// When more than this share of a list changed, placing it whole is no dearer.
 const REBUILD_SHARE: usize = 4;
 
+/// A synced object as `data.inventory` holds it: where it sits and its value, converted once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncedObject {
+    /// `inventory.cluster.<gv>.<kind>.<name>` or `inventory.namespace.<ns>.<gv>.<kind>.<name>`;
+    /// `None` for what the inventory leaves out (no kind or name, not an object).
+    path: Option<Vec<RegoValue>>,
+    namespace: String,
+    value: RegoValue,
+    json_bytes: usize,
+}
+
+impl SyncedObject {
+    /// Converts `object` (as a watch cache or a suite's `inventory` has it).
+    pub fn from_json(object: &Json) -> Result<SyncedObject, ConvertError> {
+        let namespace = identity(object).map_or("", |(_, _, _, ns)| ns).to_string();
+        Ok(SyncedObject {
+            path: path_of(object),
+            namespace,
+            value: value::from_json(object)?,
+            json_bytes: sonic_rs::to_vec(object).map_or(0, |v| v.len()),
+        })
+    }
+
+    /// The object's namespace, empty for a cluster-scoped one.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The size of the object's JSON text.
+    pub fn json_bytes(&self) -> usize {
+        self.json_bytes
+    }
+
+    /// The object as Rego reads it.
+    pub fn value(&self) -> &RegoValue {
+        &self.value
+    }
+}
+
+/// The synced objects of every synced kind, as one list.
+pub type SyncedList = Arc<Vec<Arc<SyncedObject>>>;
+
 /// One synced list as `data.inventory` (the objects the Config excludes from `sync` left
-/// out), converted on first use and shared by every template that reads it.
+/// out), made on first use and shared by every template that reads it.
 #[derive(Debug)]
 pub struct Inventory {
     /// The list the lookup gave, before exclusions: what the next call is compared with.
-    pub(super) listed: Arc<Vec<Arc<Json>>>,
-    pub(super) data: Result<InventoryData, String>,
+    pub(super) listed: SyncedList,
+    pub(super) data: InventoryData,
 }
 
 impl Inventory {
-    /// `{"inventory": ...}`, the base document of templates that read it, or why the
-    /// objects could not be converted.
-    pub fn data(&self) -> Result<&RegoValue, &str> {
-        match &self.data {
-            Ok(data) => Ok(&data.data),
-            Err(e) => Err(e),
-        }
+    /// `{"inventory": ...}`, the base document of templates that read it.
+    pub fn data(&self) -> &RegoValue {
+        self.data.data()
     }
 }
 
 /// `data.inventory` made from a list of objects.
 #[derive(Debug, Clone)]
 pub struct InventoryData {
-    objects: Arc<Vec<Arc<Json>>>,
+    objects: SyncedList,
     data: RegoValue,
 }
 
 impl InventoryData {
-    /// Converts every object.
-    pub fn new(objects: Arc<Vec<Arc<Json>>>) -> Result<InventoryData, ConvertError> {
-        let data = inventory_data(&objects)?;
-        Ok(InventoryData { objects, data })
+    /// Places every object.
+    pub fn new(objects: SyncedList) -> InventoryData {
+        let data = inventory_data(&objects);
+        InventoryData { objects, data }
     }
 
     /// `{"inventory": {"cluster": ..., "namespace": ...}}`.
@@ -59,23 +99,23 @@ impl InventoryData {
         &self.data
     }
 
-    /// The inventory of `objects`, made from this one: only the objects it does not hold
-    /// are converted, and only the paths of those and of the objects it held that `objects`
-    /// lacks are written. The same as [`InventoryData::new`] as long as a list holds one
-    /// object per scope, version, kind and name (each watch cache is one resource).
-    pub fn next(&self, objects: Arc<Vec<Arc<Json>>>) -> Result<InventoryData, ConvertError> {
+    /// The inventory of `objects`, made from this one: only the paths of the objects it does
+    /// not hold, and of those it held that `objects` lacks, are written. The same as
+    /// [`InventoryData::new`] as long as a list holds one object per scope, version, kind and
+    /// name (each watch cache is one resource).
+    pub fn next(&self, objects: SyncedList) -> InventoryData {
         if Arc::ptr_eq(&self.objects, &objects) {
-            return Ok(self.clone());
+            return self.clone();
         }
         // Addresses of live objects: `self.objects` keeps the previous ones allocated, so no
         // new object can have the address of an old one.
-        let before: HashSet<*const Json> = self.objects.iter().map(Arc::as_ptr).collect();
-        let after: HashSet<*const Json> = objects.iter().map(Arc::as_ptr).collect();
-        let added: Vec<&Arc<Json>> = objects
+        let before: HashSet<*const SyncedObject> = self.objects.iter().map(Arc::as_ptr).collect();
+        let after: HashSet<*const SyncedObject> = objects.iter().map(Arc::as_ptr).collect();
+        let added: Vec<&Arc<SyncedObject>> = objects
             .iter()
             .filter(|o| !before.contains(&Arc::as_ptr(o)))
             .collect();
-        let removed: Vec<&Arc<Json>> = self
+        let removed: Vec<&Arc<SyncedObject>> = self
             .objects
             .iter()
             .filter(|o| !after.contains(&Arc::as_ptr(o)))
@@ -84,26 +124,22 @@ impl InventoryData {
             return InventoryData::new(objects);
         }
         let mut data = self.data.clone();
-        let added: Vec<(Vec<RegoValue>, &Arc<Json>)> = added
+        let added: Vec<(&[RegoValue], &Arc<SyncedObject>)> = added
             .into_iter()
-            .filter_map(|o| Some((path_of(o)?, o)))
+            .filter_map(|o| Some((o.path.as_deref()?, o)))
             .collect();
-        let replaced: BTreeSet<&[RegoValue]> = added.iter().map(|(p, _)| p.as_slice()).collect();
+        let replaced: BTreeSet<&[RegoValue]> = added.iter().map(|(p, _)| *p).collect();
         for object in removed {
-            if let Some(path) = path_of(object)
-                && !replaced.contains(path.as_slice())
+            if let Some(path) = object.path.as_deref()
+                && !replaced.contains(path)
             {
-                remove_path(&mut data, &path, 0);
+                remove_path(&mut data, path, 0);
             }
         }
-        {
-            let mut converter = value::Converter::default();
-            for (path, object) in added {
-                let value = converter.from_json(object)?;
-                insert_path(&mut data, &path, value);
-            }
+        for (path, object) in added {
+            insert_path(&mut data, path, object.value.clone());
         }
-        Ok(InventoryData { objects, data })
+        InventoryData { objects, data }
     }
 }
 
@@ -188,58 +224,23 @@ fn remove_path(node: &mut RegoValue, path: &[RegoValue], depth: usize) {
 
 /// `{"inventory": {"cluster": {gv: {kind: {name: obj}}}, "namespace": {ns: {gv: {kind:
 /// {name: obj}}}}}}`, as Gatekeeper's sync fills it (an object with a namespace is under
-/// `namespace`, any other under `cluster`).
-pub fn inventory_data(objects: &[Arc<Json>]) -> Result<RegoValue, ConvertError> {
-    type Kinds<'a> = BTreeMap<&'a str, BTreeMap<&'a str, BTreeMap<&'a str, &'a Json>>>;
-    let mut cluster: Kinds<'_> = BTreeMap::new();
-    let mut namespaced: BTreeMap<&str, Kinds<'_>> = BTreeMap::new();
+/// `namespace`, any other under `cluster`; both there when empty).
+pub fn inventory_data(objects: &[Arc<SyncedObject>]) -> RegoValue {
+    let mut data = RegoValue::new_object();
+    let roots =
+        ["cluster", "namespace"].map(|r| [RegoValue::from("inventory"), RegoValue::from(r)]);
+    for root in &roots {
+        insert_path(&mut data, root, RegoValue::new_object());
+    }
     for object in objects {
-        let Some((gv, kind, name, namespace)) = identity(object) else {
-            continue;
-        };
-        let tree = match namespace {
-            "" => &mut cluster,
-            ns => namespaced.entry(ns).or_default(),
-        };
-        tree.entry(gv)
-            .or_default()
-            .entry(kind)
-            .or_default()
-            .insert(name, object);
-    }
-    // One converter for every object: keys and repeated values (versions, kinds,
-    // namespaces, label values) are held once for the whole inventory.
-    fn kinds<'j>(
-        tree: &Kinds<'j>,
-        converter: &mut value::Converter<'j>,
-    ) -> Result<RegoValue, ConvertError> {
-        let mut out = BTreeMap::new();
-        for (gv, by_kind) in tree {
-            let mut kinds = BTreeMap::new();
-            for (kind, by_name) in by_kind {
-                let mut names = BTreeMap::new();
-                for (name, object) in by_name {
-                    names.insert(RegoValue::from(*name), converter.from_json(object)?);
-                }
-                kinds.insert(RegoValue::from(*kind), RegoValue::from(names));
-            }
-            out.insert(RegoValue::from(*gv), RegoValue::from(kinds));
+        if let Some(path) = &object.path {
+            insert_path(&mut data, path, object.value.clone());
         }
-        Ok(RegoValue::from(out))
     }
-    let mut converter = value::Converter::default();
-    let mut namespaces = BTreeMap::new();
-    for (ns, tree) in &namespaced {
-        namespaces.insert(RegoValue::from(*ns), kinds(tree, &mut converter)?);
-    }
-    let mut inventory = BTreeMap::new();
-    inventory.insert(RegoValue::from("cluster"), kinds(&cluster, &mut converter)?);
-    inventory.insert(RegoValue::from("namespace"), RegoValue::from(namespaces));
-    let mut data = BTreeMap::new();
-    data.insert(RegoValue::from("inventory"), RegoValue::from(inventory));
-    Ok(RegoValue::from(data))
+    data
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 #[path = "inventory_tests.rs"]
 mod tests;

@@ -108,10 +108,10 @@ impl GatekeeperSet {
     }
 
     /// The synced objects as `data.inventory` reads them (without those in namespaces the
-    /// Config excludes from `sync`), converted once per list for every template, and from
-    /// the previous list's conversion when there is one.
-    pub fn inventory(&self, objects: Arc<Vec<Arc<Json>>>) -> Arc<inventory::Inventory> {
-        // Under the lock: requests that meet a new list wait for one conversion rather than
+    /// Config excludes from `sync`), made once per list for every template, and from the
+    /// previous list's inventory when there is one.
+    pub fn inventory(&self, objects: inventory::SyncedList) -> Arc<inventory::Inventory> {
+        // Under the lock: requests that meet a new list wait for one inventory rather than
         // each making its own.
         let mut last = self.inventory.lock();
         if let Some(seen) = last.as_ref()
@@ -119,25 +119,19 @@ impl GatekeeperSet {
         {
             return Arc::clone(seen);
         }
-        let excluded = |o: &Json| {
-            let ns = o
-                .get("metadata")
-                .and_then(|m| m.get("namespace"))
-                .and_then(|n| n.as_str())
-                .unwrap_or_default();
-            self.exclusions.excludes("sync", ns)
-        };
+        let excluded =
+            |o: &inventory::SyncedObject| self.exclusions.excludes("sync", o.namespace());
         let kept = match !self.exclusions.is_empty() && objects.iter().any(|o| excluded(o)) {
             false => Arc::clone(&objects),
             true => Arc::new(objects.iter().filter(|o| !excluded(o)).cloned().collect()),
         };
-        let data = match last.as_ref().and_then(|seen| seen.data.as_ref().ok()) {
-            Some(previous) => previous.next(kept),
+        let data = match last.as_ref() {
+            Some(previous) => previous.data.next(kept),
             None => inventory::InventoryData::new(kept),
         };
         let made = Arc::new(inventory::Inventory {
             listed: objects,
-            data: data.map_err(|e| format!("data.inventory: {e}")),
+            data,
         });
         *last = Some(Arc::clone(&made));
         made

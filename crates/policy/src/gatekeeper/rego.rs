@@ -157,10 +157,9 @@ impl RegoTemplate {
         {
             return Ok(Arc::clone(program));
         }
-        let data = inventory.data().map_err(str::to_string)?;
         let program = Arc::new(
             self.program
-                .with_data(data.clone())
+                .with_data(inventory.data().clone())
                 .map_err(|e| format!("data.inventory: {e}"))?,
         );
         *last = Some((inventory, Arc::clone(&program)));
