@@ -58,47 +58,118 @@ impl<'j> Converter<'j> {
     }
 
     fn convert(&mut self, json: &'j sonic_rs::Value, depth: usize) -> Result<Value, ConvertError> {
-        if depth > MAX_DEPTH {
-            return Err(ConvertError::TooDeep);
-        }
-        Ok(match json.get_type() {
-            JsonType::Null => Value::Null,
-            JsonType::Boolean => Value::Bool(json.is_true()),
-            JsonType::String => self.string(json.as_str().unwrap_or_default()),
-            JsonType::Number => {
-                if let Some(i) = json.as_i64() {
-                    Value::from(i)
-                } else if let Some(u) = json.as_u64() {
-                    Value::from(u)
-                } else if let Some(f) = json.as_f64().filter(|f| f.is_finite()) {
-                    Value::from(f)
-                } else {
-                    return Err(ConvertError::Number(json.to_string()));
-                }
-            }
-            JsonType::Array => {
-                let items = json.as_array().map(|a| a.iter()).into_iter().flatten();
-                let mut out = Vec::with_capacity(json.as_array().map_or(0, |a| a.len()));
-                for item in items {
-                    out.push(self.convert(item, depth + 1)?);
-                }
-                Value::from(out)
-            }
-            JsonType::Object => {
-                let mut fields = Vec::new();
-                if let Some(object) = json.as_object() {
-                    fields.reserve(object.len());
-                    for (key, value) in object.iter() {
-                        fields.push((self.string(key), self.convert(value, depth + 1)?));
-                    }
-                }
-                // Built in bulk from the fields (the map sorts them first) rather than one
-                // insertion at a time; regorus then keeps them as a sorted slice. A repeated
-                // key keeps its last value.
-                Value::from(fields.into_iter().collect::<BTreeMap<_, _>>())
-            }
-        })
+        convert(json, depth, &mut |text| self.string(text))
     }
+}
+
+/// Short strings shared among values converted at different times, such as the objects a
+/// watch cache keeps as Rego values one by one: each key and repeated value (`v1`,
+/// `ConfigMap`, a namespace, a label) is held once however many objects hold it. A string no
+/// value holds any more is dropped when the table has doubled since it was last swept, so
+/// strings that come and go (names, uids) do not grow it for ever.
+#[derive(Debug, Default)]
+pub struct SharedStrings {
+    strings: hashbrown::HashSet<SharedStr>,
+    /// The table's size after the last sweep.
+    swept: usize,
+}
+
+/// A shared string, found in the table by its text.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct SharedStr(regorus::Rc<str>);
+
+impl std::borrow::Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The table is not swept below this size: a sweep costs more than the strings it frees.
+const SWEEP_FROM: usize = 4096;
+
+impl SharedStrings {
+    /// Converts one document, its short strings shared with every value this table made.
+    pub fn from_json(&mut self, json: &sonic_rs::Value) -> Result<Value, ConvertError> {
+        if self.strings.len() >= SWEEP_FROM.max(self.swept.saturating_mul(2)) {
+            self.sweep();
+        }
+        convert(json, 0, &mut |text| self.string(text))
+    }
+
+    /// How many strings the table holds.
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+
+    /// Drops the strings only the table holds.
+    pub fn sweep(&mut self) {
+        self.strings.retain(|s| regorus::Rc::strong_count(&s.0) > 1);
+        self.swept = self.strings.len();
+    }
+
+    fn string(&mut self, text: &str) -> Value {
+        if text.len() > SHARED_UP_TO {
+            return Value::from(text);
+        }
+        if let Some(shared) = self.strings.get(text) {
+            return Value::String(regorus::Rc::clone(&shared.0));
+        }
+        let shared: regorus::Rc<str> = regorus::Rc::from(text);
+        self.strings.insert(SharedStr(regorus::Rc::clone(&shared)));
+        Value::String(shared)
+    }
+}
+
+/// Converts `json`, making its strings with `string`.
+fn convert<'j>(
+    json: &'j sonic_rs::Value,
+    depth: usize,
+    string: &mut impl FnMut(&'j str) -> Value,
+) -> Result<Value, ConvertError> {
+    if depth > MAX_DEPTH {
+        return Err(ConvertError::TooDeep);
+    }
+    Ok(match json.get_type() {
+        JsonType::Null => Value::Null,
+        JsonType::Boolean => Value::Bool(json.is_true()),
+        JsonType::String => string(json.as_str().unwrap_or_default()),
+        JsonType::Number => {
+            if let Some(i) = json.as_i64() {
+                Value::from(i)
+            } else if let Some(u) = json.as_u64() {
+                Value::from(u)
+            } else if let Some(f) = json.as_f64().filter(|f| f.is_finite()) {
+                Value::from(f)
+            } else {
+                return Err(ConvertError::Number(json.to_string()));
+            }
+        }
+        JsonType::Array => {
+            let items = json.as_array().map(|a| a.iter()).into_iter().flatten();
+            let mut out = Vec::with_capacity(json.as_array().map_or(0, |a| a.len()));
+            for item in items {
+                out.push(convert(item, depth + 1, string)?);
+            }
+            Value::from(out)
+        }
+        JsonType::Object => {
+            let mut fields = Vec::new();
+            if let Some(object) = json.as_object() {
+                fields.reserve(object.len());
+                for (key, value) in object.iter() {
+                    fields.push((string(key), convert(value, depth + 1, string)?));
+                }
+            }
+            // Built in bulk from the fields (the map sorts them first) rather than one
+            // insertion at a time; regorus then keeps them as a sorted slice. A repeated
+            // key keeps its last value.
+            Value::from(fields.into_iter().collect::<BTreeMap<_, _>>())
+        }
+    })
 }
 
 /// Converts a regorus value into JSON: sets become arrays (in Rego's order) and object keys
@@ -197,6 +268,35 @@ mod tests {
         assert!(
             matches!((key(&va), key(&vb)), (Some(Value::String(x)), Some(Value::String(y))) if std::sync::Arc::ptr_eq(&x, &y))
         );
+    }
+
+    /// Documents converted at different times share their short strings through the
+    /// table, and a sweep drops what no value holds any more.
+    #[test]
+    fn shared_strings_outlive_one_conversion_and_are_swept_when_unheld() {
+        let mut strings = SharedStrings::default();
+        let a = strings.from_json(&json(r#"{"kind":"ConfigMap","metadata":{"name":"a"}}"#));
+        let b = strings.from_json(&json(r#"{"kind":"ConfigMap","metadata":{"name":"b"}}"#));
+        let (Ok(a), Ok(b)) = (a, b) else {
+            unreachable!("both convert")
+        };
+        assert_eq!(
+            Ok(&a),
+            from_json(&json(r#"{"kind":"ConfigMap","metadata":{"name":"a"}}"#)).as_ref()
+        );
+        let same = match (member(&a, "kind"), member(&b, "kind")) {
+            (Some(Value::String(x)), Some(Value::String(y))) => std::sync::Arc::ptr_eq(x, y),
+            _ => false,
+        };
+        assert!(same, "one \"ConfigMap\" for both");
+        // kind, ConfigMap, metadata, name, a, b.
+        assert_eq!(strings.len(), 6);
+        drop(b);
+        strings.sweep();
+        assert_eq!(strings.len(), 5, "\"b\" is held by no value");
+        drop(a);
+        strings.sweep();
+        assert!(strings.is_empty());
     }
 
     #[test]

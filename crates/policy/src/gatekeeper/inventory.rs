@@ -22,6 +22,12 @@ use sonic_rs::JsonValueTrait;
 /// When more than this share of a list changed, placing it whole is no dearer.
 const REBUILD_SHARE: usize = 4;
 
+/// The short strings (keys, versions, kinds, namespaces, labels) shared by every synced
+/// object's value, whichever cache converted it: held once for all objects, as a whole
+/// conversion of the inventory would.
+static STRINGS: std::sync::LazyLock<parking_lot::Mutex<value::SharedStrings>> =
+    std::sync::LazyLock::new(Default::default);
+
 /// A synced object as `data.inventory` holds it: where it sits and its value, converted once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncedObject {
@@ -40,7 +46,7 @@ impl SyncedObject {
         Ok(SyncedObject {
             path: path_of(object),
             namespace,
-            value: value::from_json(object)?,
+            value: STRINGS.lock().from_json(object)?,
             json_bytes: sonic_rs::to_vec(object).map_or(0, |v| v.len()),
         })
     }
