@@ -17,7 +17,6 @@ use std::sync::Arc;
 use celer_cel::Json;
 use celer_rego::RegoValue;
 use celer_rego::value::{self, ConvertError};
-use sonic_rs::JsonValueTrait;
 
 /// When more than this share of a list changed, placing it whole is no dearer.
 const REBUILD_SHARE: usize = 4;
@@ -28,13 +27,11 @@ const REBUILD_SHARE: usize = 4;
 static STRINGS: std::sync::LazyLock<parking_lot::Mutex<value::SharedStrings>> =
     std::sync::LazyLock::new(Default::default);
 
-/// A synced object as `data.inventory` holds it: where it sits and its value, converted once.
+/// A synced object as `data.inventory` holds it: its value, converted once. Where it sits
+/// (scope, version, kind, name) is read from the value when it is placed, so an object costs
+/// its value and nothing beside.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncedObject {
-    /// `inventory.cluster.<gv>.<kind>.<name>` or `inventory.namespace.<ns>.<gv>.<kind>.<name>`;
-    /// `None` for what the inventory leaves out (no kind or name, not an object).
-    path: Option<Vec<RegoValue>>,
-    namespace: String,
     value: RegoValue,
     json_bytes: usize,
 }
@@ -42,10 +39,7 @@ pub struct SyncedObject {
 impl SyncedObject {
     /// Converts `object` (as a watch cache or a suite's `inventory` has it).
     pub fn from_json(object: &Json) -> Result<SyncedObject, ConvertError> {
-        let namespace = identity(object).map_or("", |(_, _, _, ns)| ns).to_string();
         Ok(SyncedObject {
-            path: path_of(object),
-            namespace,
             value: STRINGS.lock().from_json(object)?,
             json_bytes: sonic_rs::to_vec(object).map_or(0, |v| v.len()),
         })
@@ -53,7 +47,9 @@ impl SyncedObject {
 
     /// The object's namespace, empty for a cluster-scoped one.
     pub fn namespace(&self) -> &str {
-        &self.namespace
+        member_at(&self.value, &["metadata", "namespace"])
+            .and_then(value::as_str)
+            .unwrap_or_default()
     }
 
     /// The size of the object's JSON text.
@@ -65,6 +61,30 @@ impl SyncedObject {
     pub fn value(&self) -> &RegoValue {
         &self.value
     }
+
+    /// Where it sits: `inventory.cluster.<gv>.<kind>.<name>` or
+    /// `inventory.namespace.<ns>.<gv>.<kind>.<name>`, the keys being the value's own strings;
+    /// `None` for what the inventory leaves out (no kind or name, not an object).
+    fn path(&self) -> Option<Vec<RegoValue>> {
+        let string = |path: &[&str]| match member_at(&self.value, path) {
+            Some(v @ RegoValue::String(s)) if !s.is_empty() => Some(v.clone()),
+            _ => None,
+        };
+        let (kind, name) = (string(&["kind"])?, string(&["metadata", "name"])?);
+        let gv = string(&["apiVersion"]).unwrap_or_else(|| RegoValue::from(""));
+        let mut path = vec![RegoValue::from("inventory")];
+        match string(&["metadata", "namespace"]) {
+            None => path.push(RegoValue::from("cluster")),
+            Some(ns) => path.extend([RegoValue::from("namespace"), ns]),
+        }
+        path.extend([gv, kind, name]);
+        Some(path)
+    }
+}
+
+/// The member of `value` at `path`.
+fn member_at<'v>(value: &'v RegoValue, path: &[&str]) -> Option<&'v RegoValue> {
+    path.iter().try_fold(value, |v, key| value::member(v, key))
 }
 
 /// The synced objects of every synced kind, as one list.
@@ -130,64 +150,23 @@ impl InventoryData {
             return InventoryData::new(objects);
         }
         let mut data = self.data.clone();
-        let added: Vec<(&[RegoValue], &Arc<SyncedObject>)> = added
+        let added: Vec<(Vec<RegoValue>, &Arc<SyncedObject>)> = added
             .into_iter()
-            .filter_map(|o| Some((o.path.as_deref()?, o)))
+            .filter_map(|o| Some((o.path()?, o)))
             .collect();
-        let replaced: BTreeSet<&[RegoValue]> = added.iter().map(|(p, _)| *p).collect();
+        let replaced: BTreeSet<&[RegoValue]> = added.iter().map(|(p, _)| p.as_slice()).collect();
         for object in removed {
-            if let Some(path) = object.path.as_deref()
-                && !replaced.contains(path)
+            if let Some(path) = object.path()
+                && !replaced.contains(path.as_slice())
             {
-                remove_path(&mut data, path, 0);
+                remove_path(&mut data, &path, 0);
             }
         }
-        for (path, object) in added {
+        for (path, object) in &added {
             insert_path(&mut data, path, object.value.clone());
         }
         InventoryData { objects, data }
     }
-}
-
-/// Where an object sits: `inventory.cluster.<gv>.<kind>.<name>` or
-/// `inventory.namespace.<ns>.<gv>.<kind>.<name>`; `None` for what the inventory leaves out
-/// (no kind or name, not an object).
-fn path_of(object: &Json) -> Option<Vec<RegoValue>> {
-    let (gv, kind, name, namespace) = identity(object)?;
-    let mut path = vec![RegoValue::from("inventory")];
-    match namespace {
-        "" => path.push(RegoValue::from("cluster")),
-        ns => path.extend([RegoValue::from("namespace"), RegoValue::from(ns)]),
-    }
-    path.extend([
-        RegoValue::from(gv),
-        RegoValue::from(kind),
-        RegoValue::from(name),
-    ]);
-    Some(path)
-}
-
-/// `(apiVersion, kind, name, namespace)`, the last empty for a cluster-scoped object.
-fn identity(object: &Json) -> Option<(&str, &str, &str, &str)> {
-    let str_at = |path: &[&str]| -> &str {
-        let mut v: &Json = object;
-        for key in path {
-            match v.get(key) {
-                Some(next) => v = next,
-                None => return "",
-            }
-        }
-        v.as_str().unwrap_or_default()
-    };
-    let (gv, kind, name) = (
-        str_at(&["apiVersion"]),
-        str_at(&["kind"]),
-        str_at(&["metadata", "name"]),
-    );
-    if kind.is_empty() || name.is_empty() || !object.is_object() {
-        return None;
-    }
-    Some((gv, kind, name, str_at(&["metadata", "namespace"])))
 }
 
 /// Sets `path` to `leaf`, making the objects on the way.
@@ -239,8 +218,8 @@ pub fn inventory_data(objects: &[Arc<SyncedObject>]) -> RegoValue {
         insert_path(&mut data, root, RegoValue::new_object());
     }
     for object in objects {
-        if let Some(path) = &object.path {
-            insert_path(&mut data, path, object.value.clone());
+        if let Some(path) = object.path() {
+            insert_path(&mut data, &path, object.value.clone());
         }
     }
     data
