@@ -294,7 +294,8 @@ impl Cluster {
     }
 
     /// The JSON size of the objects in the synced kinds' caches (their memory as Rego values
-    /// is about 1.8x it, docs/benchmarks.md).
+    /// is 1.8x it for 1 KB ConfigMaps, more for objects of many small fields;
+    /// docs/benchmarks.md).
     pub fn synced_json_bytes(&self) -> usize {
         (self.shared.synced_caches().iter())
             .map(|c| c.json_bytes())

@@ -946,7 +946,7 @@ impl ClusterHooks for ClusterAdapter {
             ),
             (
                 "celer_inventory_json_bytes",
-                "JSON size of the objects synced for Gatekeeper's data.inventory; they are held once, as Rego values, about 1.8x this (docs/benchmarks.md).",
+                "JSON size of the objects synced for Gatekeeper's data.inventory; they are held once, as Rego values (1.8x this for 1 KB ConfigMaps, more for objects of many small fields; docs/benchmarks.md).",
                 self.cluster.synced_json_bytes() as u64,
             ),
             (
