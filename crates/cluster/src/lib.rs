@@ -204,12 +204,9 @@ impl Cluster {
     /// fail as upstream: the paramKind cannot be found); a discovery that fails otherwise is
     /// tried again on the next request or load.
     pub async fn watch_param_kinds(&self, kinds: impl IntoIterator<Item = ParamKind>) {
-        for kind in kinds {
-            let known = (self.shared.params.read().get(&kind)).is_some_and(|e| !e.stale());
-            if !known && let Err(e) = Arc::clone(&self.shared).resolve(&kind).await {
-                tracing::warn!(error = %e, "param kind not watched yet");
-            }
-        }
+        (self.shared)
+            .watch_into(kinds, "paramKind", &self.shared.params)
+            .await;
     }
 
     /// [`Self::watch_param_kinds`] on a task of the runtime, for callers that cannot wait.
@@ -280,12 +277,9 @@ impl Cluster {
     /// Discovers the synced kinds not seen before and starts a watch cache for each the API
     /// server serves (as [`Self::watch_param_kinds`] does for params).
     pub async fn watch_synced_kinds(&self, kinds: impl IntoIterator<Item = ParamKind>) {
-        for kind in kinds {
-            let known = (self.shared.synced_caches.read().get(&kind)).is_some_and(|e| !e.stale());
-            if !known && let Err(e) = Arc::clone(&self.shared).resolve_synced(&kind).await {
-                tracing::warn!(error = %e, "synced kind not watched yet");
-            }
-        }
+        (self.shared)
+            .watch_into(kinds, "synced kind", &self.shared.synced_caches)
+            .await;
     }
 
     /// Objects in the synced kinds' caches now.
@@ -371,6 +365,22 @@ impl Shared {
         }
     }
 
+    /// Starts a watch cache of `T` for each of `kinds` that `entries` does not know yet (or
+    /// knew as not served long enough ago); a failed discovery is tried again next time.
+    async fn watch_into<T: Cached + Clone + std::fmt::Debug>(
+        &self,
+        kinds: impl IntoIterator<Item = ParamKind>,
+        what: &str,
+        entries: &RwLock<HashMap<ParamKind, Watched<T>>>,
+    ) {
+        for kind in kinds {
+            let known = (entries.read().get(&kind)).is_some_and(|e| !e.stale());
+            if !known && let Err(e) = self.resolve_into(&kind, what, entries).await {
+                tracing::warn!(error = %e, "{what} not watched yet");
+            }
+        }
+    }
+
     /// Discovers `kind` and starts a watch cache of `T` for it, kept in `entries` (once:
     /// another caller may have resolved it meanwhile, and then its entry stays).
     async fn resolve_into<T: Cached + Clone + std::fmt::Debug>(
@@ -410,15 +420,6 @@ impl Shared {
     /// Discovers the param kind `kind` and starts its watch cache (once).
     async fn resolve(self: Arc<Shared>, kind: &ParamKind) -> Result<ParamEntry, ClusterError> {
         self.resolve_into(kind, "paramKind", &self.params).await
-    }
-
-    /// Discovers the synced kind `kind` and starts its watch cache (once).
-    async fn resolve_synced(
-        self: Arc<Shared>,
-        kind: &ParamKind,
-    ) -> Result<SyncedEntry, ClusterError> {
-        self.resolve_into(kind, "synced kind", &self.synced_caches)
-            .await
     }
 }
 
