@@ -101,8 +101,21 @@ impl Want {
     }
 }
 
+/// How suites are run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Templates with both engines run their Rego (as if annotated
+    /// `celer.dev/gatekeeper-engine: Rego`) instead of their CEL, as Gatekeeper picks.
+    pub prefer_rego: bool,
+}
+
 /// Runs one suite file.
 pub fn run(path: &Path) -> Result<SuiteOutcome, OfflineError> {
+    run_with(path, RunOptions::default())
+}
+
+/// [`run`] with `options`.
+pub fn run_with(path: &Path, options: RunOptions) -> Result<SuiteOutcome, OfflineError> {
     let docs = read_objects(path)?;
     let suite = docs
         .first()
@@ -122,7 +135,7 @@ pub fn run(path: &Path) -> Result<SuiteOutcome, OfflineError> {
             "" => format!("tests[{i}]"),
             n => n.to_string(),
         };
-        run_test(dir, &name, test, &mut outcome);
+        run_test(dir, &name, test, options, &mut outcome);
     }
     Ok(outcome)
 }
@@ -161,7 +174,7 @@ fn case_name(case: &Json, index: usize) -> String {
     }
 }
 
-fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
+fn run_test(dir: &Path, name: &str, test: &Json, options: RunOptions, outcome: &mut SuiteOutcome) {
     if bool_of(test, "skip") {
         skip_all(name, test, "the test is marked skip", outcome);
         return;
@@ -177,6 +190,9 @@ fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
             "" => {
                 outcome.errors.push(format!("{name}: {key} is required"));
                 return;
+            }
+            file if key == "template" && options.prefer_rego => {
+                read_preferring_rego(&mut manifests, &dir.join(file))
             }
             file => crate::files::read_into(&mut manifests, &dir.join(file)),
         }
@@ -248,6 +264,63 @@ fn run_test(dir: &Path, name: &str, test: &Json, outcome: &mut SuiteOutcome) {
             Err(e) => outcome.errors.push(format!("{label}: {e}")),
         }
     }
+}
+
+/// Reads a template file, each ConstraintTemplate annotated to run its Rego.
+fn read_preferring_rego(manifests: &mut Manifests, path: &Path) {
+    let name = path.display().to_string();
+    let docs = match read_objects(path) {
+        Ok(docs) => docs,
+        Err(e) => {
+            manifests.errors.push(celer_policy::load::LoadError {
+                location: celer_policy::load::Source {
+                    file: name,
+                    document: 0,
+                },
+                what: "file".to_string(),
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
+    for (i, mut doc) in docs.into_iter().enumerate() {
+        if str_of(&doc, "kind") == "ConstraintTemplate"
+            && has_rego(&doc)
+            && let Some(metadata) = doc.get_mut("metadata").and_then(|m| m.as_object_mut())
+        {
+            if metadata.get(&"annotations").is_none_or(|a| !a.is_object()) {
+                metadata.insert("annotations", Json::new_object());
+            }
+            if let Some(annotations) = metadata
+                .get_mut(&"annotations")
+                .and_then(|a| a.as_object_mut())
+            {
+                annotations.insert(
+                    celer_policy::gatekeeper::ENGINE_ANNOTATION,
+                    Json::from(celer_policy::gatekeeper::model::REGO_ENGINE),
+                );
+            }
+        }
+        let source = celer_policy::load::Source {
+            file: name.clone(),
+            document: i,
+        };
+        manifests.add_json(source, doc);
+    }
+}
+
+/// Whether a ConstraintTemplate carries Rego (legacy `rego`, or a `Rego` entry of `code`).
+fn has_rego(template: &Json) -> bool {
+    let targets = template
+        .get("spec")
+        .and_then(|s| s.get("targets"))
+        .and_then(|t| t.as_array());
+    targets.into_iter().flat_map(|t| t.iter()).any(|t| {
+        !str_of(t, "rego").trim().is_empty()
+            || t.get("code")
+                .and_then(|c| c.as_array())
+                .is_some_and(|c| c.iter().any(|c| str_of(c, "engine") == "Rego"))
+    })
 }
 
 /// The violation messages of a case's object.

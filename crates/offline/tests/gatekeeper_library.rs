@@ -5,22 +5,18 @@
 //! reason. `gatekeeper_library.ratchet` holds the passing floor.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::{BTreeMap, BTreeSet};
+#[path = "support/library_run.rs"]
+mod library_run;
 
-use celer_offline::gatekeeper;
-use celer_test_support::{KnownFailures, Ratchet, fail, require, walk};
+use celer_offline::gatekeeper::RunOptions;
+use celer_test_support::{KnownFailures, Ratchet, fail, require};
+use library_run::{LibraryRun, run_library};
 
 #[test]
 fn gatekeeper_library_suites() {
     let Some(library) = require("gatekeeper-library/library") else {
         return;
     };
-    let files = walk::files_named(&library, "suite.yaml");
-    assert!(
-        !files.is_empty(),
-        "no suite.yaml under {}",
-        library.display()
-    );
     let known = KnownFailures::load(
         "gatekeeper_library.known_failures",
         include_str!("gatekeeper_library.known_failures"),
@@ -30,53 +26,18 @@ fn gatekeeper_library_suites() {
         "gatekeeper_library.ratchet",
         include_str!("gatekeeper_library.ratchet"),
     );
-    let (mut passed, mut skipped) = (0usize, 0usize);
-    let mut ran = BTreeSet::new();
-    let mut failed: BTreeMap<String, String> = BTreeMap::new();
-    let mut skip_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for file in &files {
-        let suite = file
-            .parent()
-            .and_then(|d| d.strip_prefix(&library).ok())
-            .map(|d| d.display().to_string())
-            .unwrap_or_default();
-        let outcome = match gatekeeper::run(file) {
-            Ok(o) => o,
-            Err(e) => {
-                let key = format!("{suite}: suite");
-                ran.insert(key.clone());
-                failed.insert(key, e.to_string());
-                continue;
-            }
-        };
-        for (_, why) in &outcome.skipped {
-            skipped += 1;
-            // The reason without the template's name: one line per kind of reason.
-            let reason = why.split_once(": ").map_or(why.as_str(), |(_, r)| r);
-            *skip_reasons.entry(reason.to_string()).or_default() += 1;
-        }
-        if !outcome.errors.is_empty() {
-            let key = format!("{suite}: load");
-            ran.insert(key.clone());
-            failed.insert(key, outcome.errors.join("; "));
-        }
-        for check in &outcome.checks {
-            let key = format!("{suite}: {}", check.name);
-            ran.insert(key.clone());
-            if check.passed {
-                passed += 1;
-            } else {
-                failed.insert(
-                    key,
-                    format!("expected {}, got {}", check.expected, check.actual),
-                );
-            }
-        }
-    }
+    let LibraryRun {
+        suites,
+        passed,
+        skipped,
+        ran,
+        failed,
+        skip_reasons,
+    } = run_library(&library, RunOptions::default());
     let known_failing = failed.keys().filter(|k| known.contains(k)).count();
     println!(
         "gatekeeper-library: {} suites, {passed} passed, {} failed, {known_failing} known failures, {skipped} skipped",
-        files.len(),
+        suites,
         failed.len() - known_failing,
     );
     for (reason, n) in &skip_reasons {

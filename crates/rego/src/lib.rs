@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod index;
+pub mod native;
 pub mod scan;
 pub mod sprintf;
 pub mod value;
@@ -324,6 +325,21 @@ impl Program {
         // regorus hands out its modules only from a mutable interpreter; a copy shares them.
         let mut engine = self.prototype.clone();
         index::RuleIndex::build(engine.get_modules(), path)
+    }
+
+    /// The rule at `path` lowered for celer's own evaluator ([`native`]), or why it is not.
+    /// A program with a base document is not lowered (the plan reads no `data` but rules).
+    pub fn native_plan(&self, path: &str) -> Result<native::Plan, native::Unsupported> {
+        if self.has_data {
+            return Err(native::Unsupported("a base document".to_string()));
+        }
+        let mut engine = self.prototype.clone();
+        native::Plan::lower(engine.get_modules(), path)
+    }
+
+    /// The wall-clock bound of one evaluation.
+    pub fn timeout(&self) -> Duration {
+        self.options.timeout
     }
 
     /// Whether the module named `module` declares a rule at `rule` (`violation`) or under it.

@@ -177,8 +177,8 @@ struct ConstraintsState<'a> {
     buffers: ActivationBuffers,
     result: validating::ValidateResult,
     violations: Vec<String>,
-    /// Rego's `input.review`, converted on the first Rego Constraint and shared by the rest.
-    review: Option<Result<celer_rego::RegoValue, String>>,
+    /// Rego's `input.review`, made on the first Rego Constraint and shared by the rest.
+    review: Option<super::rego::Review<'a>>,
     /// `data.inventory`, read from the lookup once per request, when a template that reads
     /// it first runs.
     inventory: Option<Option<Arc<super::inventory::Inventory>>>,
@@ -219,26 +219,22 @@ impl Constraints<'_> {
 }
 
 /// Gatekeeper's `input.review` for a request.
-fn rego_review(request: &FamilyRequest<'_>) -> Result<celer_rego::RegoValue, String> {
+fn rego_review<'a>(request: &FamilyRequest<'a>) -> super::rego::Review<'a> {
     let (ctx, attributes) = (request.ctx, &request.attributes);
     if request.mode.background
         && let Some(object) = request.object
     {
         // Gatekeeper's audit reviews the object alone.
-        let kind = sonic_rs::JsonValueTrait::get(ctx.default_cel_request(), "kind")
-            .cloned()
-            .unwrap_or_default();
-        return super::rego::audit_review(object, &kind, attributes.name, attributes.namespace)
-            .map_err(|e| format!("the object cannot be given to Rego: {e}"));
+        let kind = sonic_rs::JsonValueTrait::get(ctx.default_cel_request(), "kind");
+        return super::rego::Review::audit(object, kind, attributes.name, attributes.namespace);
     }
-    super::rego::review(
+    super::rego::Review::request(
         ctx.default_cel_request(),
         ctx.request.uid,
         request.object,
         attributes.old_object,
         attributes.operation == crate::attributes::Operation::Delete,
     )
-    .map_err(|e| format!("the request cannot be given to Rego: {e}"))
 }
 
 impl ValidatingFamily for Constraints<'_> {
@@ -385,19 +381,17 @@ impl ValidatingFamily for Constraints<'_> {
                         .clone(),
                     false => None,
                 };
-                match review {
-                    Ok(review) => {
-                        let providers = Arc::clone(&self.set.providers);
-                        rego.violations(
-                            review,
-                            &constraint.rego_parameters,
-                            inventory,
-                            Some(providers),
-                            violations,
-                        )
-                    }
-                    Err(e) => violations.push(e.clone()),
-                }
+                let providers = Arc::clone(&self.set.providers);
+                let parameters = sonic_rs::JsonValueTrait::get(&*constraint.params, "spec")
+                    .and_then(|s| sonic_rs::JsonValueTrait::get(s, "parameters"));
+                rego.violations(
+                    review,
+                    parameters,
+                    &constraint.rego_parameters,
+                    inventory,
+                    Some(providers),
+                    violations,
+                )
             }
             TemplateEngine::Cel(policy) => {
                 let namespace = ctx.namespace()?;

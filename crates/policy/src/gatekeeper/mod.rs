@@ -37,7 +37,7 @@ use celer_cel::Json;
 
 pub use constraint_match::{ConstraintMatch, Subject};
 pub(crate) use evaluate::validate;
-pub use lower::{CompiledConstraint, CompiledTemplate, TemplateEngine};
+pub use lower::{CompiledConstraint, CompiledTemplate, ENGINE_ANNOTATION, TemplateEngine};
 pub use model::{Constraint, ConstraintTemplate};
 
 use crate::kind_index::KindKey;

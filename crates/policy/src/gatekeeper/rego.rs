@@ -9,14 +9,17 @@
 //! of templates that read it; a template keeps the program for the last inventory it saw, so
 //! an unchanged inventory costs nothing per request.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use celer_cel::Json;
+use celer_rego::native::{Plan, Stop, Unsupported, Val};
 use celer_rego::value::{self, ConvertError};
-use celer_rego::{Module, Options, Program, RegoValue};
+use celer_rego::{EvalError, Module, Options, Program, RegoValue};
 use parking_lot::Mutex;
-use sonic_rs::JsonValueTrait;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
 use super::external_data;
 use super::inventory::Inventory;
@@ -37,6 +40,9 @@ pub struct RegoTemplate {
     /// Whether any module calls `external_data`, so that evaluations need the Providers.
     pub calls_external_data: bool,
     program: Arc<Program>,
+    /// The `violation` rule lowered for celer's own evaluator, or why it is not: templates
+    /// that read `data.inventory` or call `external_data` stay on regorus.
+    native: Result<Plan, Unsupported>,
     /// The program with the last inventory it was given, by the inventory's address.
     with_inventory: Mutex<WithInventory>,
 }
@@ -47,6 +53,7 @@ impl std::fmt::Debug for RegoTemplate {
             .field("violation", &self.violation)
             .field("reads_inventory", &self.reads_inventory)
             .field("calls_external_data", &self.calls_external_data)
+            .field("native", &self.native.as_ref().map(|_| ()))
             .finish_non_exhaustive()
     }
 }
@@ -136,10 +143,13 @@ pub fn compile(code: &RegoCode<'_>) -> Result<RegoTemplate, Vec<String>> {
     if !errors.is_empty() {
         return Err(errors);
     }
+    let violation = format!("{package}.violation");
+    let native = program.native_plan(&violation);
     Ok(RegoTemplate {
-        violation: format!("{package}.violation"),
+        violation,
         reads_inventory,
         calls_external_data,
+        native,
         program: Arc::new(program),
         with_inventory: Mutex::new(None),
     })
@@ -174,16 +184,98 @@ impl RegoTemplate {
             .map_err(|e| format!("data.inventory: {e}"))
     }
 
+    /// Why the `violation` rule is not run by celer's own evaluator, if it is not.
+    pub fn native_unsupported(&self) -> Option<&Unsupported> {
+        self.native.as_ref().err()
+    }
+
     /// The violations' messages for one Constraint; an evaluation error is one violation
-    /// naming it, as Gatekeeper counts it.
+    /// naming it, as Gatekeeper counts it. celer's own evaluator answers when it can
+    /// ([`celer_rego::native`]), regorus otherwise, with the same answers.
     pub fn violations(
         &self,
-        review: &RegoValue,
+        review: &Review<'_>,
+        parameters: Option<&Json>,
+        rego_parameters: &RegoValue,
+        inventory: Option<Arc<Inventory>>,
+        host: Option<Arc<dyn celer_rego::Host>>,
+        out: &mut Vec<String>,
+    ) {
+        let start = out.len();
+        match self.violations_native(review, parameters, out) {
+            Ok(()) => {
+                if oracle::on() {
+                    let native = out[start..].to_vec();
+                    let mut regorus = Vec::new();
+                    self.violations_regorus(review, rego_parameters, inventory, host, &mut regorus);
+                    oracle::compare(&self.violation, &native, &regorus);
+                }
+                return;
+            }
+            Err(Stop::Timeout(limit)) => {
+                out.push(EvalError::Timeout(limit).to_string());
+                return;
+            }
+            Err(Stop::Fallback(why)) => {
+                out.truncate(start);
+                match &self.native {
+                    Err(unsupported) => oracle::fell_back(&self.violation, &unsupported.0),
+                    Ok(_) => oracle::fell_back(&self.violation, why),
+                }
+            }
+        }
+        self.violations_regorus(review, rego_parameters, inventory, host, out);
+    }
+
+    /// The violations as celer's own evaluator finds them, or why it leaves them to regorus.
+    pub fn violations_native(
+        &self,
+        review: &Review<'_>,
+        parameters: Option<&Json>,
+        out: &mut Vec<String>,
+    ) -> Result<(), Stop> {
+        let plan = match &self.native {
+            Ok(plan) => plan,
+            Err(_) => return Err(Stop::Fallback("the rule is not lowered")),
+        };
+        let mut input = BTreeMap::new();
+        input.insert(Val::str("review"), review.native()?);
+        if let Some(p) = parameters {
+            input.insert(Val::str("parameters"), Val::of_json(p)?);
+        }
+        let results = plan.eval_set(Val::Object(Rc::new(input)), self.program.timeout())?;
+        let mut messages: Vec<String> = results
+            .iter()
+            .map(|r| {
+                r.get(&Val::str("msg"))
+                    .ok()
+                    .flatten()
+                    .and_then(|m| m.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            })
+            .collect();
+        // Gatekeeper reports results in the order OPA returns them (sorted).
+        messages.sort();
+        out.extend(messages);
+        Ok(())
+    }
+
+    /// [`Self::violations`] by regorus alone.
+    pub fn violations_regorus(
+        &self,
+        review: &Review<'_>,
         parameters: &RegoValue,
         inventory: Option<Arc<Inventory>>,
         host: Option<Arc<dyn celer_rego::Host>>,
         out: &mut Vec<String>,
     ) {
+        let review = match review.converted() {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(e.clone());
+                return;
+            }
+        };
         let program = match self.program(inventory) {
             Ok(p) => p,
             Err(e) => {
@@ -234,6 +326,211 @@ impl RegoTemplate {
                     .unwrap_or_else(|e| e.to_string())
             )),
             Err(e) => out.push(e.to_string()),
+        }
+    }
+}
+
+/// Gatekeeper's `input.review`, for either evaluator: the request's documents as parsed,
+/// read in place by celer's own evaluator, and regorus's value of them, converted on first
+/// use and shared by every Constraint of the request.
+pub struct Review<'r> {
+    parts: ReviewParts<'r>,
+    converted: OnceCell<Result<RegoValue, String>>,
+    native: OnceCell<Result<Val<'r>, Stop>>,
+}
+
+enum ReviewParts<'r> {
+    Request {
+        request: &'r Json,
+        uid: &'r str,
+        object: Option<&'r Json>,
+        old_object: Option<&'r Json>,
+        delete: bool,
+    },
+    /// Gatekeeper's audit of an existing object.
+    Audit {
+        object: &'r Json,
+        kind: Option<&'r Json>,
+        name: &'r str,
+        namespace: &'r str,
+    },
+}
+
+impl<'r> Review<'r> {
+    /// The review of a request ([`review`]).
+    pub fn request(
+        request: &'r Json,
+        uid: &'r str,
+        object: Option<&'r Json>,
+        old_object: Option<&'r Json>,
+        delete: bool,
+    ) -> Self {
+        Review::of(ReviewParts::Request {
+            request,
+            uid,
+            object,
+            old_object,
+            delete,
+        })
+    }
+
+    /// The audit review of an existing object ([`audit_review`]).
+    pub fn audit(
+        object: &'r Json,
+        kind: Option<&'r Json>,
+        name: &'r str,
+        namespace: &'r str,
+    ) -> Self {
+        Review::of(ReviewParts::Audit {
+            object,
+            kind,
+            name,
+            namespace,
+        })
+    }
+
+    fn of(parts: ReviewParts<'r>) -> Self {
+        Review {
+            parts,
+            converted: OnceCell::new(),
+            native: OnceCell::new(),
+        }
+    }
+
+    /// regorus's value of the review.
+    pub fn converted(&self) -> &Result<RegoValue, String> {
+        self.converted.get_or_init(|| match &self.parts {
+            ReviewParts::Request {
+                request,
+                uid,
+                object,
+                old_object,
+                delete,
+            } => review(request, uid, *object, *old_object, *delete)
+                .map_err(|e| format!("the request cannot be given to Rego: {e}")),
+            ReviewParts::Audit {
+                object,
+                kind,
+                name,
+                namespace,
+            } => audit_review(object, &kind.cloned().unwrap_or_default(), name, namespace)
+                .map_err(|e| format!("the object cannot be given to Rego: {e}")),
+        })
+    }
+
+    /// The review as celer's own evaluator reads it: the same members as [`review`] and
+    /// [`audit_review`] give, the documents read in place.
+    pub fn native(&self) -> Result<Val<'r>, Stop> {
+        self.native
+            .get_or_init(|| {
+                let mut fields: BTreeMap<Val<'r>, Val<'r>> = BTreeMap::new();
+                match self.parts {
+                    ReviewParts::Request {
+                        request,
+                        uid,
+                        object,
+                        old_object,
+                        delete,
+                    } => {
+                        if let Some(members) = request.as_object() {
+                            for (k, v) in members.iter() {
+                                fields.insert(Val::str(k), Val::of_json(v)?);
+                            }
+                        }
+                        fields.insert(Val::str("uid"), Val::str(uid));
+                        let object = if delete {
+                            old_object.or(object)
+                        } else {
+                            object
+                        };
+                        if let Some(o) = object.filter(|o| !o.is_null()) {
+                            fields.insert(Val::str("object"), Val::of_json(o)?);
+                        }
+                        if let Some(o) = old_object.filter(|o| !o.is_null()) {
+                            fields.insert(Val::str("oldObject"), Val::of_json(o)?);
+                        }
+                    }
+                    ReviewParts::Audit {
+                        object,
+                        kind,
+                        name,
+                        namespace,
+                    } => {
+                        let kind = match kind {
+                            Some(k) => Val::of_json(k)?,
+                            None => Val::Null,
+                        };
+                        fields.insert(Val::str("kind"), kind);
+                        fields.insert(Val::str("object"), Val::of_json(object)?);
+                        fields.insert(Val::str("name"), Val::str(name));
+                        if !namespace.is_empty() {
+                            fields.insert(Val::str("namespace"), Val::str(namespace));
+                        }
+                    }
+                }
+                Ok(Val::Object(Rc::new(fields)))
+            })
+            .clone()
+    }
+}
+
+/// Checking celer's own evaluator against regorus: while on, every answer it gives is
+/// compared with regorus's, and every evaluation it leaves to regorus is counted. For the
+/// differential tests and `celer test --rego-oracle`; off, it costs one atomic load.
+pub mod oracle {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use parking_lot::Mutex;
+
+    static ON: AtomicBool = AtomicBool::new(false);
+    static LOG: Mutex<Log> = Mutex::new(Log {
+        agreed: 0,
+        fell_back: Vec::new(),
+        disagreed: Vec::new(),
+    });
+
+    /// What the oracle saw since it was started.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct Log {
+        /// Answers of celer's evaluator that regorus gave too.
+        pub agreed: usize,
+        /// (rule, why) of each evaluation left to regorus at run time.
+        pub fell_back: Vec<(String, String)>,
+        /// Each disagreement: the rule and both answers.
+        pub disagreed: Vec<String>,
+    }
+
+    /// Starts checking, with an empty log.
+    pub fn start() {
+        *LOG.lock() = Log::default();
+        ON.store(true, Ordering::SeqCst);
+    }
+
+    /// Stops checking and returns the log.
+    pub fn stop() -> Log {
+        ON.store(false, Ordering::SeqCst);
+        std::mem::take(&mut *LOG.lock())
+    }
+
+    pub(super) fn on() -> bool {
+        ON.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn compare(rule: &str, native: &[String], regorus: &[String]) {
+        let mut log = LOG.lock();
+        if native == regorus {
+            log.agreed += 1;
+        } else {
+            log.disagreed
+                .push(format!("{rule}: celer {native:?}, regorus {regorus:?}"));
+        }
+    }
+
+    pub(super) fn fell_back(rule: &str, why: &str) {
+        if on() {
+            LOG.lock()
+                .fell_back
+                .push((rule.to_string(), why.to_string()));
         }
     }
 }

@@ -1,0 +1,436 @@
+//! The values the native evaluator computes with. The input is read where it lies: an array
+//! or object of the request is a reference into its parsed JSON ([`Val::Json`]), so a request
+//! costs no conversion; values the policy builds (sets, messages, literals) are owned and
+//! reference counted, cheap to copy while the evaluation backtracks.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use sonic_rs::{JsonContainerTrait, JsonType, JsonValueTrait};
+
+use super::Stop;
+
+/// A JSON number as Rego compares it: `1 == 1.0`.
+#[derive(Debug, Clone, Copy)]
+pub enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            // Precision past 2^53 is lost only when an integer meets a float.
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+
+    pub fn cmp(self, other: Num) -> Ordering {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => a.cmp(&b),
+            (a, b) => a.as_f64().total_cmp(&b.as_f64()),
+        }
+    }
+
+    /// The integer this number is, if it is one.
+    pub fn as_int(self) -> Option<i64> {
+        match self {
+            Num::Int(i) => Some(i),
+            Num::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(f as i64),
+            Num::Float(_) => None,
+        }
+    }
+}
+
+/// Text read from the input or the policy, or made by the evaluation.
+#[derive(Debug, Clone)]
+pub enum Text<'a> {
+    Borrowed(&'a str),
+    Owned(Rc<str>),
+}
+
+impl Text<'_> {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Text::Borrowed(s) => s,
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+/// A Rego value. Undefined is not a value here: an expression without a value has no
+/// solution.
+#[derive(Debug, Clone)]
+pub enum Val<'a> {
+    Null,
+    Bool(bool),
+    Num(Num),
+    Str(Text<'a>),
+    /// An array or object of the input, read in place.
+    Json(&'a sonic_rs::Value),
+    Array(Rc<Vec<Val<'a>>>),
+    Object(Rc<BTreeMap<Val<'a>, Val<'a>>>),
+    Set(Rc<BTreeSet<Val<'a>>>),
+}
+
+/// The order of Rego's kinds of values (OPA's: null, booleans, numbers, strings, arrays,
+/// objects, sets).
+fn rank(v: &Val<'_>) -> u8 {
+    match v {
+        Val::Null => 0,
+        Val::Bool(_) => 1,
+        Val::Num(_) => 2,
+        Val::Str(_) => 3,
+        Val::Array(_) => 4,
+        Val::Json(j) if j.is_array() => 4,
+        Val::Object(_) | Val::Json(_) => 5,
+        Val::Set(_) => 6,
+    }
+}
+
+impl<'a> Val<'a> {
+    /// A document of the input: scalars become values, arrays and objects stay where they
+    /// are. A number Rego would hold exactly but this evaluator cannot (an integer past
+    /// `i64`) leaves the evaluation to regorus.
+    pub fn of_json(json: &'a sonic_rs::Value) -> Result<Val<'a>, Stop> {
+        Ok(match json.get_type() {
+            JsonType::Null => Val::Null,
+            JsonType::Boolean => Val::Bool(json.is_true()),
+            JsonType::String => Val::Str(Text::Borrowed(json.as_str().unwrap_or_default())),
+            JsonType::Number => {
+                if let Some(i) = json.as_i64() {
+                    Val::Num(Num::Int(i))
+                } else if json.as_u64().is_some() {
+                    return Err(Stop::Fallback("an integer past 64 bits"));
+                } else {
+                    match json.as_f64().filter(|f| f.is_finite()) {
+                        Some(f) => Val::Num(Num::Float(f)),
+                        None => return Err(Stop::Fallback("a number past f64")),
+                    }
+                }
+            }
+            JsonType::Array | JsonType::Object => Val::Json(json),
+        })
+    }
+
+    pub fn str(s: &'a str) -> Val<'a> {
+        Val::Str(Text::Borrowed(s))
+    }
+
+    pub fn string(s: String) -> Val<'a> {
+        Val::Str(Text::Owned(Rc::from(s)))
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Val::Str(t) => Some(t.as_str()),
+            _ => None,
+        }
+    }
+
+    pub fn is_array(&self) -> bool {
+        match self {
+            Val::Array(_) => true,
+            Val::Json(j) => j.is_array(),
+            _ => false,
+        }
+    }
+
+    pub fn is_object(&self) -> bool {
+        match self {
+            Val::Object(_) => true,
+            Val::Json(j) => j.is_object(),
+            _ => false,
+        }
+    }
+
+    /// The value at `key` (an object's member, an array's element, a set's member itself).
+    /// `None` is undefined: a missing key, or a key of the wrong kind, as in OPA.
+    pub fn get(&self, key: &Val<'a>) -> Result<Option<Val<'a>>, Stop> {
+        match self {
+            &Val::Json(j) => {
+                if let Some(object) = j.as_object() {
+                    match key.as_str().and_then(|k| object.get(&k)) {
+                        Some(v) => Val::of_json(v).map(Some),
+                        None => Ok(None),
+                    }
+                } else if let Some(array) = j.as_array() {
+                    match index(key).and_then(|i| array.get(i)) {
+                        Some(v) => Val::of_json(v).map(Some),
+                        None => Ok(None),
+                    }
+                } else {
+                    Ok(None)
+                }
+            }
+            Val::Array(items) => Ok(index(key).and_then(|i| items.get(i)).cloned()),
+            Val::Object(fields) => Ok(fields.get(key).cloned()),
+            Val::Set(members) => Ok(members.get(key).cloned()),
+            Val::Null | Val::Bool(_) | Val::Num(_) | Val::Str(_) => Ok(None),
+        }
+    }
+
+    /// Calls `each` with every (key, value) of a collection: an array's (index, element), an
+    /// object's members, a set's (member, member). Stops when `each` says so (`Ok(true)`).
+    /// Scalars have none.
+    pub fn entries(
+        &self,
+        mut each: impl FnMut(Val<'a>, Val<'a>) -> Result<bool, Stop>,
+    ) -> Result<bool, Stop> {
+        match self {
+            &Val::Json(j) => {
+                if let Some(object) = j.as_object() {
+                    for (k, v) in object.iter() {
+                        if each(Val::str(k), Val::of_json(v)?)? {
+                            return Ok(true);
+                        }
+                    }
+                } else if let Some(array) = j.as_array() {
+                    for (i, v) in array.iter().enumerate() {
+                        if each(Val::Num(Num::Int(i as i64)), Val::of_json(v)?)? {
+                            return Ok(true);
+                        }
+                    }
+                }
+            }
+            Val::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    if each(Val::Num(Num::Int(i as i64)), v.clone())? {
+                        return Ok(true);
+                    }
+                }
+            }
+            Val::Object(fields) => {
+                for (k, v) in fields.iter() {
+                    if each(k.clone(), v.clone())? {
+                        return Ok(true);
+                    }
+                }
+            }
+            Val::Set(members) => {
+                for m in members.iter() {
+                    if each(m.clone(), m.clone())? {
+                        return Ok(true);
+                    }
+                }
+            }
+            Val::Null | Val::Bool(_) | Val::Num(_) | Val::Str(_) => {}
+        }
+        Ok(false)
+    }
+
+    /// The elements of an array, in order.
+    pub fn array_items(&self) -> Result<Option<Vec<Val<'a>>>, Stop> {
+        match self {
+            Val::Array(items) => Ok(Some(items.as_ref().clone())),
+            &Val::Json(j) => match j.as_array() {
+                Some(array) => array
+                    .iter()
+                    .map(Val::of_json)
+                    .collect::<Result<_, _>>()
+                    .map(Some),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// An object's members, sorted by key.
+    pub fn object_fields(&self) -> Result<Option<Vec<(Val<'a>, Val<'a>)>>, Stop> {
+        match self {
+            Val::Object(fields) => Ok(Some(
+                fields.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            )),
+            &Val::Json(j) => match j.as_object() {
+                Some(object) => {
+                    let mut fields = Vec::with_capacity(object.len());
+                    for (k, v) in object.iter() {
+                        fields.push((Val::str(k), Val::of_json(v)?));
+                    }
+                    fields.sort_by(|a, b| a.0.cmp(&b.0));
+                    Ok(Some(fields))
+                }
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// How many elements a collection has, or characters a string (`count`).
+    pub fn count(&self) -> Option<usize> {
+        match self {
+            Val::Str(t) => Some(t.as_str().chars().count()),
+            Val::Json(j) => j
+                .as_array()
+                .map(|a| a.len())
+                .or_else(|| j.as_object().map(|o| o.len())),
+            Val::Array(items) => Some(items.len()),
+            Val::Object(fields) => Some(fields.len()),
+            Val::Set(members) => Some(members.len()),
+            Val::Null | Val::Bool(_) | Val::Num(_) => None,
+        }
+    }
+
+    /// The value as regorus holds it (for `sprintf` and the results).
+    pub fn to_rego(&self) -> Result<regorus::Value, Stop> {
+        use regorus::Value;
+        Ok(match self {
+            Val::Null => Value::Null,
+            Val::Bool(b) => Value::Bool(*b),
+            Val::Num(Num::Int(i)) => Value::from(*i),
+            Val::Num(Num::Float(f)) => Value::from(*f),
+            Val::Str(t) => Value::from(t.as_str()),
+            Val::Json(j) => {
+                crate::value::from_json(j).map_err(|_| Stop::Fallback("an unconvertible value"))?
+            }
+            Val::Array(items) => Value::from(
+                items
+                    .iter()
+                    .map(Val::to_rego)
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Val::Object(fields) => Value::from(
+                fields
+                    .iter()
+                    .map(|(k, v)| Ok((k.to_rego()?, v.to_rego()?)))
+                    .collect::<Result<BTreeMap<_, _>, Stop>>()?,
+            ),
+            Val::Set(members) => Value::from(
+                members
+                    .iter()
+                    .map(Val::to_rego)
+                    .collect::<Result<BTreeSet<_>, _>>()?,
+            ),
+        })
+    }
+}
+
+/// An array index a key names: a non-negative integer.
+fn index(key: &Val<'_>) -> Option<usize> {
+    match key {
+        Val::Num(n) => n.as_int().and_then(|i| usize::try_from(i).ok()),
+        _ => None,
+    }
+}
+
+/// Compares two sequences element by element, then by length.
+fn cmp_seq<'x, 'a: 'x>(
+    a: impl Iterator<Item = Val<'a>>,
+    b: impl Iterator<Item = Val<'a>>,
+) -> Ordering {
+    let (mut a, mut b) = (a, b);
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => match x.cmp(&y) {
+                Ordering::Equal => {}
+                other => return other,
+            },
+        }
+    }
+}
+
+/// An array's elements, where they are; a value that cannot be read compares as null (it
+/// never reaches a comparison: reading it stops the evaluation first).
+fn items<'v, 'a>(v: &'v Val<'a>) -> Box<dyn Iterator<Item = Val<'a>> + 'v> {
+    match v {
+        Val::Array(items) => Box::new(items.iter().cloned()),
+        &Val::Json(j) => match j.as_array() {
+            Some(array) => Box::new(array.iter().map(|x| Val::of_json(x).unwrap_or(Val::Null))),
+            None => Box::new(std::iter::empty()),
+        },
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+impl Ord for Val<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let (ra, rb) = (rank(self), rank(other));
+        if ra != rb {
+            return ra.cmp(&rb);
+        }
+        match (self, other) {
+            (Val::Null, Val::Null) => Ordering::Equal,
+            (Val::Bool(a), Val::Bool(b)) => a.cmp(b),
+            (Val::Num(a), Val::Num(b)) => a.cmp(*b),
+            (Val::Str(a), Val::Str(b)) => a.as_str().cmp(b.as_str()),
+            (Val::Set(a), Val::Set(b)) => cmp_seq(a.iter().cloned(), b.iter().cloned()),
+            (a, b) if ra == 4 => cmp_seq(items(a), items(b)),
+            (a, b) => {
+                let fa = a.object_fields().ok().flatten().unwrap_or_default();
+                let fb = b.object_fields().ok().flatten().unwrap_or_default();
+                cmp_seq(
+                    fa.into_iter().flat_map(|(k, v)| [k, v]),
+                    fb.into_iter().flat_map(|(k, v)| [k, v]),
+                )
+            }
+        }
+    }
+}
+
+impl PartialOrd for Val<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Val<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Val::Str(a), Val::Str(b)) => a.as_str() == b.as_str(),
+            (Val::Json(a), Val::Json(b)) if std::ptr::eq(*a, *b) => true,
+            _ => self.cmp(other) == Ordering::Equal,
+        }
+    }
+}
+
+impl Eq for Val<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> sonic_rs::Value {
+        sonic_rs::from_str(text).unwrap_or_default()
+    }
+
+    #[test]
+    fn input_documents_compare_as_the_values_they_are() {
+        let doc = json(r#"{"a":[1,2.0,"x"],"o":{"k":true,"j":null}}"#);
+        let Ok(Val::Json(_)) = Val::of_json(&doc) else {
+            unreachable!("an object stays in place")
+        };
+        let root = Val::Json(&doc);
+        let a = root.get(&Val::str("a")).ok().flatten().unwrap_or(Val::Null);
+        let owned = Val::Array(Rc::new(vec![
+            Val::Num(Num::Int(1)),
+            Val::Num(Num::Int(2)),
+            Val::str("x"),
+        ]));
+        assert_eq!(a, owned, "2.0 == 2, read in place or owned alike");
+        let o = root.get(&Val::str("o")).ok().flatten().unwrap_or(Val::Null);
+        let mut fields = BTreeMap::new();
+        fields.insert(Val::str("j"), Val::Null);
+        fields.insert(Val::str("k"), Val::Bool(true));
+        assert_eq!(o, Val::Object(Rc::new(fields)));
+        assert!(Val::Null < Val::Bool(false));
+        assert!(Val::Num(Num::Int(9)) < Val::str(""));
+        assert!(owned < o, "arrays before objects");
+        assert_eq!(root.get(&Val::Num(Num::Int(0))), Ok(None));
+        assert_eq!(a.get(&Val::str("0")), Ok(None));
+        assert_eq!(
+            a.get(&Val::Num(Num::Float(1.0))),
+            Ok(Some(Val::Num(Num::Int(2))))
+        );
+    }
+
+    #[test]
+    fn integers_past_64_bits_are_left_to_regorus() {
+        let doc = json("18446744073709551615");
+        assert!(matches!(Val::of_json(&doc), Err(Stop::Fallback(_))));
+    }
+}
