@@ -201,30 +201,28 @@ impl RegoTemplate {
         host: Option<Arc<dyn celer_rego::Host>>,
         out: &mut Vec<String>,
     ) {
-        let start = out.len();
-        match self.violations_native(review, parameters, out) {
-            Ok(()) => {
-                if oracle::on() {
-                    let native = out[start..].to_vec();
-                    let mut regorus = Vec::new();
-                    self.violations_regorus(review, rego_parameters, inventory, host, &mut regorus);
-                    oracle::compare(&self.violation, &native, &regorus);
-                }
-                return;
-            }
+        let messages = match self.violations_native(review, parameters) {
+            Ok(messages) => messages,
+            Err(Stop::Error(message)) => vec![EvalError::Failed(message).to_string()],
             Err(Stop::Timeout(limit)) => {
                 out.push(EvalError::Timeout(limit).to_string());
                 return;
             }
             Err(Stop::Fallback(why)) => {
-                out.truncate(start);
                 match &self.native {
                     Err(unsupported) => oracle::fell_back(&self.violation, &unsupported.0),
                     Ok(_) => oracle::fell_back(&self.violation, why),
                 }
+                self.violations_regorus(review, rego_parameters, inventory, host, out);
+                return;
             }
+        };
+        if oracle::on() {
+            let mut regorus = Vec::new();
+            self.violations_regorus(review, rego_parameters, inventory, host, &mut regorus);
+            oracle::compare(&self.violation, &messages, &regorus);
         }
-        self.violations_regorus(review, rego_parameters, inventory, host, out);
+        out.extend(messages);
     }
 
     /// The violations as celer's own evaluator finds them, or why it leaves them to regorus.
@@ -232,8 +230,7 @@ impl RegoTemplate {
         &self,
         review: &Review<'_>,
         parameters: Option<&Json>,
-        out: &mut Vec<String>,
-    ) -> Result<(), Stop> {
+    ) -> Result<Vec<String>, Stop> {
         let plan = match &self.native {
             Ok(plan) => plan,
             Err(_) => return Err(Stop::Fallback("the rule is not lowered")),
@@ -256,8 +253,7 @@ impl RegoTemplate {
             .collect();
         // Gatekeeper reports results in the order OPA returns them (sorted).
         messages.sort();
-        out.extend(messages);
-        Ok(())
+        Ok(messages)
     }
 
     /// [`Self::violations`] by regorus alone.
@@ -595,6 +591,7 @@ pub fn parameters(object: &Json) -> Result<RegoValue, ConvertError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
 
@@ -605,6 +602,63 @@ mod tests {
             v1: false,
             at: "spec.targets[0].rego".to_string(),
         }
+    }
+
+    /// Both evaluators' answers for `rego` on a CREATE of `object`: celer's own (`Err`
+    /// when it leaves the evaluation to regorus) and regorus's.
+    fn both(rego: &str, object: &str) -> (Result<Vec<String>, Stop>, Vec<String>) {
+        let template = match compile(&code(rego)) {
+            Ok(t) => t,
+            Err(e) => panic!("{e:?}"),
+        };
+        let object: Json = sonic_rs::from_str(object).unwrap_or_default();
+        let request: Json = sonic_rs::from_str(
+            r#"{"operation":"CREATE","kind":{"group":"","version":"v1","kind":"Pod"}}"#,
+        )
+        .unwrap_or_default();
+        let review = Review::request(&request, "uid-1", Some(&object), None, false);
+        let native = template
+            .violations_native(&review, None)
+            .map(|m| m.to_vec());
+        let native = match native {
+            Err(Stop::Error(message)) => Ok(vec![EvalError::Failed(message).to_string()]),
+            other => other,
+        };
+        let mut regorus = Vec::new();
+        template.violations_regorus(&review, &RegoValue::Undefined, None, None, &mut regorus);
+        (native, regorus)
+    }
+
+    /// A function whose definitions give different values is OPA's conflict error; celer's
+    /// evaluator reports it at the same call site, in regorus's words, wherever the call is.
+    #[test]
+    fn conflicting_function_definitions_are_the_same_error_in_both_evaluators() {
+        let pod = r#"{"spec":{"containers":[{"name":"a","livenessProbe":{"x":1},"readinessProbe":{"y":2}}]}}"#;
+        let probe = "get_probe(c) = p { p := c.livenessProbe }\nget_probe(c) = p { p := c.readinessProbe }\n";
+        for body in [
+            "c := input.review.object.spec.containers[_]\n  p := get_probe(c)\n  m := sprintf(\"%v\", [p])",
+            "c := input.review.object.spec.containers[_]\n  not get_probe(c)\n  m := \"none\"",
+            "ps := [p | c := input.review.object.spec.containers[_]; p := get_probe(c)]\n  m := sprintf(\"%v\", [ps])",
+            "helper[x]\n  m := x",
+        ] {
+            let rego = format!(
+                "package p\n\nviolation[{{\"msg\": m}}] {{\n  {body}\n}}\n\nhelper[x] {{\n  c := input.review.object.spec.containers[_]\n  x := get_probe(c)\n}}\n\n{probe}"
+            );
+            let (native, regorus) = both(&rego, pod);
+            assert!(
+                regorus.iter().any(|m| m.contains("multiple outputs")),
+                "{body}: regorus {regorus:?}"
+            );
+            assert_eq!(native, Ok(regorus), "{body}");
+        }
+        // Without the conflict, both find the one violation.
+        let one = r#"{"spec":{"containers":[{"name":"a","livenessProbe":{"x":1}}]}}"#;
+        let rego = format!(
+            "package p\n\nviolation[{{\"msg\": m}}] {{\n  c := input.review.object.spec.containers[_]\n  p := get_probe(c)\n  m := sprintf(\"%v\", [p])\n}}\n\n{probe}"
+        );
+        let (native, regorus) = both(&rego, one);
+        assert_eq!(regorus, ["{\"x\": 1}"]);
+        assert_eq!(native, Ok(regorus));
     }
 
     #[test]

@@ -285,7 +285,7 @@ fn decimal_integer(text: &str) -> Option<i64> {
 /// The strings of an array or set (`concat`'s second operand).
 fn strings(v: &Val<'_>) -> Result<Option<Vec<String>>, Stop> {
     let items: Vec<Val<'_>> = match v {
-        Val::Set(members) => members.iter().cloned().collect(),
+        Val::Set(members) => members.sorted(),
         other => match other.array_items()? {
             Some(items) => items,
             None => return Ok(None),
@@ -374,7 +374,8 @@ mod tests {
             call("indexof", &[Val::str("héllo"), Val::str("l")]),
             Ok(Some(Val::Num(Num::Int(2))))
         );
-        let set: BTreeSet<Val<'_>> = [Val::str("b"), Val::str("a")].into_iter().collect();
+        let set: super::super::val::Members<'_> =
+            [Val::str("b"), Val::str("a")].into_iter().collect();
         assert_eq!(
             call("concat", &[Val::str(","), Val::Set(Rc::new(set))]),
             Ok(Some(Val::str("a,b")))

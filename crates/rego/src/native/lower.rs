@@ -69,6 +69,7 @@ pub(super) fn lower(modules: &[Ref<Module>], target: &str) -> Result<Plan, Unsup
         ids: HashMap::new(),
         kinds: Vec::new(),
         pending: Vec::new(),
+        conflicts: Vec::new(),
     };
     let target_id = lowering.rule_id(target)?;
     let mut rules: Vec<Option<RuleDef>> = Vec::new();
@@ -87,6 +88,7 @@ pub(super) fn lower(modules: &[Ref<Module>], target: &str) -> Result<Plan, Unsup
     Ok(Plan {
         rules,
         target: target_id,
+        conflicts: lowering.conflicts,
     })
 }
 
@@ -137,6 +139,7 @@ struct Lowering<'m> {
     ids: HashMap<String, usize>,
     kinds: Vec<Kind>,
     pending: Vec<usize>,
+    conflicts: Vec<String>,
 }
 
 impl Lowering<'_> {
@@ -541,8 +544,19 @@ impl<'l, 'm> BodyLowering<'l, 'm> {
                     <[Expr; 2]>::try_from(terms).map_err(|_| Unsupported("compr".into()))?;
                 Expr::ObjectCompr(Box::new(k), Box::new(v), body)
             }
-            Ast::Call { fcn, params, .. } => {
-                let callee = self.callee(fcn, params.len())?;
+            Ast::Call {
+                span, fcn, params, ..
+            } => {
+                let callee = match self.callee(fcn, params.len())? {
+                    Callee::Function(id, _) => {
+                        self.rules.conflicts.push(span.message(
+                            "error",
+                            "functions must not produce multiple outputs for same inputs",
+                        ));
+                        Callee::Function(id, Some(self.rules.conflicts.len() - 1))
+                    }
+                    builtin => builtin,
+                };
                 Expr::Call(callee, self.exprs(params, d)?)
             }
             Ast::UnaryExpr { expr, .. } => Expr::Neg(Box::new(self.expr(expr, d)?)),
@@ -705,7 +719,7 @@ impl<'l, 'm> BodyLowering<'l, 'm> {
                     let id = self.rules.rule_id(&path)?;
                     match self.rules.kinds[id] {
                         // `f() = x { ... }` read as `f`: its one value.
-                        Kind::Function(0) => Expr::Call(Callee::Function(id), Vec::new()),
+                        Kind::Function(0) => Expr::Call(Callee::Function(id, None), Vec::new()),
                         Kind::Function(_) => {
                             return unsupported(format!("the function {path} as a value"));
                         }
@@ -747,7 +761,7 @@ impl<'l, 'm> BodyLowering<'l, 'm> {
         if let Some(path) = path.filter(|p| self.rules.by_path.contains_key(p)) {
             let id = self.rules.rule_id(&path)?;
             return match self.rules.kinds[id] {
-                Kind::Function(n) if n == arity => Ok(Callee::Function(id)),
+                Kind::Function(n) if n == arity => Ok(Callee::Function(id, None)),
                 _ => unsupported(format!("a call of {path} with {arity} arguments")),
             };
         }
@@ -869,7 +883,7 @@ fn expr_refs(expr: &Expr, out: &mut Vec<usize>) {
     match expr {
         Expr::Rule(id) => out.push(*id),
         Expr::Call(callee, args) => {
-            if let Callee::Function(id) = callee {
+            if let Callee::Function(id, _) = callee {
                 out.push(*id);
             }
             args.iter().for_each(|a| expr_refs(a, out));

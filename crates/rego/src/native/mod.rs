@@ -33,6 +33,9 @@ pub enum Stop {
     /// Something regorus answers exactly and this evaluator does not: ask regorus.
     #[error("left to regorus: {0}")]
     Fallback(&'static str),
+    /// The evaluation ends with this error, worded as regorus words it.
+    #[error("{0}")]
+    Error(String),
     /// The evaluation ran past its time bound.
     #[error("rego evaluation exceeded its time limit of {0:?}")]
     Timeout(Duration),
@@ -43,6 +46,9 @@ pub enum Stop {
 pub struct Plan {
     rules: Vec<RuleDef>,
     target: usize,
+    /// The error of each call site whose function gives two different values, as regorus
+    /// words it (with the site's file, line and column).
+    conflicts: Vec<String>,
 }
 
 impl Plan {
@@ -108,7 +114,9 @@ enum Expr {
 #[derive(Debug, Clone, Copy)]
 enum Callee {
     Builtin(Builtin),
-    Function(usize),
+    /// A function of the modules, and the call site's error for two different values
+    /// (regorus's text), when the call has a site.
+    Function(usize, Option<usize>),
 }
 
 /// A statement of a body.

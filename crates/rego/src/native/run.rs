@@ -5,17 +5,21 @@
 //! `not`, an `every`, a test for any solution).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use regorus::unstable::{ArithOp, BinOp, BoolOp};
 
-use super::val::{Num, Val};
+use super::val::{Members, Num, Val};
 use super::{Callee, Def, Expr, Kind, Lit, Plan, RuleDef, Stmt, Stop};
 
 type R = Result<bool, Stop>;
 type Frame<'a> = Vec<Option<Val<'a>>>;
+/// What a partial rule's definition gives: each key, with its value for an object rule.
+type KeyOut<'r, 'a> = dyn FnMut(&mut Run<'a>, Val<'a>, Option<Val<'a>>) -> Result<(), Stop> + 'r;
+/// An object literal's evaluated members.
+type Fields<'a> = [(Val<'a>, Val<'a>)];
 
 /// How deep function calls may nest (rules are not recursive; this bounds the stack for
 /// long chains of helpers).
@@ -33,6 +37,8 @@ pub(super) struct Run<'a> {
     started: Instant,
     timeout: Duration,
     depth: usize,
+    /// Inside this many array comprehensions: iterations give Rego's order, which shows.
+    ordered: u32,
 }
 
 fn unbound() -> Stop {
@@ -74,6 +80,7 @@ impl<'a> Run<'a> {
             started: Instant::now(),
             timeout,
             depth: 0,
+            ordered: 0,
         }
     }
 
@@ -112,7 +119,7 @@ impl<'a> Run<'a> {
         let value = match rule.kind {
             Kind::Complete => self.single_value(rule, &[])?,
             Kind::PartialSet => {
-                let mut members = BTreeSet::new();
+                let mut members = Members::default();
                 for def in &rule.defs {
                     let mut f = vec![None; def.slots];
                     self.def_keys(def, &mut f, &mut |_, key, _| {
@@ -157,7 +164,7 @@ impl<'a> Run<'a> {
         &mut self,
         def: &'a Def,
         f: &mut Frame<'a>,
-        out: &mut dyn FnMut(&mut Self, Val<'a>, Option<Val<'a>>) -> Result<(), Stop>,
+        out: &mut KeyOut<'_, 'a>,
     ) -> Result<(), Stop> {
         let Some(key) = &def.key else {
             return Err(Stop::Fallback("a partial rule without a key"));
@@ -247,15 +254,60 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    fn call_function(&mut self, id: usize, args: &[Val<'a>]) -> Result<Option<Val<'a>>, Stop> {
+    /// A function's value for `args`. Like regorus: each definition's values first (two
+    /// different ones from one definition are left to regorus, which words that error with
+    /// the values), then one value for all definitions, or the call site's conflict error.
+    fn call_function(
+        &mut self,
+        id: usize,
+        site: Option<usize>,
+        args: &[Val<'a>],
+    ) -> Result<Option<Val<'a>>, Stop> {
         if self.depth >= MAX_CALL_DEPTH {
             return Err(Stop::Fallback("functions nested too deep"));
         }
         self.depth += 1;
         let rule = self.rule(id)?;
-        let result = self.single_value(rule, args);
+        let mut result: Option<Val<'a>> = None;
+        let mut conflict = false;
+        for def in &rule.defs {
+            let mut f = vec![None; def.slots];
+            let mut value: Option<Val<'a>> = None;
+            let searched = self.def_values(def, &mut f, args, &mut |v| match &value {
+                None => {
+                    value = Some(v);
+                    Ok(())
+                }
+                Some(r) if *r == v => Ok(()),
+                Some(_) => Err(Stop::Fallback("a function definition with two values")),
+            });
+            if let Err(e) = searched {
+                self.depth -= 1;
+                return Err(e);
+            }
+            match (&result, value) {
+                (_, None) => {}
+                (None, Some(v)) => result = Some(v),
+                (Some(r), Some(v)) => conflict |= *r != v,
+            }
+        }
         self.depth -= 1;
-        result
+        if conflict {
+            return Err(match site.and_then(|s| self.plan.conflicts.get(s)) {
+                Some(message) => Stop::Error(message.clone()),
+                None => Stop::Fallback("a function with two values"),
+            });
+        }
+        if result.is_none()
+            && let Some(default) = &rule.default
+        {
+            let mut f = Vec::new();
+            self.expr(default, &mut f, &mut |_, _, v| {
+                result = Some(v);
+                Ok(true)
+            })?;
+        }
+        Ok(result)
     }
 
     /// Runs `stmts`, calling `k` once per way they all hold.
@@ -310,7 +362,7 @@ impl<'a> Run<'a> {
                 }
             }
             Stmt::SomeIn(key, value, collection) => self.expr(collection, f, &mut |s, f, c| {
-                c.entries(|ek, ev| match key {
+                c.entries(s.ordered > 0, |ek, ev| match key {
                     Some(kp) => s.unify(kp, ek, f, &mut |s, f| {
                         s.unify(value, ev.clone(), f, &mut |s, f| s.body(rest, f, &mut *k))
                     }),
@@ -322,7 +374,7 @@ impl<'a> Run<'a> {
                     return Err(Stop::Fallback("every over a value that is no collection"));
                 }
                 let mut all = true;
-                d.entries(|ek, ev| {
+                d.entries(false, |ek, ev| {
                     if let Some(ks) = key {
                         set_slot(f, *ks, Some(ek))?;
                     }
@@ -474,7 +526,7 @@ impl<'a> Run<'a> {
                 },
                 Expr::Var(i) if slot(f, *i)?.is_none() => {
                     let i = *i;
-                    b.entries(|key, value| {
+                    b.entries(s.ordered > 0, |key, value| {
                         set_slot(f, i, Some(key))?;
                         let r = k(s, f, value);
                         set_slot(f, i, None)?;
@@ -498,16 +550,19 @@ impl<'a> Run<'a> {
             }),
             Expr::ArrayCompr(term, body) => {
                 let mut out = Vec::new();
-                self.body(body, f, &mut |s, f| {
+                self.ordered += 1;
+                let searched = self.body(body, f, &mut |s, f| {
                     s.expr(term, f, &mut |_, _, v| {
                         out.push(v);
                         Ok(false)
                     })
-                })?;
+                });
+                self.ordered -= 1;
+                searched?;
                 k(self, f, Val::Array(Rc::new(out)))
             }
             Expr::SetCompr(term, body) => {
-                let mut out = BTreeSet::new();
+                let mut out = Members::default();
                 self.body(body, f, &mut |s, f| {
                     s.expr(term, f, &mut |_, _, v| {
                         out.insert(v);
@@ -539,7 +594,7 @@ impl<'a> Run<'a> {
                 self.exprs(args, f, &mut Vec::new(), &mut |s, f, values| {
                     let result = match callee {
                         Callee::Builtin(b) => b.call(values)?,
-                        Callee::Function(id) => s.call_function(id, values)?,
+                        Callee::Function(id, site) => s.call_function(id, site, values)?,
                     };
                     match result {
                         Some(v) => k(s, f, v),
@@ -572,9 +627,9 @@ impl<'a> Run<'a> {
                     let (Val::Set(x), Val::Set(y)) = (&va, &vb) else {
                         return Err(Stop::Fallback("| or & of values that are not sets"));
                     };
-                    let out: BTreeSet<Val<'a>> = match op {
-                        BinOp::Union => x.union(y).cloned().collect(),
-                        BinOp::Intersection => x.intersection(y).cloned().collect(),
+                    let out = match op {
+                        BinOp::Union => x.union(y),
+                        BinOp::Intersection => x.intersection(y),
                     };
                     k(s, f, Val::Set(Rc::new(out)))
                 })
@@ -594,7 +649,7 @@ impl<'a> Run<'a> {
                         if matches!(c, Val::Set(_)) {
                             found = c.get(&v)?.is_some();
                         } else {
-                            c.entries(|_, e| {
+                            c.entries(false, |_, e| {
                                 found = e == v;
                                 Ok(found)
                             })?;
@@ -637,7 +692,7 @@ impl<'a> Run<'a> {
         fields: &'a [(Expr, Expr)],
         f: &mut Frame<'a>,
         acc: &mut Vec<(Val<'a>, Val<'a>)>,
-        k: &mut dyn FnMut(&mut Self, &mut Frame<'a>, &[(Val<'a>, Val<'a>)]) -> R,
+        k: &mut dyn FnMut(&mut Self, &mut Frame<'a>, &Fields<'a>) -> R,
     ) -> R {
         let Some((key, value)) = fields.get(acc.len()) else {
             return k(self, f, acc);
@@ -659,7 +714,7 @@ fn arith<'a>(op: &ArithOp, a: &Val<'a>, b: &Val<'a>) -> Result<Option<Val<'a>>, 
     let inexact = || Stop::Fallback("arithmetic beyond the integers");
     match (a, b) {
         (Val::Set(x), Val::Set(y)) if matches!(op, ArithOp::Sub) => {
-            Ok(Some(Val::Set(Rc::new(x.difference(y).cloned().collect()))))
+            Ok(Some(Val::Set(Rc::new(x.difference(y)))))
         }
         (Val::Num(x), Val::Num(y)) => {
             let (Some(x), Some(y)) = (int(*x), int(*y)) else {

@@ -27,7 +27,7 @@ impl Num {
         }
     }
 
-    pub fn cmp(self, other: Num) -> Ordering {
+    pub fn compare(self, other: Num) -> Ordering {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => a.cmp(&b),
             (a, b) => a.as_f64().total_cmp(&b.as_f64()),
@@ -72,7 +72,7 @@ pub enum Val<'a> {
     Json(&'a sonic_rs::Value),
     Array(Rc<Vec<Val<'a>>>),
     Object(Rc<BTreeMap<Val<'a>, Val<'a>>>),
-    Set(Rc<BTreeSet<Val<'a>>>),
+    Set(Rc<Members<'a>>),
 }
 
 /// The order of Rego's kinds of values (OPA's: null, booleans, numbers, strings, arrays,
@@ -175,13 +175,26 @@ impl<'a> Val<'a> {
     /// Calls `each` with every (key, value) of a collection: an array's (index, element), an
     /// object's members, a set's (member, member). Stops when `each` says so (`Ok(true)`).
     /// Scalars have none.
+    ///
+    /// With `ordered`, objects and sets give their entries in Rego's order (what an array
+    /// comprehension's order shows); otherwise in the order cheapest to give (an input
+    /// object's members as written, a set's members by hash).
     pub fn entries(
         &self,
+        ordered: bool,
         mut each: impl FnMut(Val<'a>, Val<'a>) -> Result<bool, Stop>,
     ) -> Result<bool, Stop> {
         match self {
             &Val::Json(j) => {
                 if let Some(object) = j.as_object() {
+                    if ordered {
+                        for (k, v) in self.object_fields()?.unwrap_or_default() {
+                            if each(k, v)? {
+                                return Ok(true);
+                            }
+                        }
+                        return Ok(false);
+                    }
                     for (k, v) in object.iter() {
                         if each(Val::str(k), Val::of_json(v)?)? {
                             return Ok(true);
@@ -205,6 +218,13 @@ impl<'a> Val<'a> {
             Val::Object(fields) => {
                 for (k, v) in fields.iter() {
                     if each(k.clone(), v.clone())? {
+                        return Ok(true);
+                    }
+                }
+            }
+            Val::Set(members) if ordered => {
+                for m in members.sorted() {
+                    if each(m.clone(), m)? {
                         return Ok(true);
                     }
                 }
@@ -301,7 +321,7 @@ impl<'a> Val<'a> {
                 members
                     .iter()
                     .map(Val::to_rego)
-                    .collect::<Result<BTreeSet<_>, _>>()?,
+                    .collect::<Result<std::collections::BTreeSet<_>, _>>()?,
             ),
         })
     }
@@ -356,9 +376,10 @@ impl Ord for Val<'_> {
         match (self, other) {
             (Val::Null, Val::Null) => Ordering::Equal,
             (Val::Bool(a), Val::Bool(b)) => a.cmp(b),
-            (Val::Num(a), Val::Num(b)) => a.cmp(*b),
+            (Val::Num(a), Val::Num(b)) => a.compare(*b),
             (Val::Str(a), Val::Str(b)) => a.as_str().cmp(b.as_str()),
-            (Val::Set(a), Val::Set(b)) => cmp_seq(a.iter().cloned(), b.iter().cloned()),
+            (Val::Set(a), Val::Set(b)) => cmp_seq(a.sorted().into_iter(), b.sorted().into_iter()),
+            (Val::Json(a), Val::Json(b)) if std::ptr::eq(*a, *b) => Ordering::Equal,
             (a, b) if ra == 4 => cmp_seq(items(a), items(b)),
             (a, b) => {
                 let fa = a.object_fields().ok().flatten().unwrap_or_default();
@@ -379,12 +400,223 @@ impl PartialOrd for Val<'_> {
 }
 
 impl PartialEq for Val<'_> {
+    /// Equality without ordering: objects are compared member by member, not sorted.
     fn eq(&self, other: &Self) -> bool {
+        if rank(self) != rank(other) {
+            return false;
+        }
         match (self, other) {
+            (Val::Null, Val::Null) => true,
+            (Val::Bool(a), Val::Bool(b)) => a == b,
+            (Val::Num(a), Val::Num(b)) => a.compare(*b) == Ordering::Equal,
             (Val::Str(a), Val::Str(b)) => a.as_str() == b.as_str(),
             (Val::Json(a), Val::Json(b)) if std::ptr::eq(*a, *b) => true,
-            _ => self.cmp(other) == Ordering::Equal,
+            (Val::Set(a), Val::Set(b)) => {
+                a.len() == b.len() && a.iter().all(|m| b.get(m).is_some())
+            }
+            (a, b) if rank(a) == 4 => {
+                a.count() == b.count() && items(a).zip(items(b)).all(|(x, y)| x == y)
+            }
+            (a, b) => {
+                if a.count() != b.count() {
+                    return false;
+                }
+                let mut equal = true;
+                let walked = a.entries(false, |k, v| {
+                    equal = b.get(&k).ok().flatten().is_some_and(|w| w == v);
+                    Ok(!equal)
+                });
+                walked.is_ok() && equal
+            }
         }
+    }
+}
+
+/// Hashes consistent with Rego's equality (`1 == 1.0`; an object's members in any order), so
+/// that a set of input objects is kept by hash and compared structurally only on a tie.
+fn mix(h: u64, x: u64) -> u64 {
+    (h.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
+
+fn hash_str(s: &str) -> u64 {
+    // FNV-1a.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+fn hash_num(n: Num) -> u64 {
+    match n.as_int() {
+        Some(i) => mix(4, i as u64),
+        None => mix(5, n.as_f64().to_bits()),
+    }
+}
+
+impl Val<'_> {
+    /// The value's hash (see [`mix`]).
+    pub fn hash(&self) -> u64 {
+        match self {
+            Val::Null => 1,
+            Val::Bool(b) => 2 + u64::from(*b),
+            Val::Num(n) => hash_num(*n),
+            Val::Str(t) => mix(6, hash_str(t.as_str())),
+            Val::Set(members) => mix(9, members.hash_sum()),
+            Val::Array(items) => items.iter().fold(7, |h, v| mix(h, v.hash())),
+            Val::Object(fields) => mix(
+                8,
+                fields
+                    .iter()
+                    .fold(0u64, |h, (k, v)| h.wrapping_add(mix(k.hash(), v.hash()))),
+            ),
+            &Val::Json(j) => hash_json(j),
+        }
+    }
+}
+
+fn hash_json(j: &sonic_rs::Value) -> u64 {
+    match j.get_type() {
+        JsonType::Null => 1,
+        JsonType::Boolean => 2 + u64::from(j.is_true()),
+        JsonType::String => mix(6, hash_str(j.as_str().unwrap_or_default())),
+        JsonType::Number => match Val::of_json(j) {
+            Ok(Val::Num(n)) => hash_num(n),
+            _ => 0,
+        },
+        JsonType::Array => j
+            .as_array()
+            .map_or(7, |a| a.iter().fold(7, |h, v| mix(h, hash_json(v)))),
+        JsonType::Object => mix(
+            8,
+            j.as_object().map_or(0, |o| {
+                o.iter().fold(0u64, |h, (k, v)| {
+                    h.wrapping_add(mix(mix(6, hash_str(k)), hash_json(v)))
+                })
+            }),
+        ),
+    }
+}
+
+/// A member of a set, with its hash.
+#[derive(Debug, Clone)]
+struct Keyed<'a> {
+    hash: u64,
+    val: Val<'a>,
+}
+
+impl PartialEq for Keyed<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.val == other.val
+    }
+}
+
+impl Eq for Keyed<'_> {}
+
+impl Ord for Keyed<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.hash.cmp(&other.hash).then_with(|| {
+            if self.val == other.val {
+                Ordering::Equal
+            } else {
+                self.val.cmp(&other.val)
+            }
+        })
+    }
+}
+
+impl PartialOrd for Keyed<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A set's members, kept in hash order: adding an input object costs one hash of it, not
+/// comparisons of whole objects in Rego's order. Rego's order is made when it shows
+/// ([`Members::sorted`]).
+#[derive(Debug, Clone, Default)]
+pub struct Members<'a> {
+    members: BTreeSet<Keyed<'a>>,
+    /// The sum of the members' hashes (the set's own hash, whatever the order).
+    sum: u64,
+}
+
+impl<'a> Members<'a> {
+    pub fn insert(&mut self, val: Val<'a>) {
+        let hash = val.hash();
+        if self.members.insert(Keyed { hash, val }) {
+            self.sum = self.sum.wrapping_add(hash);
+        }
+    }
+
+    /// The member equal to `val`, if any.
+    pub fn get(&self, val: &Val<'a>) -> Option<&Val<'a>> {
+        let key = Keyed {
+            hash: val.hash(),
+            val: val.clone(),
+        };
+        self.members.get(&key).map(|k| &k.val)
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The members in hash order.
+    pub fn iter(&self) -> impl Iterator<Item = &Val<'a>> {
+        self.members.iter().map(|k| &k.val)
+    }
+
+    /// The members in Rego's order.
+    pub fn sorted(&self) -> Vec<Val<'a>> {
+        let mut out: Vec<Val<'a>> = self.iter().cloned().collect();
+        out.sort();
+        out
+    }
+
+    fn hash_sum(&self) -> u64 {
+        self.sum
+    }
+
+    pub fn union(&self, other: &Members<'a>) -> Members<'a> {
+        let mut out = self.clone();
+        for m in other.members.iter() {
+            if out.members.insert(m.clone()) {
+                out.sum = out.sum.wrapping_add(m.hash);
+            }
+        }
+        out
+    }
+
+    pub fn intersection(&self, other: &Members<'a>) -> Members<'a> {
+        self.filtered(|m| other.members.contains(m))
+    }
+
+    pub fn difference(&self, other: &Members<'a>) -> Members<'a> {
+        self.filtered(|m| !other.members.contains(m))
+    }
+
+    fn filtered(&self, keep: impl Fn(&Keyed<'a>) -> bool) -> Members<'a> {
+        let mut out = Members::default();
+        for m in self.members.iter().filter(|m| keep(m)) {
+            out.members.insert(m.clone());
+            out.sum = out.sum.wrapping_add(m.hash);
+        }
+        out
+    }
+}
+
+impl<'a> FromIterator<Val<'a>> for Members<'a> {
+    fn from_iter<I: IntoIterator<Item = Val<'a>>>(iter: I) -> Self {
+        let mut out = Members::default();
+        for v in iter {
+            out.insert(v);
+        }
+        out
     }
 }
 
