@@ -454,28 +454,47 @@ fn hash_num(n: Num) -> u64 {
     }
 }
 
+/// How deep a value's hash looks: below it a collection counts by its kind and size only.
+/// Equal values still hash alike; distinct input objects (containers, volumes) almost always
+/// differ in a scalar near their top (a name), and hashing a whole container per set member
+/// cost more than the rest of its evaluation.
+const HASH_DEPTH: u32 = 2;
+
 impl Val<'_> {
-    /// The value's hash (see [`mix`]).
+    /// The value's hash (see [`mix`] and [`HASH_DEPTH`]).
     pub fn hash(&self) -> u64 {
+        self.hash_at(HASH_DEPTH)
+    }
+
+    fn hash_at(&self, depth: u32) -> u64 {
         match self {
             Val::Null => 1,
             Val::Bool(b) => 2 + u64::from(*b),
             Val::Num(n) => hash_num(*n),
             Val::Str(t) => mix(6, hash_str(t.as_str())),
-            Val::Set(members) => mix(9, members.hash_sum()),
-            Val::Array(items) => items.iter().fold(7, |h, v| mix(h, v.hash())),
+            &Val::Json(j) => hash_json(j, depth),
+            _ if depth == 0 => mix(
+                u64::from(rank(self)) << 32,
+                self.count().unwrap_or(0) as u64,
+            ),
+            Val::Set(members) => mix(
+                9,
+                members
+                    .iter()
+                    .fold(0u64, |h, m| h.wrapping_add(m.hash_at(depth - 1))),
+            ),
+            Val::Array(items) => items.iter().fold(7, |h, v| mix(h, v.hash_at(depth - 1))),
             Val::Object(fields) => mix(
                 8,
-                fields
-                    .iter()
-                    .fold(0u64, |h, (k, v)| h.wrapping_add(mix(k.hash(), v.hash()))),
+                fields.iter().fold(0u64, |h, (k, v)| {
+                    h.wrapping_add(mix(k.hash_at(depth - 1), v.hash_at(depth - 1)))
+                }),
             ),
-            &Val::Json(j) => hash_json(j),
         }
     }
 }
 
-fn hash_json(j: &sonic_rs::Value) -> u64 {
+fn hash_json(j: &sonic_rs::Value, depth: u32) -> u64 {
     match j.get_type() {
         JsonType::Null => 1,
         JsonType::Boolean => 2 + u64::from(j.is_true()),
@@ -484,14 +503,16 @@ fn hash_json(j: &sonic_rs::Value) -> u64 {
             Ok(Val::Num(n)) => hash_num(n),
             _ => 0,
         },
-        JsonType::Array => j
-            .as_array()
-            .map_or(7, |a| a.iter().fold(7, |h, v| mix(h, hash_json(v)))),
+        JsonType::Array if depth == 0 => mix(4 << 32, j.as_array().map_or(0, |a| a.len()) as u64),
+        JsonType::Object if depth == 0 => mix(5 << 32, j.as_object().map_or(0, |o| o.len()) as u64),
+        JsonType::Array => j.as_array().map_or(7, |a| {
+            a.iter().fold(7, |h, v| mix(h, hash_json(v, depth - 1)))
+        }),
         JsonType::Object => mix(
             8,
             j.as_object().map_or(0, |o| {
                 o.iter().fold(0u64, |h, (k, v)| {
-                    h.wrapping_add(mix(mix(6, hash_str(k)), hash_json(v)))
+                    h.wrapping_add(mix(mix(6, hash_str(k)), hash_json(v, depth - 1)))
                 })
             }),
         ),
@@ -537,16 +558,12 @@ impl PartialOrd for Keyed<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct Members<'a> {
     members: BTreeSet<Keyed<'a>>,
-    /// The sum of the members' hashes (the set's own hash, whatever the order).
-    sum: u64,
 }
 
 impl<'a> Members<'a> {
     pub fn insert(&mut self, val: Val<'a>) {
         let hash = val.hash();
-        if self.members.insert(Keyed { hash, val }) {
-            self.sum = self.sum.wrapping_add(hash);
-        }
+        self.members.insert(Keyed { hash, val });
     }
 
     /// The member equal to `val`, if any.
@@ -578,16 +595,10 @@ impl<'a> Members<'a> {
         out
     }
 
-    fn hash_sum(&self) -> u64 {
-        self.sum
-    }
-
     pub fn union(&self, other: &Members<'a>) -> Members<'a> {
         let mut out = self.clone();
         for m in other.members.iter() {
-            if out.members.insert(m.clone()) {
-                out.sum = out.sum.wrapping_add(m.hash);
-            }
+            out.members.insert(m.clone());
         }
         out
     }
@@ -604,7 +615,6 @@ impl<'a> Members<'a> {
         let mut out = Members::default();
         for m in self.members.iter().filter(|m| keep(m)) {
             out.members.insert(m.clone());
-            out.sum = out.sum.wrapping_add(m.hash);
         }
         out
     }
@@ -658,6 +668,48 @@ mod tests {
             a.get(&Val::Num(Num::Float(1.0))),
             Ok(Some(Val::Num(Num::Int(2))))
         );
+    }
+
+    /// Equal values hash alike however they are held (in place or owned, `1` or `1.0`,
+    /// members in any order), and sets keep one of each.
+    #[test]
+    fn equal_values_hash_alike_and_sets_keep_one() {
+        let doc = json(
+            r#"[{"a":{"b":{"c":[1,{"d":2}]}},"n":1},{"n":1.0,"a":{"b":{"c":[1.0,{"d":2}]}}}]"#,
+        );
+        let root = Val::Json(&doc);
+        let first = root
+            .get(&Val::Num(Num::Int(0)))
+            .ok()
+            .flatten()
+            .unwrap_or(Val::Null);
+        let second = root
+            .get(&Val::Num(Num::Int(1)))
+            .ok()
+            .flatten()
+            .unwrap_or(Val::Null);
+        assert_eq!(first, second);
+        assert_eq!(first.hash(), second.hash());
+        let mut inner = BTreeMap::new();
+        inner.insert(Val::str("d"), Val::Num(Num::Int(2)));
+        let mut c = BTreeMap::new();
+        c.insert(
+            Val::str("c"),
+            Val::Array(Rc::new(vec![
+                Val::Num(Num::Int(1)),
+                Val::Object(Rc::new(inner)),
+            ])),
+        );
+        let mut b = BTreeMap::new();
+        b.insert(Val::str("b"), Val::Object(Rc::new(c)));
+        let mut owned = BTreeMap::new();
+        owned.insert(Val::str("a"), Val::Object(Rc::new(b)));
+        owned.insert(Val::str("n"), Val::Num(Num::Int(1)));
+        let owned = Val::Object(Rc::new(owned));
+        assert_eq!(owned, first);
+        assert_eq!(owned.hash(), first.hash());
+        let set: Members<'_> = [first, second, owned].into_iter().collect();
+        assert_eq!(set.len(), 1);
     }
 
     #[test]
