@@ -25,6 +25,11 @@ type Fields<'a> = [(Val<'a>, Val<'a>)];
 /// long chains of helpers).
 const MAX_CALL_DEPTH: usize = 64;
 
+/// How many statements may be open at once (each holds a few stack frames until the rest
+/// of its body is done): a body of many statements, or a long chain of calls, ends with
+/// the evaluation left to regorus rather than exhausting the stack.
+const MAX_OPEN_STATEMENTS: u32 = 400;
+
 /// The time bound is checked once per this many statements.
 const CHECK_EVERY: u32 = 1024;
 
@@ -39,6 +44,8 @@ pub(super) struct Run<'a> {
     depth: usize,
     /// Inside this many array comprehensions: iterations give Rego's order, which shows.
     ordered: u32,
+    /// Statements open on the stack.
+    open: u32,
 }
 
 fn unbound() -> Stop {
@@ -81,6 +88,7 @@ impl<'a> Run<'a> {
             timeout,
             depth: 0,
             ordered: 0,
+            open: 0,
         }
     }
 
@@ -321,6 +329,22 @@ impl<'a> Run<'a> {
             return k(self, f);
         };
         self.tick()?;
+        if self.open >= MAX_OPEN_STATEMENTS {
+            return Err(Stop::Fallback("statements nested too deep"));
+        }
+        self.open += 1;
+        let result = self.statement(first, rest, f, k);
+        self.open -= 1;
+        result
+    }
+
+    fn statement(
+        &mut self,
+        first: &'a Stmt,
+        rest: &'a [Stmt],
+        f: &mut Frame<'a>,
+        k: &mut dyn FnMut(&mut Self, &mut Frame<'a>) -> R,
+    ) -> R {
         match first {
             Stmt::Expr(e) => self.expr(e, f, &mut |s, f, v| {
                 if matches!(v, Val::Bool(false)) {
