@@ -99,6 +99,7 @@ fn semantics_agree_with_regorus() {
         r#"deny["missing"] { not input.missing }"#,
         // Sets of objects keep one of equal members (1 == 1.0).
         r#"deny[x] { x := input.items[_] }"#,
+        "deny[n] { helper[{\"name\": n, \"k\": \"a\"}] }\nhelper[{\"name\": x.name, \"k\": \"a\"}] { x := input.items[_] }",
         r#"deny[count(s)] { s := {x | x := input.items[_]} }"#,
         r#"deny[s] { s := {x.n | x := input.items[_]} }"#,
         // Order shows in array comprehensions and concat.

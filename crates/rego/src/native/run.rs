@@ -557,6 +557,11 @@ impl<'a> Run<'a> {
                         r
                     })
                 }
+                // A pattern with unbound variables (`rule[{"msg": msg}]`): every key it
+                // matches.
+                index if s.has_unbound(index, f) => b.entries(s.ordered > 0, |key, value| {
+                    s.unify(index, key, f, &mut |s, f| k(s, f, value.clone()))
+                }),
                 index => s.expr(index, f, &mut |s, f, i| match b.get(&i)? {
                     Some(v) => k(s, f, v),
                     None => Ok(false),
