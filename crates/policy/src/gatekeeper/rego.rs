@@ -201,7 +201,7 @@ impl RegoTemplate {
         host: Option<Arc<dyn celer_rego::Host>>,
         out: &mut Vec<String>,
     ) {
-        let messages = match self.violations_native(review, parameters) {
+        let messages = match self.violations_native(review, parameters, inventory.as_deref()) {
             Ok(messages) => messages,
             Err(Stop::Error(message)) => vec![EvalError::Failed(message).to_string()],
             Err(Stop::Timeout(limit)) => {
@@ -230,6 +230,7 @@ impl RegoTemplate {
         &self,
         review: &Review<'_>,
         parameters: Option<&Json>,
+        inventory: Option<&Inventory>,
     ) -> Result<Vec<String>, Stop> {
         let plan = match &self.native {
             Ok(plan) => plan,
@@ -240,7 +241,12 @@ impl RegoTemplate {
         if let Some(p) = parameters {
             input.insert(Val::str("parameters"), Val::of_json(p)?);
         }
-        let results = plan.eval_set(Val::Object(Rc::new(input)), self.program.timeout())?;
+        // `data`: the synced objects for a template that reads them, as regorus is given them.
+        let data = match inventory.filter(|_| self.reads_inventory) {
+            Some(inventory) => Val::of_rego(inventory.data())?,
+            None => Val::Object(Rc::new(BTreeMap::new())),
+        };
+        let results = plan.eval_set(Val::Object(Rc::new(input)), data, self.program.timeout())?;
         let mut messages: Vec<String> = results
             .iter()
             .map(|r| {
@@ -618,7 +624,7 @@ mod tests {
         .unwrap_or_default();
         let review = Review::request(&request, "uid-1", Some(&object), None, false);
         let native = template
-            .violations_native(&review, None)
+            .violations_native(&review, None, None)
             .map(|m| m.to_vec());
         let native = match native {
             Err(Stop::Error(message)) => Ok(vec![EvalError::Failed(message).to_string()]),

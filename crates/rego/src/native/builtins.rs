@@ -41,6 +41,7 @@ pub(super) enum Builtin {
     ArrayConcat,
     AnyPrefixMatch,
     AnySuffixMatch,
+    Sort,
 }
 
 fn type_error() -> Stop {
@@ -80,6 +81,7 @@ impl Builtin {
             "array.concat" => ArrayConcat,
             "strings.any_prefix_match" => AnyPrefixMatch,
             "strings.any_suffix_match" => AnySuffixMatch,
+            "sort" => Sort,
             _ => return None,
         })
     }
@@ -88,7 +90,7 @@ impl Builtin {
         use Builtin::*;
         match self {
             Count | Lower | Upper | TrimSpace | IsString | IsNumber | IsBoolean | IsArray
-            | IsObject | IsSet | IsNull | ToNumber => 1,
+            | IsObject | IsSet | IsNull | ToNumber | Sort => 1,
             ObjectGet | Replace | Substring => 3,
             _ => 2,
         }
@@ -219,7 +221,7 @@ impl Builtin {
             IsBoolean => boolean(matches!(arg(0)?, Val::Bool(_))),
             IsArray => boolean(arg(0)?.is_array()),
             IsObject => boolean(arg(0)?.is_object()),
-            IsSet => boolean(matches!(arg(0)?, Val::Set(_))),
+            IsSet => boolean(arg(0)?.is_set()),
             IsNull => boolean(matches!(arg(0)?, Val::Null)),
             ToNumber => match arg(0)? {
                 Val::Num(n) => Ok(Some(Val::Num(*n))),
@@ -231,6 +233,21 @@ impl Builtin {
                 },
                 _ => Err(type_error()),
             },
+            Sort => {
+                let collection = arg(0)?;
+                let mut items = if collection.is_set() {
+                    let mut members = Vec::new();
+                    collection.entries(false, |m, _| {
+                        members.push(m);
+                        Ok(false)
+                    })?;
+                    members
+                } else {
+                    collection.array_items()?.ok_or_else(type_error)?
+                };
+                items.sort();
+                Ok(Some(Val::Array(Rc::new(items))))
+            }
             RegexMatch => {
                 let (pattern, text) = (s(0)?, s(1)?);
                 regex_match(pattern, text).map(|b| Some(Val::Bool(b)))

@@ -309,6 +309,8 @@ struct BodyLowering<'l, 'm> {
 struct Scope {
     vars: HashMap<String, usize>,
     nested: HashSet<String>,
+    /// Every slot made in this scope (named or `_`).
+    own: Vec<usize>,
 }
 
 impl<'l, 'm> BodyLowering<'l, 'm> {
@@ -345,8 +347,12 @@ impl<'l, 'm> BodyLowering<'l, 'm> {
     }
 
     fn fresh(&mut self) -> usize {
+        let slot = self.slots;
         self.slots += 1;
-        self.slots - 1
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.own.push(slot);
+        }
+        slot
     }
 
     fn declare(&mut self, name: &str) -> Result<usize, Unsupported> {
@@ -387,7 +393,21 @@ impl<'l, 'm> BodyLowering<'l, 'm> {
         if query.stmts.len() > MAX_STATEMENTS {
             return unsupported("a body of too many statements");
         }
-        query.stmts.iter().map(|s| self.stmt(s, depth)).collect()
+        let start = self.slots;
+        let stmts = query
+            .stmts
+            .iter()
+            .map(|s| self.stmt(s, depth))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The query's own variables; those made before it (`every`'s) are bound on entry.
+        let (own, bound): (HashSet<usize>, HashSet<usize>) = match self.scopes.last() {
+            Some(scope) => (
+                scope.own.iter().copied().filter(|s| *s >= start).collect(),
+                scope.own.iter().copied().filter(|s| *s < start).collect(),
+            ),
+            None => Default::default(),
+        };
+        Ok(reorder(stmts, &own, bound))
     }
 
     fn stmt(&mut self, stmt: &LiteralStmt, depth: usize) -> Result<Stmt, Unsupported> {
@@ -697,6 +717,11 @@ impl<'l, 'm> BodyLowering<'l, 'm> {
                     Expr::Var(slot)
                 } else if name == "input" {
                     Expr::Input
+                } else if name == "data"
+                    && matches!(steps.peek(), Some(Step::Field(f)) if f == "inventory")
+                {
+                    // Gatekeeper's synced objects, the one document templates may read.
+                    Expr::Data
                 } else if name == "data" || self.global(name).is_some() {
                     let mut path = match name {
                         "data" => "data".to_string(),
@@ -770,6 +795,200 @@ impl<'l, 'm> BodyLowering<'l, 'm> {
             Some(_) => unsupported(format!("{name} with {arity} arguments")),
             None => unsupported(format!("the builtin {name}")),
         }
+    }
+}
+
+/// OPA's reordering for safety: each statement runs once the variables it reads are bound,
+/// in the written order wherever that already holds (`[s | s = concat(":", [k, v]); v =
+/// o[k]]` runs its second statement first). A body no order makes safe stays as written;
+/// evaluating it then leaves it to regorus.
+fn reorder(stmts: Vec<Stmt>, own: &HashSet<usize>, mut bound: HashSet<usize>) -> Vec<Stmt> {
+    let needs: Vec<Vec<Needs>> = stmts.iter().map(needs).collect();
+    let mut placed = vec![false; stmts.len()];
+    let mut order = Vec::with_capacity(stmts.len());
+    while order.len() < stmts.len() {
+        let ready = (0..stmts.len()).find(|&i| {
+            !placed[i]
+                && needs[i].iter().any(|n| {
+                    n.reads
+                        .iter()
+                        .all(|v| !own.contains(v) || bound.contains(v))
+                })
+        });
+        let Some(i) = ready else {
+            // No order makes the rest safe: as written.
+            order.extend((0..stmts.len()).filter(|&i| !placed[i]));
+            break;
+        };
+        placed[i] = true;
+        order.push(i);
+        for n in &needs[i] {
+            bound.extend(n.binds.iter().copied());
+        }
+    }
+    if order.iter().enumerate().all(|(at, &i)| at == i) {
+        return stmts;
+    }
+    let mut slots: Vec<Option<Stmt>> = stmts.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
+/// One way a statement can run: the variables it must find bound, and those it binds.
+#[derive(Default)]
+struct Needs {
+    reads: Vec<usize>,
+    binds: Vec<usize>,
+}
+
+fn needs(stmt: &Stmt) -> Vec<Needs> {
+    let mut n = Needs::default();
+    match stmt {
+        Stmt::Expr(e) => uses(e, &mut n),
+        Stmt::Not(inner) => every_var_stmt(inner, &mut n.reads),
+        Stmt::Assign(pattern, value) => {
+            uses(value, &mut n);
+            pattern_uses(pattern, &mut n);
+        }
+        Stmt::Unify(a, b) => {
+            // Either side may be the pattern the other binds.
+            let mut one = Needs::default();
+            uses(b, &mut one);
+            pattern_uses(a, &mut one);
+            let mut other = Needs::default();
+            uses(a, &mut other);
+            pattern_uses(b, &mut other);
+            let mut binds = one.binds.clone();
+            binds.extend(other.binds.iter().copied());
+            one.binds.clone_from(&binds);
+            other.binds = binds;
+            return vec![one, other];
+        }
+        Stmt::SomeIn(key, value, collection) => {
+            uses(collection, &mut n);
+            if let Some(k) = key {
+                pattern_uses(k, &mut n);
+            }
+            pattern_uses(value, &mut n);
+        }
+        Stmt::Every(_, _, domain, body) => {
+            every_var(domain, &mut n.reads);
+            body.iter().for_each(|s| every_var_stmt(s, &mut n.reads));
+        }
+        Stmt::Nothing => {}
+    }
+    vec![n]
+}
+
+/// A pattern's variables are bound by matching; anything else in it is read.
+fn pattern_uses(e: &Expr, n: &mut Needs) {
+    match e {
+        Expr::Var(s) => n.binds.push(*s),
+        Expr::Array(items) => items.iter().for_each(|i| pattern_uses(i, n)),
+        Expr::Object(fields) => fields.iter().for_each(|(k, v)| {
+            uses(k, n);
+            pattern_uses(v, n);
+        }),
+        other => uses(other, n),
+    }
+}
+
+/// The variables an expression reads, and those it binds by iterating (`x[i]`).
+fn uses(e: &Expr, n: &mut Needs) {
+    match e {
+        Expr::Var(s) => n.reads.push(*s),
+        Expr::Index(base, index) => {
+            uses(base, n);
+            match index.as_ref() {
+                Expr::Var(_) | Expr::Array(_) | Expr::Object(_) => pattern_uses(index, n),
+                other => uses(other, n),
+            }
+        }
+        Expr::Lit(_) | Expr::Input | Expr::Data | Expr::Rule(_) => {}
+        Expr::Array(items) | Expr::Set(items) | Expr::Call(_, items) => {
+            items.iter().for_each(|i| uses(i, n))
+        }
+        Expr::Object(fields) => fields.iter().for_each(|(k, v)| {
+            uses(k, n);
+            uses(v, n);
+        }),
+        Expr::Compare(_, a, b) | Expr::Arith(_, a, b) | Expr::SetOp(_, a, b) => {
+            uses(a, n);
+            uses(b, n);
+        }
+        Expr::Neg(a) => uses(a, n),
+        Expr::Member(k, v, c) => {
+            if let Some(k) = k {
+                uses(k, n);
+            }
+            uses(v, n);
+            uses(c, n);
+        }
+        Expr::ArrayCompr(..) | Expr::SetCompr(..) | Expr::ObjectCompr(..) => {
+            every_var(e, &mut n.reads)
+        }
+    }
+}
+
+/// Every variable an expression mentions (a nested query reads what it shares).
+fn every_var(e: &Expr, out: &mut Vec<usize>) {
+    match e {
+        Expr::Var(s) => out.push(*s),
+        Expr::Lit(_) | Expr::Input | Expr::Data | Expr::Rule(_) => {}
+        Expr::Index(a, b)
+        | Expr::Compare(_, a, b)
+        | Expr::Arith(_, a, b)
+        | Expr::SetOp(_, a, b) => {
+            every_var(a, out);
+            every_var(b, out);
+        }
+        Expr::Array(items) | Expr::Set(items) | Expr::Call(_, items) => {
+            items.iter().for_each(|i| every_var(i, out))
+        }
+        Expr::Object(fields) => fields.iter().for_each(|(k, v)| {
+            every_var(k, out);
+            every_var(v, out);
+        }),
+        Expr::Neg(a) => every_var(a, out),
+        Expr::Member(k, v, c) => {
+            if let Some(k) = k {
+                every_var(k, out);
+            }
+            every_var(v, out);
+            every_var(c, out);
+        }
+        Expr::ArrayCompr(t, body) | Expr::SetCompr(t, body) => {
+            every_var(t, out);
+            body.iter().for_each(|s| every_var_stmt(s, out));
+        }
+        Expr::ObjectCompr(k, v, body) => {
+            every_var(k, out);
+            every_var(v, out);
+            body.iter().for_each(|s| every_var_stmt(s, out));
+        }
+    }
+}
+
+fn every_var_stmt(stmt: &Stmt, out: &mut Vec<usize>) {
+    match stmt {
+        Stmt::Expr(e) => every_var(e, out),
+        Stmt::Not(inner) => every_var_stmt(inner, out),
+        Stmt::Assign(a, b) | Stmt::Unify(a, b) => {
+            every_var(a, out);
+            every_var(b, out);
+        }
+        Stmt::SomeIn(k, v, c) => {
+            for e in k.iter().chain([v, c]) {
+                every_var(e, out);
+            }
+        }
+        Stmt::Every(_, _, d, body) => {
+            every_var(d, out);
+            body.iter().for_each(|s| every_var_stmt(s, out));
+        }
+        Stmt::Nothing => {}
     }
 }
 
@@ -888,7 +1107,7 @@ fn expr_refs(expr: &Expr, out: &mut Vec<usize>) {
             }
             args.iter().for_each(|a| expr_refs(a, out));
         }
-        Expr::Lit(_) | Expr::Var(_) | Expr::Input => {}
+        Expr::Lit(_) | Expr::Var(_) | Expr::Input | Expr::Data => {}
         Expr::Index(a, b)
         | Expr::Compare(_, a, b)
         | Expr::Arith(_, a, b)

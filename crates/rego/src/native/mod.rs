@@ -67,8 +67,14 @@ impl Plan {
 
     /// The members of the target rule, a partial set (`violation[...]`), with `input`;
     /// undefined (`None`) when it is not a partial set with members.
-    pub fn eval_set<'a>(&'a self, input: Val<'a>, timeout: Duration) -> Result<Vec<Val<'a>>, Stop> {
-        run::Run::new(self, input, timeout).eval_target()
+    /// `data` is the base document the rules read (`data.inventory`).
+    pub fn eval_set<'a>(
+        &'a self,
+        input: Val<'a>,
+        data: Val<'a>,
+        timeout: Duration,
+    ) -> Result<Vec<Val<'a>>, Stop> {
+        run::Run::new(self, input, data, timeout).eval_target()
     }
 }
 
@@ -89,6 +95,8 @@ enum Lit {
 #[derive(Debug)]
 enum Expr {
     Lit(Lit),
+    /// `data`, the base document (Gatekeeper's `data.inventory`).
+    Data,
     /// A variable of the rule body, by slot.
     Var(usize),
     Input,

@@ -36,6 +36,7 @@ const CHECK_EVERY: u32 = 1024;
 pub(super) struct Run<'a> {
     plan: &'a Plan,
     input: Val<'a>,
+    data: Val<'a>,
     /// The value of each rule without arguments, once computed (`Some(None)`: undefined).
     cache: Vec<Option<Option<Val<'a>>>>,
     steps: u32,
@@ -78,10 +79,11 @@ fn set_slot<'a>(f: &mut Frame<'a>, s: usize, v: Option<Val<'a>>) -> Result<(), S
 }
 
 impl<'a> Run<'a> {
-    pub(super) fn new(plan: &'a Plan, input: Val<'a>, timeout: Duration) -> Self {
+    pub(super) fn new(plan: &'a Plan, input: Val<'a>, data: Val<'a>, timeout: Duration) -> Self {
         Run {
             plan,
             input,
+            data,
             cache: vec![None; plan.rules.len()],
             steps: 0,
             started: Instant::now(),
@@ -394,7 +396,7 @@ impl<'a> Run<'a> {
                 })
             }),
             Stmt::Every(key, value, domain, body) => self.expr(domain, f, &mut |s, f, d| {
-                if !(d.is_array() || d.is_object() || matches!(d, Val::Set(_))) {
+                if !(d.is_array() || d.is_object() || d.is_set()) {
                     return Err(Stop::Fallback("every over a value that is no collection"));
                 }
                 let mut all = true;
@@ -539,6 +541,10 @@ impl<'a> Run<'a> {
                 let input = self.input.clone();
                 k(self, f, input)
             }
+            Expr::Data => {
+                let data = self.data.clone();
+                k(self, f, data)
+            }
             Expr::Rule(id) => match self.rule_value(*id)? {
                 Some(v) => k(self, f, v),
                 None => Ok(false),
@@ -675,7 +681,7 @@ impl<'a> Run<'a> {
                 s.expr(collection, f, &mut |s, f, c| match key {
                     None => {
                         let mut found = false;
-                        if matches!(c, Val::Set(_)) {
+                        if c.is_set() {
                             found = c.get(&v)?.is_some();
                         } else {
                             c.entries(false, |_, e| {
@@ -686,7 +692,7 @@ impl<'a> Run<'a> {
                         k(s, f, Val::Bool(found))
                     }
                     Some(key) => s.expr(key, f, &mut |s, f, kv| {
-                        if matches!(c, Val::Set(_)) {
+                        if c.is_set() {
                             return Err(Stop::Fallback("key, value in a set"));
                         }
                         let found = c.get(&kv)?.is_some_and(|e| e == v);

@@ -70,6 +70,9 @@ pub enum Val<'a> {
     Str(Text<'a>),
     /// An array or object of the input, read in place.
     Json(&'a sonic_rs::Value),
+    /// An array, object or set of a document already held as regorus's value (the synced
+    /// objects of `data.inventory`), read in place.
+    Rego(&'a regorus::Value),
     Array(Rc<Vec<Val<'a>>>),
     Object(Rc<BTreeMap<Val<'a>, Val<'a>>>),
     Set(Rc<Members<'a>>),
@@ -85,7 +88,9 @@ fn rank(v: &Val<'_>) -> u8 {
         Val::Str(_) => 3,
         Val::Array(_) => 4,
         Val::Json(j) if j.is_array() => 4,
-        Val::Object(_) | Val::Json(_) => 5,
+        Val::Rego(regorus::Value::Array(_)) => 4,
+        Val::Rego(regorus::Value::Set(_)) => 6,
+        Val::Object(_) | Val::Json(_) | Val::Rego(_) => 5,
         Val::Set(_) => 6,
     }
 }
@@ -115,6 +120,32 @@ impl<'a> Val<'a> {
         })
     }
 
+    /// A document held as regorus's value: scalars become values, collections stay where
+    /// they are.
+    pub fn of_rego(value: &'a regorus::Value) -> Result<Val<'a>, Stop> {
+        use regorus::Value;
+        Ok(match value {
+            Value::Null => Val::Null,
+            Value::Bool(b) => Val::Bool(*b),
+            Value::String(s) => Val::str(s),
+            Value::Number(n) => {
+                if n.is_integer() {
+                    match n.as_i64() {
+                        Some(i) => Val::Num(Num::Int(i)),
+                        None => return Err(Stop::Fallback("an integer past 64 bits")),
+                    }
+                } else {
+                    match n.as_f64().filter(|f| f.is_finite()) {
+                        Some(f) => Val::Num(Num::Float(f)),
+                        None => return Err(Stop::Fallback("a number past f64")),
+                    }
+                }
+            }
+            Value::Array(_) | Value::Set(_) | Value::Object(_) => Val::Rego(value),
+            Value::Undefined => return Err(Stop::Fallback("an undefined value in a document")),
+        })
+    }
+
     pub fn str(s: &'a str) -> Val<'a> {
         Val::Str(Text::Borrowed(s))
     }
@@ -131,19 +162,15 @@ impl<'a> Val<'a> {
     }
 
     pub fn is_array(&self) -> bool {
-        match self {
-            Val::Array(_) => true,
-            Val::Json(j) => j.is_array(),
-            _ => false,
-        }
+        rank(self) == 4
     }
 
     pub fn is_object(&self) -> bool {
-        match self {
-            Val::Object(_) => true,
-            Val::Json(j) => j.is_object(),
-            _ => false,
-        }
+        rank(self) == 5
+    }
+
+    pub fn is_set(&self) -> bool {
+        rank(self) == 6
     }
 
     /// The value at `key` (an object's member, an array's element, a set's member itself).
@@ -164,6 +191,19 @@ impl<'a> Val<'a> {
                 } else {
                     Ok(None)
                 }
+            }
+            &Val::Rego(v) => {
+                use regorus::Value;
+                let found = match v {
+                    Value::Array(items) => index(key).and_then(|i| items.get(i)),
+                    Value::Object(fields) => match key {
+                        Val::Str(k) => fields.get(&Value::from(k.as_str())),
+                        other => fields.get(&other.to_rego()?),
+                    },
+                    Value::Set(members) => members.get(&key.to_rego()?),
+                    _ => None,
+                };
+                found.map(Val::of_rego).transpose()
             }
             Val::Array(items) => Ok(index(key).and_then(|i| items.get(i)).cloned()),
             Val::Object(fields) => Ok(fields.get(key).cloned()),
@@ -206,6 +246,48 @@ impl<'a> Val<'a> {
                             return Ok(true);
                         }
                     }
+                }
+            }
+            &Val::Rego(v) => {
+                use regorus::Value;
+                match v {
+                    Value::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            if each(Val::Num(Num::Int(i as i64)), Val::of_rego(item)?)? {
+                                return Ok(true);
+                            }
+                        }
+                    }
+                    Value::Object(_) if ordered => {
+                        for (k, v) in self.object_fields()?.unwrap_or_default() {
+                            if each(k, v)? {
+                                return Ok(true);
+                            }
+                        }
+                    }
+                    Value::Set(_) if ordered => {
+                        for m in set_sorted(self) {
+                            if each(m.clone(), m)? {
+                                return Ok(true);
+                            }
+                        }
+                    }
+                    Value::Object(fields) => {
+                        for (k, item) in fields.iter() {
+                            if each(Val::of_rego(k)?, Val::of_rego(item)?)? {
+                                return Ok(true);
+                            }
+                        }
+                    }
+                    Value::Set(members) => {
+                        for m in members.iter() {
+                            let m = Val::of_rego(m)?;
+                            if each(m.clone(), m)? {
+                                return Ok(true);
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
             Val::Array(items) => {
@@ -253,6 +335,11 @@ impl<'a> Val<'a> {
                     .map(Some),
                 None => Ok(None),
             },
+            &Val::Rego(regorus::Value::Array(items)) => items
+                .iter()
+                .map(Val::of_rego)
+                .collect::<Result<_, _>>()
+                .map(Some),
             _ => Ok(None),
         }
     }
@@ -274,6 +361,14 @@ impl<'a> Val<'a> {
                 }
                 None => Ok(None),
             },
+            &Val::Rego(regorus::Value::Object(object)) => {
+                let mut fields = Vec::with_capacity(object.len());
+                for (k, v) in object.iter() {
+                    fields.push((Val::of_rego(k)?, Val::of_rego(v)?));
+                }
+                fields.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(Some(fields))
+            }
             _ => Ok(None),
         }
     }
@@ -286,6 +381,12 @@ impl<'a> Val<'a> {
                 .as_array()
                 .map(|a| a.len())
                 .or_else(|| j.as_object().map(|o| o.len())),
+            Val::Rego(v) => match v {
+                regorus::Value::Array(items) => Some(items.iter().len()),
+                regorus::Value::Object(fields) => Some(fields.len()),
+                regorus::Value::Set(members) => Some(members.len()),
+                _ => None,
+            },
             Val::Array(items) => Some(items.len()),
             Val::Object(fields) => Some(fields.len()),
             Val::Set(members) => Some(members.len()),
@@ -305,6 +406,7 @@ impl<'a> Val<'a> {
             Val::Json(j) => {
                 crate::value::from_json(j).map_err(|_| Stop::Fallback("an unconvertible value"))?
             }
+            Val::Rego(v) => (*v).clone(),
             Val::Array(items) => Value::from(
                 items
                     .iter()
@@ -363,7 +465,26 @@ fn items<'v, 'a>(v: &'v Val<'a>) -> Box<dyn Iterator<Item = Val<'a>> + 'v> {
             Some(array) => Box::new(array.iter().map(|x| Val::of_json(x).unwrap_or(Val::Null))),
             None => Box::new(std::iter::empty()),
         },
+        &Val::Rego(regorus::Value::Array(array)) => {
+            Box::new(array.iter().map(|x| Val::of_rego(x).unwrap_or(Val::Null)))
+        }
         _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// A set's members in Rego's order, whichever way it is held.
+fn set_sorted<'a>(v: &Val<'a>) -> Vec<Val<'a>> {
+    match v {
+        Val::Set(members) => members.sorted(),
+        &Val::Rego(regorus::Value::Set(members)) => {
+            let mut out: Vec<Val<'a>> = members
+                .iter()
+                .map(|m| Val::of_rego(m).unwrap_or(Val::Null))
+                .collect();
+            out.sort();
+            out
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -378,7 +499,8 @@ impl Ord for Val<'_> {
             (Val::Bool(a), Val::Bool(b)) => a.cmp(b),
             (Val::Num(a), Val::Num(b)) => a.compare(*b),
             (Val::Str(a), Val::Str(b)) => a.as_str().cmp(b.as_str()),
-            (Val::Set(a), Val::Set(b)) => cmp_seq(a.sorted().into_iter(), b.sorted().into_iter()),
+            (a, b) if ra == 6 => cmp_seq(set_sorted(a).into_iter(), set_sorted(b).into_iter()),
+            (Val::Rego(a), Val::Rego(b)) if std::ptr::eq(*a, *b) => Ordering::Equal,
             (Val::Json(a), Val::Json(b)) if std::ptr::eq(*a, *b) => Ordering::Equal,
             (a, b) if ra == 4 => cmp_seq(items(a), items(b)),
             (a, b) => {
@@ -411,8 +533,17 @@ impl PartialEq for Val<'_> {
             (Val::Num(a), Val::Num(b)) => a.compare(*b) == Ordering::Equal,
             (Val::Str(a), Val::Str(b)) => a.as_str() == b.as_str(),
             (Val::Json(a), Val::Json(b)) if std::ptr::eq(*a, *b) => true,
-            (Val::Set(a), Val::Set(b)) => {
-                a.len() == b.len() && a.iter().all(|m| b.get(m).is_some())
+            (Val::Rego(a), Val::Rego(b)) if std::ptr::eq(*a, *b) => true,
+            (a, b) if rank(a) == 6 => {
+                if a.count() != b.count() {
+                    return false;
+                }
+                let mut equal = true;
+                let walked = a.entries(false, |m, _| {
+                    equal = b.get(&m).ok().flatten().is_some();
+                    Ok(!equal)
+                });
+                walked.is_ok() && equal
             }
             (a, b) if rank(a) == 4 => {
                 a.count() == b.count() && items(a).zip(items(b)).all(|(x, y)| x == y)
@@ -473,6 +604,7 @@ impl Val<'_> {
             Val::Num(n) => hash_num(*n),
             Val::Str(t) => mix(6, hash_str(t.as_str())),
             &Val::Json(j) => hash_json(j, depth),
+            &Val::Rego(v) => hash_rego(v, depth),
             _ if depth == 0 => mix(
                 u64::from(rank(self)) << 32,
                 self.count().unwrap_or(0) as u64,
@@ -516,6 +648,30 @@ fn hash_json(j: &sonic_rs::Value, depth: u32) -> u64 {
                 })
             }),
         ),
+    }
+}
+
+fn hash_rego(v: &regorus::Value, depth: u32) -> u64 {
+    use regorus::Value;
+    match v {
+        Value::Array(_) | Value::Object(_) | Value::Set(_) if depth == 0 => {
+            let r = Val::Rego(v);
+            mix(u64::from(rank(&r)) << 32, r.count().unwrap_or(0) as u64)
+        }
+        Value::Array(items) => items.iter().fold(7, |h, x| mix(h, hash_rego(x, depth - 1))),
+        Value::Object(fields) => mix(
+            8,
+            fields.iter().fold(0u64, |h, (k, x)| {
+                h.wrapping_add(mix(hash_rego(k, depth - 1), hash_rego(x, depth - 1)))
+            }),
+        ),
+        Value::Set(members) => mix(
+            9,
+            members
+                .iter()
+                .fold(0u64, |h, m| h.wrapping_add(hash_rego(m, depth - 1))),
+        ),
+        scalar => Val::of_rego(scalar).map_or(0, |s| s.hash()),
     }
 }
 
