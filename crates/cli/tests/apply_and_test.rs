@@ -362,3 +362,38 @@ spec:
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `celer test --rego-oracle` runs regorus beside celer's own Rego evaluator and says how
+/// many evaluations each answered: on a gatekeeper-library suite whose template reads
+/// `data.inventory`, every evaluation is celer's and none differs.
+#[test]
+fn test_with_the_rego_oracle_reports_both_evaluators() {
+    let Some(suite) =
+        celer_test_support::require("gatekeeper-library/library/general/uniqueingresshost")
+    else {
+        return;
+    };
+    let suite = suite.display().to_string();
+    let run = celer(&["test", "--rego-oracle", &suite]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("rego oracle: "))
+        .unwrap_or_else(|| panic!("no oracle line in {}", run.stderr));
+    assert!(
+        line.ends_with(", 0 left to regorus, 0 disagreements"),
+        "{line}"
+    );
+    let answered: usize = line
+        .trim_start_matches("rego oracle: ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(answered > 0, "{line}");
+    // Without the flag, nothing is said of it.
+    let plain = celer(&["test", &suite]);
+    assert_eq!(plain.code, 0);
+    assert!(!plain.stderr.contains("rego oracle"), "{}", plain.stderr);
+}

@@ -1,5 +1,6 @@
 //! `celer test`: find and run policy test suites (celer's own format and Kyverno's).
 
+use celer_policy::gatekeeper::rego::oracle;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,12 @@ pub struct TestArgs {
     #[command(flatten)]
     pub context: super::context_args::ContextArgs,
 
+    /// Also run regorus beside celer's own Rego evaluator on every Rego evaluation, and
+    /// report on stderr how many each answered and every answer where they differ (a
+    /// difference fails the run): a check of celer's evaluator on your own suites.
+    #[arg(long)]
+    pub rego_oracle: bool,
+
     /// With --kubeconfig: bounds each read of the cluster.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::serve::parse_duration)]
     pub lookup_timeout: std::time::Duration,
@@ -106,6 +113,9 @@ pub fn run(args: TestArgs) -> ExitCode {
     let run_options = suite::RunOptions {
         context: live.as_ref().map(|(_, _, context)| Arc::clone(context)),
     };
+    if args.rego_oracle {
+        oracle::start();
+    }
     let progress = std::io::stderr().is_terminal() && found.len() > 1;
     let mut outcomes: Vec<SuiteOutcome> = Vec::with_capacity(found.len());
     for (i, (path, format, doc)) in found.iter().enumerate() {
@@ -152,6 +162,7 @@ pub fn run(args: TestArgs) -> ExitCode {
             assumed.join(", ")
         );
     }
+    let disagreed = args.rego_oracle && !report_oracle(oracle::stop());
     if let Some(file) = &args.junit
         && let Err(e) = std::fs::write(file, suite::report_junit(&outcomes))
     {
@@ -163,11 +174,34 @@ pub fn run(args: TestArgs) -> ExitCode {
         TestOutput::Text => summary_text(&outcomes, args.verbose),
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
-    if suite::summarize(&outcomes).failed == 0 {
+    if suite::summarize(&outcomes).failed == 0 && !disagreed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_FAILED)
     }
+}
+
+/// Writes what the Rego oracle saw on stderr; `false` when the evaluators disagreed.
+fn report_oracle(log: oracle::Log) -> bool {
+    let mut err = std::io::stderr();
+    let _ = writeln!(
+        err,
+        "rego oracle: {} evaluations answered by celer's evaluator (each also regorus's answer), {} left to regorus, {} disagreements",
+        log.agreed,
+        log.fell_back.len(),
+        log.disagreed.len()
+    );
+    let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
+    for (rule, why) in &log.fell_back {
+        *reasons.entry(format!("{rule}: {why}")).or_default() += 1;
+    }
+    for (why, n) in reasons {
+        let _ = writeln!(err, "  left to regorus {n}x: {why}");
+    }
+    for d in &log.disagreed {
+        let _ = writeln!(err, "  disagreement: {d}");
+    }
+    log.disagreed.is_empty()
 }
 
 /// The cluster's context, read as `celer serve` reads it, with the runtime and watches it
