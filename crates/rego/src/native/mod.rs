@@ -65,8 +65,8 @@ impl Plan {
         self.rules.iter().map(|r| r.path.as_str())
     }
 
-    /// The members of the target rule, a partial set (`violation[...]`), with `input`;
-    /// undefined (`None`) when it is not a partial set with members.
+    /// The members of the target rule, a partial set (`violation[...]`), with `input` (none
+    /// when no body holds). A target that is not a partial set is left to regorus.
     /// `data` is the base document the rules read (`data.inventory`).
     pub fn eval_set<'a>(
         &'a self,
