@@ -11,6 +11,7 @@
 //! ```text
 //! CELER_GATOR_INPUTS=DIR cargo bench -p celer-offline --bench gator_inputs -- --iterations 1000
 //! CELER_GATOR_INPUTS=DIR cargo bench -p celer-offline --bench gator_inputs -- --engine rego
+//! (add `--rego-oracle` for one more, untimed round checked against regorus)
 //! ```
 //!
 //! With `--engine rego` every reviewed object is also referential data (`data.inventory`), as
@@ -195,6 +196,27 @@ fn run(dir: &Path) -> Result<(), String> {
         }
     }
     let total = started.elapsed();
+    if std::env::args().any(|a| a == "--rego-oracle") {
+        // One more round, untimed, with regorus run beside celer's evaluator: how many
+        // evaluations each answered, and whether any answer differs.
+        celer_policy::gatekeeper::rego::oracle::start();
+        for bytes in &inputs.reviews {
+            review(&inputs.set, bytes, &lookup)?;
+        }
+        let log = celer_policy::gatekeeper::rego::oracle::stop();
+        eprintln!(
+            "rego oracle, one round: {} evaluations answered by celer's evaluator (each also regorus's answer), {} left to regorus, {} disagreements",
+            log.agreed,
+            log.fell_back.len(),
+            log.disagreed.len()
+        );
+        for (rule, why) in &log.fell_back {
+            eprintln!("  left to regorus: {rule}: {why}");
+        }
+        if !log.disagreed.is_empty() {
+            return Err(format!("the evaluators disagree: {:?}", log.disagreed));
+        }
+    }
     durations.sort_unstable();
     let mean = durations.iter().sum::<u64>() / durations.len().max(1) as u64;
     println!(
