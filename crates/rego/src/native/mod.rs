@@ -7,8 +7,8 @@
 //! converted per request, which alone cost regorus's path more than CEL's whole evaluation.
 //!
 //! The plan is exact or it steps aside. What it does not cover is refused when lowered
-//! ([`Unsupported`]: `with`, `data` beyond the modules' rules, builtins it lacks), and the
-//! caller keeps regorus for that rule. What it cannot answer exactly at run time ends the
+//! ([`Unsupported`]: `with`, `data` beyond the modules' rules and `data.inventory`, builtins
+//! it lacks), and the caller keeps regorus for that rule. What it cannot answer exactly at run time ends the
 //! evaluation with [`Stop::Fallback`], and the caller asks regorus instead: a builtin error, a
 //! rule or function with two values (OPA's conflict errors, whose messages are regorus's to
 //! give), arithmetic that leaves the integers, a variable OPA would have bound by reordering
