@@ -216,16 +216,24 @@ impl<'a> Run<'a> {
                 Some(_) => Err(Stop::Fallback("a rule or function with two values")),
             })?;
         }
-        if result.is_none()
-            && let Some(default) = &rule.default
-        {
-            let mut f = Vec::new();
-            self.expr(default, &mut f, &mut |_, _, v| {
-                result = Some(v);
-                Ok(true)
-            })?;
+        match result {
+            Some(v) => Ok(Some(v)),
+            None => self.default_value(rule),
         }
-        Ok(result)
+    }
+
+    /// A rule's or function's `default` value, for when no definition gives one.
+    fn default_value(&mut self, rule: &'a RuleDef) -> Result<Option<Val<'a>>, Stop> {
+        let Some(default) = &rule.default else {
+            return Ok(None);
+        };
+        let mut value = None;
+        let mut f = Vec::new();
+        self.expr(default, &mut f, &mut |_, _, v| {
+            value = Some(v);
+            Ok(true)
+        })?;
+        Ok(value)
     }
 
     /// Every value one definition gives: its arguments bound, the first body of its `else`
@@ -308,16 +316,10 @@ impl<'a> Run<'a> {
                 None => Stop::Fallback("a function with two values"),
             });
         }
-        if result.is_none()
-            && let Some(default) = &rule.default
-        {
-            let mut f = Vec::new();
-            self.expr(default, &mut f, &mut |_, _, v| {
-                result = Some(v);
-                Ok(true)
-            })?;
+        match result {
+            Some(v) => Ok(Some(v)),
+            None => self.default_value(rule),
         }
-        Ok(result)
     }
 
     /// Runs `stmts`, calling `k` once per way they all hold.
