@@ -18,9 +18,16 @@
 # sweep      the same pair at rising rates, caching off, one 20 s round each, until the added
 #            p99 reaches 5 ms or a request fails.
 #
+# The serving floor (crates/webhook/examples/floor_server.rs: celer's TLS, HTTP stack and
+# runtime with no engine, no opinion on any review) is measured beside celer: in the webhook
+# part as one more set, and with AUTHORIZER=floor the apiserver and sweep parts call it in
+# celer's place (same configuration, same matchConditions): what any webhook authorizer built
+# this way adds here.
+#
 # Environment: CELER_BIN [target/release/celer, built if missing]; RATE [5000], DURATION [30s],
 # BENCH_FLAGS (extra flags of the webhook part's `celer bench`: `--http2` for one HTTP/2
 # connection, as kube-apiserver's webhook client keeps), API_RATE [75], API_DURATION [60s], API_CONCURRENCY [20], SWEEP [75,150,300,600,1000,1500];
+# AUTHORIZER [celer; floor], MODES [nocache cache: the API server's answer cache off, then on];
 # the control plane's settings as e2e/control-plane.sh reads them; CELER_E2E_WORK
 # [target/e2e/bench-authz], where every report (JSON) is kept.
 set -euo pipefail
@@ -60,8 +67,8 @@ summary() {
 }
 
 if want webhook; then
-  for set in none cel-only policies policies-1000-other; do
-    start_celer "$set" --policies "$work/$set.yaml"
+  for set in floor none cel-only policies policies-1000-other; do
+    if [ "$set" = floor ]; then start_floor "$set"; else start_celer "$set" --policies "$work/$set.yaml"; fi
     "$CELER_BIN" bench --target "https://127.0.0.1:$celer_port/authorize" \
       --ca "$work/tls-$set/ca.crt" --authz-mix --rate "$RATE" --duration "$DURATION" \
       --warmup-rate 1000 --warmup-duration 5s --max-concurrency 64 --pid "$celer_pid" \
@@ -70,11 +77,13 @@ if want webhook; then
     stop_celer TERM
   done
   jq -rn --slurpfile n "$work/webhook-none.json" --slurpfile p "$work/webhook-policies.json" \
-    --slurpfile o "$work/webhook-policies-1000-other.json" --slurpfile c "$work/webhook-cel-only.json" '
+    --slurpfile o "$work/webhook-policies-1000-other.json" --slurpfile c "$work/webhook-cel-only.json" \
+    --slurpfile f "$work/webhook-floor.json" '
     def r(x): (x[0].run.scheduled.p99);
     def cores(x): ((x[0].run.resources.cpu_cores.mean / (x[0].run.achieved_rps / 1000) * 1000 | round) / 1000);
     "webhook: scheduled p99 with the 54 policies \(r($p)) ms, \((r($p) / r($n) * 100 | round) / 100)x no policies (\(r($n)) ms); with 1,000 more for other resources \(r($o)) ms, \((r($o) / r($p) * 100 | round) / 100)x",
-    "webhook: celer cores per 1,000 SAR/s: \(cores($p)) (no policies: \(cores($n)); the 50 CEL policies without the Rego modules: \(cores($c)), scheduled p99 \(r($c)) ms)"'
+    "webhook: celer cores per 1,000 SAR/s: \(cores($p)) (no policies: \(cores($n)); the 50 CEL policies without the Rego modules: \(cores($c)), scheduled p99 \(r($c)) ms)",
+    "webhook: the serving floor (no engine): \(cores($f)) cores per 1,000 SAR/s, scheduled p99 \(r($f)) ms; celer with the 54 policies \((cores($p) / cores($f) * 100 | round) / 100)x its cores, \((r($p) / r($f) * 100 | round) / 100)x its p99"'
 fi
 
 # plane MODE: the control plane with celer first in --authorization-config, caching off
@@ -121,7 +130,8 @@ PY
       [ "$status" = 200 ] || { echo "bench-$who GET $path: $status $(head -c 300 "$work/body.json")" >&2; return 1; }
     done
   done
-  # celer is called for bench-user and not for bench-reference.
+  # celer is called for bench-user and not for bench-reference (the floor keeps no metrics).
+  [ "$AUTHORIZER" = floor ] && return 0
   local before after
   before="$(curl -s --cacert "$work/tls-served/ca.crt" "https://127.0.0.1:$celer_port/metrics" | awk '/^celer_webhook_requests_total\{endpoint="authorize"/ {n += $2} END {print n + 0}')"
   CELER_E2E_TOKEN="$reference_token" api GET /api/v1/namespaces/policy-bench/pods?limit=2
@@ -129,8 +139,13 @@ PY
   [ "$before" = "$after" ] || { echo "bench-reference reached celer ($before -> $after reviews)" >&2; return 1; }
 }
 
+AUTHORIZER="${AUTHORIZER:-celer}" MODES="${MODES:-nocache cache}"
 if want apiserver || want sweep; then
-  start_celer served --policies "$work/policies.yaml"
+  case "$AUTHORIZER" in
+    celer) start_celer served --policies "$work/policies.yaml" ;;
+    floor) start_floor served ;;
+    *) echo "AUTHORIZER: celer or floor, not $AUTHORIZER" >&2; exit 2 ;;
+  esac
   cat > "$work/webhook.kubeconfig" <<KC
 apiVersion: v1
 kind: Config
@@ -165,14 +180,14 @@ added() {
     api_bench reference "$mode-$rate-ref-$r" --rate "$rate" --duration "$duration"
     api_bench user "$mode-$rate-celer-$r" --rate "$rate" --duration "$duration" --pid "$celer_pid"
   done
-  jq -rn --arg mode "$mode" --argjson rate "$rate" --argjson rounds "$ROUNDS" \
+  jq -rn --arg mode "$mode" --arg who "$AUTHORIZER" --argjson rate "$rate" --argjson rounds "$ROUNDS" \
     --slurpfile ref <(for r in $(seq 1 "$ROUNDS"); do cat "$work/api-$mode-$rate-ref-$r.json"; done) \
     --slurpfile cel <(for r in $(seq 1 "$ROUNDS"); do cat "$work/api-$mode-$rate-celer-$r.json"; done) '
     def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
     def us: . * 1000 | round;
     [range(0; $rounds) as $i | {ref: $ref[$i].run, cel: $cel[$i].run}] as $rows
-    | ($rows | to_entries[] | "\($mode) \($rate)/s round \(.key + 1): reference p50 \(.value.ref.scheduled.p50) p99 \(.value.ref.scheduled.p99) ms; celer p50 \(.value.cel.scheduled.p50) p99 \(.value.cel.scheduled.p99) ms; failed \(.value.ref.requests - .value.ref.successful) / \(.value.cel.requests - .value.cel.successful)"),
-      "\($mode) \($rate)/s: added p50 \([$rows[] | .cel.scheduled.p50 - .ref.scheduled.p50] | median | us) us, added p99 \([$rows[] | .cel.scheduled.p99 - .ref.scheduled.p99] | median | us) us (medians of \($rounds) rounds); celer \([$rows[] | .cel.resources.cpu_cores.mean] | median) cores"'
+    | ($rows | to_entries[] | "\($mode) \($rate)/s round \(.key + 1): reference p50 \(.value.ref.scheduled.p50) p99 \(.value.ref.scheduled.p99) ms; \($who) p50 \(.value.cel.scheduled.p50) p99 \(.value.cel.scheduled.p99) ms; failed \(.value.ref.requests - .value.ref.successful) / \(.value.cel.requests - .value.cel.successful)"),
+      "\($mode) \($rate)/s: added p50 \([$rows[] | .cel.scheduled.p50 - .ref.scheduled.p50] | median | us) us, added p99 \([$rows[] | .cel.scheduled.p99 - .ref.scheduled.p99] | median | us) us (medians of \($rounds) rounds); \($who) \([$rows[] | .cel.resources.cpu_cores.mean] | median) cores"'
 }
 
 # where the added time goes: celer's own time per review (its histogram, from reading the body
@@ -193,7 +208,7 @@ where() {
 }
 
 if want apiserver; then
-  for mode in nocache cache; do
+  for mode in $MODES; do
     plane "$mode"
     added "$mode" "$API_RATE" "$API_DURATION"
     where "$mode"

@@ -6,6 +6,11 @@
 #   e2e/bench-env.sh native PATH...      -- COMMAND...   the policies applied to kube-apiserver
 #   e2e/bench-env.sh celer  PATH...      -- COMMAND...   the same policies served by celer as a
 #                                                        registered webhook (failurePolicy Fail)
+#   e2e/bench-env.sh floor               -- COMMAND...   the serving floor (e2e/lib.sh's
+#                                                        start_floor: celer's TLS and HTTP stack,
+#                                                        no engine, everything allowed) registered
+#                                                        as a mutating and a validating webhook
+#                                                        for Pod CREATE/UPDATE, as celer's are
 #   e2e/bench-env.sh kyverno PATH...     -- COMMAND...   Kyverno (e2e/peers/peer.sh) started,
 #   e2e/bench-env.sh gatekeeper PATH...  -- COMMAND...   or Gatekeeper, the engine's own policy
 #                                                        objects in PATH applied; COMMAND runs
@@ -33,9 +38,9 @@ mode="${1:-}"; shift || true
 paths=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do paths+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
-case "$mode" in none|native|celer|kyverno|gatekeeper) ;; *) sed -n '2,26p' "$0" >&2; exit 2 ;; esac
+case "$mode" in none|native|celer|floor|kyverno|gatekeeper) ;; *) sed -n '2,31p' "$0" >&2; exit 2 ;; esac
 if [ $# -eq 0 ]; then echo "bench-env: no command after --" >&2; exit 2; fi
-if [ "$mode" != none ] && [ ${#paths[@]} -eq 0 ]; then echo "bench-env: $mode needs policy paths" >&2; exit 2; fi
+if [ "$mode" != none ] && [ "$mode" != floor ] && [ ${#paths[@]} -eq 0 ]; then echo "bench-env: $mode needs policy paths" >&2; exit 2; fi
 
 started_plane=0
 cleanup() {
@@ -45,7 +50,7 @@ cleanup() {
     "$here/apply.py" delete "${paths[@]}" >/dev/null 2>&1
     "$here/peers/peer.sh" stop "$mode"
   fi
-  if [ "$mode" = celer ]; then
+  if [ "$mode" = celer ] || [ "$mode" = floor ]; then
     api DELETE /apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/celer
     api DELETE /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/celer
   fi
@@ -89,6 +94,24 @@ case "$mode" in
       ${CELER_SERVE_ARGS:-} || exit 1
     export CELER_E2E_CELER_PID="$celer_pid"
     # kube-apiserver picks up a new webhook configuration a moment after it is stored.
+    sleep 2
+    ;;
+  floor)
+    start_floor bench || exit 1
+    export CELER_E2E_CELER_PID="$celer_pid"
+    ca="$(base64 -w0 < "$work/tls-bench/ca.crt")"
+    for kind in mutating validating; do
+      path=mutate; [ "$kind" = validating ] && path=validate
+      api POST "/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations" "$(jq -cn \
+        --arg kind "$kind" --arg url "https://127.0.0.1:$celer_port/$path" --arg ca "$ca" '
+        {apiVersion: "admissionregistration.k8s.io/v1",
+         kind: (if $kind == "mutating" then "MutatingWebhookConfiguration" else "ValidatingWebhookConfiguration" end),
+         metadata: {name: "celer"},
+         webhooks: [{name: "floor.celer.dev", clientConfig: {url: $url, caBundle: $ca},
+           rules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["pods"]}],
+           failurePolicy: "Fail", sideEffects: "None", admissionReviewVersions: ["v1"], timeoutSeconds: 10}]}')"
+      if [ "$status" != 201 ]; then echo "bench-env: floor: $kind webhook not registered ($status)" >&2; cat "$work/body.json" >&2; exit 1; fi
+    done
     sleep 2
     ;;
   kyverno|gatekeeper)

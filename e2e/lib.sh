@@ -73,6 +73,37 @@ start_celer() {
   return 1
 }
 
+# start_floor NAME: the serving floor (crates/webhook/examples/floor_server.rs: celer's TLS,
+# HTTP stack and runtime with no engine; it allows every review and has no opinion on any
+# SubjectAccessReview) in celer's place: the same variables, the CA in $work/tls-NAME, stopped
+# by stop_celer. FLOOR_BIN [target/release/examples/floor_server, built if missing].
+start_floor() {
+  local name="$1" repo_dir
+  repo_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  FLOOR_BIN="${FLOOR_BIN:-$repo_dir/target/release/examples/floor_server}"
+  [ -x "$FLOOR_BIN" ] || (cd "$repo_dir" && cargo build --release --example floor_server -p celer-webhook) || return 1
+  celer_port="$(free_port)"
+  celer_log="$work/floor-$name.log"
+  setsid "$FLOOR_BIN" "${CELER_LISTEN_HOST:-127.0.0.1}:$celer_port" "$work/tls-$name" \
+    > "$celer_log" 2>&1 < /dev/null &
+  celer_pid=$!
+  disown "$celer_pid"
+  local i
+  for i in $(seq 1 150); do
+    if ! kill -0 "$celer_pid" 2>/dev/null; then
+      echo "the floor server exited at startup:" >&2; tail -n 20 "$celer_log" >&2
+      celer_pid=""; return 1
+    fi
+    if [ -f "$work/tls-$name/ca.crt" ] && curl -fsS --cacert "$work/tls-$name/ca.crt" \
+        "https://127.0.0.1:$celer_port/readyz" >/dev/null 2>&1; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "the floor server is not ready after 30 s" >&2
+  return 1
+}
+
 # stop_celer [SIGNAL]: TERM (celer drains, and unregisters when told to) or KILL (a crash).
 stop_celer() {
   local signal="${1:-TERM}" i

@@ -7,6 +7,11 @@
 #
 #   e2e/serve-cpu.sh target/release/celer                                  # one configuration
 #   e2e/serve-cpu.sh /tmp/celer-old :: target/release/celer :: target/release/celer --io-threads 2
+#   e2e/serve-cpu.sh floor :: target/release/celer         # beside the serving floor
+#
+# `floor` is crates/webhook/examples/floor_server.rs: celer's TLS, HTTP stack and runtime with
+# no engine (every review allowed at once), the reference for what any webhook built this way
+# costs per request here; the bench itself is then run by target/release/celer.
 #
 # BENCH_FLAGS adds flags to each `celer bench` (`BENCH_FLAGS=--http2` for one HTTP/2 connection,
 # as kube-apiserver calls webhooks).
@@ -31,8 +36,13 @@ trap 'stop_celer TERM' EXIT
 for round in $(seq 1 "$ROUNDS"); do
   for i in "${!configs[@]}"; do
     read -r -a config <<< "${configs[$i]}"
-    export CELER_BIN="${config[0]}"
-    start_celer "cpu-$i" --policies "$repo/policies/bench-contract" "${config[@]:1}"
+    if [ "${config[0]}" = floor ]; then
+      export CELER_BIN="$repo/target/release/celer"
+      start_floor "cpu-$i"
+    else
+      export CELER_BIN="${config[0]}"
+      start_celer "cpu-$i" --policies "$repo/policies/bench-contract" "${config[@]:1}"
+    fi
     for endpoint in validate mutate; do
       out="$work/r$round-c$i-$endpoint.json"
       "$CELER_BIN" bench --target "https://127.0.0.1:$celer_port/$endpoint" \

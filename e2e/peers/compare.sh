@@ -8,6 +8,9 @@
 #   gatekeeper  Gatekeeper (e2e/peers/peer.sh) and its own kinds
 #   kyverno     Kyverno's admission controller and its CEL kinds
 #   celer       celer serving the native files as a registered webhook
+#   floor       (only when named in CONFIGS) the serving floor: celer's TLS and HTTP stack with
+#               no engine, registered as celer's webhooks are, allowing everything: what any
+#               webhook built this way costs here (no cases, no denial check)
 #
 #   contract      policies/bench-contract (native, celer); e2e/peers/policies/kyverno (a
 #                 MutatingPolicy + a ValidatingPolicy); e2e/peers/policies/gatekeeper (a Rego
@@ -28,6 +31,7 @@
 #   e2e/peers/compare.sh                    # 2 sets x 3 trials x 5 configurations (~1 h 45 min)
 #   QUICK=1 TRIALS=1 e2e/peers/compare.sh   # 2 s warm-up, 600 requests: a smoke run
 #   SETS=contract CONFIGS="none celer kyverno" e2e/peers/compare.sh
+#   SETS=contract CONFIGS="none floor celer kyverno" e2e/peers/compare.sh
 #
 # Results in target/e2e/peers/: per run SET-CONFIG-tTRIAL.json (celer bench) and .celer.json
 # (the engine process's CPU and RSS, sampled once a second over the measured phase: celer's,
@@ -86,7 +90,7 @@ done
 # paths_of SET CONFIG: the policy files of CONFIG for SET.
 paths_of() {
   case "$1:$2" in
-    *:none) ;;
+    *:none|*:floor) ;;
     contract:native|contract:celer) echo "$repo/policies/bench-contract" ;;
     contract:*) echo "$here/policies/$2" ;;
     pod-security:native|pod-security:celer) echo "$repo/policies/pod-security" ;;
@@ -108,12 +112,12 @@ for set in $SETS; do
       # The contract's correctness cases before its load; the Pod Security set has none (its
       # noncompliant Pods must still be denied, and every load Pod admitted).
       cases=no
-      [ "$set" = contract ] && [ "$config" != none ] && cases=yes
+      [ "$set" = contract ] && [ "$config" != none ] && [ "$config" != floor ] && cases=yes
       export CASES_FILE="$OUT/contract-api-cases.jsonl"
       [ "$config" = kyverno ] && CASES_FILE="$OUT/contract-api-cases.kyverno.jsonl"
       echo "== compare: $name, $COUNT requests" >&2
       policies=yes
-      [ "$config" = none ] && policies=no
+      [ "$config" = none ] || [ "$config" = floor ] && policies=no
       # shellcheck disable=SC2046
       if ! POLICIES="$policies" FAIL_ON_MISMATCH=1 "$e2e/bench-env.sh" "$config" $(paths_of "$set" "$config") -- \
           "$e2e/side-by-side.sh" __run "$name" "$cases" "$COUNT"; then

@@ -125,6 +125,24 @@ for key, label, other, target in added + [
     print(f"| {label} | {'-' if r is None else f'{r:.3f}'} | {target} |")
 print()
 
+# The serving floor (a webhook with celer's TLS and HTTP stack and no engine, allowing
+# everything): what any webhook built this way costs on this machine, against the same targets.
+if "floor" in pooled:
+    print(f"### {policy_set}: the serving floor (no engine) against the same measures\n")
+    print("| measure | ratio | celer's target |")
+    print("|---|---:|---|")
+    for key, label, a, b, target in [
+            ("added_p95", "added p95, floor / Kyverno", "floor", "kyverno", "celer: at most 0.05"),
+            ("added_p95", "added p95, floor / native", "floor", "native", "celer: at most 1"),
+            ("engine_cpu", "process CPU, floor / Kyverno", "floor", "kyverno", "celer: at most 0.1"),
+            ("engine_cpu", "process CPU, floor / Gatekeeper", "floor", "gatekeeper", "celer: at most 0.2"),
+            ("engine_cpu", "process CPU, celer / floor", "celer", "floor", "celer's own share is the excess over 1"),
+            ("added_p95", "added p95, celer / floor", "celer", "floor", "-")]:
+        r = ratio(a, b, key)
+        if r is not None:
+            print(f"| {label} | {r:.3f} | {target} |")
+    print()
+
 # A grouped bar chart: p50, p95, p99 of each configuration (pooled), log-free, in ms.
 names = [c for c in configs if c in pooled]
 if names:
