@@ -474,6 +474,18 @@ pub fn match_conditions(
     inputs: &Inputs<'_>,
     buffers: &mut ActivationBuffers,
 ) -> Result<bool, MatchConditionError> {
+    match_conditions_on(common, inputs, None, buffers)
+}
+
+/// [`match_conditions`] with `object` bound as this CEL value instead of `inputs.object`'s
+/// JSON: a mutating policy's conditions read the object being mutated from its patch tree,
+/// without writing the whole object out as JSON for each policy.
+pub fn match_conditions_on(
+    common: &PolicyCommon,
+    inputs: &Inputs<'_>,
+    object: Option<Value<'_>>,
+    buffers: &mut ActivationBuffers,
+) -> Result<bool, MatchConditionError> {
     if common.match_conditions.is_empty() {
         return Ok(true);
     }
@@ -483,6 +495,9 @@ pub fn match_conditions(
         ..inputs.clone()
     };
     crate::invocation::bind_inputs(&mut activation, common, &inputs, true);
+    if let Some(object) = object {
+        activation.set(common.env.slots.object, object);
+    }
     let verdict = conditions_verdict(common, &activation);
     *buffers = activation.into_buffers();
     verdict

@@ -333,21 +333,28 @@ impl MutatingFamily for MutatingPolicies<'_> {
             }
         };
         let common = &inv.policy.common;
-        // Conditions read the object; without conditions it need not be written out.
+        // Conditions read the object from the patch tree (after an earlier mutation, its
+        // changed parts around the untouched JSON), never written out whole for them; without
+        // conditions it is not read at all.
         let object = match common.match_conditions.is_empty() {
             true => None,
-            false => Some(object_json(step.doc)?),
+            false => Some(
+                step.doc
+                    .cel_object()
+                    .map_err(|e| Status::from(EngineError::from(e)))?,
+            ),
         };
-        let conditions = engine::match_conditions(
+        let conditions = engine::match_conditions_on(
             common,
             &Inputs {
-                object,
+                object: None,
                 old_object: attributes.old_object,
                 request: condition_request,
                 namespace_object: step.namespace,
                 params: inv.param.as_deref(),
                 authorizer: ctx.authorizer_for(common),
             },
+            object,
             step.buffers,
         );
         match conditions {

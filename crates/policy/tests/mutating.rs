@@ -401,6 +401,29 @@ fn the_second_round_evaluates_every_match_condition_again() {
 }
 
 #[test]
+fn a_condition_reads_what_an_earlier_policy_changed_in_the_same_round() {
+    // `a` adds a label; `b`'s condition reads it (and a part nobody changed) from the object
+    // as `a` left it, before anything is written out as JSON; `c`'s condition wants the label
+    // gone and so does not match.
+    let h = Harness::clean(
+        &(policy("a", "", &[set_label("stage", "'one'")])
+            + &policy(
+                "b",
+                r#"matchConditions: [{name: s, expression: "object.metadata.labels.stage == 'one' && object.metadata.name == 'web'"}]"#,
+                &[set_label("seen", "object.metadata.labels.stage")],
+            )
+            + &policy(
+                "c",
+                r#"matchConditions: [{name: s, expression: "!('stage' in object.metadata.labels)"}]"#,
+                &[set_label("wrong", "'yes'")],
+            )),
+    );
+    let outcome = h.eval(&Req::create_pod("web", r#"{"x":"y"}"#));
+    assert!(outcome.allowed);
+    assert_eq!(labels(&outcome), r#"{"x":"y","stage":"one","seen":"one"}"#);
+}
+
+#[test]
 fn nothing_is_reinvoked_when_no_mutation_succeeded() {
     let h = Harness::clean(
         &(map(
