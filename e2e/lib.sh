@@ -54,22 +54,30 @@ start_celer() {
   celer_pid=$!
   # Not a job of this shell: it is stopped by stop_celer, and a KILL is not reported.
   disown "$celer_pid"
-  local i
+  # Registration comes after the caches have listed: then wait for its log line too.
+  local line=""
+  $register && line="webhook configurations registered"
+  await_ready celer "$name" "$line"
+}
+
+# await_ready WHAT NAME [LOG_LINE]: waits up to 30 s for $celer_pid to answer /readyz with the
+# CA of $work/tls-NAME (and, when given, for LOG_LINE in $celer_log); fails at once if it exits.
+await_ready() {
+  local what="$1" name="$2" line="${3:-}" i
   for i in $(seq 1 150); do
     if ! kill -0 "$celer_pid" 2>/dev/null; then
-      echo "celer exited at startup:" >&2; tail -n 20 "$celer_log" >&2
+      echo "$what exited at startup:" >&2; tail -n 20 "$celer_log" >&2
       celer_pid=""; return 1
     fi
     if [ -f "$work/tls-$name/ca.crt" ] && curl -fsS --cacert "$work/tls-$name/ca.crt" \
         "https://127.0.0.1:$celer_port/readyz" >/dev/null 2>&1; then
-      # Registration comes after the caches have listed: wait for its log line.
-      if ! $register || grep -q "webhook configurations registered" "$celer_log"; then
+      if [ -z "$line" ] || grep -q "$line" "$celer_log"; then
         return 0
       fi
     fi
     sleep 0.2
   done
-  echo "celer not ready after 30 s:" >&2; tail -n 20 "$celer_log" >&2
+  echo "$what not ready after 30 s:" >&2; tail -n 20 "$celer_log" >&2
   return 1
 }
 
@@ -88,20 +96,7 @@ start_floor() {
     > "$celer_log" 2>&1 < /dev/null &
   celer_pid=$!
   disown "$celer_pid"
-  local i
-  for i in $(seq 1 150); do
-    if ! kill -0 "$celer_pid" 2>/dev/null; then
-      echo "the floor server exited at startup:" >&2; tail -n 20 "$celer_log" >&2
-      celer_pid=""; return 1
-    fi
-    if [ -f "$work/tls-$name/ca.crt" ] && curl -fsS --cacert "$work/tls-$name/ca.crt" \
-        "https://127.0.0.1:$celer_port/readyz" >/dev/null 2>&1; then
-      return 0
-    fi
-    sleep 0.2
-  done
-  echo "the floor server is not ready after 30 s" >&2
-  return 1
+  await_ready "the floor server" "$name"
 }
 
 # stop_celer [SIGNAL]: TERM (celer drains, and unregisters when told to) or KILL (a crash).
