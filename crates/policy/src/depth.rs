@@ -519,6 +519,16 @@ mod tests {
         scan(text, limit) == Scan::TooDeep
     }
 
+    /// xorshift64* from `seed`: deterministic random texts, no dependency.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed >> 12;
+            seed ^= seed << 25;
+            seed ^= seed >> 27;
+            seed.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+    }
+
     fn agree(text: &[u8]) {
         let depth = json_depth_bytes(text);
         for limit in [0, 1, 2, depth.saturating_sub(1), depth, depth + 1, 128] {
@@ -553,14 +563,7 @@ mod tests {
 
     #[test]
     fn agrees_with_the_byte_loop_on_random_texts() {
-        // xorshift64*: deterministic, no dependency.
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            seed ^= seed >> 12;
-            seed ^= seed << 25;
-            seed ^= seed >> 27;
-            seed.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let alphabets: [&[u8]; 4] = [
             b"[]{}\"\\a ",
             b"[[{{]}\"a,:1",
@@ -591,19 +594,13 @@ mod tests {
     fn agrees_with_the_byte_loop_on_strings_full_of_escapes() {
         // JSON-shaped texts whose strings hold escaped quotes and backslashes across block
         // boundaries, so that the blocks go through the bit masks with escapes taken out.
-        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = move || {
-            seed ^= seed >> 12;
-            seed ^= seed << 25;
-            seed ^= seed >> 27;
-            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         let inside: [&[u8]; 7] = [b"a", b"\\\"", b"\\\\", b"[", b"{", b":", b"\\n"];
         let outside: [&[u8]; 6] = [b"[", b"]", b"{", b"}", b":", b","];
         for _ in 0..3000 {
             let mut text = Vec::new();
             while text.len() < 300 {
-                if next() % 3 == 0 {
+                if next().is_multiple_of(3) {
                     text.push(b'"');
                     for _ in 0..next() % 40 {
                         text.extend_from_slice(inside[(next() % 7) as usize]);
