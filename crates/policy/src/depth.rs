@@ -26,10 +26,12 @@
 //! a fingerprint and an offset; nothing is copied). When an object closes, its keys are
 //! compared: pairwise up to
 //! [`PAIRWISE`] keys (most Kubernetes objects have fewer), by a sort of their fingerprints
-//! beyond. Keys are compared as raw bytes, which is exact for keys without a backslash; a key
-//! with one is decoded first (`"a"` and `"\u0061"` are the same key), and a key the decoder
-//! does not take (a lone surrogate, which sonic-rs may read its own way) makes the answer
-//! [`Scan::MaybeDuplicate`]. That answer sends the caller to [`crate::duplicates::find`], the
+//! beyond. Keys are compared as written, which is exact for keys whose only escapes are `\"`
+//! and `\\` (those two characters cannot appear unescaped, so such a key has one spelling);
+//! a key with any other escape (`"a"` and `"\u0061"` are the same key) is respelt that way
+//! first, and one the respelling does not take (a lone surrogate, which sonic-rs may read its
+//! own way) makes the answer [`Scan::MaybeDuplicate`]. The masks say where such escapes are,
+//! so no key is read twice. That answer sends the caller to [`crate::duplicates::find`], the
 //! tree walk over the parse, which names the duplicate exactly as before: the scan only says
 //! whether the walk is needed, and for texts sonic-rs accepts it says so exactly when the walk
 //! finds a duplicate (`tests/duplicate_scan.rs` checks it against the walk on random JSON).
@@ -78,6 +80,10 @@ struct Scanner<'t> {
     /// closed before its colon.
     open_quote: usize,
     close_quote: usize,
+    /// Where the last escape other than `\"` and `\\` is (the byte after its backslash; 0 for
+    /// none): a key after whose opening quote one lies has more than one spelling and is
+    /// decoded before it is compared.
+    odd_escape: usize,
     any_backslash: bool,
     keys: Keys,
 }
@@ -92,6 +98,7 @@ impl<'t> Scanner<'t> {
             escaped: false,
             open_quote: 0,
             close_quote: 0,
+            odd_escape: 0,
             // Most bodies have no backslash at all: one vectorised pass says so.
             any_backslash: text.iter().fold(0u8, |acc, &b| acc | u8::from(b == b'\\')) != 0,
             keys: Keys::new(text),
@@ -106,14 +113,31 @@ impl<'t> Scanner<'t> {
             let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
                 continue;
             };
-            if self.any_backslash && (self.escaped || block.contains(&b'\\')) {
-                self.escaped_block(block, at)?;
-            } else {
-                self.block(block, at, mask(block, |b| b == b'"'))?;
-            }
+            self.dispatch(block, at)?;
             at += BLOCK;
         }
-        self.bytes(blocks.remainder(), at)
+        // The last partial block, padded with spaces (which change nothing), goes the same
+        // way: the byte loop costs about as much per byte as the masks per block.
+        let rest = blocks.remainder();
+        if rest.is_empty() {
+            return Ok(());
+        }
+        let mut padded = [b' '; BLOCK];
+        if let Some(head) = padded.get_mut(..rest.len()) {
+            head.copy_from_slice(rest);
+        }
+        self.dispatch(&padded, at)
+    }
+
+    #[inline(always)]
+    fn dispatch(&mut self, block: &[u8; BLOCK], at: usize) -> Result<(), TooDeep> {
+        if self.any_backslash {
+            let backslashes = mask(block, |b| b == b'\\');
+            if backslashes != 0 || self.escaped {
+                return self.escaped_block(block, at, backslashes);
+            }
+        }
+        self.block(block, at, mask(block, |b| b == b'"'), 0)
     }
 
     /// A block with backslashes (or starting right after one): the quotes they escape are
@@ -121,10 +145,15 @@ impl<'t> Scanner<'t> {
     /// when every backslash is inside a string (always, in JSON: managed fields' keys such as
     /// `k:{\"type\":\"Ready\"}` are full of them). A backslash outside strings (not JSON)
     /// sends the block to the byte loop, whose answer is the exact one.
-    fn escaped_block(&mut self, block: &[u8; BLOCK], at: usize) -> Result<(), TooDeep> {
-        let backslashes = mask(block, |b| b == b'\\');
+    fn escaped_block(
+        &mut self,
+        block: &[u8; BLOCK],
+        at: usize,
+        backslashes: u64,
+    ) -> Result<(), TooDeep> {
         let escaped = escapes(backslashes, self.escaped);
-        let quotes = mask(block, |b| b == b'"') & !escaped;
+        let all_quotes = mask(block, |b| b == b'"');
+        let quotes = all_quotes & !escaped;
         let carry = if self.in_string { u64::MAX } else { 0 };
         let inside = prefix_xor(quotes) ^ carry;
         if backslashes & !inside != 0 {
@@ -132,12 +161,22 @@ impl<'t> Scanner<'t> {
         }
         // A last byte that is an unescaped backslash escapes the next block's first byte.
         self.escaped = (backslashes & !escaped) >> 63 == 1;
-        self.block(block, at, quotes)
+        // Escaped bytes other than `"` and `\\`: `\n`, `\/`, `\u0061`... name a character
+        // that has another spelling.
+        let odd = escaped & !(all_quotes | backslashes);
+        self.block(block, at, quotes, odd)
     }
 
-    /// One block whose unescaped quotes are `quotes`, starting at offset `at`, by bit masks.
+    /// One block whose unescaped quotes are `quotes` and whose escapes other than `\"` and
+    /// `\\` are `odd`, starting at offset `at`, by bit masks.
     #[inline(always)]
-    fn block(&mut self, block: &[u8; BLOCK], at: usize, quotes: u64) -> Result<(), TooDeep> {
+    fn block(
+        &mut self,
+        block: &[u8; BLOCK],
+        at: usize,
+        quotes: u64,
+        odd: u64,
+    ) -> Result<(), TooDeep> {
         // `[` and `{` differ only in bit 5, as do `]` and `}`; no other byte maps onto them.
         // One mask for the brackets and colons: the byte itself then says which it is.
         let structural = mask(block, |b| {
@@ -159,7 +198,8 @@ impl<'t> Scanner<'t> {
                     let before = bit - 1;
                     let open = last(open_quotes & before, at).unwrap_or(self.open_quote);
                     let close = last(close_quotes & before, at).unwrap_or(self.close_quote);
-                    self.colon(open, close);
+                    let odd = last(odd & before, at).unwrap_or(self.odd_escape);
+                    self.colon(open, close, odd > open);
                 }
                 b'{' => self.open(true)?,
                 b'[' => self.open(false)?,
@@ -173,6 +213,9 @@ impl<'t> Scanner<'t> {
         if let Some(q) = last(close_quotes, at) {
             self.close_quote = q;
         }
+        if let Some(e) = last(odd, at) {
+            self.odd_escape = e;
+        }
         Ok(())
     }
 
@@ -182,6 +225,9 @@ impl<'t> Scanner<'t> {
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
+                    if b != b'"' && b != b'\\' {
+                        self.odd_escape = at + i;
+                    }
                 } else if b == b'\\' {
                     self.escaped = true;
                 } else if b == b'"' {
@@ -197,7 +243,11 @@ impl<'t> Scanner<'t> {
                 }
                 b'[' | b'{' => self.open(b == b'{')?,
                 b']' | b'}' => self.close(b == b'}'),
-                b':' => self.colon(self.open_quote, self.close_quote),
+                b':' => self.colon(
+                    self.open_quote,
+                    self.close_quote,
+                    self.odd_escape > self.open_quote,
+                ),
                 _ => {}
             }
         }
@@ -227,13 +277,14 @@ impl<'t> Scanner<'t> {
     }
 
     /// A colon outside strings: the key is the string between the quotes at `open` and
-    /// `close` (in valid JSON; otherwise whatever it is, or nothing).
+    /// `close` (in valid JSON; otherwise whatever it is, or nothing); `odd` when it holds an
+    /// escape other than `\"` and `\\`.
     #[inline(always)]
-    fn colon(&mut self, open: usize, close: usize) {
+    fn colon(&mut self, open: usize, close: usize, odd: bool) {
         if open < close
             && let Some(key) = self.text.get(open + 1..close)
         {
-            self.keys.key(key, open + 1, self.any_backslash);
+            self.keys.key(key, open + 1, odd);
         }
     }
 }
@@ -315,14 +366,19 @@ impl Keys {
         self.top = index;
     }
 
+    /// A key as it is written (between its quotes); `odd` when it holds an escape other than
+    /// `\"` and `\\`. Written with only those two escapes, a key has one spelling (`"` and `\\`
+    /// cannot appear unescaped), so such keys compare as written, escaped quotes included
+    /// (managed fields' `k:{\"name\":\"app\"}`); an odd one is first rewritten to that
+    /// spelling.
     #[inline(always)]
-    fn key(&mut self, raw: &[u8], start: usize, any_backslash: bool) {
+    fn key(&mut self, raw: &[u8], start: usize, odd: bool) {
         if self.maybe_duplicate || self.top == NONE {
             return;
         }
-        if any_backslash && raw.contains(&b'\\') {
+        if odd {
             let from = self.decoded.len();
-            if decode(raw, &mut self.decoded).is_none() || self.decoded.len() >= DECODED as usize {
+            if respell(raw, &mut self.decoded).is_none() || self.decoded.len() >= DECODED as usize {
                 self.maybe_duplicate = true;
                 return;
             }
@@ -419,9 +475,10 @@ fn fingerprint(key: &[u8]) -> u64 {
     (word ^ (n as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// Appends the JSON string body `raw` (between its quotes) decoded to `out`; `None` for an
-/// escape this does not take (invalid ones, lone surrogates).
-fn decode(raw: &[u8], out: &mut Vec<u8>) -> Option<()> {
+/// Appends the JSON string body `raw` (between its quotes) to `out` in its one spelling that
+/// escapes only `"` and `\\`; `None` for an escape this does not take (invalid ones, lone
+/// surrogates).
+fn respell(raw: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let mut i = 0;
     while let Some(&b) = raw.get(i) {
         if b != b'\\' {
@@ -442,6 +499,9 @@ fn decode(raw: &[u8], out: &mut Vec<u8>) -> Option<()> {
             _ => return None,
         };
         if raw.get(i + 1) != Some(&b'u') {
+            if simple == b'"' || simple == b'\\' {
+                out.push(b'\\');
+            }
             out.push(simple);
             i += 2;
             continue;
@@ -464,6 +524,9 @@ fn decode(raw: &[u8], out: &mut Vec<u8>) -> Option<()> {
             c => c,
         };
         let c = char::from_u32(code)?;
+        if c == '"' || c == '\\' {
+            out.push(b'\\');
+        }
         let mut buf = [0u8; 4];
         out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
     }
@@ -638,6 +701,17 @@ mod tests {
         assert_eq!(check(&format!("{{{}}}", many.join(","))), Scan::Clean);
         let dup = format!("{{{},\"k7\":0}}", many.join(","));
         assert_eq!(check(&dup), Scan::MaybeDuplicate);
+        // One key spelt two ways, the second with an escape that needs respelling.
+        assert_eq!(check(r#"{"a\"b":1,"a\u0022b":2}"#), Scan::MaybeDuplicate);
+        assert_eq!(check(r#"{"\\":1,"\u005c":2}"#), Scan::MaybeDuplicate);
+        assert_eq!(check(r#"{"a/":1,"a\/":2}"#), Scan::MaybeDuplicate);
+        assert_eq!(check(r#"{"a\"b":1,"a\u0022c":2,"a\\b":3}"#), Scan::Clean);
+        // An odd escape in a value does not make the next key odd.
+        assert_eq!(
+            check(r#"{"a":"\n","b\"":1,"b\u0022":2}"#),
+            Scan::MaybeDuplicate
+        );
+        assert_eq!(check(r#"{"a":"\n","b\"":1,"c\"":2}"#), Scan::Clean);
         // A lone surrogate is not decoded: the tree walk decides.
         assert_eq!(check(r#"{"\ud800":1}"#), Scan::MaybeDuplicate);
         // Too deep wins over a duplicate found before the limit is passed.

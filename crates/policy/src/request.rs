@@ -259,8 +259,9 @@ fn check_type<'a>(
     })
 }
 
-/// Checks the typed fields of an `AdmissionRequest` the engine reads, so a wrongly typed field
-/// is refused rather than read as absent (docs/serve.md).
+/// Checks the types of the top-level fields of an `AdmissionRequest` the engine reads, so a
+/// wrongly typed field is refused rather than read as absent (docs/serve.md); the members of
+/// the nested objects are checked as they are read ([`triple`], [`user_info`]).
 fn check_request_types(raw: &Members<'_>) -> Result<(), ReviewError> {
     for (key, field) in [
         ("uid", "uid"),
@@ -283,60 +284,6 @@ fn check_request_types(raw: &Members<'_>) -> Result<(), ReviewError> {
         check_type(raw, key, field, "object")?;
     }
     check_type(raw, "dryRun", "dryRun", "bool")?;
-    for (parent, fields) in [
-        (
-            "kind",
-            [
-                ("group", "kind.group"),
-                ("version", "kind.version"),
-                ("kind", "kind.kind"),
-            ],
-        ),
-        (
-            "resource",
-            [
-                ("group", "resource.group"),
-                ("version", "resource.version"),
-                ("resource", "resource.resource"),
-            ],
-        ),
-        (
-            "requestKind",
-            [
-                ("group", "requestKind.group"),
-                ("version", "requestKind.version"),
-                ("kind", "requestKind.kind"),
-            ],
-        ),
-        (
-            "requestResource",
-            [
-                ("group", "requestResource.group"),
-                ("version", "requestResource.version"),
-                ("resource", "requestResource.resource"),
-            ],
-        ),
-    ] {
-        if let Some(v) = non_null(raw.field(parent)) {
-            for (key, field) in fields {
-                typed_str(v, key, field)?;
-            }
-        }
-    }
-    if let Some(user) = non_null(raw.field("userInfo")) {
-        typed_str(user, "username", "userInfo.username")?;
-        typed_str(user, "uid", "userInfo.uid")?;
-        check_type(user, "groups", "userInfo.groups", "array")?;
-        check_type(user, "extra", "userInfo.extra", "object")?;
-        if let Some(groups) = non_null(user.get("groups")).and_then(|g| g.as_array())
-            && groups.iter().any(|g| !g.is_str())
-        {
-            return Err(ReviewError::Field {
-                field: "userInfo.groups",
-                problem: "must be a list of strings",
-            });
-        }
-    }
     Ok(())
 }
 
@@ -344,22 +291,129 @@ fn non_null(v: Option<&Json>) -> Option<&Json> {
     v.filter(|v| !v.is_null())
 }
 
-fn gvk(v: Option<&Json>) -> GroupVersionKind<'_> {
-    v.map(|v| GroupVersionKind {
-        group: str_field(v, "group"),
-        version: str_field(v, "version"),
-        kind: str_field(v, "kind"),
-    })
-    .unwrap_or_default()
+/// `group`, `version` and `third` (`kind` or `resource`) of a kind or resource object, in one
+/// pass over its members (the first of each name, as `get` finds it); with `check`, a member
+/// that is neither a string nor `null` is refused under its name in `fields`.
+fn triple<'a>(
+    v: Option<&'a Json>,
+    third: &str,
+    fields: &[&'static str; 3],
+    check: bool,
+) -> Result<[&'a str; 3], ReviewError> {
+    let mut out = [""; 3];
+    let mut seen = [false; 3];
+    let Some(object) = v.and_then(|v| v.as_object()) else {
+        return Ok(out);
+    };
+    for (key, value) in object.iter() {
+        let i = match key {
+            "group" => 0,
+            "version" => 1,
+            k if k == third => 2,
+            _ => continue,
+        };
+        let (Some(seen), Some(slot)) = (seen.get_mut(i), out.get_mut(i)) else {
+            continue;
+        };
+        if *seen {
+            continue;
+        }
+        *seen = true;
+        match value.as_str() {
+            Some(text) => *slot = text,
+            None if check && !value.is_null() => {
+                return Err(ReviewError::Field {
+                    field: fields.get(i).copied().unwrap_or_default(),
+                    problem: "must be a string",
+                });
+            }
+            None => {}
+        }
+    }
+    Ok(out)
 }
 
-fn gvr(v: Option<&Json>) -> GroupVersionResource<'_> {
-    v.map(|v| GroupVersionResource {
-        group: str_field(v, "group"),
-        version: str_field(v, "version"),
-        resource: str_field(v, "resource"),
+fn gvk<'a>(
+    v: Option<&'a Json>,
+    fields: &[&'static str; 3],
+    check: bool,
+) -> Result<GroupVersionKind<'a>, ReviewError> {
+    let [group, version, kind] = triple(v, "kind", fields, check)?;
+    Ok(GroupVersionKind {
+        group,
+        version,
+        kind,
     })
-    .unwrap_or_default()
+}
+
+fn gvr<'a>(
+    v: Option<&'a Json>,
+    fields: &[&'static str; 3],
+    check: bool,
+) -> Result<GroupVersionResource<'a>, ReviewError> {
+    let [group, version, resource] = triple(v, "resource", fields, check)?;
+    Ok(GroupVersionResource {
+        group,
+        version,
+        resource,
+    })
+}
+
+/// `request.userInfo`, in one pass over its members; with `check`, wrongly typed members are
+/// refused (`null` reads as absent).
+fn user_info(u: &Json, check: bool) -> Result<UserInfo<'_>, ReviewError> {
+    let mut user = UserInfo::default();
+    let mut seen = [false; 4];
+    let Some(object) = u.as_object() else {
+        return Ok(user);
+    };
+    let wrong = |field, problem| Err(ReviewError::Field { field, problem });
+    for (key, value) in object.iter() {
+        let i = match key {
+            "username" => 0,
+            "uid" => 1,
+            "groups" => 2,
+            "extra" => 3,
+            _ => continue,
+        };
+        let Some(seen) = seen.get_mut(i) else {
+            continue;
+        };
+        if *seen {
+            continue;
+        }
+        *seen = true;
+        if value.is_null() {
+            continue;
+        }
+        match i {
+            0 | 1 => match value.as_str() {
+                Some(text) if i == 0 => user.username = text,
+                Some(text) => user.uid = text,
+                None if !check => {}
+                None if i == 0 => return wrong("userInfo.username", "must be a string"),
+                None => return wrong("userInfo.uid", "must be a string"),
+            },
+            2 => match value.as_array() {
+                Some(groups) => {
+                    if check && groups.iter().any(|g| !g.is_str()) {
+                        return wrong("userInfo.groups", "must be a list of strings");
+                    }
+                    user.groups = Some(value);
+                }
+                None if check => return wrong("userInfo.groups", "must be a JSON array"),
+                None => {}
+            },
+            _ => {
+                if value.is_object() {
+                    user.extra = Some(value);
+                } else if check {
+                    return wrong("userInfo.extra", "must be a JSON object");
+                }
+            }
+        }
+    }
+    Ok(user)
 }
 
 impl<'a> Request<'a> {
@@ -380,19 +434,57 @@ impl<'a> Request<'a> {
         if check {
             check_request_types(raw)?;
         }
+        // Read in the order the checks were always made: kind, resource, requestKind,
+        // requestResource, userInfo, then the operation.
+        let kind = gvk(
+            raw.field("kind"),
+            &["kind.group", "kind.version", "kind.kind"],
+            check,
+        )?;
+        let resource = gvr(
+            raw.field("resource"),
+            &["resource.group", "resource.version", "resource.resource"],
+            check,
+        )?;
+        let request_kind = match raw.field("requestKind") {
+            Some(v) if v.is_object() => gvk(
+                Some(v),
+                &[
+                    "requestKind.group",
+                    "requestKind.version",
+                    "requestKind.kind",
+                ],
+                check,
+            )?,
+            _ => kind,
+        };
+        let request_resource = match raw.field("requestResource") {
+            Some(v) if v.is_object() => gvr(
+                Some(v),
+                &[
+                    "requestResource.group",
+                    "requestResource.version",
+                    "requestResource.resource",
+                ],
+                check,
+            )?,
+            _ => resource,
+        };
+        let user = match raw.field("userInfo") {
+            Some(u) => user_info(u, check)?,
+            None => UserInfo::default(),
+        };
         let operation =
             Operation::parse(str_field(raw, "operation")).ok_or(ReviewError::Field {
                 field: "operation",
                 problem: "must be one of CREATE, UPDATE, DELETE, CONNECT",
             })?;
-        let kind = gvk(raw.field("kind"));
         if kind.kind.is_empty() || kind.version.is_empty() {
             return Err(ReviewError::Field {
                 field: "kind",
                 problem: "must name a version and kind",
             });
         }
-        let resource = gvr(raw.field("resource"));
         if resource.resource.is_empty() || resource.version.is_empty() {
             return Err(ReviewError::Field {
                 field: "resource",
@@ -400,26 +492,9 @@ impl<'a> Request<'a> {
             });
         }
         let sub_resource = str_field(raw, "subResource");
-        let request_kind = match raw.field("requestKind") {
-            Some(v) if v.is_object() => gvk(Some(v)),
-            _ => kind,
-        };
-        let request_resource = match raw.field("requestResource") {
-            Some(v) if v.is_object() => gvr(Some(v)),
-            _ => resource,
-        };
         let request_sub_resource = match raw.field("requestSubResource").and_then(|v| v.as_str()) {
             Some(s) => s,
             None => sub_resource,
-        };
-        let user = match raw.field("userInfo") {
-            Some(u) if u.is_object() => UserInfo {
-                username: str_field(u, "username"),
-                uid: str_field(u, "uid"),
-                groups: non_null(u.get("groups")).filter(|g| g.is_array()),
-                extra: non_null(u.get("extra")).filter(|g| g.is_object()),
-            },
-            _ => UserInfo::default(),
         };
         let object = non_null(raw.field("object"));
         let old_object = non_null(raw.field("oldObject"));
