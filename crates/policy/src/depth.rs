@@ -23,7 +23,8 @@
 //! key of a member is the last string closed before its `:`, so the scan keeps the positions
 //! of the last opening and closing quotes and, at each colon outside strings, records the raw
 //! bytes between them on a stack of the open objects' keys (16 bytes per object and per key:
-//! a fingerprint and an offset; nothing is copied). When an object closes, its keys are
+//! a fingerprint and an offset; nothing is copied; an empty `{}`, which managed fields are full
+//! of, takes no entry). When an object closes, its keys are
 //! compared: pairwise up to
 //! [`PAIRWISE`] keys (most Kubernetes objects have fewer), by a sort of their fingerprints
 //! beyond. Keys are compared as written, which is exact for keys whose only escapes are `\"`
@@ -200,6 +201,14 @@ impl<'t> Scanner<'t> {
                     let close = last(close_quotes & before, at).unwrap_or(self.close_quote);
                     let odd = last(odd & before, at).unwrap_or(self.odd_escape);
                     self.colon(open, close, odd > open);
+                }
+                // `{}` (every leaf of managed fields' `fieldsV1`): nesting only, no keys to
+                // compare; its `}` is not visited.
+                b'{' if block.get(offset + 1) == Some(&b'}') => {
+                    if self.depth >= self.limit {
+                        return Err(TooDeep);
+                    }
+                    events &= !(bit << 1);
                 }
                 b'{' => self.open(true)?,
                 b'[' => self.open(false)?,
@@ -405,6 +414,12 @@ impl Keys {
         }
         let top = self.top as usize;
         let enclosing = self.stack.get(top).map_or(NONE, |e| e.start);
+        if self.stack.len() <= top + 2 {
+            // No key or one: nothing to compare.
+            self.stack.truncate(top);
+            self.top = enclosing;
+            return;
+        }
         let decoded = &self.decoded;
         let bytes = |e: &Entry| {
             let (from, len) = if e.len & DECODED != 0 {
@@ -608,6 +623,8 @@ mod tests {
     fn agrees_with_the_byte_loop_on_chosen_texts() {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let long_string = format!("[\"{}\"]", "[{".repeat(100));
+        // `{}` inside a block, and split by a block's end (offsets 63 and 64).
+        let empty = |n: usize| format!("{}{{}}{}", "[".repeat(n), "]".repeat(n));
         let cases: Vec<Vec<u8>> = vec![
             b"".to_vec(),
             b"{}".to_vec(),
@@ -616,6 +633,10 @@ mod tests {
             "[".repeat(10_000).into_bytes(),
             "]]]]".repeat(40).into_bytes(),
             long_string.into_bytes(),
+            empty(3).into_bytes(),
+            empty(62).into_bytes(),
+            empty(63).into_bytes(),
+            empty(64).into_bytes(),
             br#"\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["#
                 .to_vec(),
         ];
