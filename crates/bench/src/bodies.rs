@@ -214,27 +214,45 @@ pub fn review_for(object: &Value, operation: &str, old: Option<&Value>) -> Value
     } else {
         "CreateOptions"
     };
-    let gvk = sonic_rs::json!({"group": group, "version": version, "kind": kind});
-    let gvr = sonic_rs::json!({"group": group, "version": version, "resource": resource});
-    sonic_rs::json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": UID_SLOT,
-            "kind": gvk.clone(),
-            "resource": gvr.clone(),
-            "requestKind": gvk,
-            "requestResource": gvr,
-            "name": name,
-            "namespace": namespace,
-            "operation": operation,
-            "userInfo": {"username": "celer-bench", "groups": ["system:authenticated"]},
-            "object": object.clone(),
-            "oldObject": old.cloned(),
-            "dryRun": false,
-            "options": {"apiVersion": "meta.k8s.io/v1", "kind": options_kind}
-        }
-    })
+    // Written as text in kube-apiserver's order (the uid first, the objects last) and parsed,
+    // which keeps that order: objects built with `json!` are hash maps whose order changes
+    // from one process to the next, and a server that reads only the start of a review (the
+    // serving floor) then did different work in each run.
+    let text = |v: &Value| sonic_rs::to_string(v).unwrap_or_else(|_| "null".to_string());
+    let quoted = |s: &str| text(&Value::from(s));
+    let gvk = format!(
+        r#"{{"group":{},"version":{},"kind":{}}}"#,
+        quoted(group),
+        quoted(version),
+        quoted(&kind)
+    );
+    let gvr = format!(
+        r#"{{"group":{},"version":{},"resource":{}}}"#,
+        quoted(group),
+        quoted(version),
+        quoted(&resource)
+    );
+    let review = format!(
+        concat!(
+            r#"{{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{{"#,
+            r#""uid":{uid},"kind":{gvk},"resource":{gvr},"requestKind":{gvk},"#,
+            r#""requestResource":{gvr},"name":{name},"namespace":{namespace},"#,
+            r#""operation":{operation},"#,
+            r#""userInfo":{{"username":"celer-bench","groups":["system:authenticated"]}},"#,
+            r#""object":{object},"oldObject":{old},"dryRun":false,"#,
+            r#""options":{{"kind":{options},"apiVersion":"meta.k8s.io/v1"}}}}}}"#
+        ),
+        uid = quoted(UID_SLOT),
+        gvk = gvk,
+        gvr = gvr,
+        name = quoted(&name),
+        namespace = quoted(&namespace),
+        operation = quoted(operation),
+        object = text(object),
+        old = old.map_or_else(|| "null".to_string(), text),
+        options = quoted(options_kind),
+    );
+    sonic_rs::from_str(&review).unwrap_or_default()
 }
 
 /// Prepares one template from an AdmissionReview or an object; a SubjectAccessReview (for an
@@ -262,11 +280,15 @@ pub fn template(value: &Value, mode: &Mode) -> Result<Template, String> {
                 }
                 review_for(value, "CREATE", None)
             };
-            let request = review
-                .get_mut("request")
-                .and_then(|r| r.as_object_mut())
-                .ok_or("an AdmissionReview without a request")?;
-            request.insert(&"uid", UID_SLOT);
+            // A review made here has the slot already, and is left untouched: changing a
+            // parsed object makes it a hash map, whose member order differs per process.
+            if review.pointer(&["request", "uid"]).as_str() != Some(UID_SLOT) {
+                let request = review
+                    .get_mut("request")
+                    .and_then(|r| r.as_object_mut())
+                    .ok_or("an AdmissionReview without a request")?;
+                request.insert(&"uid", UID_SLOT);
+            }
             let body = sonic_rs::to_vec(&review).map_err(|e| e.to_string())?;
             let uid_at = find(&body, UID_SLOT.as_bytes());
             Ok(Template {
@@ -403,6 +425,34 @@ pub fn generated(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reviews_keep_the_api_servers_member_order() {
+        let object = pod(PodSize::Small, false, 0);
+        let t = template(
+            &object,
+            &Mode::Webhook {
+                path: "/validate".into(),
+            },
+        )
+        .unwrap();
+        let body = std::str::from_utf8(&t.body).unwrap();
+        let at = |key: &str| body.find(&format!("\"{key}\":")).unwrap();
+        assert!(
+            body.starts_with(r#"{"kind":"AdmissionReview","apiVersion""#),
+            "{body}"
+        );
+        assert!(at("request") < at("uid"), "{body}");
+        assert!(
+            at("uid") < at("operation") && at("operation") < at("object"),
+            "{body}"
+        );
+        assert!(
+            at("object") < at("oldObject") && at("oldObject") < at("options"),
+            "{body}"
+        );
+        assert_eq!(t.uid_at, Some(at("uid") + "\"uid\":\"".len()));
+    }
 
     #[test]
     fn subject_access_reviews_are_sent_as_they_are() {
