@@ -8,6 +8,7 @@
 # does not see them, and the floor copies the first "uid" it finds).
 #
 #   e2e/serve-instructions.sh [CELER_BIN...]     # default target/release/celer
+#   e2e/serve-instructions.sh /tmp/celer-old target/release/celer   # two builds
 #
 # COUNT requests (500) after WARMUP (100), over one HTTP/2 connection as kube-apiserver calls,
 # to /validate and to /mutate; only the COUNT requests are counted (callgrind_control zeroes the
@@ -86,7 +87,8 @@ count() {
   echo "$name /$endpoint: $((total / COUNT)) instructions per request" | tee -a "$work/summary.txt"
 }
 
-client="${bins[0]}"
+# The load comes from this build's `celer bench` whichever servers are compared.
+client="${CLIENT:-$repo/target/release/celer}"
 for endpoint in validate mutate; do
   port="$(free_port)"
   count floor "$endpoint" "$client" "$floor" "127.0.0.1:$port" "$work/tls-floor"
