@@ -220,18 +220,9 @@ pub fn review_for(object: &Value, operation: &str, old: Option<&Value>) -> Value
     // serving floor) then did different work in each run.
     let text = |v: &Value| sonic_rs::to_string(v).unwrap_or_else(|_| "null".to_string());
     let quoted = |s: &str| text(&Value::from(s));
-    let gvk = format!(
-        r#"{{"group":{},"version":{},"kind":{}}}"#,
-        quoted(group),
-        quoted(version),
-        quoted(&kind)
-    );
-    let gvr = format!(
-        r#"{{"group":{},"version":{},"resource":{}}}"#,
-        quoted(group),
-        quoted(version),
-        quoted(&resource)
-    );
+    let gv = format!(r#""group":{},"version":{}"#, quoted(group), quoted(version));
+    let gvk = format!(r#"{{{gv},"kind":{}}}"#, quoted(&kind));
+    let gvr = format!(r#"{{{gv},"resource":{}}}"#, quoted(&resource));
     let review = format!(
         concat!(
             r#"{{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{{"#,
@@ -452,6 +443,10 @@ mod tests {
             "{body}"
         );
         assert_eq!(t.uid_at, Some(at("uid") + "\"uid\":\"".len()));
+        assert!(
+            body.contains(r#""requestResource":{"group":"","version":"v1","resource":"pods"}"#),
+            "{body}"
+        );
     }
 
     #[test]
