@@ -6,6 +6,7 @@
 pub mod body;
 pub mod embedded;
 pub mod feed;
+pub mod inline;
 pub mod lookup;
 pub mod metrics;
 pub mod policies;

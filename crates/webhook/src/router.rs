@@ -20,7 +20,7 @@
 //! HTTP 400.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
@@ -41,6 +41,7 @@ use sonic_rs::JsonValueTrait;
 use tokio::sync::Semaphore;
 
 use crate::body::{self, BodyBudget, BodyError, BodyLimits};
+use crate::inline::{Gate, INLINE_BUDGET, Moved, OFFLOAD_AFTER};
 use crate::metrics::{Decision, Endpoint, Metrics};
 use crate::policies::Policies;
 
@@ -50,14 +51,6 @@ pub const DEFAULT_MAX_BODY: usize = 3 * 1024 * 1024;
 /// SubjectAccessReviews up to this size are parsed on the I/O thread (a review is well under
 /// 1 KiB unless its user has many groups or extras).
 const INLINE_REVIEW_BYTES: usize = 16 * 1024;
-
-/// How long a review decided on an I/O thread may take (a typical one takes tens of
-/// microseconds; an OS preemption on a busy machine can add a few milliseconds, hence the
-/// margin and the count).
-const INLINE_BUDGET: std::time::Duration = std::time::Duration::from_millis(5);
-
-/// Overruns after which reviews a Rego module may decide go to the blocking pool.
-const OFFLOAD_AFTER: u32 = 3;
 
 /// AdmissionReviews up to this size are evaluated on the I/O thread: handing a request to the
 /// blocking pool and back costs two thread wake-ups, more CPU than evaluating a small Pod
@@ -117,13 +110,11 @@ impl Limits {
 pub struct Loaded {
     pub policies: Policies,
     pub generation: u64,
-    /// Reviews a Rego module may decide that overran [`INLINE_BUDGET`] on an I/O thread; from
-    /// [`OFFLOAD_AFTER`] on, until the next load, such reviews go to the blocking pool.
-    slow_rego: AtomicU32,
-    /// AdmissionReviews evaluated on an I/O thread that overran [`INLINE_BUDGET`]; from
-    /// [`OFFLOAD_AFTER`] on, until the next load, admission goes to the blocking pool (a
-    /// policy set whose evaluations are slow: Rego, large CEL costs, calls out).
-    slow_admission: AtomicU32,
+    /// Whether small reviews a Rego module may decide are decided on the I/O threads.
+    rego_gate: Gate,
+    /// Whether small AdmissionReviews are evaluated on the I/O threads (a policy set whose
+    /// evaluations are slow: Rego, large CEL costs, calls out, goes to the blocking pool).
+    admission_gate: Gate,
 }
 
 /// What every request shares: the current policy set (swapped whole on reload), the metrics,
@@ -161,14 +152,33 @@ impl std::fmt::Debug for State {
 }
 
 impl Loaded {
-    /// Whether reviews a Rego module may decide now go to the blocking pool (one ran long).
+    /// Whether reviews a Rego module may decide now go to the blocking pool (they ran long).
     pub fn rego_offloaded(&self) -> bool {
-        self.slow_rego.load(Ordering::Relaxed) >= OFFLOAD_AFTER
+        self.rego_gate.offloaded()
     }
 
-    /// Whether admission now goes to the blocking pool (evaluations on I/O threads ran long).
+    /// Whether admission now goes to the blocking pool (evaluations ran long).
     pub fn admission_offloaded(&self) -> bool {
-        self.slow_admission.load(Ordering::Relaxed) >= OFFLOAD_AFTER
+        self.admission_gate.offloaded()
+    }
+
+    /// Counts an evaluation's time on `gate` and says when reviews change threads.
+    fn time(&self, gate: &Gate, begun: Instant, what: &'static str) {
+        let elapsed = begun.elapsed();
+        match gate.record(elapsed) {
+            Moved::Stayed => {}
+            Moved::ToPool => tracing::warn!(
+                elapsed_ms = elapsed.as_secs_f64() * 1e3,
+                generation = self.generation,
+                "{what} ran long, {OFFLOAD_AFTER} times close together: they go to the blocking pool until they run within {} ms again",
+                INLINE_BUDGET.as_millis()
+            ),
+            Moved::ToInline => tracing::info!(
+                generation = self.generation,
+                "{what} run within {} ms again: back on the I/O threads",
+                INLINE_BUDGET.as_millis()
+            ),
+        }
     }
 }
 
@@ -253,8 +263,8 @@ impl State {
         self.current.store(Some(Arc::new(Loaded {
             policies,
             generation,
-            slow_rego: AtomicU32::new(0),
-            slow_admission: AtomicU32::new(0),
+            rego_gate: Gate::default(),
+            admission_gate: Gate::default(),
         })));
         self.metrics.loaded(generation, counts, generation > 1);
         *self.refused.lock() = None;
@@ -528,9 +538,9 @@ where
     };
     // A small SubjectAccessReview is decided here: handing it to the blocking pool and back
     // costs more than deciding it (thread wake-ups were most of the CPU at 5,000 reviews a
-    // second). CEL is cost-bounded; a Rego module only by wall-clock time, so once reviews
-    // decided here overran [`INLINE_BUDGET`] [`OFFLOAD_AFTER`] times, reviews a Rego module may
-    // decide go to the pool until the next load. Large bodies always go there.
+    // second). CEL is cost-bounded; a Rego module only by wall-clock time, so while reviews a
+    // Rego module may decide run long (see `crate::inline`), they go to the pool. Large bodies
+    // always go there.
     if endpoint == Endpoint::Authorize && body.bytes.len() <= INLINE_REVIEW_BYTES {
         let review = match SubjectAccessReview::parse(&body.bytes) {
             Ok(r) => r,
@@ -541,46 +551,32 @@ where
         if !rego || !loaded.rego_offloaded() {
             let begun = Instant::now();
             let answer = decide(state, &loaded, &review, started);
-            if rego
-                && begun.elapsed() > INLINE_BUDGET
-                && loaded.slow_rego.fetch_add(1, Ordering::Relaxed) + 1 == OFFLOAD_AFTER
-            {
-                tracing::warn!(
-                    elapsed_ms = begun.elapsed().as_secs_f64() * 1e3,
-                    generation = loaded.generation,
-                    "a Rego authorization module ran long: reviews it may decide go to the blocking pool until the next policy load"
-                );
+            if rego {
+                loaded.time(&loaded.rego_gate, begun, REGO_REVIEWS);
             }
             return respond(path, Ok(answer));
         }
         let shared = Arc::clone(state);
-        let job = tokio::task::spawn_blocking(move || decide(&shared, &loaded, &review, started));
+        let job = tokio::task::spawn_blocking(move || {
+            let begun = Instant::now();
+            let answer = decide(&shared, &loaded, &review, started);
+            loaded.time(&loaded.rego_gate, begun, REGO_REVIEWS);
+            answer
+        });
         return respond(path, job.await);
     }
     // A small AdmissionReview is evaluated here, for the reason SubjectAccessReviews are
     // (see [`INLINE_ADMISSION_BYTES`]). The I/O threads have the same large stacks as the
     // pool's; a lookup that must wait on the API server (a cache miss) moves this thread's
-    // other tasks away first (`celer_policy::lookup::wait_blocking`); a policy set whose
-    // evaluations overran [`INLINE_BUDGET`] [`OFFLOAD_AFTER`] times goes to the pool until
-    // the next load.
-    if endpoint != Endpoint::Authorize
-        && body.bytes.len() <= INLINE_ADMISSION_BYTES
-        && !loaded.admission_offloaded()
-        && crate::on_large_stack()
-    {
+    // other tasks away first (`celer_policy::lookup::wait_blocking`); while a policy set's
+    // evaluations run long (see `crate::inline`) they go to the pool.
+    let small = endpoint != Endpoint::Authorize && body.bytes.len() <= INLINE_ADMISSION_BYTES;
+    if small && !loaded.admission_offloaded() && crate::on_large_stack() {
         let begun = Instant::now();
         let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             evaluate(state, &loaded, endpoint, &scope, &body.bytes, started)
         }));
-        if begun.elapsed() > INLINE_BUDGET
-            && loaded.slow_admission.fetch_add(1, Ordering::Relaxed) + 1 == OFFLOAD_AFTER
-        {
-            tracing::warn!(
-                elapsed_ms = begun.elapsed().as_secs_f64() * 1e3,
-                generation = loaded.generation,
-                "admission evaluations ran long on an I/O thread: they go to the blocking pool until the next policy load"
-            );
-        }
+        loaded.time(&loaded.admission_gate, begun, ADMISSION_REVIEWS);
         return match answer {
             Ok(answer) => respond(path, Ok(answer)),
             Err(_) => respond_panicked(path),
@@ -588,13 +584,25 @@ where
     }
     let shared = Arc::clone(state);
     // Parsing and evaluation recurse; they run on the blocking pool, whose threads get the
-    // runtime's large stacks (see `crate::runtime`).
-    let job = tokio::task::spawn_blocking(move || match endpoint {
-        Endpoint::Authorize => authorization(&shared, &loaded, &body.bytes, started),
-        _ => evaluate(&shared, &loaded, endpoint, &scope, &body.bytes, started),
+    // runtime's large stacks (see `crate::runtime`). Small reviews are timed there too, so a
+    // set whose evaluations are fast again comes back to the I/O threads.
+    let job = tokio::task::spawn_blocking(move || {
+        let begun = Instant::now();
+        let answer = match endpoint {
+            Endpoint::Authorize => authorization(&shared, &loaded, &body.bytes, started),
+            _ => evaluate(&shared, &loaded, endpoint, &scope, &body.bytes, started),
+        };
+        if small {
+            loaded.time(&loaded.admission_gate, begun, ADMISSION_REVIEWS);
+        }
+        answer
     });
     respond(path, job.await)
 }
+
+/// How the gates' log lines name what they time.
+const REGO_REVIEWS: &str = "SubjectAccessReviews a Rego module may decide";
+const ADMISSION_REVIEWS: &str = "admission evaluations";
 
 /// The answer to an evaluation that panicked on an I/O thread: what a failed blocking task
 /// gets.
