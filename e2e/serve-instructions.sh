@@ -13,7 +13,17 @@
 # COUNT requests (500) after WARMUP (100), over one HTTP/2 connection as kube-apiserver calls,
 # to /validate and to /mutate; only the COUNT requests are counted (callgrind_control zeroes the
 # counters after the warm-up and dumps them after the run). Needs valgrind. Prints one line per
-# server and endpoint: instructions per request. Results in target/e2e/serve-instructions/.
+# server and endpoint: instructions per request, and for celer whether the counted requests
+# were evaluated on the I/O thread (as natively) or handed to the blocking pool (celer moves
+# evaluations there while they overrun 5 ms, which under callgrind the first ones do; see
+# crates/webhook/src/inline.rs). Results in target/e2e/serve-instructions/.
+#
+# FOOTPRINT=1 also counts the code each request runs through: the distinct 64-byte lines of
+# machine code executed while requests flow on one warm connection (the middle FOOTPRINT_S
+# seconds, 20 by default, of one run at 50 a second; no TLS handshake in the window). On a
+# machine where requests arrive a few milliseconds apart that code is fetched again from
+# outer caches each time: it is the part of the cost per request that instruction counts
+# do not show.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -84,7 +94,50 @@ count() {
   ok="$(jq .run.successful "$work/bench-$name-$endpoint-$COUNT.json")"
   [ "$ok" = "$COUNT" ] || { echo "$name /$endpoint: only $ok of $COUNT allowed" >&2; exit 1; }
   total="$(callgrind_annotate "$(ls "$out".*.1)" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')"
-  echo "$name /$endpoint: $((total / COUNT)) instructions per request" | tee -a "$work/summary.txt"
+  echo "$name /$endpoint: $((total / COUNT)) instructions per request$(where "$work/$name-$endpoint.log")" |
+    tee -a "$work/summary.txt"
+}
+
+# Where a celer log's evaluations ran last: the gate's last move, if any.
+where() {
+  case "$(grep -Eo 'go to the blocking pool|back on the I/O threads' "$1" | tail -1)" in
+    "go to the blocking pool") echo " (evaluated on the blocking pool)" ;;
+    "back on the I/O threads") echo " (back on the I/O thread after the warm-up's overruns)" ;;
+    *) echo "" ;;
+  esac
+}
+
+# footprint NAME ENDPOINT COMMAND...: distinct lines of code executed per request (see above).
+footprint() {
+  local name="$1" endpoint="$2"; shift 2
+  local out="$work/footprint-$name-$endpoint" window="${FOOTPRINT_S:-20}" i
+  valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no \
+    --callgrind-out-file="$out.%p" "$@" > "$work/footprint-$name-$endpoint.log" 2>&1 &
+  server_pid=$!
+  for i in $(seq 1 300); do
+    curl -fsS --cacert "$work/tls-$name/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  "$client" bench --target "https://127.0.0.1:$port/$endpoint" --ca "$work/tls-$name/ca.crt" \
+    --http2 --requests "$work/requests.jsonl" --rate 50 --count $((50 * (window + 20))) \
+    --expect allowed --quiet --output json > "$work/footprint-$name-$endpoint.json" &
+  local bench=$!
+  sleep 10; callgrind_control -z "$server_pid" >/dev/null 2>&1
+  sleep "$window"; callgrind_control -d "$server_pid" >/dev/null 2>&1
+  wait "$bench"
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+  # Each cost line of an instruction is "0x<address> <count>"; a call's line repeats the call
+  # site's address. Lines of 64 bytes, counted once; the instructions executed, over the
+  # window's requests (at 50 a second), give the per-request scale.
+  awk -v n=$((50 * window)) -v name="$name" -v ep="$endpoint" -v at="$(where "$work/footprint-$name-$endpoint.log")" '
+    function hex(s,  i, c, v) { v = 0; s = tolower(substr(s, 3));
+      for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
+      return v }
+    /^calls=/ { call = 1; next }
+    /^0x/ { line[int(hex($1) / 64)] = 1; if (!call) ir += $NF; call = 0 }
+    END { for (l in line) lines++;
+      printf "%s /%s: %d lines of code (%d KiB) per request, %d instructions per request%s\n",
+        name, ep, lines, lines * 64 / 1024, ir / n, at }' "$(ls "$out".*.1)" | tee -a "$work/summary.txt"
 }
 
 # The load comes from this build's `celer bench` whichever servers are compared.
@@ -95,6 +148,16 @@ for endpoint in validate mutate; do
   for i in "${!bins[@]}"; do
     port="$(free_port)"
     count "celer$i" "$endpoint" "$client" "${bins[$i]}" serve --listen "127.0.0.1:$port" \
+      --tls-dir "$work/tls-celer$i" --policies "$repo/policies/bench-contract" --log-level info
+  done
+done
+[ "${FOOTPRINT:-0}" = 1 ] || exit 0
+for endpoint in validate mutate; do
+  port="$(free_port)"
+  footprint floor "$endpoint" "$floor" "127.0.0.1:$port" "$work/tls-floor"
+  for i in "${!bins[@]}"; do
+    port="$(free_port)"
+    footprint "celer$i" "$endpoint" "${bins[$i]}" serve --listen "127.0.0.1:$port" \
       --tls-dir "$work/tls-celer$i" --policies "$repo/policies/bench-contract" --log-level info
   done
 done
