@@ -18,8 +18,8 @@
 # evaluations there while they overrun 5 ms, which under callgrind the first ones do; see
 # crates/webhook/src/inline.rs). Results in target/e2e/serve-instructions/.
 #
-# FOOTPRINT=1 also counts the code each request runs through: the distinct 64-byte lines of
-# machine code executed while requests flow on one warm connection (the middle FOOTPRINT_S
+# FOOTPRINT=1 also counts the code each request runs through: the distinct 64-byte lines (and
+# 4 KiB pages) of machine code executed while requests flow on one warm connection (the middle FOOTPRINT_S
 # seconds, 20 by default, of one run at 50 a second; no TLS handshake in the window). On a
 # machine where requests arrive a few milliseconds apart that code is fetched again from
 # outer caches each time: it is the part of the cost per request that instruction counts
@@ -134,10 +134,10 @@ footprint() {
       for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
       return v }
     /^calls=/ { call = 1; next }
-    /^0x/ { line[int(hex($1) / 64)] = 1; if (!call) ir += $NF; call = 0 }
-    END { for (l in line) lines++;
-      printf "%s /%s: %d lines of code (%d KiB) per request, %d instructions per request%s\n",
-        name, ep, lines, lines * 64 / 1024, ir / n, at }' "$(ls "$out".*.1)" | tee -a "$work/summary.txt"
+    /^0x/ { a = hex($1); line[int(a / 64)] = 1; page[int(a / 4096)] = 1; if (!call) ir += $NF; call = 0 }
+    END { for (l in line) lines++; for (p in page) pages++;
+      printf "%s /%s: %d lines of code (%d KiB) on %d pages per request, %d instructions per request%s\n",
+        name, ep, lines, lines * 64 / 1024, pages, ir / n, at }' "$(ls "$out".*.1)" | tee -a "$work/summary.txt"
 }
 
 # The load comes from this build's `celer bench` whichever servers are compared.
