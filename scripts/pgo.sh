@@ -50,46 +50,37 @@ RUSTFLAGS="-Cprofile-generate=$profiles/raw" \
 gen="$work/gen/release/celer"
 
 echo "2/4 the training load"
+# The instrumented server is started and stopped by e2e/lib.sh (stopped with SIGTERM: it
+# drains and exits, which is when it writes its profile).
 # shellcheck source=e2e/lib.sh
 source "$repo/e2e/lib.sh"
-server=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; true' EXIT
-# train SERVE_FLAGS...: starts the instrumented server on a free port ($port).
-train() {
-  local tls="$work/tls" log="$work/serve.log"
-  port="$(free_port)"
-  "$gen" serve --listen "127.0.0.1:$port" --tls-dir "$tls" "$@" --log-level warn > "$log" 2>&1 &
-  server=$!
-  for _ in $(seq 1 100); do
-    curl -fsS --cacert "$tls/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-}
+export CELER_BIN="$gen"
+trap 'stop_celer TERM' EXIT
+# train SERVE_FLAGS...: the instrumented server on a free port ($celer_port), CA in $work/tls-pgo.
+train() { start_celer pgo "$@"; }
 load() {
-  "$gen" bench --target "https://127.0.0.1:$1/$2" --ca "$work/tls/ca.crt" --quiet \
-    --rate "${RATE:-300}" --duration "${SECONDS_EACH:-8}s" "${@:3}" > /dev/null
+  "$gen" bench --target "https://127.0.0.1:$celer_port/$1" --ca "$work/tls-pgo/ca.crt" --quiet \
+    --rate "${RATE:-300}" --duration "${SECONDS_EACH:-8}s" "${@:2}" > /dev/null
 }
-# The instrumented binary writes its profile when it exits: stopped with SIGTERM (graceful).
-stop() { kill "$server" && wait "$server" 2>/dev/null || true; server=""; }
 
 train --policies examples/admission/policy.yaml
 for endpoint in validate mutate; do
   for flags in "" "--pod-size large" "--noncompliant" "--http2" "--http2 --pod-size large"; do
     # shellcheck disable=SC2086
-    load "$port" "$endpoint" $flags
+    load "$endpoint" $flags
   done
 done
-stop
+stop_celer TERM
 train # the embedded Pod Security Standards
 for flags in "" "--noncompliant" "--http2 --pod-size large"; do
   # shellcheck disable=SC2086
-  load "$port" validate $flags
+  load validate $flags
 done
-stop
+stop_celer TERM
 train --policies examples/authz/policies.yaml --policies examples/authz/rego-policies.yaml
-load "$port" authorize --authz-mix
-load "$port" authorize --authz-mix --http2
-stop
+load authorize --authz-mix
+load authorize --authz-mix --http2
+stop_celer TERM
 
 echo "3/4 merging $(find "$profiles/raw" -name '*.profraw' | wc -l) profiles"
 "$profdata" merge -o "$profiles/merged.profdata" "$profiles/raw"
