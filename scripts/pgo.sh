@@ -58,16 +58,17 @@ fi
 source "$repo/e2e/lib.sh"
 trap 'stop_celer TERM' EXIT
 
+# train SERVE_FLAGS...: $CELER_BIN serving on a free port ($celer_port), CA in $work/tls-pgo.
+train() { start_celer pgo "$@"; }
+# load ENDPOINT BENCH_FLAGS...: $CELER_BIN's own `celer bench` against it.
+load() {
+  "$CELER_BIN" bench --target "https://127.0.0.1:$celer_port/$1" --ca "$work/tls-pgo/ca.crt" \
+    --quiet --rate "${RATE:-300}" --duration "${SECONDS_EACH:-8}s" "${@:2}" > /dev/null
+}
 # training BINARY: the training load, served and sent by BINARY (an instrumented build; each
 # of its processes writes its profile when it exits, the server on SIGTERM once drained).
 training() {
-  local bin="$1"
-  export CELER_BIN="$bin"
-  train() { start_celer pgo "$@"; }
-  load() {
-    "$bin" bench --target "https://127.0.0.1:$celer_port/$1" --ca "$work/tls-pgo/ca.crt" \
-      --quiet --rate "${RATE:-300}" --duration "${SECONDS_EACH:-8}s" "${@:2}" > /dev/null
-  }
+  export CELER_BIN="$1"
   train --policies examples/admission/policy.yaml
   for endpoint in validate mutate; do
     for flags in "" "--pod-size large" "--noncompliant" "--http2" "--http2 --pod-size large"; do
@@ -86,6 +87,11 @@ training() {
   load authorize --authz-mix
   load authorize --authz-mix --http2
   stop_celer TERM
+}
+# logged LOG COMMAND...: COMMAND with its output in LOG, shown when it fails.
+logged() {
+  local log="$1"; shift
+  "$@" > "$log" 2>&1 || { tail -n 20 "$log" >&2; echo "error: $1 failed (log: $log)" >&2; exit 1; }
 }
 
 rm -rf "$profiles" && mkdir -p "$profiles/raw"
@@ -113,18 +119,20 @@ echo "4/4 BOLT (target/pgo/bolt)"
 bolt="$work/bolt"
 rm -rf "$bolt" && mkdir -p "$bolt/fdata"
 # One profile per process, written when it exits.
-"$llvm_bin/llvm-bolt" "$optimised" -instrument -o "$bolt/celer-instrumented" \
-  --instrumentation-file="$bolt/fdata/profile" --instrumentation-file-append-pid \
-  > "$bolt/instrument.log" 2>&1
+logged "$bolt/instrument.log" "$llvm_bin/llvm-bolt" "$optimised" -instrument \
+  -o "$bolt/celer-instrumented" --instrumentation-file="$bolt/fdata/profile" \
+  --instrumentation-file-append-pid
 training "$bolt/celer-instrumented"
 echo "    merging $(find "$bolt/fdata" -name 'profile.*' | wc -l) profiles"
-"$llvm_bin/merge-fdata" "$bolt"/fdata/profile.* > "$bolt/merged.fdata" 2> "$bolt/merge.log"
+"$llvm_bin/merge-fdata" "$bolt"/fdata/profile.* > "$bolt/merged.fdata" 2> "$bolt/merge.log" ||
+  { tail -n 20 "$bolt/merge.log" >&2; exit 1; }
 # Blocks in the order the profile ran them (ext-tsp), functions clustered by their calls
 # (cdsort), each hot function's cold blocks moved apart, identical functions folded. -hugify:
-# at start the hot code (about 2 MiB) is moved onto a transparent huge page, one TLB entry
-# for what a call runs through instead of hundreds; where the kernel gives no huge pages
-# (THP "never") it stays on small pages and nothing else changes.
-"$llvm_bin/llvm-bolt" "$optimised" -o "$bolt/celer" -data "$bolt/merged.fdata" \
-  -reorder-blocks=ext-tsp -reorder-functions=cdsort -split-functions -split-all-cold \
-  -split-eh -icf=1 -use-gnu-stack -hugify > "$bolt/optimise.log" 2>&1
+# at start the hot code (about 2 MiB) is asked onto transparent huge pages, fewer TLB entries
+# for what a call runs through; how much the kernel maps huge depends on its THP settings (on
+# the machine of docs/benchmarks.md, one of the two 2 MiB pages), and with THP "never" the
+# code stays on small pages and nothing else changes.
+logged "$bolt/optimise.log" "$llvm_bin/llvm-bolt" "$optimised" -o "$bolt/celer" \
+  -data "$bolt/merged.fdata" -reorder-blocks=ext-tsp -reorder-functions=cdsort \
+  -split-functions -split-all-cold -split-eh -icf=1 -use-gnu-stack -hugify
 echo "$bolt/celer"
