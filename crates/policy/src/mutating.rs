@@ -23,6 +23,7 @@ use std::cell::OnceCell;
 use std::mem::take;
 use std::sync::Arc;
 
+use celer_cel::value::Key;
 use celer_cel::{Activation, ActivationBuffers, Json, Value};
 use celer_cel_kubernetes::cost::Budget;
 use celer_cel_kubernetes::mutation::JsonPatch;
@@ -37,6 +38,7 @@ use crate::index::Candidates;
 use crate::invocation::{Inputs, bind_inputs};
 use crate::matching::EquivalentResources;
 use crate::model::{FailurePolicy, ReinvocationPolicy};
+use crate::mutation::apply_configuration::MetadataStrings;
 use crate::mutation::diff;
 use crate::mutation::json_patch;
 use crate::mutation::patched::{self, ApplyError, Operations, Patched};
@@ -499,6 +501,9 @@ pub(crate) fn apply_mutation(
             )),
             Ok(Evaluated::Error(e)) => Err(MutationError::Evaluation(e)),
             Ok(Evaluated::Value(v)) => match mutation.patch_type {
+                PatchType::ApplyConfiguration if let Some(strings) = metadata_strings(&v) => {
+                    Ok(Produced::MetadataStrings(strings))
+                }
                 PatchType::ApplyConfiguration => {
                     celer_cel_kubernetes::mutation::check_type_names(&v)
                         .map_err(MutationError::TypeMismatch)
@@ -526,6 +531,19 @@ pub(crate) fn apply_mutation(
                     ApplyError::Merge(e) => MutationError::ApplyConfiguration(e),
                 })?;
         }
+        (_, Produced::MetadataStrings(strings)) => {
+            let kind = (kind.group, kind.version, kind.kind);
+            if doc.apply_metadata_strings(&strings, kind).is_none() {
+                // The general path, on the same patch as JSON.
+                let patch = strings
+                    .to_json()
+                    .map_err(|e| MutationError::TypeMismatch(e.to_string()))?;
+                doc.apply_configuration(&patch, kind).map_err(|e| match e {
+                    ApplyError::Object(e) => object_error(e),
+                    ApplyError::Merge(e) => MutationError::ApplyConfiguration(e),
+                })?;
+            }
+        }
         (_, Produced::Json(patch)) => {
             doc.apply_json(&patch).map_err(object_error)?;
         }
@@ -539,6 +557,8 @@ pub(crate) fn apply_mutation(
 /// A mutation's result, ready to apply.
 enum Produced {
     Json(Json),
+    /// An ApplyConfiguration that only sets strings in maps under `metadata`.
+    MetadataStrings(MetadataStrings),
     Operations(Operations),
 }
 
@@ -594,6 +614,40 @@ fn apply_configuration_json(
         text.push_str("\"}");
     }
     sonic_rs::from_str(&text).map_err(|e| mismatch(&e))
+}
+
+/// An ApplyConfiguration's value, when it only sets string entries of maps under `metadata`
+/// (`Object{metadata: Object.metadata{annotations: {...}}}`): those entries as they are, with
+/// no JSON text written and parsed. `None` for any other value, which then goes the general
+/// way (and has its type names checked and reported there).
+fn metadata_strings(v: &Value<'_>) -> Option<MetadataStrings> {
+    let Value::Struct(root) = v else {
+        return None;
+    };
+    if root.type_name() != "Object" || root.len() != 1 {
+        return None;
+    }
+    let Some(Value::Struct(metadata)) = root.field("metadata") else {
+        return None;
+    };
+    if metadata.type_name() != "Object.metadata" {
+        return None;
+    }
+    let mut maps = Vec::with_capacity(metadata.len());
+    for (field, value) in metadata.fields() {
+        let Value::Map(map) = value else {
+            return None;
+        };
+        let mut entries = Vec::new();
+        for (key, value) in map.iter() {
+            let (Key::String(key), Value::String(value)) = (key, value) else {
+                return None;
+            };
+            entries.push((key.as_str().to_owned(), value.as_str().to_owned()));
+        }
+        maps.push((field.to_owned(), entries));
+    }
+    Some(MetadataStrings { maps })
 }
 
 /// Whether a value holds a NaN anywhere (JSON cannot carry one). Values read from JSON never

@@ -582,3 +582,47 @@ fn a_request_matched_through_an_equivalent_is_presented_as_it() {
         Some("v2.v2.v1.v1")
     );
 }
+
+#[test]
+fn metadata_maps_take_strings_computed_or_read_and_refuse_others() {
+    // A whole map read from the object (its strings as the request has them) changes nothing.
+    let h = Harness::clean(&policy(
+        "p",
+        "",
+        &[apply(
+            "Object{metadata: Object.metadata{labels: object.metadata.labels}}",
+        )],
+    ));
+    let outcome = h.eval(&Req::create_pod("web", r#"{"app":"web"}"#));
+    assert!(outcome.allowed && outcome.patch.is_none());
+    // Read and computed strings, in two maps, one the object does not have yet.
+    let h = Harness::clean(&policy(
+        "p",
+        "",
+        &[apply(
+            "Object{metadata: Object.metadata{labels: {'copy': object.metadata.labels.app, 'app': dyn('api')}, annotations: {'a': 'b'}}}",
+        )],
+    ));
+    let request = Req::create_pod("web", r#"{"app":"web"}"#);
+    let outcome = h.eval(&request);
+    assert!(outcome.allowed);
+    assert_eq!(labels(&outcome), r#"{"app":"api","copy":"web"}"#);
+    assert_eq!(
+        sonic_rs::to_string(&outcome.patched.as_ref().unwrap()["metadata"]["annotations"]).unwrap(),
+        r#"{"a":"b"}"#
+    );
+    assert_patch_reproduces(&request, &outcome);
+    // A value that is no string is refused by the typing, as before.
+    let h = Harness::new(&policy("p", "", &[set_label("n", "1")]));
+    let status = h
+        .eval(&Req::create_pod("web", r#"{"app":"web"}"#))
+        .status
+        .expect("a number label was allowed");
+    assert!(
+        status.message.ends_with(
+            "failed to convert patch object to typed object: .metadata.labels.n: expected string, got &value.valueUnstructured{Value:1}"
+        ),
+        "{}",
+        status.message
+    );
+}

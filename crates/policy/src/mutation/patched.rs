@@ -26,7 +26,7 @@ use celer_cel::Value;
 use celer_cel::value::{Key, OwnedMap, Str, Struct};
 use celer_cel_kubernetes::mutation::JsonPatch;
 
-use super::apply_configuration::{self, ApplyConfigurationError};
+use super::apply_configuration::{self, ApplyConfigurationError, MetadataStrings};
 use super::json_patch::{
     COPY_SIZE_LIMIT, Container, Decoded, JsonPatchError, Node, PatchOp, Patching, Step,
     check_depth, decode, existing_index, insert, parent, write_node,
@@ -238,6 +238,43 @@ impl Patched {
         // What a merge of typed values gives types too.
         self.typed = Some((self.version, root));
         Ok(())
+    }
+
+    /// [`Patched::apply_configuration`] for a patch that only sets string entries of maps
+    /// under `metadata`, taken as it is: `None`, with the object untouched, when the merge of
+    /// that patch written as JSON might differ from this one in any way (a map absent or empty
+    /// on the object, a type that is not granular, an object not typed yet; see
+    /// `in_place::merge_metadata_strings`), and the caller goes the JSON way.
+    pub fn apply_metadata_strings(
+        &mut self,
+        patch: &MetadataStrings,
+        (group, version, kind): (&str, &str, &str),
+    ) -> Option<()> {
+        let root = apply_configuration::kind_type((group, version, kind));
+        let typed = (self.served && self.version == 0)
+            || self.typed.is_some_and(|(at, ty)| {
+                at == self.version && apply_configuration::same_type(ty, root)
+            });
+        if !typed {
+            return None;
+        }
+        let api_version = match group.is_empty() {
+            true => std::borrow::Cow::Borrowed(version),
+            false => std::borrow::Cow::Owned(format!("{group}/{version}")),
+        };
+        let changed = apply_configuration::merge_metadata_strings_in_place(
+            &mut self.root,
+            patch,
+            &api_version,
+            kind,
+            root,
+        )?;
+        if changed {
+            self.json = None;
+            self.version += 1;
+        }
+        self.typed = Some((self.version, root));
+        Some(())
     }
 
     /// The merge on the object's JSON, written out (keeping the last of repeated keys): for

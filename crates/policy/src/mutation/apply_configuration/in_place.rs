@@ -20,9 +20,10 @@
 
 use celer_cel::Json;
 use hashbrown::HashMap;
-use sonic_rs::JsonContainerTrait;
+use sonic_rs::{JsonContainerTrait, JsonType, JsonValueTrait};
 
-use super::atoms::{Handle, entry_type, handle};
+use super::MetadataStrings;
+use super::atoms::{Handle, entry_type, handle, handle_of, scalar_fits};
 use super::keys::{ItemKey, item_key, node_item_key};
 use crate::mutation::json_patch::Node;
 use crate::mutation::schema::{ListKind, ListType, MapRelationship, MapType, TypeRef};
@@ -101,6 +102,151 @@ fn merge_map(
         }
     }
     changed
+}
+
+/// [`merge_node`] for the patch `{"metadata": {<map>: {<key>: <string>, ...}, ...},
+/// "apiVersion": .., "kind": ..}` (a [`MetadataStrings`] stamped with the object's kind), without
+/// that patch written as JSON: `None`, with `live` untouched, unless the types and the live
+/// object are such that the two are the same step for step. That is: every map on the way
+/// is granular and non-empty on both sides (so the merge goes key by key, and never replaces a
+/// container), every key is one the typing accepts (declared, or a map's entry), every
+/// value lands on a scalar that takes a string, and no key repeats in the patch (the typing
+/// would refuse it). Then the typing and the atomic check pass, and the merge sets each entry
+/// unless it already holds that string, appending new keys in the patch's order.
+pub(super) fn merge_metadata_strings(
+    live: &mut Node,
+    patch: &MetadataStrings,
+    api_version: &str,
+    kind: &str,
+    root: TypeRef,
+) -> Option<bool> {
+    // Checked before anything changes.
+    let root_map = granular_map(root)?;
+    let metadata = declared(root_map, "metadata").and_then(granular_map)?;
+    if !takes_string(declared(root_map, "apiVersion")?)
+        || !takes_string(declared(root_map, "kind")?)
+    {
+        return None;
+    }
+    let live_metadata = Member::Node(live).non_empty_member("metadata")?;
+    if patch.maps.is_empty() || repeats(patch.maps.iter().map(|(field, _)| field.as_str())) {
+        return None;
+    }
+    for (field, entries) in &patch.maps {
+        let map = declared(metadata, field).and_then(granular_map)?;
+        live_metadata.non_empty_member(field)?;
+        if entries.is_empty()
+            || repeats(entries.iter().map(|(k, _)| k.as_str()))
+            || !entries
+                .iter()
+                .all(|(k, _)| declared(map, k).is_some_and(takes_string))
+        {
+            return None;
+        }
+    }
+
+    // The merge, as `merge_map` walks it.
+    let mut changed = false;
+    let root_entries = expanded(live)?;
+    let metadata_node = root_entries
+        .iter_mut()
+        .find_map(|(k, n)| (k == "metadata").then_some(n))?;
+    let metadata_entries = expanded(metadata_node)?;
+    for (field, entries) in &patch.maps {
+        let Some(map_node) = metadata_entries
+            .iter_mut()
+            .find_map(|(k, n)| (k == field).then_some(n))
+        else {
+            continue;
+        };
+        let Some(map_entries) = expanded(map_node) else {
+            continue;
+        };
+        for (key, value) in entries {
+            changed |= set_string(map_entries, key, value);
+        }
+    }
+    changed |= set_string(root_entries, "apiVersion", api_version);
+    changed |= set_string(root_entries, "kind", kind);
+    Some(changed)
+}
+
+/// A node of the tree, or a value inside one of its leaves.
+#[derive(Clone, Copy)]
+enum Member<'n> {
+    Node(&'n Node),
+    Json(&'n Json),
+}
+
+impl<'n> Member<'n> {
+    /// The member `key`, when it holds a non-empty object (the tree repeats no key here).
+    fn non_empty_member(self, key: &str) -> Option<Member<'n>> {
+        let member = match self {
+            Member::Node(Node::Obj(entries)) => entries
+                .iter()
+                .find_map(|(k, n)| (k == key).then_some(Member::Node(n))),
+            Member::Node(Node::Leaf(json)) | Member::Json(json) => {
+                json.as_object().and_then(|o| o.get(&key)).map(Member::Json)
+            }
+            Member::Node(Node::Arr(_)) => None,
+        }?;
+        let non_empty = match member {
+            Member::Node(node) => non_empty_object(node),
+            Member::Json(json) => json.as_object().is_some_and(|o| !o.is_empty()),
+        };
+        non_empty.then_some(member)
+    }
+}
+
+/// The entries of an object node, expanded.
+fn expanded(node: &mut Node) -> Option<&mut Vec<(String, Node)>> {
+    node.expand();
+    match node {
+        Node::Obj(entries) => Some(entries),
+        _ => None,
+    }
+}
+
+/// Sets `key` to the string `value` as the merge does: replaced unless it holds that string
+/// already, appended when absent. Whether it changed.
+fn set_string(entries: &mut Vec<(String, Node)>, key: &str, value: &str) -> bool {
+    match entries.iter_mut().find(|(k, _)| k == key) {
+        Some((_, Node::Leaf(json))) if json.as_str() == Some(value) => false,
+        Some((_, slot)) => {
+            *slot = Node::Leaf(Json::from(value));
+            true
+        }
+        None => {
+            entries.push((key.to_owned(), Node::Leaf(Json::from(value))));
+            true
+        }
+    }
+}
+
+/// The type of `key` in `map`, when the typing accepts the key there.
+fn declared(map: &MapType, key: &str) -> Option<TypeRef> {
+    map.field(key).map(|f| f.ty).or(map.element)
+}
+
+/// The map type an object value of type `ty` merges as, when it merges key by key.
+fn granular_map(ty: TypeRef) -> Option<&'static MapType> {
+    match handle_of(ty.resolve(), JsonType::Object) {
+        Handle::Map(map, MapRelationship::Granular) => Some(map),
+        _ => None,
+    }
+}
+
+/// Whether a string value of type `ty` is a scalar the typing accepts.
+fn takes_string(ty: TypeRef) -> bool {
+    matches!(handle_of(ty.resolve(), JsonType::String), Handle::Scalar(s) if scalar_fits(s, JsonType::String))
+}
+
+/// Whether a name repeats (patches are small: compared pairwise).
+fn repeats<'a>(names: impl Iterator<Item = &'a str> + Clone) -> bool {
+    names
+        .clone()
+        .enumerate()
+        .any(|(i, a)| names.clone().skip(i + 1).any(|b| a == b))
 }
 
 /// `merge.go` `doList`: atomic lists, and lists empty or absent on either side, as maps;

@@ -341,3 +341,81 @@ fn objects_that_repeat_keys_are_merged_on_json() {
     let want = reference(&live, &patch, kind);
     assert_eq!(outcome(&merge(&live, &patch, kind)), outcome(&want));
 }
+
+/// A random patch of string entries in maps under `metadata`: mostly labels and annotations
+/// with keys some objects have, sometimes a field that is no map, a repeated field or key, or
+/// no entries at all (which the fast path must leave to the general one).
+fn metadata_strings(rng: &mut Rng) -> MetadataStrings {
+    let mut maps = Vec::new();
+    for _ in 0..1 + rng.below(2) {
+        let field = match rng.below(10) {
+            0 => "name",
+            1 => "finalizers",
+            2..=5 => "labels",
+            _ => "annotations",
+        };
+        let entries = (0..rng.below(4))
+            .map(|_| {
+                let key = rng.pick(&["a", "b", "app", "k", "tier", "new", "with \"quote\""]);
+                (key.to_owned(), rng.pick(&["x", "y", "z", "w"]).to_owned())
+            })
+            .collect();
+        maps.push((field.to_owned(), entries));
+    }
+    MetadataStrings { maps }
+}
+
+#[test]
+fn metadata_strings_agree_with_their_merge_as_json() {
+    let mut rng = Rng(0x51af_d7ed_558c_cd1b);
+    let (mut fast, mut changes) = (0, 0);
+    for round in 0..4000 {
+        let (kind, object) = rng.kind();
+        let live = json(&object(&mut rng));
+        let (mut taken, mut general) = match round % 2 {
+            0 => (Patched::new(&live), Patched::new(&live)),
+            _ => (Patched::served(&live), Patched::served(&live)),
+        };
+        for step in 0..3 {
+            let patch = metadata_strings(&mut rng);
+            let as_json = patch.to_json().unwrap();
+            let version = general.version();
+            let want = general.apply_configuration(&as_json, kind);
+            let got = match taken.apply_metadata_strings(&patch, kind) {
+                Some(()) => {
+                    fast += 1;
+                    Ok(())
+                }
+                None => taken.apply_configuration(&as_json, kind),
+            };
+            let context = || format!("round {round} step {step}: {patch:?} on {}", text(&live));
+            match (&want, &got) {
+                (Ok(()), Ok(())) => {}
+                (Err(ApplyError::Merge(w)), Err(ApplyError::Merge(g))) => {
+                    assert_eq!(w.to_string(), g.to_string(), "{}", context())
+                }
+                _ => panic!("want {want:?}, got {got:?}: {}", context()),
+            }
+            assert_eq!(taken.version(), general.version(), "{}", context());
+            changes += usize::from(general.version() > version);
+            assert_eq!(
+                text(taken.json().unwrap()),
+                text(general.json().unwrap()),
+                "{}",
+                context()
+            );
+            // The response's patch too.
+            assert_eq!(
+                taken.diff_from(&live).unwrap(),
+                general.diff_from(&live).unwrap(),
+                "{}",
+                context()
+            );
+        }
+    }
+    // The fast path is taken often, and changes objects.
+    assert!(
+        fast > 800 && changes > 2000,
+        "{fast} fast, {changes} changes"
+    );
+}

@@ -269,6 +269,55 @@ pub(in crate::mutation) fn merge_in_place(live: &mut Node, patch: &Json, root: T
     in_place::merge_node(live, patch, root)
 }
 
+/// An ApplyConfiguration that only sets string entries of maps under `metadata`
+/// (`Object{metadata: Object.metadata{labels: {...}, annotations: {...}}}`, the commonest
+/// mutation there is), read from the expression's value as it is, not written as JSON text and
+/// parsed: [`Patched::apply_metadata_strings`] merges it without stamping, typing or walking
+/// a JSON patch, when that gives what the merge of its JSON gives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetadataStrings {
+    /// Each map's field under `metadata`, with its entries, in the patch's order.
+    pub maps: Vec<(String, Vec<(String, String)>)>,
+}
+
+impl MetadataStrings {
+    /// The patch as JSON, as the expression's value prints: for the merge's general path.
+    pub fn to_json(&self) -> Result<Json, sonic_rs::Error> {
+        let mut text = String::from("{\"metadata\":{");
+        for (i, (field, entries)) in self.maps.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(&sonic_rs::to_string(field)?);
+            text.push_str(":{");
+            for (j, (key, value)) in entries.iter().enumerate() {
+                if j > 0 {
+                    text.push(',');
+                }
+                text.push_str(&sonic_rs::to_string(key)?);
+                text.push(':');
+                text.push_str(&sonic_rs::to_string(value)?);
+            }
+            text.push('}');
+        }
+        text.push_str("}}");
+        sonic_rs::from_str(&text)
+    }
+}
+
+/// Step 5 in place for a [`MetadataStrings`] patch stamped with `api_version` and `kind`, when
+/// it is the same as [`merge_in_place`] of that patch written as JSON; `None` (the tree
+/// untouched) otherwise. Whether the object changed.
+pub(in crate::mutation) fn merge_metadata_strings_in_place(
+    live: &mut Node,
+    patch: &MetadataStrings,
+    api_version: &str,
+    kind: &str,
+    root: TypeRef,
+) -> Option<bool> {
+    in_place::merge_metadata_strings(live, patch, api_version, kind, root)
+}
+
 /// Whether two types are the same one (the same table entry).
 pub(in crate::mutation) fn same_type(a: TypeRef, b: TypeRef) -> bool {
     match (a, b) {
