@@ -136,6 +136,7 @@ pub(super) fn merge_metadata_strings(
         let map = declared(metadata, field).and_then(granular_map)?;
         live_metadata.non_empty_member(field)?;
         if entries.is_empty()
+            || entries.len() > PAIRWISE_ENTRIES
             || repeats(entries.iter().map(|(k, _)| k.as_str()))
             || !entries
                 .iter()
@@ -241,7 +242,12 @@ fn takes_string(ty: TypeRef) -> bool {
     matches!(handle_of(ty.resolve(), JsonType::String), Handle::Scalar(s) if scalar_fits(s, JsonType::String))
 }
 
-/// Whether a name repeats (patches are small: compared pairwise).
+/// The most entries a map of a [`MetadataStrings`] patch may have to be merged by
+/// [`merge_metadata_strings`], whose check for repeated keys is pairwise; larger maps (a map
+/// copied whole from a large object, say) go the general way, which checks them by hashing.
+const PAIRWISE_ENTRIES: usize = 32;
+
+/// Whether a name repeats (at most [`PAIRWISE_ENTRIES`] of them: compared pairwise).
 fn repeats<'a>(names: impl Iterator<Item = &'a str> + Clone) -> bool {
     names
         .clone()

@@ -419,3 +419,41 @@ fn metadata_strings_agree_with_their_merge_as_json() {
         "{fast} fast, {changes} changes"
     );
 }
+
+#[test]
+fn large_metadata_maps_go_the_general_way() {
+    let kind = ("", "v1", "Pod");
+    let live =
+        json(r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"n","labels":{"a":"1"}}}"#);
+    let entries: Vec<(String, String)> = (0..40)
+        .map(|i| (format!("k{i}"), format!("v{i}")))
+        .collect();
+    let patch = MetadataStrings {
+        maps: vec![("labels".to_owned(), entries)],
+    };
+    // Too many entries for the pairwise check: the tree is left as it was.
+    let mut taken = Patched::served(&live);
+    assert_eq!(taken.apply_metadata_strings(&patch, kind), None);
+    assert_eq!(taken.version(), 0);
+    // The general path merges the same patch.
+    taken
+        .apply_configuration(&patch.to_json().unwrap(), kind)
+        .unwrap();
+    let labels = &taken.json().unwrap()["metadata"]["labels"];
+    assert_eq!(labels.as_object().map(|o| o.len()), Some(41));
+    // At the limit the new path takes it, with the same result.
+    let patch = MetadataStrings {
+        maps: vec![(
+            "labels".to_owned(),
+            (0..32)
+                .map(|i| (format!("k{i}"), format!("v{i}")))
+                .collect(),
+        )],
+    };
+    let (mut fast, mut general) = (Patched::served(&live), Patched::served(&live));
+    assert_eq!(fast.apply_metadata_strings(&patch, kind), Some(()));
+    general
+        .apply_configuration(&patch.to_json().unwrap(), kind)
+        .unwrap();
+    assert_eq!(text(fast.json().unwrap()), text(general.json().unwrap()));
+}
