@@ -217,11 +217,7 @@ impl Patched {
         let (stamped, patch_repeats) =
             apply_configuration::prepare(patch, kind, root).map_err(ApplyError::Merge)?;
         let patch = stamped.as_ref().unwrap_or(patch);
-        let typed = (self.served && self.version == 0)
-            || self.typed.is_some_and(|(version, ty)| {
-                version == self.version && apply_configuration::same_type(ty, root)
-            });
-        if !typed {
+        if !self.typed_as(root) {
             let live = self.json().map_err(ApplyError::Object)?;
             if apply_configuration::type_object(live, root).map_err(ApplyError::Merge)? {
                 return self.merge_json(patch, root);
@@ -251,11 +247,7 @@ impl Patched {
         (group, version, kind): (&str, &str, &str),
     ) -> Option<()> {
         let root = apply_configuration::kind_type((group, version, kind));
-        let typed = (self.served && self.version == 0)
-            || self.typed.is_some_and(|(at, ty)| {
-                at == self.version && apply_configuration::same_type(ty, root)
-            });
-        if !typed {
+        if !self.typed_as(root) {
             return None;
         }
         let api_version = match group.is_empty() {
@@ -275,6 +267,15 @@ impl Patched {
         }
         self.typed = Some((self.version, root));
         Some(())
+    }
+
+    /// Whether the object as it is now is known to type against `root` without error and
+    /// without a repeated key: the served object, or one typed since its last change.
+    fn typed_as(&self, root: TypeRef) -> bool {
+        (self.served && self.version == 0)
+            || self.typed.is_some_and(|(version, ty)| {
+                version == self.version && apply_configuration::same_type(ty, root)
+            })
     }
 
     /// The merge on the object's JSON, written out (keeping the last of repeated keys): for
